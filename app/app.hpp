@@ -1,0 +1,15 @@
+// The command-line front end: one options struct plus setup_<cmd>() and run_<cmd>() per
+// command (CLI11's example style). Commands parse syntax, call the library and print through
+// report.hpp; they throw dmlbits::Error and main() turns it into a message and an exit status.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace dmlbits::app {
+
+void setup_info(CLI::App& app);
+void setup_ops(CLI::App& app);
+// One subcommand per row of the operator table.
+void setup_op_commands(CLI::App& app);
+
+}  // namespace dmlbits::app

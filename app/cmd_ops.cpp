@@ -1,0 +1,42 @@
+// dmlbits ops: the support matrix, straight from the operator table.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "app.hpp"
+#include "dmlbits/error.hpp"
+#include "dmlbits/ops.hpp"
+#include "report.hpp"
+
+namespace dmlbits::app {
+namespace {
+
+struct OpsOptions {
+  std::string feature_level;
+  bool json = false;
+  bool roff = false;
+};
+
+void run_ops(const OpsOptions& o) {
+  std::optional<FeatureLevel> level;
+  if (!o.feature_level.empty()) {
+    level = parse_feature_level(o.feature_level);
+    if (!level) throw Error(Errc::usage, fmt::format("--feature-level: unknown level '{}'", o.feature_level));
+  }
+  if (o.roff) std::cout << ops_roff();
+  else if (o.json) std::cout << ops_json(level).dump(2) << '\n';
+  else std::cout << ops_text(level);
+}
+
+}  // namespace
+
+void setup_ops(CLI::App& app) {
+  auto opt = std::make_shared<OpsOptions>();
+  auto* sub = app.add_subcommand("ops", "List the operators and what each accepts at each feature level");
+  sub->add_option("--feature-level,-l", opt->feature_level, "Show what is supported at this level only");
+  sub->add_flag("--json", opt->json, "Print JSON");
+  sub->add_flag("--roff", opt->roff, "Print the man page's table rows (for the man page test)")->group("");
+  sub->final_callback([opt] { run_ops(*opt); });
+}
+
+}  // namespace dmlbits::app

@@ -1,0 +1,51 @@
+// dmlbits: DirectML's element-wise bitwise operators on tensors, from the command line.
+#include <cstdio>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "app.hpp"
+#include "dmlbits/error.hpp"
+#include "report.hpp"
+
+int main(int argc, char** argv) {
+  using namespace dmlbits;
+  CLI::App app{"dmlbits: run DirectML's element-wise bitwise operators (DML_ELEMENT_WISE_BIT_*) on tensors", "dmlbits"};
+  app.set_version_flag("--version", "dmlbits " DMLBITS_VERSION);
+  app.require_subcommand(1);
+  app.footer(app::exit_status_summary() + "\nSee dmlbits(1) for details.");
+  app::setup_info(app);
+  app::setup_ops(app);
+  app::setup_op_commands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // a command that already reported its failures
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "dmlbits: " << e.what() << "\nRun 'dmlbits --help' for usage.\n";
+    return exit_status(Errc::usage);
+  } catch (const Error& e) {
+    std::cerr << "dmlbits: " << e.what() << '\n';
+    return exit_status(e.code());
+  } catch (const std::bad_alloc&) {
+    std::cerr << "dmlbits: out of memory\n";
+    return exit_status(Errc::io);
+  } catch (const std::exception& e) {
+    std::cerr << "dmlbits: internal error: " << e.what() << '\n';
+    return exit_status(Errc::internal);
+  }
+  // Output may be buffered in std::cout; a failed flush (a full disk, a closed pipe) is an
+  // I/O error, not a success.
+  std::cout.flush();
+  if (!std::cout || std::fflush(stdout) != 0) {
+    std::cerr << "dmlbits: writing standard output: failed\n";
+    return exit_status(Errc::io);
+  }
+  return 0;
+}

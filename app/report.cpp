@@ -1,0 +1,166 @@
+#include "report.hpp"
+
+#include <fmt/format.h>
+
+#include "dmlbits/error.hpp"
+#include "dmlbits/ops.hpp"
+
+namespace dmlbits::app {
+namespace {
+
+std::string dims_text(DimRange d) {
+  return d.min == d.max ? fmt::format("{}", d.min) : fmt::format("{}-{}", d.min, d.max);
+}
+
+std::string outputs_text(const OpTier& t) { return t.outputs.empty() ? "same as input" : t.outputs.to_string(); }
+
+nlohmann::json dtype_list(DTypeSet s) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& row : dtype_table())
+    if (s.contains(row.dtype)) out.push_back(row.dml_name);
+  return out;
+}
+
+nlohmann::json tier_json(const OpTier& t) {
+  return {{"from", t.level.short_name()},
+          {"dimensions", {t.dims.min, t.dims.max}},
+          {"input_types", dtype_list(t.inputs)},
+          {"output_types", t.outputs.empty() ? dtype_list(t.inputs) : dtype_list(t.outputs)},
+          {"output_is_input_type", t.outputs.empty()}};
+}
+
+}  // namespace
+
+std::string info_text(const FileInfo& f) {
+  std::string out = fmt::format("{}\n", f.path);
+  const auto row = [&](std::string_view k, const std::string& v) { out += fmt::format("  {:<12}{}\n", k, v); };
+  row("format", f.format == TensorFormat::npy ? fmt::format("npy {}", f.version) : "json");
+  if (f.dtype) {
+    const DTypeInfo& d = dtype_info(*f.dtype);
+    std::string t = fmt::format("{} ({})", d.numpy_name, d.dml_enum_name());
+    if (f.is_bool) t += ", read from NumPy bool";
+    if (!f.descr.empty()) t += fmt::format(", descr '{}'", f.descr);
+    row("dtype", t);
+  } else {
+    row("dtype", "not given (use --dtype)");
+  }
+  row("shape", f.shape.to_string());
+  row("elements", fmt::format("{}", f.shape.element_count()));
+  if (f.dtype) row("bytes", fmt::format("{}", f.shape.byte_size(dtype_info(*f.dtype).size)));
+  row("byte order", f.byte_order);
+  row("layout", f.fortran_order ? "Fortran (column-major)" : "C (row-major)");
+  return out;
+}
+
+nlohmann::json info_json(const FileInfo& f) {
+  nlohmann::json j = {{"path", f.path}, {"format", format_name(f.format)}};
+  if (f.format == TensorFormat::npy) {
+    j["version"] = f.version;
+    j["descr"] = f.descr;
+    j["header_bytes"] = f.header_bytes;
+  }
+  if (f.dtype) {
+    j["dtype"] = dtype_info(*f.dtype).numpy_name;
+    j["dml_dtype"] = dtype_info(*f.dtype).dml_name;
+    j["bytes"] = f.shape.byte_size(dtype_info(*f.dtype).size);
+  } else {
+    j["dtype"] = nullptr;
+  }
+  j["numpy_bool"] = f.is_bool;
+  j["shape"] = f.shape.dims();
+  j["elements"] = f.shape.element_count();
+  j["byte_order"] = f.byte_order;
+  j["fortran_order"] = f.fortran_order;
+  return j;
+}
+
+std::string ops_text(std::optional<FeatureLevel> level) {
+  std::string out;
+  if (!level) {
+    out += fmt::format("{:<9}{:<6}{:<6}{:<66}{}\n", "OP", "FROM", "DIMS", "INPUT TYPES", "OUTPUT TYPES");
+    for (const auto& op : op_table())
+      for (const auto& t : op.tiers)
+        out += fmt::format("{:<9}{:<6}{:<6}{:<66}{}\n", op.verb, t.level.short_name(), dims_text(t.dims),
+                           t.inputs.to_string(), outputs_text(t));
+    out += "Each row holds from its level up to the next row's; nothing changes after 4_1.\n";
+    return out;
+  }
+  out += fmt::format("At {}:\n", level->enum_name());
+  out += fmt::format("{:<9}{:<6}{:<66}{}\n", "OP", "DIMS", "INPUT TYPES", "OUTPUT TYPES");
+  for (const auto& op : op_table()) {
+    const OpTier* t = op.tier_at(*level);
+    if (!t)
+      out += fmt::format("{:<9}not available (needs {})\n", op.verb, op.introduced().enum_name());
+    else
+      out += fmt::format("{:<9}{:<6}{:<66}{}\n", op.verb, dims_text(t->dims), t->inputs.to_string(), outputs_text(*t));
+  }
+  return out;
+}
+
+nlohmann::json ops_json(std::optional<FeatureLevel> level) {
+  nlohmann::json ops = nlohmann::json::array();
+  for (const auto& op : op_table()) {
+    nlohmann::json j = {{"verb", op.verb},
+                        {"dml_operator", op.dml_operator_name()},
+                        {"dml_operator_value", op.dml_enum},
+                        {"desc", op.dml_desc_name()},
+                        {"aliases", op.aliases()},
+                        {"arity", op.arity},
+                        {"introduced", op.introduced().short_name()}};
+    if (level) {
+      const OpTier* t = op.tier_at(*level);
+      j["available"] = t != nullptr;
+      if (t) j["support"] = tier_json(*t);
+    } else {
+      nlohmann::json tiers = nlohmann::json::array();
+      for (const auto& t : op.tiers) tiers.push_back(tier_json(t));
+      j["tiers"] = tiers;
+    }
+    ops.push_back(j);
+  }
+  nlohmann::json levels = nlohmann::json::array();
+  for (auto l : feature_levels()) levels.push_back(l.short_name());
+  nlohmann::json out = {{"feature_levels", levels}, {"ops", ops}};
+  if (level) out["feature_level"] = level->short_name();
+  return out;
+}
+
+std::string ops_roff() {
+  std::string out;
+  for (const auto& op : op_table())
+    for (const auto& t : op.tiers)
+      out += fmt::format("{}\t{}\t{}\t{}\t{}\n", op.verb, t.level.short_name(), dims_text(t.dims),
+                         t.inputs.to_string(), outputs_text(t));
+  return out;
+}
+
+std::string timing_text(const RunTiming& t) {
+  std::string out = fmt::format("timing ({}: {})\n", t.backend, t.device);
+  for (const auto& p : t.phases) {
+    out += fmt::format("  {:<10}{:>12.3f} ms", p.name, p.seconds * 1e3);
+    if (p.name == "execute")
+      out += fmt::format("  {} bytes, {:.2f} GB/s", t.execute_bytes, t.execute_gbps());
+    out += "\n";
+  }
+  out += fmt::format("  {:<10}{:>12.3f} ms\n", "total", t.total_seconds * 1e3);
+  return out;
+}
+
+nlohmann::json timing_json(const RunTiming& t) {
+  nlohmann::json phases = nlohmann::json::object();
+  for (const auto& p : t.phases) phases[p.name + "_s"] = p.seconds;
+  return {{"backend", t.backend},
+          {"device", t.device},
+          {"phases", phases},
+          {"total_s", t.total_seconds},
+          {"execute_bytes", t.execute_bytes},
+          {"execute_gbps", t.execute_gbps()}};
+}
+
+std::string exit_status_summary() {
+  std::string out = "Exit status: 0 success";
+  for (const auto& e : errc_table()) out += fmt::format(", {} {}", e.exit_status, e.name);
+  return out + ".";
+}
+
+}  // namespace dmlbits::app

@@ -1,0 +1,39 @@
+#include "dmlbits/error.hpp"
+
+#include <array>
+
+#include <fmt/format.h>
+
+namespace dmlbits {
+namespace {
+
+// Statuses follow cmp(1)/diff(1): 1 means "ran, and the data differ", 2 and up mean trouble.
+constexpr std::array<ErrcInfo, 7> kErrcTable{{
+    {Errc::mismatch, "mismatch", 1, "the result differs from the expected (golden) tensor"},
+    {Errc::usage, "usage", 2, "the command line is malformed (unknown option, missing operand)"},
+    {Errc::invalid_input, "invalid-input", 3,
+     "an input is malformed, or the operation is not valid at the requested feature level"},
+    {Errc::unsupported, "unsupported", 4, "the chosen backend cannot run this operation"},
+    {Errc::io, "io", 5, "a file could not be opened, read or written"},
+    {Errc::backend, "backend", 6, "a device or runtime call failed"},
+    {Errc::internal, "internal", 70, "an internal error (a bug in dmlbits; please report it)"},
+}};
+
+}  // namespace
+
+std::span<const ErrcInfo> errc_table() { return kErrcTable; }
+
+const ErrcInfo& errc_info(Errc code) { return kErrcTable.at(static_cast<std::size_t>(code)); }
+
+int exit_status(Errc code) { return errc_info(code).exit_status; }
+
+void rethrow_with_context(const Error& e, std::string_view context) {
+  throw Error(e.code(), fmt::format("{}: {}", context, e.what()));
+}
+
+std::string quote_path(std::string_view path) {
+  if (path == "-") return "standard input";
+  return fmt::format("'{}'", path);
+}
+
+}  // namespace dmlbits

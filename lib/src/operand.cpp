@@ -1,0 +1,104 @@
+#include "dmlbits/operand.hpp"
+
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "dmlbits/error.hpp"
+
+namespace dmlbits {
+namespace {
+
+// What each operand holds before dtypes are resolved.
+struct Pending {
+  OperandKind kind;
+  std::string text;
+  std::optional<InputBytes> bytes;
+  std::optional<Tensor> tensor;                // .npy, or JSON with a dtype
+  std::optional<JsonTensorDocument> document;  // JSON (file or array literal)
+};
+
+std::string operand_context(std::size_t index, const Pending& p) {
+  switch (p.kind) {
+    case OperandKind::file:
+    case OperandKind::standard_input: return fmt::format("reading {}", quote_path(p.text));
+    default: return fmt::format("operand {} (literal '{}')", index + 1, p.text);
+  }
+}
+
+}  // namespace
+
+OperandKind classify_operand(const std::string& text) {
+  if (text == "-") return OperandKind::standard_input;
+  static const std::regex kInteger(R"(-?(0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+))");
+  if (std::regex_match(text, kInteger)) return OperandKind::scalar_literal;
+  if (!text.empty() && text.front() == '[') return OperandKind::array_literal;
+  return OperandKind::file;
+}
+
+std::vector<LoadedOperand> load_operands(const std::vector<std::string>& operands, std::optional<DType> dtype) {
+  std::vector<Pending> pending;
+  int stdin_count = 0;
+  for (const auto& text : operands) {
+    Pending p{classify_operand(text), text, {}, {}, {}};
+    if (p.kind == OperandKind::standard_input && ++stdin_count > 1)
+      throw Error(Errc::usage, "standard input ('-') can be given as one operand only");
+    pending.push_back(std::move(p));
+  }
+
+  // Pass 1: read files and parse JSON; the first dtype found anchors the others.
+  std::optional<DType> anchor = dtype;
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    Pending& p = pending[i];
+    with_context(operand_context(i, p), [&] {
+      if (p.kind == OperandKind::scalar_literal) return;
+      std::span<const std::byte> bytes;
+      if (p.kind == OperandKind::array_literal) {
+        bytes = std::as_bytes(std::span(p.text.data(), p.text.size()));
+      } else {
+        p.bytes = InputBytes::open(p.text);
+        bytes = p.bytes->bytes();
+      }
+      if (p.kind != OperandKind::array_literal && detect_format(bytes) == TensorFormat::npy) {
+        p.tensor = read_npy(bytes);
+        p.bytes.reset();
+      } else {
+        const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+        p.document = JsonTensorDocument::parse(text);
+        if (auto declared = p.document->declared_dtype()) {
+          p.tensor = p.document->to_tensor(std::nullopt);
+          p.document.reset();
+        }
+      }
+      if (!anchor && p.tensor) anchor = p.tensor->dtype();
+    });
+  }
+
+  // Pass 2: everything else takes the anchor dtype.
+  std::vector<LoadedOperand> out;
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    Pending& p = pending[i];
+    LoadedOperand lo;
+    lo.kind = p.kind;
+    with_context(operand_context(i, p), [&] {
+      if (p.tensor) {
+        lo.tensor = std::move(*p.tensor);
+        return;
+      }
+      if (!anchor)
+        throw Error(Errc::invalid_input,
+                    "the data type is unknown: no other operand names one; use --dtype");
+      if (p.document) {
+        lo.tensor = p.document->to_tensor(anchor);
+      } else {
+        lo.tensor = Tensor(*anchor, Shape{});
+        lo.tensor.set_bits_at(0, parse_scalar_literal(p.text, *anchor));
+      }
+    });
+    if (p.kind == OperandKind::file || p.kind == OperandKind::standard_input) lo.source_bytes = lo.tensor.byte_size();
+    out.push_back(std::move(lo));
+  }
+  return out;
+}
+
+}  // namespace dmlbits

@@ -1,0 +1,115 @@
+#include "dmlbits/validate.hpp"
+
+#include <fmt/format.h>
+
+#include "dmlbits/error.hpp"
+
+namespace dmlbits {
+namespace {
+
+[[noreturn]] void refuse(const OpInfo& op, std::string msg) {
+  throw Error(Errc::invalid_input, fmt::format("{}: {}", op.verb, msg));
+}
+
+DType effective_out_dtype(const OpInfo& op, DType in, const std::optional<DType>& requested) {
+  if (!op.output_dtype_is_input_dtype()) return requested.value_or(DType::uint8);
+  return requested.value_or(in);
+}
+
+bool tier_accepts(const OpTier& t, DType in, DType out, std::size_t dims) {
+  const bool out_ok = t.outputs.empty() ? out == in : t.outputs.contains(out);
+  return t.inputs.contains(in) && out_ok && t.dims.contains(dims);
+}
+
+// The oldest level at which the whole operation is accepted.
+std::optional<FeatureLevel> lowest_accepting(const OpInfo& op, DType in, DType out, std::size_t dims) {
+  for (FeatureLevel level : feature_levels()) {
+    const OpTier* t = op.tier_at(level);
+    if (t && tier_accepts(*t, in, out, dims)) return level;
+  }
+  return std::nullopt;
+}
+
+std::string needs(const std::optional<FeatureLevel>& lowest, FeatureLevel requested) {
+  return fmt::format("needs {} or later (requested {})", lowest->enum_name(), requested.short_name());
+}
+
+}  // namespace
+
+ValidatedOp validate(const OpRequest& r) {
+  const OpInfo& op = op_info(r.op);
+  if (static_cast<int>(r.inputs.size()) != op.arity)
+    throw Error(Errc::internal, fmt::format("{}: {} inputs given, {} expected", op.verb, r.inputs.size(), op.arity));
+
+  const OpTier* tier = op.tier_at(r.level);
+  if (tier == nullptr)
+    refuse(op, fmt::format("the operator ({}) {}", op.dml_operator_name(), needs(op.introduced(), r.level)));
+
+  const DType in = r.inputs[0].dtype;
+  if (op.arity == 2 && r.inputs[1].dtype != in)
+    refuse(op, fmt::format("the inputs have different data types ({} and {}); DirectML requires one type",
+                           dtype_info(in).dml_name, dtype_info(r.inputs[1].dtype).dml_name));
+
+  Shape out_shape = r.inputs[0].shape;
+  if (op.arity == 2) {
+    auto b = broadcast_shapes(r.inputs[0].shape, r.inputs[1].shape);
+    if (!b)
+      refuse(op, fmt::format("shapes {} and {} cannot be broadcast together", r.inputs[0].shape.to_string(),
+                             r.inputs[1].shape.to_string()));
+    out_shape = *b;
+  }
+  const std::size_t dims = std::max<std::size_t>(out_shape.rank(), 1);
+
+  const DType out = effective_out_dtype(op, in, r.out_dtype);
+  if (op.output_dtype_is_input_dtype() && out != in)
+    refuse(op, fmt::format("output data type {} differs from the input data type {} (only popcount "
+                           "chooses its output type)", dtype_info(out).dml_name, dtype_info(in).dml_name));
+
+  // Each requirement in turn; the message names the first one the requested level fails.
+  const auto lowest = lowest_accepting(op, in, out, dims);
+  if (!tier->inputs.contains(in)) {
+    bool ever = false;
+    for (const auto& t : op.tiers) ever = ever || t.inputs.contains(in);
+    if (!ever)
+      refuse(op, fmt::format("data type {} is not supported at any feature level (supported: {})",
+                             dtype_info(in).dml_name, op.tiers.back().inputs.to_string()));
+    refuse(op, fmt::format("data type {} {}", dtype_info(in).dml_name, needs(lowest, r.level)));
+  }
+  if (!tier->outputs.empty() && !tier->outputs.contains(out))
+    refuse(op, fmt::format("output data type {} is not supported (supported: {})", dtype_info(out).dml_name,
+                           tier->outputs.to_string()));
+  if (!tier->dims.contains(dims)) {
+    const std::string what = fmt::format("{} dimension{}", dims, dims == 1 ? "" : "s");
+    if (!lowest)
+      refuse(op, fmt::format("{} are not supported at any feature level", what));
+    refuse(op, fmt::format("{} {}{}", what, needs(lowest, r.level),
+                           tier->dims.min == tier->dims.max
+                               ? fmt::format("; at {} it takes exactly {}", r.level.short_name(), tier->dims.min)
+                               : std::string()));
+  }
+
+  if (r.in_place) {
+    if (!op.allows_in_place())
+      refuse(op, fmt::format("the output cannot overwrite the input ({}'s output may not alias its input)",
+                             op.dml_operator_name()));
+    if (!(r.inputs[0].shape == out_shape))
+      refuse(op, fmt::format("the output cannot overwrite input A: A has shape {} but the result has shape {}",
+                             r.inputs[0].shape.to_string(), out_shape.to_string()));
+  }
+
+  ValidatedOp v;
+  v.desc_.op = r.op;
+  v.desc_.level = r.level;
+  v.desc_.shift_overflow = r.shift_overflow;
+  for (const auto& input : r.inputs) {
+    v.desc_.inputs.push_back(make_tensor_desc(in, input.shape, out_shape));
+    v.input_shapes_.push_back(input.shape);
+  }
+  v.desc_.output = make_tensor_desc(out, out_shape, out_shape);
+  v.desc_.empty = out_shape.element_count() == 0;
+  v.output_shape_ = out_shape;
+  v.in_place_ = r.in_place;
+  return v;
+}
+
+}  // namespace dmlbits
