@@ -74,6 +74,7 @@ std::string describe(const Leaf& l) {
     case Leaf::negative: return fmt::format("{}", static_cast<std::int64_t>(l.u));
     case Leaf::nonnegative: return fmt::format("{}", l.u);
     case Leaf::bits: return fmt::format("0x{:x}", l.u);
+    case Leaf::big_integer: return l.d > 0 ? "beyond 2^64" : "below -2^63";
     default: return fmt::format("{}", l.d);
   }
 }
@@ -491,31 +492,37 @@ std::string write_json_tensor(const TensorView& t, const JsonWriteOptions& optio
 }
 
 std::uint64_t parse_scalar_literal(std::string_view text, DType dtype) {
-  std::optional<Leaf> leaf = parse_bits(text);
-  if (!leaf) {
-    if (text.find_first_of(".eE") != std::string_view::npos || parse_string_value(text)) {
-      leaf = parse_string_value(text);
-      if (!leaf) leaf = parse_float_text(text);
+  // Unsigned 0x/0b literals are bit patterns (checked against the width); a sign makes any
+  // base an integer value (checked against the type's range): -0x1 is -1.
+  const bool neg = !text.empty() && text[0] == '-';
+  std::string_view body = neg ? text.substr(1) : text;
+  if (!neg) {
+    if (auto bits = parse_bits(body)) return leaf_to_bits(*bits, dtype, "");
+  }
+  int base = 10;
+  if (body.size() > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X')) base = 16;
+  if (body.size() > 2 && body[0] == '0' && (body[1] == 'b' || body[1] == 'B')) base = 2;
+  std::optional<Leaf> leaf;
+  if (base == 10 && (body.find_first_of(".eE") != std::string_view::npos || parse_string_value(text))) {
+    leaf = parse_string_value(text);  // nan, inf, -inf
+    if (!leaf) leaf = parse_float_text(text);
+  } else {
+    const std::string_view digits = base == 10 ? body : body.substr(2);
+    std::uint64_t mag = 0;
+    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), mag, base);
+    if (digits.empty() || p != digits.data() + digits.size() || (ec != std::errc() && ec != std::errc::result_out_of_range))
+      fail(fmt::format("'{}' is not a number", text));
+    Leaf l{Leaf::nonnegative};
+    if (ec == std::errc::result_out_of_range || (neg && mag > (std::uint64_t{1} << 63))) {
+      l.kind = Leaf::big_integer;
+      l.d = neg ? -std::numeric_limits<double>::max() : std::numeric_limits<double>::max();
+    } else if (neg && mag != 0) {
+      l.kind = Leaf::negative;
+      l.u = std::uint64_t{0} - mag;
     } else {
-      Leaf l{Leaf::nonnegative};
-      const bool neg = !text.empty() && text[0] == '-';
-      std::string_view digits = neg ? text.substr(1) : text;
-      std::uint64_t mag = 0;
-      auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), mag);
-      if (digits.empty() || p != digits.data() + digits.size() || (ec != std::errc() && ec != std::errc::result_out_of_range))
-        fail(fmt::format("'{}' is not a number", text));
-      if (ec == std::errc::result_out_of_range || (neg && mag > (std::uint64_t{1} << 63))) {
-        l.kind = Leaf::big_integer;
-        l.d = neg ? -1e300 : 1e300;
-      } else if (neg) {
-        l.kind = mag == 0 ? Leaf::nonnegative : Leaf::negative;
-        l.u = static_cast<std::uint64_t>(0) - mag;
-        if (mag == 0) l.u = 0;
-      } else {
-        l.u = mag;
-      }
-      leaf = l;
+      l.u = mag;
     }
+    leaf = l;
   }
   return leaf_to_bits(*leaf, dtype, "");
 }

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# The operator verbs through the binary: operands, outputs, exit statuses, --explain, atomic
+# output. Expected values are hand-computed or from DirectML's documentation.
+source "$(dirname "$0")/lib.sh"
+cd "$WORK"
+P="$PYTHON"
+"$P" -c "
+import numpy as np
+np.save('pc.npy', np.array([[0,123],[456,789]], dtype=np.uint32))
+np.save('n8.npy', np.array([[0,128],[42,255]], dtype=np.uint8))
+np.save('row.npy', np.array([1,2,4], dtype=np.uint8))
+np.save('col.npy', np.array([[1],[3]], dtype=np.uint8))
+np.save('i32.npy', np.array([-1, 5], dtype=np.int32))
+"
+json_data() { "$P" -c "import json,sys; print(json.load(sys.stdin)['data'])"; }
+
+# Documented examples (DirectML API reference).
+expect_status 0 popcount pc.npy
+[ "$(printf '%s' "$out" | json_data)" = "[[0, 6], [4, 5]]" ] || fail "popcount example: $out"
+expect_out '"dtype": "uint8"'
+expect_status 0 popcount pc.npy --out-dtype uint32
+expect_out '"dtype": "uint32"'
+expect_status 0 not n8.npy
+[ "$(printf '%s' "$out" | json_data)" = "[[255, 127], [213, 0]]" ] || fail "not example: $out"
+# An array literal takes the other operand's dtype.
+expect_status 0 xor n8.npy '[[255,128],[15,240]]'
+[ "$(printf '%s' "$out" | json_data)" = "[[255, 0], [37, 15]]" ] || fail "xor example: $out"
+
+# Every DirectML name of a verb works.
+for v in and bit-and BIT_AND DML_OPERATOR_ELEMENT_WISE_BIT_AND; do
+  expect_status 0 "$v" n8.npy 0x0f
+  [ "$(printf '%s' "$out" | json_data)" = "[[0, 0], [10, 15]]" ] || fail "$v: $out"
+done
+expect_status 0 BIT_SHIFT_LEFT n8.npy 1
+[ "$(printf '%s' "$out" | json_data)" = "[[0, 0], [84, 254]]" ] || fail "shl: $out"
+expect_status 0 shr n8.npy 0b11
+[ "$(printf '%s' "$out" | json_data)" = "[[0, 16], [5, 31]]" ] || fail "shr: $out"
+expect_status 0 bit-count pc.npy
+# Shift counts at the width: 0 by default, count mod width with wrap.
+expect_status 0 shl n8.npy 9
+[ "$(printf '%s' "$out" | json_data)" = "[[0, 0], [0, 0]]" ] || fail "shl 9 zero: $out"
+expect_status 0 shl n8.npy 9 --shift-overflow wrap
+[ "$(printf '%s' "$out" | json_data)" = "[[0, 0], [84, 254]]" ] || fail "shl 9 wrap: $out"
+
+# Broadcasting: (2,1) with (3,) -> (2,3).
+expect_status 0 or col.npy row.npy
+[ "$(printf '%s' "$out" | json_data)" = "[[1, 3, 5], [3, 3, 7]]" ] || fail "broadcast or: $out"
+expect_status 3 or row.npy '[1,2]'
+expect_err "shapes (3,) and (2,) cannot be broadcast together"; expect_one_line
+
+# Literals: hex, binary, negative where signed; out of range refused with the operand named.
+expect_status 0 and i32.npy -0x1
+[ "$(printf '%s' "$out" | json_data)" = "[-1, 5]" ] || fail "and -0x1: $out"
+expect_status 3 and n8.npy 256
+expect_err "literal '256'"; expect_err "out of range for uint8"; expect_one_line
+expect_status 3 and 1 2
+expect_err "use --dtype"
+expect_status 0 and 6 3 --dtype uint16
+expect_out '"dtype": "uint16"'; expect_out '"data": 2'
+# ./NAME reaches a file whose name looks like a literal.
+cp n8.npy 12
+expect_status 0 not ./12
+[ "$(printf '%s' "$out" | json_data)" = "[[255, 127], [213, 0]]" ] || fail "./12: $out"
+
+# Standard input, at most once; -o - writes .npy for the next process.
+"$DMLBITS" not n8.npy -o - < /dev/null | "$DMLBITS" not - -o back.npy || fail "pipeline failed"
+cmp <("$P" -c "import numpy as np,sys; sys.stdout.buffer.write(np.load('back.npy').tobytes())") \
+    <("$P" -c "import numpy as np,sys; sys.stdout.buffer.write(np.load('n8.npy').tobytes())") || fail "not(not(x)) != x"
+echo '[[1,2],[3,4]]' > nested.json
+run and - - < nested.json
+[ "$status" -eq 2 ] || fail "two '-' operands exited $status"
+expect_err "standard input"
+expect_status 0 xor - 0x0f --dtype uint8 < nested.json
+[ "$(printf '%s' "$out" | json_data)" = "[[14, 13], [12, 11]]" ] || fail "stdin json: $out"
+
+# Output formats.
+expect_status 0 not n8.npy -o r.json
+"$P" -c "import json; d=json.load(open('r.json')); assert d['data']==[[255,127],[213,0]] and d['shape']==[2,2]" || fail "r.json content"
+expect_status 0 not n8.npy -o r.dat --format npy
+"$P" -c "import numpy as np; assert np.load('r.dat').tolist()==[[255,127],[213,0]]" || fail "r.dat content"
+expect_status 2 not n8.npy -o r.dat
+expect_err "--format"
+expect_status 0 not n8.npy --hex
+expect_out '"0xff"'
+
+# A failed run leaves no output file, and an existing one untouched.
+expect_status 3 xor n8.npy pc.npy -o fail.npy
+expect_err "different data types"; expect_no_file fail.npy
+echo keep > existing.npy
+expect_status 3 xor n8.npy pc.npy -o existing.npy
+[ "$(cat existing.npy)" = keep ] || fail "existing output was modified by a failed run"
+[ -z "$(ls -A | grep dmlbits-)" ] || fail "temporary files left behind: $(ls -A)"
+
+# Output may name an input; --in-place overwrites A atomically.
+cp n8.npy self.npy
+expect_status 0 not self.npy -o self.npy
+"$P" -c "import numpy as np; assert np.load('self.npy').tolist()==[[255,127],[213,0]]" || fail "-o input"
+cp n8.npy inplace.npy
+expect_status 0 xor inplace.npy 0xff --in-place
+"$P" -c "import numpy as np; assert np.load('inplace.npy').tolist()==[[255,127],[213,0]]" || fail "--in-place"
+# BIT_COUNT's output may not alias its input, so popcount has no --in-place at all.
+expect_status 2 popcount pc.npy --in-place
+expect_status 3 or row.npy col.npy --in-place
+expect_err "cannot overwrite input A"
+
+# Feature levels: spellings, refusals naming the lowest accepting level.
+for l in 4.1 4_1 DML_FEATURE_LEVEL_4_1; do expect_status 0 xor i32.npy 1 --feature-level "$l"; done
+expect_status 3 xor i32.npy 1 --feature-level 3_0
+expect_err "xor: data type INT32 needs DML_FEATURE_LEVEL_4_1 or later (requested 3_0)"; expect_one_line
+expect_status 2 xor i32.npy 1 --feature-level 4_2
+expect_status 3 and n8.npy 1 -l 2_1
+expect_err "needs DML_FEATURE_LEVEL_3_0 or later (requested 2_1)"
+expect_status 3 shl n8.npy 1 -l 2_1
+expect_err "2 dimensions needs DML_FEATURE_LEVEL_3_0"
+expect_status 3 shl i32.npy 1
+expect_err "not supported at any feature level"
+
+# --explain prints the DirectML description without running.
+expect_status 0 or col.npy row.npy --explain
+"$P" -c "
+import json,sys
+d=json.loads(sys.argv[1])
+assert d['operator']=='DML_OPERATOR_ELEMENT_WISE_BIT_OR', d
+t=d['tensors']
+assert t['ATensor']['Strides']==[1,0] and t['ATensor']['Sizes']==[2,3], t
+assert t['BTensor']['Strides']==[0,1], t
+assert t['OutputTensor']['TotalTensorSizeInBytes']==8, t
+assert d['feature_level']=='DML_FEATURE_LEVEL_6_4'
+" "$out" || fail "--explain content: $out"
+expect_status 0 or col.npy row.npy --explain-json ex.json -o o.npy
+[ -s ex.json ] && [ -s o.npy ] || fail "--explain-json did not write both files"
+
+# Timing.
+expect_status 0 not n8.npy -o t.npy --time --time-json t.json
+expect_err "execute"; expect_err "GB/s"
+"$P" -c "import json; d=json.load(open('t.json')); assert 'execute_s' in d['phases'] and d['total_s']>0" || fail "time json"
+
+# Usage errors.
+expect_status 2 and n8.npy
+expect_status 2 frobnicate
+expect_status 2 and n8.npy 1 --backend nosuch
+expect_status 5 not missing.npy
+expect_err "reading 'missing.npy'"; expect_one_line
+finish
