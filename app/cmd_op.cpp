@@ -1,17 +1,15 @@
 // dmlbits and|or|xor|shl|shr A B, dmlbits not|popcount A: one subcommand per operator-table row.
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "app.hpp"
-#include "dmlbits/backend.hpp"
+#include "dmlbits/compare.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/operand.hpp"
-#include "dmlbits/timing.hpp"
-#include "dmlbits/validate.hpp"
+#include "dmlbits/run.hpp"
 #include "report.hpp"
 
 namespace dmlbits::app {
@@ -20,10 +18,6 @@ namespace {
 struct OpOptions {
   OpKind op{};
   std::string a, b;
-  std::vector<std::string> operands() const {
-    if (b.empty() && op_info(op).arity == 1) return {a};
-    return {a, b};
-  }
   std::string output;
   std::string format;
   bool in_place = false;
@@ -32,11 +26,18 @@ struct OpOptions {
   std::string out_dtype;
   std::string dtype;
   std::string backend = "cpu";
+  std::string isa;
   bool hex = false;
   bool explain = false;
   std::string explain_json;
   bool time = false;
   std::string time_json;
+  int repeat = 1;
+  int warmup = 0;
+  std::string expect;
+  bool update = false;
+  std::size_t show = 10;
+  std::string report_json;
   bool verbose = false;
 };
 
@@ -54,90 +55,112 @@ void write_text_file(const std::string& path, const std::string& text) {
   f.commit();
 }
 
-void run_op(const OpOptions& o) {
-  const OpInfo& op = op_info(o.op);
-  Stopwatch total;
-  Stopwatch phase;
-  RunTiming timing;
-
-  // Syntax: everything the command line alone decides.
+// The command line's syntax turned into an OperationSpec; nothing is read yet.
+OperationSpec make_spec(const OpOptions& o) {
+  OperationSpec spec;
+  spec.op = o.op;
+  spec.operands = {o.a};
+  if (op_info(o.op).arity == 2) spec.operands.push_back(o.b);
   const auto level = parse_feature_level(o.feature_level);
   if (!level)
     throw Error(Errc::usage, fmt::format("--feature-level: unknown level '{}' (1_0 to {}, also written 4.1 or "
                                          "DML_FEATURE_LEVEL_4_1)", o.feature_level, newest_feature_level().short_name()));
-  const auto out_dtype = dtype_option(o.out_dtype, "--out-dtype");
-  const auto dtype = dtype_option(o.dtype, "--dtype");
-  std::optional<TensorFormat> format;
-  if (!o.format.empty()) format = parse_format_name(o.format);
+  spec.level = *level;
+  spec.out_dtype = dtype_option(o.out_dtype, "--out-dtype");
+  spec.dtype = dtype_option(o.dtype, "--dtype");
+  spec.shift_overflow = o.shift_overflow == "wrap" ? ShiftOverflow::wrap : ShiftOverflow::zero;
+  spec.in_place = o.in_place;
+  spec.backend = o.backend;
+  spec.isa = o.isa;
+  spec.repeat = o.repeat;
+  spec.warmup = o.warmup;
+  spec.explain_only = o.explain;
   if (o.in_place && !o.output.empty()) throw Error(Errc::usage, "--in-place and -o cannot be combined");
   if (o.in_place && classify_operand(o.a) != OperandKind::file)
     throw Error(Errc::usage, "--in-place needs input A to be a file");
-  auto backend = make_backend(o.backend);
+  if (o.update && o.expect.empty()) throw Error(Errc::usage, "--update needs --expect GOLDEN");
+  return spec;
+}
 
-  std::vector<LoadedOperand> inputs = load_operands(o.operands(), dtype);
-  timing.phases.push_back({"read", phase.lap()});
+bool is_special_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
 
-  OpRequest request;
-  request.op = o.op;
-  request.level = *level;
-  for (const auto& in : inputs) request.inputs.push_back({in.tensor.dtype(), in.tensor.shape()});
-  request.out_dtype = out_dtype;
-  request.shift_overflow = o.shift_overflow == "wrap" ? ShiftOverflow::wrap : ShiftOverflow::zero;
-  request.in_place = o.in_place;
-  const ValidatedOp v = validate(request);
-  if (auto why = backend->unsupported_reason(v))
-    throw Error(Errc::unsupported, fmt::format("{}: the {} backend cannot run this: {}", op.verb, backend->name(), *why));
-  timing.phases.push_back({"validate", phase.lap()});
-
-  const std::string explain = to_json(v.desc()).dump(2) + "\n";
-  if (o.explain) {
-    std::cout << explain;
-    return;
-  }
-  if (!o.explain_json.empty()) write_text_file(o.explain_json, explain);
-  if (o.verbose)
-    std::cerr << fmt::format("dmlbits: {} on {} ({}), {} at {}\n", op.verb, backend->name(),
-                             backend->device_description(), dtype_info(v.input_dtype()).dml_name,
-                             v.level().enum_name());
-
-  // Execute. In place, the output is input A's own buffer (DirectML allows the alias).
-  Tensor result;
-  ExecuteBuffers buffers;
-  for (const auto& in : inputs) buffers.inputs.push_back({in.tensor.data(), in.tensor.byte_size()});
-  Tensor* out = &result;
-  if (o.in_place) out = &inputs[0].tensor;
-  else result = Tensor(v.output_dtype(), v.output_shape());
-  buffers.output = {out->data(), out->byte_size()};
-  backend->run(v, buffers);
-  timing.phases.push_back({"execute", phase.lap()});
-  timing.execute_bytes = out->byte_size();
-  for (const auto& in : inputs) timing.execute_bytes += in.tensor.byte_size();
-
-  // Write.
+// Where and how the result goes: -o FILE, -o -, --in-place, or JSON on standard output.
+void write_result(const OpOptions& o, const Tensor& result) {
+  std::optional<TensorFormat> format;
+  if (!o.format.empty()) format = parse_format_name(o.format);
   std::string path = o.in_place ? o.a : o.output;
   if (path.empty()) {
     path = "-";
     if (!format) format = TensorFormat::json;
   }
   if (!format && path == "-") format = TensorFormat::npy;
-  if (!format && o.in_place) {
-    // Keep input A's format.
-    InputBytes a = InputBytes::open(path);
-    format = detect_format(a.bytes());
-  }
+  if (!format && o.in_place) format = detect_format(InputBytes::open(path).bytes());  // keep A's format
   if (!format) format = format_from_extension(path);
+  if (!format && is_special_file(path)) format = TensorFormat::npy;  // /dev/null, a FIFO
   if (!format)
     throw Error(Errc::usage, fmt::format("cannot tell the output format from '{}': name it .npy or .json, or use --format", path));
   if (path == "-" && *format == TensorFormat::npy && ::isatty(STDOUT_FILENO))
     throw Error(Errc::usage, "refusing to write binary .npy to a terminal; redirect it, or use --format json");
-  write_tensor(out->view(), path, *format, JsonWriteOptions{o.hex});
-  timing.phases.push_back({"write", phase.lap()});
-  timing.total_seconds = total.seconds();
-  timing.backend = std::string(backend->name());
-  timing.device = backend->device_description();
+  write_tensor(result.view(), path, *format, JsonWriteOptions{o.hex});
+}
 
-  if (o.time) std::cerr << timing_text(timing);
-  if (!o.time_json.empty()) write_text_file(o.time_json, timing_json(timing).dump(2) + "\n");
+// --expect: compare with the golden file; --update rewrites it instead of failing.
+void check_expected(const OpOptions& o, const Tensor& result) {
+  std::optional<LoadedTensor> golden;
+  try {
+    golden = read_tensor(o.expect);
+  } catch (const Error&) {
+    if (!o.update) throw;  // a missing golden is created by --update
+  }
+  const CompareReport report = golden ? compare_tensors(golden->tensor.view(), result.view(), o.show) : CompareReport{};
+  if (golden && report.equal()) {
+    if (o.update) std::cerr << fmt::format("dmlbits: {} unchanged\n", o.expect);
+    if (o.verbose) std::cerr << "dmlbits: " << compare_text(report, quote_path(o.expect));
+    if (!o.report_json.empty()) write_text_file(o.report_json, compare_json(report).dump(2) + "\n");
+    return;
+  }
+  if (o.update) {
+    const auto format = golden ? golden->format : format_from_extension(o.expect).value_or(TensorFormat::npy);
+    write_tensor(result.view(), o.expect, format);
+    std::cerr << fmt::format("dmlbits: updated {}\n", o.expect);
+    return;
+  }
+  if (!o.report_json.empty()) write_text_file(o.report_json, compare_json(report).dump(2) + "\n");
+  std::cout << compare_text(report, quote_path(o.expect));
+  throw Error(Errc::mismatch, fmt::format("result differs from {}", quote_path(o.expect)));
+}
+
+void run_op(const OpOptions& o) {
+  const OpInfo& op = op_info(o.op);
+  Stopwatch total;
+  const OperationSpec spec = make_spec(o);
+  OperationResult r = run_operation(spec);
+
+  const std::string explain = to_json(r.op->desc()).dump(2) + "\n";
+  if (o.explain) {
+    std::cout << explain;
+    return;
+  }
+  if (!o.explain_json.empty()) write_text_file(o.explain_json, explain);
+  if (o.verbose)
+    std::cerr << fmt::format("dmlbits: {} ran on the {} backend ({}), {} at {}\n", op.verb, r.timing.backend,
+                             r.timing.device, dtype_info(r.op->input_dtype()).dml_name, r.op->level().enum_name());
+
+  Stopwatch write;
+  const Tensor& result = r.result();
+  // With --expect the result is compared, and only written where -o or --in-place asks.
+  if (o.expect.empty() || !o.output.empty() || o.in_place) write_result(o, result);
+  r.timing.phases.push_back({"write", write.seconds()});
+  r.timing.total_seconds = total.seconds();
+
+  const RunDescription what{std::string(op.verb), r.op->input_dtype(), r.op->output_shape(), r.op->level(),
+                            spec.warmup, r.execute_samples};
+  if (o.time) std::cerr << timing_text(r.timing, what);
+  if (!o.time_json.empty()) write_text_file(o.time_json, timing_json(r.timing, what).dump(2) + "\n");
+  if (!o.expect.empty()) check_expected(o, result);
 }
 
 std::string level_choices() {
@@ -182,11 +205,19 @@ void setup_op_commands(CLI::App& app) {
     std::string backends;
     for (auto b : backend_names()) backends += (backends.empty() ? "" : ", ") + std::string(b);
     sub->add_option("--backend", opt->backend, "Backend: " + backends)->capture_default_str();
+    sub->add_option("--isa", opt->isa, "CPU backend: use this instruction set (scalar, avx2, avx512) instead of the best one");
     sub->add_flag("--hex", opt->hex, "JSON output: every value as its bit pattern in hex");
     sub->add_flag("--explain", opt->explain, "Print the DirectML operator description as JSON and exit without running");
     sub->add_option("--explain-json", opt->explain_json, "Run, and write the DirectML operator description to FILE");
+    sub->add_option("--expect", opt->expect,
+                    "Compare the result bit for bit with GOLDEN (.npy or JSON); exit 1 and report if it differs");
+    sub->add_flag("--update", opt->update, "With --expect: rewrite GOLDEN from the result instead of failing");
+    sub->add_option("--show", opt->show, "With --expect: list at most N differing elements")->capture_default_str();
+    sub->add_option("--report-json", opt->report_json, "With --expect: write the full comparison report to FILE");
     sub->add_flag("--time", opt->time, "Print the time of each phase to standard error");
-    sub->add_option("--time-json", opt->time_json, "Write the time of each phase to FILE as JSON");
+    sub->add_option("--time-json", opt->time_json, "Write timings (phases, samples, statistics) to FILE as JSON");
+    sub->add_option("--repeat", opt->repeat, "Execute N measured times (data already resident)")->capture_default_str();
+    sub->add_option("--warmup", opt->warmup, "Execute W unmeasured times first")->capture_default_str();
     sub->add_flag("-v,--verbose", opt->verbose, "Say which backend and device run the operator");
     sub->footer(exit_status_summary());
     sub->final_callback([opt] { run_op(*opt); });

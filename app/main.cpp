@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   app.footer(app::exit_status_summary() + "\nSee dmlbits(1) for details.");
   app::setup_info(app);
   app::setup_ops(app);
+  app::setup_check(app);
   app::setup_op_commands(app);
   try {
     app.parse(argc, argv);

@@ -4,6 +4,7 @@
 
 #include "dmlbits/error.hpp"
 #include "dmlbits/ops.hpp"
+#include "dmlbits/stats.hpp"
 
 namespace dmlbits::app {
 namespace {
@@ -134,8 +135,9 @@ std::string ops_roff() {
   return out;
 }
 
-std::string timing_text(const RunTiming& t) {
-  std::string out = fmt::format("timing ({}: {})\n", t.backend, t.device);
+std::string timing_text(const RunTiming& t, const RunDescription& what) {
+  std::string out = fmt::format("timing: {} {} {} at {}, {} backend ({})\n", what.op, dtype_info(what.dtype).dml_name,
+                                what.shape.to_string(), what.level.short_name(), t.backend, t.device);
   for (const auto& p : t.phases) {
     out += fmt::format("  {:<10}{:>12.3f} ms", p.name, p.seconds * 1e3);
     if (p.name == "execute")
@@ -143,18 +145,36 @@ std::string timing_text(const RunTiming& t) {
     out += "\n";
   }
   out += fmt::format("  {:<10}{:>12.3f} ms\n", "total", t.total_seconds * 1e3);
+  if (what.execute_samples.size() > 1) {
+    const SampleStats s = compute_stats(what.execute_samples);
+    const auto ms = [](double v) { return v * 1e3; };
+    out += fmt::format("  execute over {} runs after {} warm-up: min {:.3f}, median {:.3f}, mean {:.3f}, p90 {:.3f}, "
+                       "max {:.3f}, stddev {:.3f} ms; {:.2f} GB/s at the median\n",
+                       s.count, what.warmup, ms(s.min), ms(s.median), ms(s.mean), ms(s.p90), ms(s.max), ms(s.stddev),
+                       s.median > 0 ? static_cast<double>(t.execute_bytes) / s.median / 1e9 : 0.0);
+  }
   return out;
 }
 
-nlohmann::json timing_json(const RunTiming& t) {
+nlohmann::json timing_json(const RunTiming& t, const RunDescription& what) {
   nlohmann::json phases = nlohmann::json::object();
   for (const auto& p : t.phases) phases[p.name + "_s"] = p.seconds;
-  return {{"backend", t.backend},
+  const SampleStats s = compute_stats(what.execute_samples);
+  return {{"op", what.op},
+          {"dtype", dtype_info(what.dtype).numpy_name},
+          {"shape", what.shape.dims()},
+          {"feature_level", what.level.short_name()},
+          {"backend", t.backend},
           {"device", t.device},
           {"phases", phases},
           {"total_s", t.total_seconds},
           {"execute_bytes", t.execute_bytes},
-          {"execute_gbps", t.execute_gbps()}};
+          {"execute_gbps", t.execute_gbps()},
+          {"execute",
+           {{"warmup", what.warmup},
+            {"samples_s", what.execute_samples},
+            {"stats_s", to_json(s)},
+            {"gbps_at_median", s.median > 0 ? static_cast<double>(t.execute_bytes) / s.median / 1e9 : 0.0}}}};
 }
 
 std::string exit_status_summary() {

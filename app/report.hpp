@@ -9,6 +9,7 @@
 
 #include "dmlbits/feature_level.hpp"
 #include "dmlbits/io.hpp"
+#include "dmlbits/stats.hpp"
 #include "dmlbits/timing.hpp"
 
 namespace dmlbits::app {
@@ -35,8 +36,18 @@ nlohmann::json ops_json(std::optional<FeatureLevel> level);
 // The man page's table (tbl rows), so that a test can compare it with the man page.
 std::string ops_roff();
 
-std::string timing_text(const RunTiming& t);
-nlohmann::json timing_json(const RunTiming& t);
+// What was timed, so that timings can be compared across machines.
+struct RunDescription {
+  std::string op;
+  DType dtype{};
+  Shape shape;
+  FeatureLevel level;
+  int warmup = 0;
+  std::vector<double> execute_samples;  // seconds
+};
+
+std::string timing_text(const RunTiming& t, const RunDescription& what);
+nlohmann::json timing_json(const RunTiming& t, const RunDescription& what);
 
 // "0 success, 1 mismatch, ..." for help footers.
 std::string exit_status_summary();

@@ -14,7 +14,8 @@ constexpr std::array<std::string_view, 1> kBackendNames{"cpu"};
 
 std::span<const std::string_view> backend_names() { return kBackendNames; }
 
-std::unique_ptr<Backend> make_backend(std::string_view name) {
+std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOptions& options) {
+  (void)options;  // the reference backend has one implementation
   if (name == "cpu") return std::make_unique<CpuReferenceBackend>();
   throw Error(Errc::usage, fmt::format("unknown backend '{}' (available: {})", name, fmt::join(kBackendNames, ", ")));
 }

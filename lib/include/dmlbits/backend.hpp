@@ -35,9 +35,15 @@ class Backend {
   virtual void run(const ValidatedOp& op, const ExecuteBuffers& buffers) = 0;
 };
 
+struct BackendOptions {
+  std::string isa;  // CPU backends: force this instruction set ("" = the best the CPU has)
+};
+
 // The values --backend accepts, in help order.
 std::span<const std::string_view> backend_names();
-// Throws Errc::usage for an unknown name.
-std::unique_ptr<Backend> make_backend(std::string_view name);
+// "cpu" (SIMD kernels, cpu_backend.hpp) or "cpu-reference" (cpu_reference.hpp). Throws
+// Errc::usage for an unknown name or instruction set, or one given to cpu-reference, and
+// Errc::unsupported for an instruction set the CPU lacks.
+std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOptions& options = {});
 
 }  // namespace dmlbits

@@ -1,0 +1,83 @@
+// dmlbits check MANIFEST.json: run many golden cases, print a line each and a summary.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "app.hpp"
+#include "dmlbits/check.hpp"
+#include "dmlbits/error.hpp"
+#include "dmlbits/io.hpp"
+
+namespace dmlbits::app {
+namespace {
+
+struct CheckCmdOptions {
+  std::vector<std::string> manifests;
+  std::string junit;
+  CheckOptions check;
+  bool verbose = false;
+};
+
+void run_check_cmd(const CheckCmdOptions& o) {
+  std::size_t failed = 0, total = 0, updated = 0;
+  std::vector<CheckSummary> summaries;
+  for (const auto& m : o.manifests) {
+    CheckSummary s = run_check(m, o.check);
+    for (const auto& c : s.cases) {
+      const char* tag = c.outcome == CaseResult::Outcome::pass ? (c.updated ? "UPDATED" : "ok") :
+                        c.outcome == CaseResult::Outcome::fail ? "FAIL" : "ERROR";
+      std::cout << fmt::format("{:<8}{}", tag, c.name);
+      if (!c.detail.empty() && (c.outcome != CaseResult::Outcome::pass || c.updated)) std::cout << ": " << c.detail;
+      std::cout << '\n';
+      if (!c.report.empty() && (o.verbose || c.outcome != CaseResult::Outcome::pass)) {
+        // The full report, indented under its case, skipping the line already shown.
+        const auto body = c.report.substr(c.report.find('\n') + 1);
+        std::cout << body;
+      }
+      updated += c.updated;
+    }
+    failed += s.failed();
+    total += s.cases.size();
+    summaries.push_back(std::move(s));
+  }
+  std::cout << fmt::format("{} passed, {} failed", total - failed, failed);
+  if (updated) std::cout << fmt::format(", {} golden file{} updated", updated, updated == 1 ? "" : "s");
+  std::cout << '\n';
+  if (!o.junit.empty()) {
+    std::string xml;
+    for (const auto& s : summaries) xml += junit_xml(s);
+    // One document: with several manifests, merge by keeping each testsuite element.
+    if (summaries.size() > 1) {
+      std::string merged = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n";
+      for (const auto& s : summaries) {
+        const std::string one = junit_xml(s);
+        const auto b = one.find("  <testsuite "), e = one.rfind("</testsuites>");
+        merged += one.substr(b, e - b);
+      }
+      xml = merged + "</testsuites>\n";
+    }
+    OutputFile f(o.junit);
+    f.write(xml);
+    f.commit();
+  }
+  if (failed) throw Error(Errc::mismatch, fmt::format("{} of {} cases failed", failed, total));
+}
+
+}  // namespace
+
+void setup_check(CLI::App& app) {
+  auto opt = std::make_shared<CheckCmdOptions>();
+  auto* sub = app.add_subcommand("check", "Run the golden cases of one or more manifests (see dmlbits(1), CHECK MANIFESTS)");
+  sub->add_option("manifests", opt->manifests, "Manifest files (JSON)")->required();
+  sub->add_option("--junit", opt->junit, "Write the results as JUnit XML to FILE");
+  sub->add_flag("--update", opt->check.update, "Rewrite golden files from the results (atomically) and say which changed");
+  sub->add_option("-j,--jobs", opt->check.jobs, "Cases to run in parallel (default: the number of CPUs)");
+  sub->add_option("--filter", opt->check.filter, "Run only cases whose name contains TEXT");
+  sub->add_option("--backend", opt->check.backend, "Run every case on this backend");
+  sub->add_option("--isa", opt->check.isa, "CPU backend: use this instruction set");
+  sub->add_option("--show", opt->check.max_listed, "List at most N differing elements per case")->capture_default_str();
+  sub->add_flag("-v,--verbose", opt->verbose, "Print every report");
+  sub->final_callback([opt] { run_check_cmd(*opt); });
+}
+
+}  // namespace dmlbits::app

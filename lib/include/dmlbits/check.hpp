@@ -1,0 +1,54 @@
+// `dmlbits check MANIFEST.json`: many golden cases in one run.
+//
+// Manifest: {"root": "dir" (optional; relative to the manifest, default its folder),
+//            "defaults": {case fields} (optional),
+//            "cases": [{"name", "op", "inputs": [path or literal, ...],
+//                       "feature_level", "out_dtype", "dtype", "shift_overflow", "backend",
+//                       and either "expected": golden path  or  "expect_error": error name
+//                       ("invalid-input", ...) with optional "expect_message": substring}]}
+// File inputs and goldens resolve against root; literals stay literals.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dmlbits/compare.hpp"
+
+namespace dmlbits {
+
+struct CheckOptions {
+  std::string backend;       // overrides every case's backend when set
+  std::string isa;           // forces an instruction set on CPU backends
+  std::string filter;        // run only cases whose name contains this
+  bool update = false;       // rewrite goldens from the results
+  unsigned jobs = 0;         // parallel cases; 0 = the number of CPUs
+  std::size_t max_listed = 10;
+};
+
+struct CaseResult {
+  std::string name;
+  enum class Outcome { pass, fail, error } outcome = Outcome::pass;
+  std::string detail;        // one line: why it failed, or what was updated
+  std::string report;        // the mismatch report, if any (multi-line)
+  double seconds = 0;
+  bool updated = false;      // the golden file was rewritten
+  std::string golden;        // resolved golden path, if any
+};
+
+struct CheckSummary {
+  std::string manifest;
+  std::vector<CaseResult> cases;  // in manifest order
+  double seconds = 0;
+  std::size_t passed() const;
+  std::size_t failed() const;  // fail + error
+};
+
+// Throws Error for an unreadable or malformed manifest; case failures are results.
+CheckSummary run_check(const std::string& manifest_path, const CheckOptions& options);
+
+// JUnit XML, as CI systems read it (one testsuite, a testcase per case).
+std::string junit_xml(const CheckSummary& summary);
+
+}  // namespace dmlbits

@@ -1,0 +1,42 @@
+// Bit-exact comparison of a result with an expected (golden) tensor, with a report a person can
+// act on: dtype and shape differences first, then the differing elements with their
+// multi-dimensional index, both values in decimal and hex, and the differing bits.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "dmlbits/tensor.hpp"
+
+namespace dmlbits {
+
+struct ElementMismatch {
+  std::uint64_t flat_index = 0;
+  std::vector<std::uint64_t> index;  // multi-dimensional, C order
+  std::uint64_t expected = 0;        // bits, zero-extended
+  std::uint64_t actual = 0;
+};
+
+struct CompareReport {
+  DType expected_dtype{}, actual_dtype{};
+  Shape expected_shape, actual_shape;
+  bool dtype_differs = false;
+  bool shape_differs = false;
+  std::uint64_t elements = 0;           // compared (0 when dtype or shape differ)
+  std::uint64_t differing = 0;          // elements whose bits differ
+  std::vector<ElementMismatch> listed;  // the first `max_listed` differing elements
+
+  bool equal() const { return !dtype_differs && !shape_differs && differing == 0; }
+};
+
+// Compares bit patterns (so NaN == NaN when the payload is the same, and -0.0 != 0.0).
+CompareReport compare_tensors(const TensorView& expected, const TensorView& actual, std::size_t max_listed);
+
+// A readable report; `label` names the golden file.
+std::string compare_text(const CompareReport& r, const std::string& label);
+nlohmann::json compare_json(const CompareReport& r);
+
+}  // namespace dmlbits

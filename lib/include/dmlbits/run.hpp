@@ -1,0 +1,48 @@
+// One operation from operands to result: read the operands, validate, and execute on a
+// backend, timing each phase. Shared by the operator verbs and `dmlbits check`; writing and
+// reporting stay with the caller.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dmlbits/backend.hpp"
+#include "dmlbits/operand.hpp"
+#include "dmlbits/stats.hpp"
+#include "dmlbits/timing.hpp"
+#include "dmlbits/validate.hpp"
+
+namespace dmlbits {
+
+struct OperationSpec {
+  OpKind op{};
+  std::vector<std::string> operands;  // as on the command line: paths, "-", literals
+  FeatureLevel level = newest_feature_level();
+  std::optional<DType> out_dtype;
+  std::optional<DType> dtype;  // for literals and JSON without a dtype
+  ShiftOverflow shift_overflow = ShiftOverflow::zero;
+  bool in_place = false;       // the output overwrites input A's buffer
+  std::string backend = "cpu";
+  std::string isa;             // force a lower instruction set on CPU backends ("" = best)
+  int warmup = 0;              // untimed runs before the measured ones
+  int repeat = 1;              // measured runs (>= 1)
+  bool explain_only = false;   // stop after validation
+};
+
+struct OperationResult {
+  std::unique_ptr<ValidatedOp> op;
+  std::vector<LoadedOperand> inputs;
+  Tensor output;        // empty when in_place (the result is inputs[0].tensor)
+  RunTiming timing;     // read, validate, execute (the first measured run)
+  std::vector<double> execute_samples;  // seconds, one per measured run
+
+  const Tensor& result() const { return op && op->in_place() ? inputs[0].tensor : output; }
+  SampleStats execute_stats() const { return compute_stats(execute_samples); }
+};
+
+// Throws Error (usage, invalid_input, unsupported, io, backend) as the phases fail.
+OperationResult run_operation(const OperationSpec& spec);
+
+}  // namespace dmlbits

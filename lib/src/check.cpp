@@ -1,0 +1,242 @@
+#include "dmlbits/check.hpp"
+
+#include <atomic>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "dmlbits/error.hpp"
+#include "dmlbits/io.hpp"
+#include "dmlbits/run.hpp"
+#include "dmlbits/timing.hpp"
+
+namespace dmlbits {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct CaseSpec {
+  std::string name;
+  OperationSpec spec;
+  std::string golden;          // resolved path, or ""
+  std::string expect_error;    // error name, or ""
+  std::string expect_message;  // substring, or ""
+};
+
+[[noreturn]] void manifest_fail(std::string msg) { throw Error(Errc::invalid_input, std::move(msg)); }
+
+std::string get_string(const json& c, const char* key, const std::string& fallback = {}) {
+  if (!c.contains(key)) return fallback;
+  if (!c[key].is_string()) manifest_fail(fmt::format("\"{}\" must be a string", key));
+  return c[key].get<std::string>();
+}
+
+CaseSpec parse_case(const json& defaults, const json& c, std::size_t index, const fs::path& root,
+                    const CheckOptions& options) {
+  CaseSpec cs;
+  if (!c.is_object()) manifest_fail(fmt::format("cases[{}] is not an object", index));
+  json merged = defaults;
+  for (auto& [k, v] : c.items()) merged[k] = v;
+  static const std::set<std::string> kKeys{"name", "op", "inputs", "feature_level", "out_dtype", "dtype",
+                                           "shift_overflow", "backend", "expected", "expect_error",
+                                           "expect_message", "comment"};
+  for (auto& [k, v] : merged.items())
+    if (!kKeys.count(k)) manifest_fail(fmt::format("cases[{}]: unknown key \"{}\"", index, k));
+  cs.name = get_string(merged, "name", fmt::format("case{}", index));
+  const auto context = fmt::format("case '{}'", cs.name);
+  with_context(context, [&] {
+    const OpInfo* op = find_op(get_string(merged, "op"));
+    if (!op) manifest_fail(fmt::format("unknown op \"{}\"", get_string(merged, "op")));
+    cs.spec.op = op->kind;
+    if (!merged.contains("inputs") || !merged["inputs"].is_array()) manifest_fail("\"inputs\" must be an array");
+    for (const auto& in : merged["inputs"]) {
+      // Integers may be written as JSON numbers; everything else is a string operand.
+      std::string text = in.is_string() ? in.get<std::string>() : in.dump();
+      if (text == "-") manifest_fail("standard input cannot be an operand in a manifest");
+      if (classify_operand(text) == OperandKind::file) text = (root / text).lexically_normal().string();
+      cs.spec.operands.push_back(text);
+    }
+    if (static_cast<int>(cs.spec.operands.size()) != op->arity)
+      manifest_fail(fmt::format("{} takes {} input(s), {} given", op->verb, op->arity, cs.spec.operands.size()));
+    if (auto l = get_string(merged, "feature_level"); !l.empty()) {
+      auto level = parse_feature_level(l);
+      if (!level) manifest_fail(fmt::format("unknown feature level \"{}\"", l));
+      cs.spec.level = *level;
+    }
+    for (auto [key, target] : {std::pair{"out_dtype", &cs.spec.out_dtype}, std::pair{"dtype", &cs.spec.dtype}}) {
+      if (auto d = get_string(merged, key); !d.empty()) {
+        *target = parse_dtype_name(d);
+        if (!*target) manifest_fail(fmt::format("unknown {} \"{}\"", key, d));
+      }
+    }
+    const std::string shift = get_string(merged, "shift_overflow", "zero");
+    if (shift != "zero" && shift != "wrap") manifest_fail("\"shift_overflow\" must be \"zero\" or \"wrap\"");
+    cs.spec.shift_overflow = shift == "wrap" ? ShiftOverflow::wrap : ShiftOverflow::zero;
+    cs.spec.backend = options.backend.empty() ? get_string(merged, "backend", "cpu") : options.backend;
+    cs.spec.isa = options.isa;
+    if (auto g = get_string(merged, "expected"); !g.empty()) cs.golden = (root / g).lexically_normal().string();
+    cs.expect_error = get_string(merged, "expect_error");
+    cs.expect_message = get_string(merged, "expect_message");
+    if (cs.golden.empty() == cs.expect_error.empty())
+      manifest_fail("give exactly one of \"expected\" and \"expect_error\"");
+    if (!cs.expect_error.empty()) {
+      bool known = false;
+      for (const auto& e : errc_table()) known = known || e.name == cs.expect_error;
+      if (!known) manifest_fail(fmt::format("unknown error name \"{}\"", cs.expect_error));
+    }
+  });
+  return cs;
+}
+
+CaseResult run_case(const CaseSpec& cs, const CheckOptions& options) {
+  CaseResult r;
+  r.name = cs.name;
+  r.golden = cs.golden;
+  Stopwatch sw;
+  try {
+    OperationResult result = run_operation(cs.spec);
+    if (!cs.expect_error.empty()) {
+      r.outcome = CaseResult::Outcome::fail;
+      r.detail = fmt::format("expected error '{}', but the run succeeded", cs.expect_error);
+    } else {
+      const Tensor& actual = result.result();
+      CompareReport cmp;
+      bool have_golden = true;
+      try {
+        const LoadedTensor golden = read_tensor(cs.golden);
+        cmp = compare_tensors(golden.tensor.view(), actual.view(), options.max_listed);
+      } catch (const Error& e) {
+        if (!options.update) throw;
+        have_golden = false;  // a missing or unreadable golden is (re)created by --update
+      }
+      if (!have_golden || !cmp.equal()) {
+        if (options.update) {
+          const auto format = format_from_extension(cs.golden).value_or(TensorFormat::npy);
+          write_tensor(actual.view(), cs.golden, format);
+          r.updated = true;
+          r.detail = fmt::format("updated {}", cs.golden);
+        } else {
+          r.outcome = CaseResult::Outcome::fail;
+          r.report = compare_text(cmp, fmt::format("'{}'", cs.golden));
+          r.detail = r.report.substr(0, r.report.find('\n'));
+        }
+      }
+    }
+  } catch (const Error& e) {
+    const std::string name(errc_info(e.code()).name);
+    if (cs.expect_error.empty()) {
+      r.outcome = CaseResult::Outcome::error;
+      r.detail = fmt::format("{} error: {}", name, e.what());
+    } else if (name != cs.expect_error) {
+      r.outcome = CaseResult::Outcome::fail;
+      r.detail = fmt::format("expected error '{}', got '{}': {}", cs.expect_error, name, e.what());
+    } else if (!cs.expect_message.empty() && std::string_view(e.what()).find(cs.expect_message) == std::string_view::npos) {
+      r.outcome = CaseResult::Outcome::fail;
+      r.detail = fmt::format("error message lacks \"{}\": {}", cs.expect_message, e.what());
+    }
+  } catch (const std::exception& e) {
+    r.outcome = CaseResult::Outcome::error;
+    r.detail = fmt::format("internal error: {}", e.what());
+  }
+  r.seconds = sw.seconds();
+  return r;
+}
+
+std::string xml_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        // XML 1.0 forbids most control characters, even escaped.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') out += '?';
+        else out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::size_t CheckSummary::passed() const {
+  std::size_t n = 0;
+  for (const auto& c : cases) n += c.outcome == CaseResult::Outcome::pass;
+  return n;
+}
+
+std::size_t CheckSummary::failed() const { return cases.size() - passed(); }
+
+CheckSummary run_check(const std::string& manifest_path, const CheckOptions& options) {
+  Stopwatch sw;
+  CheckSummary summary;
+  summary.manifest = manifest_path;
+  std::vector<CaseSpec> specs;
+  with_context(fmt::format("reading manifest {}", quote_path(manifest_path)), [&] {
+    InputBytes in = InputBytes::open(manifest_path);
+    const std::string_view text(reinterpret_cast<const char*>(in.bytes().data()), in.bytes().size());
+    json m = json::parse(text, nullptr, false);
+    if (m.is_discarded()) manifest_fail("invalid JSON");
+    if (!m.is_object() || !m.contains("cases") || !m["cases"].is_array())
+      manifest_fail("a manifest is an object with a \"cases\" array");
+    fs::path root = fs::path(manifest_path).parent_path();
+    if (m.contains("root")) root /= m["root"].get<std::string>();
+    const json defaults = m.value("defaults", json::object());
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < m["cases"].size(); ++i) {
+      CaseSpec cs = parse_case(defaults, m["cases"][i], i, root, options);
+      if (!names.insert(cs.name).second) manifest_fail(fmt::format("duplicate case name '{}'", cs.name));
+      if (options.filter.empty() || cs.name.find(options.filter) != std::string::npos) specs.push_back(std::move(cs));
+    }
+  });
+
+  summary.cases.resize(specs.size());
+  unsigned jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  jobs = std::min<unsigned>(jobs, static_cast<unsigned>(std::max<std::size_t>(specs.size(), 1)));
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < specs.size();) summary.cases[i] = run_case(specs[i], options);
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < jobs; ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  summary.seconds = sw.seconds();
+  return summary;
+}
+
+std::string junit_xml(const CheckSummary& s) {
+  std::size_t failures = 0, errors = 0;
+  for (const auto& c : s.cases) {
+    failures += c.outcome == CaseResult::Outcome::fail;
+    errors += c.outcome == CaseResult::Outcome::error;
+  }
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += fmt::format("<testsuites tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.6f}\">\n", s.cases.size(),
+                     failures, errors, s.seconds);
+  out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.6f}\">\n",
+                     xml_escape(s.manifest), s.cases.size(), failures, errors, s.seconds);
+  for (const auto& c : s.cases) {
+    out += fmt::format("    <testcase classname=\"dmlbits.check\" name=\"{}\" time=\"{:.6f}\"", xml_escape(c.name),
+                       c.seconds);
+    if (c.outcome == CaseResult::Outcome::pass) {
+      out += "/>\n";
+      continue;
+    }
+    const char* tag = c.outcome == CaseResult::Outcome::fail ? "failure" : "error";
+    out += fmt::format(">\n      <{} message=\"{}\">{}</{}>\n    </testcase>\n", tag, xml_escape(c.detail),
+                       xml_escape(c.report.empty() ? c.detail : c.report), tag);
+  }
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+}  // namespace dmlbits

@@ -1,0 +1,58 @@
+#include "dmlbits/run.hpp"
+
+#include <fmt/format.h>
+
+#include "dmlbits/error.hpp"
+
+namespace dmlbits {
+
+OperationResult run_operation(const OperationSpec& spec) {
+  const OpInfo& op = op_info(spec.op);
+  if (spec.repeat < 1 || spec.warmup < 0) throw Error(Errc::usage, "--repeat must be at least 1 and --warmup at least 0");
+  if (spec.in_place && spec.repeat + spec.warmup > 1)
+    throw Error(Errc::usage, "--in-place runs once: it cannot be combined with --repeat or --warmup");
+  Stopwatch total;
+  Stopwatch phase;
+  OperationResult r;
+  auto backend = make_backend(spec.backend, BackendOptions{spec.isa});
+
+  r.inputs = load_operands(spec.operands, spec.dtype);
+  r.timing.phases.push_back({"read", phase.lap()});
+
+  OpRequest request;
+  request.op = spec.op;
+  request.level = spec.level;
+  for (const auto& in : r.inputs) request.inputs.push_back({in.tensor.dtype(), in.tensor.shape()});
+  request.out_dtype = spec.out_dtype;
+  request.shift_overflow = spec.shift_overflow;
+  request.in_place = spec.in_place;
+  r.op = std::make_unique<ValidatedOp>(validate(request));
+  if (auto why = backend->unsupported_reason(*r.op))
+    throw Error(Errc::unsupported, fmt::format("{}: the {} backend cannot run this: {}", op.verb, backend->name(), *why));
+  r.timing.phases.push_back({"validate", phase.lap()});
+  r.timing.backend = std::string(backend->name());
+  r.timing.device = backend->device_description();
+  if (spec.explain_only) return r;
+
+  ExecuteBuffers buffers;
+  for (const auto& in : r.inputs) buffers.inputs.push_back({in.tensor.data(), in.tensor.byte_size()});
+  Tensor* out = &r.output;
+  if (spec.in_place) out = &r.inputs[0].tensor;
+  else r.output = Tensor(r.op->output_dtype(), r.op->output_shape());
+  buffers.output = {out->data(), out->byte_size()};
+  phase.lap();  // allocation is not execution
+  for (int i = 0; i < spec.warmup; ++i) backend->run(*r.op, buffers);
+  for (int i = 0; i < spec.repeat; ++i) {
+    Stopwatch one;
+    backend->run(*r.op, buffers);
+    r.execute_samples.push_back(one.seconds());
+  }
+  phase.lap();
+  r.timing.phases.push_back({"execute", r.execute_samples.front()});
+  r.timing.execute_bytes = out->byte_size();
+  for (const auto& in : r.inputs) r.timing.execute_bytes += in.tensor.byte_size();
+  r.timing.total_seconds = total.seconds();
+  return r;
+}
+
+}  // namespace dmlbits
