@@ -10,6 +10,7 @@ namespace dmlbits::app {
 void setup_info(CLI::App& app);
 void setup_ops(CLI::App& app);
 void setup_check(CLI::App& app);
+void setup_devices(CLI::App& app);
 // One subcommand per row of the operator table.
 void setup_op_commands(CLI::App& app);
 

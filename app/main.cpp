@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   app::setup_info(app);
   app::setup_ops(app);
   app::setup_check(app);
+  app::setup_devices(app);
   app::setup_op_commands(app);
   try {
     app.parse(argc, argv);

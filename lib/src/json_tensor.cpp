@@ -74,7 +74,15 @@ std::string describe(const Leaf& l) {
     case Leaf::negative: return fmt::format("{}", static_cast<std::int64_t>(l.u));
     case Leaf::nonnegative: return fmt::format("{}", l.u);
     case Leaf::bits: return fmt::format("0x{:x}", l.u);
-    case Leaf::big_integer: return l.d > 0 ? "beyond 2^64" : "below -2^63";
+    case Leaf::big_integer:  // 18446744073709551616 itself is not "beyond 2^64"
+      if (std::isinf(l.d)) return l.d > 0 ? "beyond float64's range" : "below float64's range";
+      return l.d > 0 ? "2^64 or more" : "below -2^63";
+    case Leaf::floating: {
+      // "1.0", not "1": the message goes on to say it is not an integer.
+      std::string s = fmt::format("{}", l.d);
+      if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+      return s;
+    }
     default: return fmt::format("{}", l.d);
   }
 }
@@ -152,7 +160,8 @@ std::optional<Leaf> parse_string_value(std::string_view s) {
   return l;
 }
 
-// Position of element i for a conversion error, in the shape the data will have.
+// Position of element i for a conversion error, as in the document (data[2] of flat data with
+// shape [2,2], not data[1][0]), like the positions of every other error.
 std::string flat_where(std::size_t i, const Shape& shape) {
   std::vector<std::uint64_t> idx(shape.rank());
   std::uint64_t rest = i;
@@ -209,7 +218,12 @@ class TensorSax : public nlohmann::json_sax<nlohmann::json> {
       return true;
     }
     if (mode_ != Mode::data && mode_ != Mode::top) return value_error("a string");
-    auto leaf = parse_string_value(s);
+    std::optional<Leaf> leaf;
+    try {
+      leaf = parse_string_value(s);
+    } catch (const Error& e) {  // a pattern wider than 64 bits: add the position
+      fail(fmt::format("{}: {}", where(), e.what()));
+    }
     if (!leaf)
       fail(fmt::format("{}: string \"{}\" is not a bit pattern (\"0x...\", \"0b...\") or nan/inf", where(), s));
     return value(*leaf);
@@ -270,7 +284,15 @@ class TensorSax : public nlohmann::json_sax<nlohmann::json> {
     else ++counts_.back();
     return true;
   }
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) override {
+  bool parse_error(std::size_t position, const std::string& token, const nlohmann::detail::exception& ex) override {
+    // nlohmann reports a number beyond double's range (1e400, an integer of hundreds of digits)
+    // as a parse error (out_of_range.406); it is a value out of range at a known position.
+    if (ex.id == 406) {
+      if (mode_ == Mode::data || mode_ == Mode::top)
+        fail(fmt::format("{}: value {} is out of range (beyond even float64)", where(), token));
+      if (mode_ == Mode::shape_value || mode_ == Mode::shape_list)
+        fail("\"shape\" must be a list of non-negative integers");
+    }
     std::string what = ex.what();
     // "[json.exception.parse_error.101] parse error at line 1, column 5: ..." -> the part after "parse error "
     if (auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
@@ -357,11 +379,27 @@ class TensorSax : public nlohmann::json_sax<nlohmann::json> {
 
 std::string shortest_float16(std::uint16_t h) {
   const float v = half_to_float(h);
-  for (int prec = 1; prec <= 5; ++prec) {
-    std::string s = fmt::format("{:.{}g}", v, prec);
-    double back = 0;
+  const char* sign = std::signbit(v) ? "-" : "";
+  const float a = std::fabs(v);
+  double back = 0;
+  const auto reads_back = [&](const std::string& s) {
     std::from_chars(s.data(), s.data() + s.size(), back);
-    if (double_to_half(back) == h) return s;
+    return double_to_half(back) == h;
+  };
+  for (int prec = 1; prec <= 5; ++prec) {
+    // The nearest prec-digit decimal ("1.562e-02")...
+    const std::string s = fmt::format("{:.{}e}", a, prec - 1);
+    // Those digits in the notation float32/float64 output uses: "10", not "1e+01".
+    if (reads_back(sign + s)) return fmt::format("{}", back);
+    // ... or its neighbour on the other side of v: at a power of two the values reading back
+    // reach further up than down, so 0.015625 (2^-6) is 0.01563, while the nearest 0.01562
+    // reads back as the float16 below.
+    const auto e = s.find('e');
+    std::string digits = s.substr(0, e);
+    if (prec > 1) digits.erase(1, 1);  // the '.'
+    const long m = std::stol(digits) + (std::fabs(back) < a ? 1 : -1);
+    if (reads_back(fmt::format("{}{}e{}", sign, m, std::stoi(s.substr(e + 1)) - (prec - 1))))
+      return fmt::format("{}", back);
   }
   return fmt::format("{}", v);
 }
@@ -412,7 +450,7 @@ Tensor JsonTensorDocument::to_tensor(std::optional<DType> fallback) const {
   }
   Tensor t(*dtype, shape);
   for (std::size_t i = 0; i < d.leaves.size(); ++i)
-    t.set_bits_at(i, leaf_to_bits(d.leaves[i], *dtype, flat_where(i, shape)));
+    t.set_bits_at(i, leaf_to_bits(d.leaves[i], *dtype, flat_where(i, d.inferred)));
   return t;
 }
 
@@ -491,6 +529,34 @@ std::string write_json_tensor(const TensorView& t, const JsonWriteOptions& optio
   return out;
 }
 
+namespace {
+
+// An integer literal beyond 64 bits: out of range for every integer dtype, but a float dtype
+// takes its value, rounded once (to double and, separately, to float).
+Leaf big_integer_literal(std::string_view text, std::string_view digits, int base, bool neg) {
+  Leaf l{Leaf::big_integer};
+  if (base == 10) {
+    l = parse_float_text(text);
+  } else {
+    std::string hex = neg ? "-" : "";
+    if (base == 2) {
+      const std::string bin = std::string((4 - digits.size() % 4) % 4, '0') + std::string(digits);
+      for (std::size_t i = 0; i < bin.size(); i += 4)
+        hex += "0123456789abcdef"[(bin[i] - '0') * 8 + (bin[i + 1] - '0') * 4 + (bin[i + 2] - '0') * 2 + (bin[i + 3] - '0')];
+    } else {
+      hex += digits;
+    }
+    const char* end = hex.data() + hex.size();
+    const double inf = neg ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+    if (std::from_chars(hex.data(), end, l.d, std::chars_format::hex).ec != std::errc()) l.d = inf;
+    if (std::from_chars(hex.data(), end, l.f, std::chars_format::hex).ec != std::errc()) l.f = static_cast<float>(inf);
+  }
+  l.kind = Leaf::big_integer;
+  return l;
+}
+
+}  // namespace
+
 std::uint64_t parse_scalar_literal(std::string_view text, DType dtype) {
   // Unsigned 0x/0b literals are bit patterns (checked against the width); a sign makes any
   // base an integer value (checked against the type's range): -0x1 is -1.
@@ -514,8 +580,7 @@ std::uint64_t parse_scalar_literal(std::string_view text, DType dtype) {
       fail(fmt::format("'{}' is not a number", text));
     Leaf l{Leaf::nonnegative};
     if (ec == std::errc::result_out_of_range || (neg && mag > (std::uint64_t{1} << 63))) {
-      l.kind = Leaf::big_integer;
-      l.d = neg ? -std::numeric_limits<double>::max() : std::numeric_limits<double>::max();
+      l = big_integer_literal(text, digits, base, neg);
     } else if (neg && mag != 0) {
       l.kind = Leaf::negative;
       l.u = std::uint64_t{0} - mag;

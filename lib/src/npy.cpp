@@ -147,7 +147,9 @@ void parse_descr(NpyHeader& h) {
   const auto unsupported = [&](std::string_view why) -> void {
     fail(fmt::format("unsupported dtype '{}'{}", h.descr, why));
   };
-  h.byte_order = '|';
+  // No order mark means native order to NumPy (np.dtype('u4').byteorder is '='), not
+  // "not applicable", which only one-byte types are.
+  h.byte_order = '=';
   if (!d.empty() && (d[0] == '<' || d[0] == '>' || d[0] == '=' || d[0] == '|')) {
     h.byte_order = d[0];
     d.remove_prefix(1);

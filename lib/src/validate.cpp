@@ -41,10 +41,6 @@ ValidatedOp validate(const OpRequest& r) {
   if (static_cast<int>(r.inputs.size()) != op.arity)
     throw Error(Errc::internal, fmt::format("{}: {} inputs given, {} expected", op.verb, r.inputs.size(), op.arity));
 
-  const OpTier* tier = op.tier_at(r.level);
-  if (tier == nullptr)
-    refuse(op, fmt::format("the operator ({}) {}", op.dml_operator_name(), needs(op.introduced(), r.level)));
-
   const DType in = r.inputs[0].dtype;
   if (op.arity == 2 && r.inputs[1].dtype != in)
     refuse(op, fmt::format("the inputs have different data types ({} and {}); DirectML requires one type",
@@ -65,19 +61,32 @@ ValidatedOp validate(const OpRequest& r) {
     refuse(op, fmt::format("output data type {} differs from the input data type {} (only popcount "
                            "chooses its output type)", dtype_info(out).dml_name, dtype_info(in).dml_name));
 
-  // Each requirement in turn; the message names the first one the requested level fails.
+  // The lowest level accepting the whole operation is what every refusal below points to.
   const auto lowest = lowest_accepting(op, in, out, dims);
+  bool dtype_ever = false;
+  for (const auto& t : op.tiers) dtype_ever = dtype_ever || t.inputs.contains(in);
+  if (!dtype_ever)
+    refuse(op, fmt::format("data type {} is not supported at any feature level (supported: {})",
+                           dtype_info(in).dml_name, op.tiers.back().inputs.to_string()));
+
+  bool out_ever = op.output_dtype_is_input_dtype();
+  for (const auto& t : op.tiers) out_ever = out_ever || t.outputs.contains(out);
+  if (!out_ever)
+    refuse(op, fmt::format("output data type {} is not supported (supported: {})", dtype_info(out).dml_name,
+                           op.tiers.back().outputs.to_string()));
+
+  const OpTier* tier = op.tier_at(r.level);
+  if (tier == nullptr) {
+    if (!lowest) refuse(op, fmt::format("this operation is not supported at any feature level"));
+    refuse(op, fmt::format("the operator ({}) {}", op.dml_operator_name(), needs(lowest, r.level)));
+  }
+
+  // Each requirement in turn; the message names the first one the requested level fails.
   if (!tier->inputs.contains(in)) {
-    bool ever = false;
-    for (const auto& t : op.tiers) ever = ever || t.inputs.contains(in);
-    if (!ever)
-      refuse(op, fmt::format("data type {} is not supported at any feature level (supported: {})",
-                             dtype_info(in).dml_name, op.tiers.back().inputs.to_string()));
     refuse(op, fmt::format("data type {} {}", dtype_info(in).dml_name, needs(lowest, r.level)));
   }
   if (!tier->outputs.empty() && !tier->outputs.contains(out))
-    refuse(op, fmt::format("output data type {} is not supported (supported: {})", dtype_info(out).dml_name,
-                           tier->outputs.to_string()));
+    refuse(op, fmt::format("output data type {} {}", dtype_info(out).dml_name, needs(lowest, r.level)));
   if (!tier->dims.contains(dims)) {
     const std::string what = fmt::format("{} dimension{}", dims, dims == 1 ? "" : "s");
     if (!lowest)

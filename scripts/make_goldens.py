@@ -1,0 +1,388 @@
+#!/usr/bin/python3
+"""Writes testdata/golden/: small .npy inputs, the outputs dmlbits must produce, and manifest.json.
+
+Expected values come from NumPy and Python integers, never from dmlbits. Every operator works on
+the raw bits of its elements, so the computation is done on the unsigned integer of the element
+width (a float32 is viewed as uint32) and the result viewed back. Shifts are computed with Python
+integers and an explicit width mask, following the semantics in
+shared/reference/directml-bitwise.md (count >= width: 0 by default, count % width with
+--shift-overflow wrap), deliberately not with NumPy's own shift functions. Popcount counts the
+bits of the encoding (two's complement for signed types, the IEEE pattern for floats) with
+np.unpackbits, since NumPy 1.24 has no bitwise_count (and NumPy's counts |x| for signed types).
+
+Usage: make_goldens.py [--out DIR]   (default: testdata/golden beside this script's project)
+The output is deterministic: running it twice writes identical bytes.
+"""
+
+import argparse
+import json
+import os
+
+import numpy as np
+
+SEED = 20240601
+
+# NumPy dtypes of the 11 DirectML data types, little-endian as dmlbits writes them.
+ALL_DTYPES = ["uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
+              "float16", "float32", "float64"]
+UNSIGNED = ["uint8", "uint16", "uint32", "uint64"]
+SHIFT_DTYPES = UNSIGNED  # never signed, never float (FL 4_1 and later)
+BINARY_OPS = ["and", "or", "xor"]
+
+
+def le(dtype):
+    return np.dtype(dtype).newbyteorder("<")
+
+
+def unsigned_of(dtype):
+    return le("u%d" % np.dtype(dtype).itemsize)
+
+
+def width(dtype):
+    return np.dtype(dtype).itemsize * 8
+
+
+def bits(x):
+    """The raw bits of x as unsigned integers of the same width (same shape)."""
+    x = np.ascontiguousarray(x)
+    return x.view(unsigned_of(x.dtype))
+
+
+def from_bits(u, dtype):
+    return np.ascontiguousarray(u).view(le(dtype))
+
+
+# ---- The semantics, computed independently of dmlbits ----
+
+def expect_logic(op, a, b):
+    ua, ub = bits(a), bits(b)
+    if op == "and":
+        r = ua & ub
+    elif op == "or":
+        r = ua | ub
+    elif op == "xor":
+        r = ua ^ ub
+    else:
+        raise ValueError(op)
+    return from_bits(r, a.dtype)
+
+
+def expect_not(a):
+    return from_bits(~bits(a), a.dtype)
+
+
+def expect_shift(op, a, b, mode):
+    """Elementwise with Python ints: exact, and independent of NumPy's shift rules."""
+    w = width(a.dtype)
+    mask = (1 << w) - 1
+    ua, ub = np.broadcast_arrays(bits(a), bits(b))
+    out = np.zeros(ua.shape, dtype=unsigned_of(a.dtype))
+    for idx in np.ndindex(ua.shape):
+        x, c = int(ua[idx]), int(ub[idx])
+        if c >= w:
+            if mode == "zero":
+                out[idx] = 0
+                continue
+            c %= w
+        out[idx] = ((x << c) & mask) if op == "shl" else (x >> c)
+    return from_bits(out, a.dtype)
+
+
+def expect_popcount(a, out_dtype):
+    a = np.ascontiguousarray(a)
+    k = a.dtype.itemsize
+    as_bytes = a.reshape(-1).view(np.uint8).reshape(-1, k)
+    counts = np.unpackbits(as_bytes, axis=1).sum(axis=1)
+    return counts.reshape(a.shape).astype(le(out_dtype))
+
+
+# ---- Inputs ----
+
+def special_float_bits(dtype):
+    """NaN (quiet, signalling, with payload, negative), +-0.0, +-inf, denormals, extremes."""
+    w = width(dtype)
+    if w == 16:
+        pats = [0x7E00, 0x7C01, 0x7D2A, 0xFE00, 0x8000, 0x0000, 0x7C00, 0xFC00, 0x0001, 0x83FF, 0x7BFF,
+                0x3C00]
+    elif w == 32:
+        pats = [0x7FC00000, 0x7F800001, 0x7FA5A5A5, 0xFFC00000, 0x80000000, 0x00000000, 0x7F800000,
+                0xFF800000, 0x00000001, 0x807FFFFF, 0x7F7FFFFF, 0x3F800000]
+    else:
+        pats = [0x7FF8000000000000, 0x7FF0000000000001, 0x7FFDEADBEEF00001, 0xFFF8000000000000,
+                0x8000000000000000, 0, 0x7FF0000000000000, 0xFFF0000000000000, 1, 0x800FFFFFFFFFFFFF,
+                0x7FEFFFFFFFFFFFFF, 0x3FF0000000000000]
+    return np.array(pats, dtype=unsigned_of(dtype))
+
+
+def random_bits(rng, dtype, shape):
+    n = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    raw = rng.integers(0, 256, size=n, dtype=np.uint8)
+    return raw.view(le(dtype)).reshape(shape).copy()
+
+
+def edge_values(dtype):
+    """All-zeros, all-ones, the top bit alone, the low bit alone, alternating patterns."""
+    w = width(dtype)
+    m = (1 << w) - 1
+    pats = [0, m, 1 << (w - 1), 1, int("55" * (w // 8), 16), int("AA" * (w // 8), 16), m >> 1]
+    return np.array(pats, dtype=unsigned_of(dtype))
+
+
+def interesting(rng, dtype, n_random):
+    """Edge patterns (plus float specials) followed by random bit patterns, as dtype."""
+    parts = [edge_values(dtype)]
+    if np.dtype(dtype).kind == "f":
+        parts.append(special_float_bits(dtype))
+    parts.append(bits(random_bits(rng, dtype, (n_random,))))
+    return from_bits(np.concatenate(parts), dtype)
+
+
+def shift_counts(dtype):
+    """0, 1, width-1, width, width+1, 2*width, 2*width+1 and large counts (wrap keeps the
+    remainder of the whole count: 2^40+3 wraps to 3, not to the low 5 bits)."""
+    w = width(dtype)
+    m = (1 << w) - 1
+    counts = [0, 1, w // 2, w - 1, w, w + 1, 2 * w, 2 * w + 1, 3 * w - 1]
+    if w == 8:
+        counts += [200, 255, 9, 33]
+    elif w == 16:
+        counts += [200, 1000, 65535, 17, 33]
+    elif w == 32:
+        counts += [200, 33, 2**31 + 3, m]
+    else:
+        counts += [200, 2**40, 2**40 + 3, 2**63 + 5, m, 65]
+    return np.array(counts, dtype=unsigned_of(dtype))
+
+
+class Writer:
+    def __init__(self, out_dir):
+        self.out_dir = out_dir
+        self.cases = []
+        self.names = set()
+
+    def save(self, name, array):
+        path = name + ".npy"
+        arr = np.ascontiguousarray(array)
+        assert arr.dtype.byteorder != ">", name  # dmlbits writes little-endian; keep inputs alike
+        np.save(os.path.join(self.out_dir, path), arr, allow_pickle=False)
+        return path
+
+    def case(self, name, op, inputs, expected, args=(), note=""):
+        """inputs: arrays (saved as NAME_a.npy, NAME_b.npy) or strings (CLI literals)."""
+        assert name not in self.names, name
+        self.names.add(name)
+        paths = []
+        for label, x in zip("ab", inputs):
+            paths.append(x if isinstance(x, str) else self.save("%s_%s" % (name, label), x))
+        entry = {"name": name, "op": op, "inputs": paths}
+        # The manifest is in `dmlbits check`'s format: each CLI option becomes its case key.
+        args = list(args)
+        for flag, value in zip(args[::2], args[1::2]):
+            entry[CHECK_KEYS[flag]] = value
+        entry["expected"] = self.save(name + "_expected", expected)
+        if note:
+            entry["comment"] = note
+        self.cases.append(entry)
+
+
+# CLI option -> `dmlbits check` manifest key.
+CHECK_KEYS = {"--out-dtype": "out_dtype", "--shift-overflow": "shift_overflow", "--feature-level": "feature_level"}
+
+
+def build(w, rng):
+    # -- Every op x every dtype the table allows at 6_4 (the default level). --
+    for dt in ALL_DTYPES:
+        for op in BINARY_OPS:
+            a = interesting(rng, dt, 13)
+            b = from_bits(bits(random_bits(rng, dt, a.shape)), dt)
+            # Pair edge patterns with themselves and their complements too.
+            b[:3] = a[:3]
+            b[3:5] = expect_not(a[3:5])
+            # 20 (integers) or 32 (floats) elements: a (4, n) matrix.
+            a, b = a.reshape(4, -1), b.reshape(4, -1)
+            w.case("%s_%s" % (op, dt), op, [a, b], expect_logic(op, a, b))
+        a = interesting(rng, dt, 9)
+        w.case("not_%s" % dt, "not", [a], expect_not(a))
+        a = interesting(rng, dt, 9)
+        if np.dtype(dt).kind == "i":
+            info = np.iinfo(dt)
+            a[:4] = np.array([-1, info.min, info.max, -2], dtype=dt)
+        w.case("popcount_%s" % dt, "popcount", [a], expect_popcount(a, "uint8"),
+               note="default output dtype uint8; signed values count two's-complement bits")
+        w.case("popcount_%s_out_u32" % dt, "popcount", [a], expect_popcount(a, "uint32"),
+               args=["--out-dtype", "uint32"])
+
+    for dt in SHIFT_DTYPES:
+        for op in ["shl", "shr"]:
+            counts = shift_counts(dt)
+            # Top bit set: a logical right shift must not smear it.
+            top = np.array(1 << (width(dt) - 1), dtype=unsigned_of(dt))
+            a = from_bits(bits(random_bits(rng, dt, counts.shape)) | top, dt)
+            a[0] = from_bits(edge_values(dt)[1:2], dt)[0]  # all ones
+            for mode in ["zero", "wrap"]:
+                w.case("%s_%s_%s" % (op, dt, mode), op, [a, counts], expect_shift(op, a, counts, mode),
+                       args=["--shift-overflow", mode])
+            # Default mode is zero.
+            w.case("%s_%s_default_mode" % (op, dt), op, [a, counts], expect_shift(op, a, counts, "zero"))
+            # Every count from 0 to 2*width+1 against one value, both modes.
+            all_counts = np.arange(2 * width(dt) + 2, dtype=unsigned_of(dt))
+            v = from_bits(np.array([0xA5A5A5A5A5A5A5A5 & ((1 << width(dt)) - 1)], unsigned_of(dt)), dt)
+            for mode in ["zero", "wrap"]:
+                w.case("%s_%s_every_count_%s" % (op, dt, mode), op, [v, all_counts],
+                       expect_shift(op, v, all_counts, mode), args=["--shift-overflow", mode],
+                       note="A (1,) broadcast against every count")
+
+    # -- Broadcasting (NumPy rules). --
+    a = random_bits(rng, "uint16", (2, 3, 4))
+    b = random_bits(rng, "uint16", (4,))
+    w.case("bcast_and_u16_234_4", "and", [a, b], expect_logic("and", a, b))
+    w.case("bcast_xor_u16_4_234", "xor", [b, a], expect_logic("xor", b, a))
+    a = random_bits(rng, "int32", (3, 1))
+    b = random_bits(rng, "int32", (1, 4))
+    w.case("bcast_or_i32_31_14", "or", [a, b], expect_logic("or", a, b))
+    a = random_bits(rng, "float32", ())
+    b = random_bits(rng, "float32", (5,))
+    w.case("bcast_xor_f32_0d_5", "xor", [a, b], expect_logic("xor", a, b))
+    w.case("bcast_and_f32_5_0d", "and", [b, a], expect_logic("and", b, a))
+    a = random_bits(rng, "uint64", (2, 1, 3))
+    b = random_bits(rng, "uint64", (4, 1))
+    w.case("bcast_or_u64_213_41", "or", [a, b], expect_logic("or", a, b))
+    a = random_bits(rng, "uint32", (4, 3))
+    b = np.array([0, 31, 32], dtype="<u4")
+    for mode in ["zero", "wrap"]:
+        w.case("bcast_shl_u32_43_counts3_%s" % mode, "shl", [a, b], expect_shift("shl", a, b, mode),
+               args=["--shift-overflow", mode])
+    a = random_bits(rng, "uint8", (3, 1))
+    b = np.array([[0, 1, 7, 8, 9]], dtype="u1")
+    for mode in ["zero", "wrap"]:
+        w.case("bcast_shr_u8_31_15_%s" % mode, "shr", [a, b], expect_shift("shr", a, b, mode),
+               args=["--shift-overflow", mode])
+    a = random_bits(rng, "int8", (2, 2, 1, 3))
+    b = random_bits(rng, "int8", (2, 1, 3))
+    w.case("bcast_xor_i8_2213_213", "xor", [a, b], expect_logic("xor", a, b))
+
+    # -- 0-d. --
+    for dt in ["uint8", "int64", "float16"]:
+        a = random_bits(rng, dt, ())
+        b = random_bits(rng, dt, ())
+        w.case("scalar_and_%s" % dt, "and", [a, b], expect_logic("and", a, b))
+        w.case("scalar_not_%s" % dt, "not", [a], expect_not(a))
+        w.case("scalar_popcount_%s" % dt, "popcount", [a], expect_popcount(a, "uint8"))
+    a = np.array(0x81, dtype="u1")
+    b = np.array(9, dtype="u1")
+    for mode in ["zero", "wrap"]:
+        w.case("scalar_shl_u8_9_%s" % mode, "shl", [a, b], expect_shift("shl", a, b, mode),
+               args=["--shift-overflow", mode])
+
+    # -- Empty tensors (a zero dimension). --
+    a = np.zeros((0,), dtype="<u4")
+    w.case("empty_and_u32_0", "and", [a, a.copy()], a.copy())
+    a = np.zeros((2, 0, 3), dtype="<f8")
+    w.case("empty_not_f64_203", "not", [a], a.copy())
+    w.case("empty_popcount_f64_203", "popcount", [a], np.zeros((2, 0, 3), dtype="u1"))
+    w.case("empty_popcount_f64_203_out_u32", "popcount", [a], np.zeros((2, 0, 3), dtype="<u4"),
+           args=["--out-dtype", "uint32"])
+    a = np.zeros((0, 3), dtype="<u2")
+    b = np.array([1, 2, 3], dtype="<u2")
+    w.case("empty_bcast_shl_u16_03_3", "shl", [a, b], np.zeros((0, 3), dtype="<u2"))
+    a = np.zeros((1, 0), dtype="i1")
+    b = np.array([[1], [2], [3], [4]], dtype="i1")
+    w.case("empty_bcast_or_i8_10_41", "or", [a, b], np.zeros((4, 0), dtype="i1"))
+
+    # -- 8 dimensions (the most DirectML takes). --
+    shape8 = (2, 1, 2, 1, 2, 1, 2, 3)
+    a = random_bits(rng, "uint16", shape8)
+    b = random_bits(rng, "uint16", shape8)
+    w.case("rank8_xor_u16", "xor", [a, b], expect_logic("xor", a, b))
+    w.case("rank8_not_u16", "not", [a], expect_not(a))
+    w.case("rank8_popcount_u16", "popcount", [a], expect_popcount(a, "uint8"))
+    b = random_bits(rng, "uint16", (3,))
+    w.case("rank8_bcast_and_u16_3", "and", [a, b], expect_logic("and", a, b))
+    a = random_bits(rng, "float64", (2, 1, 1, 1, 1, 1, 1, 1))
+    b = random_bits(rng, "float64", (1, 2, 1, 2, 1, 1, 1, 2))
+    w.case("rank8_bcast_or_f64", "or", [a, b], expect_logic("or", a, b))
+    a = random_bits(rng, "uint32", shape8)
+    b = np.array([0, 31, 33], dtype="<u4")
+    w.case("rank8_bcast_shr_u32_wrap", "shr", [a, b], expect_shift("shr", a, b, "wrap"),
+           args=["--shift-overflow", "wrap"])
+
+    # -- Older feature levels, where their tier accepts the case. --
+    a = random_bits(rng, "uint32", (2, 1, 3, 2))
+    b = np.array([0, 5, 31, 32, 40, 1], dtype="<u4").reshape(1, 2, 3, 1)
+    w.case("fl2_1_shl_u32_4d", "shl", [a, b], expect_shift("shl", a, b, "zero"), args=["--feature-level", "2_1"],
+           note="shifts at 2_1 take exactly 4 dimensions")
+    w.case("fl2_1_shr_u32_4d_wrap", "shr", [a, b], expect_shift("shr", a, b, "wrap"),
+           args=["--feature-level", "2_1", "--shift-overflow", "wrap"])
+    a = random_bits(rng, "uint8", (3, 4))
+    b = random_bits(rng, "uint8", (3, 4))
+    w.case("fl3_0_and_u8", "and", [a, b], expect_logic("and", a, b), args=["--feature-level", "3_0"])
+    w.case("fl3_0_popcount_u8_out_u32", "popcount", [a], expect_popcount(a, "uint32"),
+           args=["--feature-level", "3_0", "--out-dtype", "uint32"])
+    a = random_bits(rng, "int32", (5,))
+    b = random_bits(rng, "int32", (5,))
+    w.case("fl4_1_xor_i32", "xor", [a, b], expect_logic("xor", a, b), args=["--feature-level", "4_1"])
+    a = shift_counts("uint64")
+    b = np.array(3, dtype="<u8")
+    w.case("fl4_1_shl_u64", "shl", [a, b], expect_shift("shl", a, b, "zero"),
+           args=["--feature-level", "DML_FEATURE_LEVEL_4_1"])
+
+    # -- Literal operands (they take the other operand's dtype). --
+    a = interesting(rng, "uint16", 5)
+    w.case("literal_xor_u16_0xff", "xor", [a, "0xff"], expect_logic("xor", a, np.array(0xFF, "<u2")))
+    a = interesting(rng, "uint8", 5)
+    w.case("literal_shl_u8_3", "shl", [a, "3"], expect_shift("shl", a, np.array(3, "u1"), "zero"))
+    w.case("literal_shr_u8_9_wrap", "shr", [a, "9"], expect_shift("shr", a, np.array(9, "u1"), "wrap"),
+           args=["--shift-overflow", "wrap"])
+    a = random_bits(rng, "int16", (2, 3))
+    w.case("literal_and_i16_array", "and", [a, "[1,2,3]"], expect_logic("and", a, np.array([1, 2, 3], "<i2")))
+
+    # -- The documented examples (directml-bitwise.md), values typed in from the page. --
+    w.case("doc_bit_count_u32", "popcount", [np.array([[0, 123], [456, 789]], dtype="<u4")],
+           np.array([[0, 6], [4, 5]], dtype="<u4"), args=["--out-dtype", "uint32"],
+           note="DML_ELEMENT_WISE_BIT_COUNT_OPERATOR_DESC example")
+    w.case("doc_bit_not_u8", "not", [np.array([[0, 128], [42, 255]], dtype="u1")],
+           np.array([[255, 127], [213, 0]], dtype="u1"), note="DML_ELEMENT_WISE_BIT_NOT_OPERATOR_DESC example")
+    w.case("doc_bit_xor_u8", "xor", [np.array([[0, 128], [42, 255]], dtype="u1"),
+                                     np.array([[255, 128], [15, 240]], dtype="u1")],
+           np.array([[255, 0], [37, 15]], dtype="u1"),
+           note="the corrected XOR case (the published page shows NOT's example)")
+    # Hand-computed: two's-complement counts of negative INT8, bits of float patterns.
+    w.case("hand_popcount_i8", "popcount", [np.array([-1, -128, 127, 0, -2], dtype="i1")],
+           np.array([8, 1, 7, 0, 7], dtype="u1"))
+    w.case("hand_popcount_f32", "popcount",
+           [np.array([-0.0, 1.0, -np.inf, np.nan], dtype="<f4")],  # 0x80000000 0x3F800000 0xFF800000 0x7FC00000
+           np.array([1, 7, 9, 9], dtype="u1"))
+    w.case("hand_and_f32_sign_mask", "and", [np.array([-2.5, 3.0, -0.0], dtype="<f4"),
+                                              np.array([0x7FFFFFFF] * 3, dtype="<u4").view("<f4")],
+           np.array([2.5, 3.0, 0.0], dtype="<f4"), note="clearing the sign bit is fabs")
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=os.path.join(here, "..", "testdata", "golden"))
+    args = parser.parse_args()
+    out_dir = os.path.abspath(args.out)
+    os.makedirs(out_dir, exist_ok=True)
+    # Stale cases from an older run must not linger.
+    for f in os.listdir(out_dir):
+        if f.endswith(".npy") or f == "manifest.json":
+            os.remove(os.path.join(out_dir, f))
+
+    w = Writer(out_dir)
+    build(w, np.random.default_rng(SEED))
+    manifest = {
+        "generator": "scripts/make_goldens.py",
+        "seed": SEED,
+        "note": "paths are relative to this file; an input that does not end in .npy is a CLI literal",
+        "cases": w.cases,
+    }
+    with open(os.path.join(out_dir, "manifest.json"), "w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=1)
+        f.write("\n")
+    total = sum(os.path.getsize(os.path.join(out_dir, f)) for f in os.listdir(out_dir))
+    print("make_goldens: %d cases, %d files, %d bytes in %s" % (len(w.cases), len(os.listdir(out_dir)), total, out_dir))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The project's golden manifest and the ONNX conformance manifest through `dmlbits check`, on
+# every CPU backend and every instruction set the host has, with JUnit output.
+source "$(dirname "$0")/lib.sh"
+golden="$TESTDATA/golden/manifest.json"
+ncases() { "$PYTHON" -c "import json,sys; print(len(json.load(open(sys.argv[1]))['cases']))" "$1"; }
+
+run_manifest() {  # MANIFEST ARGS...
+  local manifest=$1; shift
+  local want
+  want=$(ncases "$manifest")
+  expect_status 0 check "$manifest" --junit "$WORK/junit.xml" "$@"
+  expect_out "$want passed, 0 failed"
+  "$PYTHON" - "$WORK/junit.xml" "$want" <<'PY' || fail "JUnit XML for $manifest $*"
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+cases = root.findall(".//testcase")
+assert len(cases) == int(sys.argv[2]), (len(cases), sys.argv[2])
+assert root.get("failures") == "0" and root.get("errors") == "0"
+PY
+}
+
+# Every backend `dmlbits devices` lists, and on CPU backends every instruction set it reports.
+devices=$("$DMLBITS" devices --json) || fail "dmlbits devices --json failed"
+combos=$("$PYTHON" -c "
+import json, sys
+for b in json.loads(sys.argv[1])['backends']:
+    for isa in b.get('isas') or ['']:
+        print(b['name'], isa)
+" "$devices")
+[ -n "$combos" ] || fail "no backends listed"
+while read -r backend isa; do
+  run_manifest "$golden" --backend "$backend" ${isa:+--isa "$isa"}
+done <<< "$combos"
+
+if [ -d "${DMLBITS_CONFORMANCE_DIR:-/nonexistent}/onnx-node" ]; then
+  # The committed manifest assumes the data at ../shared/conformance; regenerate it for the data
+  # this run was configured with, and check the committed cases are current.
+  onnx="$WORK/onnx-node.json"
+  "$PYTHON" "$DMLBITS_SOURCE_DIR/scripts/make_onnx_manifest.py" "$DMLBITS_CONFORMANCE_DIR" "$onnx" >/dev/null ||
+    fail "make_onnx_manifest.py failed"
+  "$PYTHON" -c "
+import json, sys
+a, b = (json.load(open(p))['cases'] for p in sys.argv[1:])
+sys.exit(a != b)" "$onnx" "$TESTDATA/conformance/onnx-node.json" ||
+    fail "testdata/conformance/onnx-node.json is stale: run scripts/make_onnx_manifest.py"
+  while read -r backend isa; do
+    run_manifest "$onnx" --backend "$backend" ${isa:+--isa "$isa"}
+  done <<< "$combos"
+else
+  echo "conformance data not found at ${DMLBITS_CONFORMANCE_DIR:-?}; the ONNX manifest was not run" >&2
+  conformance_missing=1
+fi
+
+# A failing manifest: a wrong golden fails with status 1 and a readable report; an
+# expected-error case passes only with that error.
+cd "$WORK"
+"$PYTHON" -c "
+import numpy as np
+np.save('a.npy', np.array([[0,123],[456,789]], dtype=np.uint32))
+np.save('good.npy', np.array([[0,6],[4,5]], dtype=np.uint8))
+np.save('bad.npy', np.array([[0,6],[4,4]], dtype=np.uint8))
+"
+cat > m.json <<'JSON'
+{"cases": [
+ {"name": "good", "op": "popcount", "inputs": ["a.npy"], "expected": "good.npy"},
+ {"name": "bad", "op": "popcount", "inputs": ["a.npy"], "expected": "bad.npy"},
+ {"name": "refused", "op": "popcount", "inputs": ["a.npy"], "feature_level": "2_1", "expect_error": "invalid-input"},
+ {"name": "not_refused", "op": "popcount", "inputs": ["a.npy"], "expect_error": "invalid-input"}
+]}
+JSON
+expect_status 1 check m.json --junit j.xml
+expect_out "2 passed, 2 failed"
+expect_out "FAIL    bad: mismatch with"
+expect_out "[1, 1]"
+expect_out "0x04"
+expect_out "FAIL    not_refused: expected error 'invalid-input', but the run succeeded"
+grep -q '<failure' j.xml || fail "JUnit lacks failures"
+# --update rewrites the wrong golden and says so; a second run passes.
+cp bad.npy bad.orig.npy
+expect_status 1 check m.json --update
+expect_out "UPDATED bad"
+expect_status 1 check m.json
+expect_out "3 passed, 1 failed"
+cmp -s bad.npy good.npy || fail "--update did not rewrite bad.npy with the result"
+# Malformed manifests are input errors.
+echo '{"cases": [{"name": "x", "op": "nope", "inputs": []}]}' > broken.json
+expect_status 3 check broken.json
+expect_err "unknown op"
+finish
+[ -z "${conformance_missing:-}" ] || exit 77

@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""Runs every case of testdata/golden/manifest.json through dmlbits and compares the result with
+the expected .npy that scripts/make_goldens.py computed with NumPy: same dtype, same shape, same
+bytes. Also checks that the checked-in goldens are what the generator writes today (a stale or
+hand-edited golden would otherwise go unnoticed), and that the manifest covers every operator.
+
+Env: DMLBITS (the binary), DMLBITS_SOURCE_DIR. Exit 0 all passed, 1 any failure.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+SOURCE_DIR = os.environ.get("DMLBITS_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+DMLBITS = os.environ.get("DMLBITS")
+GOLDEN_DIR = os.path.join(SOURCE_DIR, "testdata", "golden")
+OPS = {"and", "or", "xor", "not", "popcount", "shl", "shr"}
+# The generator writes well over this many; fewer means the manifest lost cases.
+MIN_CASES = 100
+
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL: " + msg)
+
+
+def describe(arr):
+    return "%s%s" % (arr.dtype.str, arr.shape)
+
+
+def same_array(got, want):
+    """(ok, why): dtype (with byte order), shape and raw bytes all equal."""
+    if got.dtype.str != want.dtype.str:
+        return False, "dtype %s, expected %s" % (got.dtype.str, want.dtype.str)
+    if got.shape != want.shape:
+        return False, "shape %s, expected %s" % (got.shape, want.shape)
+    gb, wb = np.ascontiguousarray(got).tobytes(), np.ascontiguousarray(want).tobytes()
+    if gb != wb:
+        gu = np.frombuffer(gb, dtype="u%d" % want.dtype.itemsize)
+        wu = np.frombuffer(wb, dtype="u%d" % want.dtype.itemsize)
+        bad = np.flatnonzero(gu != wu)
+        i = int(bad[0])
+        return False, "%d of %d elements differ; first at flat index %d: got 0x%x, expected 0x%x" % (
+            bad.size, wu.size, i, int(gu[i]), int(wu[i]))
+    return True, ""
+
+
+def check_goldens_are_current(manifest):
+    """Regenerates into a temporary directory and compares the arrays and the manifest."""
+    script = os.path.join(SOURCE_DIR, "scripts", "make_goldens.py")
+    with tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run([sys.executable, script, "--out", tmp], capture_output=True, text=True)
+        if r.returncode != 0:
+            fail("make_goldens.py failed (%d): %s" % (r.returncode, r.stderr.strip()))
+            return
+        with open(os.path.join(tmp, "manifest.json"), encoding="utf-8") as f:
+            fresh = json.load(f)
+        if fresh != manifest:
+            fail("testdata/golden/manifest.json differs from what scripts/make_goldens.py writes; rerun it")
+        names = sorted(f for f in os.listdir(tmp) if f.endswith(".npy"))
+        have = sorted(f for f in os.listdir(GOLDEN_DIR) if f.endswith(".npy"))
+        if names != have:
+            fail("testdata/golden/*.npy files differ from the generator's: extra %s, missing %s" % (
+                sorted(set(have) - set(names)), sorted(set(names) - set(have))))
+        for n in set(names) & set(have):
+            ok, why = same_array(np.load(os.path.join(GOLDEN_DIR, n)), np.load(os.path.join(tmp, n)))
+            if not ok:
+                fail("testdata/golden/%s is stale (%s); rerun scripts/make_goldens.py" % (n, why))
+
+
+def run_case(case, tmp):
+    name = case["name"]
+    inputs = [os.path.join(GOLDEN_DIR, x) if x.endswith(".npy") else x for x in case["inputs"]]
+    out = os.path.join(tmp, name + ".out.npy")
+    args = []
+    for key, flag in (("out_dtype", "--out-dtype"), ("shift_overflow", "--shift-overflow"),
+                      ("feature_level", "--feature-level")):
+        if key in case:
+            args += [flag, case[key]]
+    cmd = [DMLBITS, case["op"], *inputs, *args, "-o", out]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        fail("%s: exit %d: %s" % (name, r.returncode, r.stderr.strip()))
+        return
+    if r.stderr:
+        fail("%s: unexpected stderr: %s" % (name, r.stderr.strip()))
+    if not os.path.exists(out):
+        fail("%s: no output file" % name)
+        return
+    got = np.load(out, allow_pickle=False)
+    want = np.load(os.path.join(GOLDEN_DIR, case["expected"]), allow_pickle=False)
+    ok, why = same_array(got, want)
+    if not ok:
+        fail("%s: %s (command: %s)" % (name, why, " ".join(cmd[1:])))
+
+
+def main():
+    if not DMLBITS:
+        print("golden_test: set DMLBITS to the dmlbits binary")
+        return 1
+    with open(os.path.join(GOLDEN_DIR, "manifest.json"), encoding="utf-8") as f:
+        manifest = json.load(f)
+    cases = manifest["cases"]
+    if len(cases) < MIN_CASES:
+        fail("the manifest has only %d cases (expected at least %d)" % (len(cases), MIN_CASES))
+    missing = OPS - {c["op"] for c in cases}
+    if missing:
+        fail("no golden case for %s" % sorted(missing))
+
+    check_goldens_are_current(manifest)
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in cases:
+            run_case(case, tmp)
+
+    print("golden_test: %d cases run, %d failures" % (len(cases), len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
