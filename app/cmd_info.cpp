@@ -37,8 +37,7 @@ FileInfo inspect(const std::string& path, std::optional<DType> dtype) {
       switch (h.byte_order) {
         case '<': f.byte_order = "little"; break;
         case '>': f.byte_order = "big"; break;
-        case '=': f.byte_order = "native"; break;
-        default: f.byte_order = "not applicable"; break;
+        default: f.byte_order = "native"; break;  // '=', or '|' on a multi-byte type, as NumPy reads it
       }
       if (dtype_info(h.dtype).size == 1) f.byte_order = "not applicable";
     } else {

@@ -76,24 +76,30 @@ nlohmann::json info_json(const FileInfo& f) {
 }
 
 std::string ops_text(std::optional<FeatureLevel> level) {
+  // The input-types column is as wide as its longest entry, so columns never run together.
+  std::size_t types_width = std::string_view("INPUT TYPES").size();
+  for (const auto& op : op_table())
+    for (const auto& t : op.tiers) types_width = std::max(types_width, t.inputs.to_string().size());
+  types_width += 2;
   std::string out;
   if (!level) {
-    out += fmt::format("{:<9}{:<6}{:<6}{:<66}{}\n", "OP", "FROM", "DIMS", "INPUT TYPES", "OUTPUT TYPES");
+    out += fmt::format("{:<9}{:<6}{:<6}{:<{}}{}\n", "OP", "FROM", "DIMS", "INPUT TYPES", types_width, "OUTPUT TYPES");
     for (const auto& op : op_table())
       for (const auto& t : op.tiers)
-        out += fmt::format("{:<9}{:<6}{:<6}{:<66}{}\n", op.verb, t.level.short_name(), dims_text(t.dims),
-                           t.inputs.to_string(), outputs_text(t));
+        out += fmt::format("{:<9}{:<6}{:<6}{:<{}}{}\n", op.verb, t.level.short_name(), dims_text(t.dims),
+                           t.inputs.to_string(), types_width, outputs_text(t));
     out += "Each row holds from its level up to the next row's; nothing changes after 4_1.\n";
     return out;
   }
   out += fmt::format("At {}:\n", level->enum_name());
-  out += fmt::format("{:<9}{:<6}{:<66}{}\n", "OP", "DIMS", "INPUT TYPES", "OUTPUT TYPES");
+  out += fmt::format("{:<9}{:<6}{:<{}}{}\n", "OP", "DIMS", "INPUT TYPES", types_width, "OUTPUT TYPES");
   for (const auto& op : op_table()) {
     const OpTier* t = op.tier_at(*level);
     if (!t)
       out += fmt::format("{:<9}not available (needs {})\n", op.verb, op.introduced().enum_name());
     else
-      out += fmt::format("{:<9}{:<6}{:<66}{}\n", op.verb, dims_text(t->dims), t->inputs.to_string(), outputs_text(*t));
+      out += fmt::format("{:<9}{:<6}{:<{}}{}\n", op.verb, dims_text(t->dims), t->inputs.to_string(), types_width,
+                         outputs_text(*t));
   }
   return out;
 }
@@ -130,7 +136,8 @@ std::string ops_roff() {
   std::string out;
   for (const auto& op : op_table())
     for (const auto& t : op.tiers)
-      out += fmt::format("{}\t{}\t{}\t{}\t{}\n", op.verb, t.level.short_name(), dims_text(t.dims),
+      // tbl text blocks (T{ T}) let the long type lists fold to the terminal's width.
+      out += fmt::format("{}\t{}\t{}\tT{{\n{}\nT}}\tT{{\n{}\nT}}\n", op.verb, t.level.short_name(), dims_text(t.dims),
                          t.inputs.to_string(), outputs_text(t));
   return out;
 }
