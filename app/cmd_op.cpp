@@ -10,6 +10,7 @@
 #include "dmlbits/compare.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/run.hpp"
+#include "dmlbits/stream.hpp"
 #include "report.hpp"
 
 namespace dmlbits::app {
@@ -39,6 +40,7 @@ struct OpOptions {
   std::size_t show = 10;
   std::string report_json;
   bool verbose = false;
+  bool quiet = false;
 };
 
 std::optional<DType> dtype_option(const std::string& name, const char* option) {
@@ -87,26 +89,6 @@ bool is_special_file(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
-// Where and how the result goes: -o FILE, -o -, --in-place, or JSON on standard output.
-void write_result(const OpOptions& o, const Tensor& result) {
-  std::optional<TensorFormat> format;
-  if (!o.format.empty()) format = parse_format_name(o.format);
-  std::string path = o.in_place ? o.a : o.output;
-  if (path.empty()) {
-    path = "-";
-    if (!format) format = TensorFormat::json;
-  }
-  if (!format && path == "-") format = TensorFormat::npy;
-  if (!format && o.in_place) format = detect_format(InputBytes::open(path).bytes());  // keep A's format
-  if (!format) format = format_from_extension(path);
-  if (!format && is_special_file(path)) format = TensorFormat::npy;  // /dev/null, a FIFO
-  if (!format)
-    throw Error(Errc::usage, fmt::format("cannot tell the output format from '{}': name it .npy or .json, or use --format", path));
-  if (path == "-" && *format == TensorFormat::npy && ::isatty(STDOUT_FILENO))
-    throw Error(Errc::usage, "refusing to write binary .npy to a terminal; redirect it, or use --format json");
-  write_tensor(result.view(), path, *format, JsonWriteOptions{o.hex});
-}
-
 // --expect: compare with the golden file; --update rewrites it instead of failing.
 void check_expected(const OpOptions& o, const Tensor& result) {
   std::optional<LoadedTensor> golden;
@@ -133,10 +115,85 @@ void check_expected(const OpOptions& o, const Tensor& result) {
   throw Error(Errc::mismatch, fmt::format("result differs from {}", quote_path(o.expect)));
 }
 
+// The output path and format, or nullopt for JSON on standard output.
+struct OutputTarget {
+  std::string path;
+  TensorFormat format;
+};
+
+OutputTarget output_target(const OpOptions& o) {
+  std::optional<TensorFormat> format;
+  if (!o.format.empty()) format = parse_format_name(o.format);
+  std::string path = o.in_place ? o.a : o.output;
+  if (path.empty()) {
+    path = "-";
+    if (!format) format = TensorFormat::json;
+  }
+  if (!format && path == "-") format = TensorFormat::npy;
+  if (!format && o.in_place) format = detect_format(InputBytes::open(path).bytes());  // keep A's format
+  if (!format) format = format_from_extension(path);
+  if (!format && is_special_file(path)) format = TensorFormat::npy;  // /dev/null, a FIFO
+  if (!format)
+    throw Error(Errc::usage, fmt::format("cannot tell the output format from '{}': name it .npy or .json, or use --format", path));
+  if (path == "-" && *format == TensorFormat::npy && ::isatty(STDOUT_FILENO))
+    throw Error(Errc::usage, "refusing to write binary .npy to a terminal; redirect it, or use --format json");
+  return {path, *format};
+}
+
+// A progress line on a terminal's standard error for runs longer than a second.
+class Progress {
+ public:
+  Progress(bool enabled, std::string label) : enabled_(enabled && ::isatty(STDERR_FILENO)), label_(std::move(label)) {}
+  ~Progress() {
+    if (shown_) std::cerr << "\r\033[K" << std::flush;
+  }
+  void operator()(std::uint64_t done, std::uint64_t total) {
+    if (!enabled_ || clock_.seconds() < 1.0) return;
+    const int pct = total ? static_cast<int>(done * 100 / total) : 100;
+    if (pct == last_) return;
+    last_ = pct;
+    shown_ = true;
+    std::cerr << fmt::format("\rdmlbits: {} {:3d}%", label_, pct) << std::flush;
+  }
+
+ private:
+  bool enabled_;
+  std::string label_;
+  Stopwatch clock_;
+  int last_ = -1;
+  bool shown_ = false;
+};
+
+void report_validated(const OpOptions& o, const ValidatedOp& v, const RunTiming& t) {
+  if (!o.explain_json.empty()) write_text_file(o.explain_json, to_json(v.desc()).dump(2) + "\n");
+  if (o.verbose)
+    std::cerr << fmt::format("dmlbits: {} runs on the {} backend ({}), {} at {}\n", v.op().verb, t.backend, t.device,
+                             dtype_info(v.input_dtype()).dml_name, v.level().enum_name());
+}
+
+void report_timing(const OpOptions& o, const ValidatedOp& v, const RunTiming& t, const OperationSpec& spec,
+                   const std::vector<double>& samples) {
+  const RunDescription what{std::string(v.op().verb), v.input_dtype(), v.output_shape(), v.level(), spec.warmup,
+                            samples};
+  if (o.time) std::cerr << timing_text(t, what);
+  if (!o.time_json.empty()) write_text_file(o.time_json, timing_json(t, what).dump(2) + "\n");
+}
+
 void run_op(const OpOptions& o) {
   const OpInfo& op = op_info(o.op);
-  Stopwatch total;
   const OperationSpec spec = make_spec(o);
+  // Straight to an .npy output, chunk by chunk, when nothing needs the whole result in memory.
+  if (o.expect.empty() && !o.explain && spec.repeat == 1 && spec.warmup == 0) {
+    const OutputTarget target = output_target(o);
+    if (target.format == TensorFormat::npy) {
+      Progress progress(!o.quiet, std::string(op.verb));
+      StreamResult r = stream_operation(spec, target.path, std::ref(progress),
+                                        [&](const ValidatedOp& v, const RunTiming& t) { report_validated(o, v, t); });
+      report_timing(o, *r.op, r.timing, spec, {r.timing.phase("execute")});
+      return;
+    }
+  }
+  Stopwatch total;
   OperationResult r = run_operation(spec);
 
   const std::string explain = to_json(r.op->desc()).dump(2) + "\n";
@@ -144,22 +201,18 @@ void run_op(const OpOptions& o) {
     std::cout << explain;
     return;
   }
-  if (!o.explain_json.empty()) write_text_file(o.explain_json, explain);
-  if (o.verbose)
-    std::cerr << fmt::format("dmlbits: {} ran on the {} backend ({}), {} at {}\n", op.verb, r.timing.backend,
-                             r.timing.device, dtype_info(r.op->input_dtype()).dml_name, r.op->level().enum_name());
+  report_validated(o, *r.op, r.timing);
 
   Stopwatch write;
   const Tensor& result = r.result();
   // With --expect the result is compared, and only written where -o or --in-place asks.
-  if (o.expect.empty() || !o.output.empty() || o.in_place) write_result(o, result);
+  if (o.expect.empty() || !o.output.empty() || o.in_place) {
+    const OutputTarget target = output_target(o);
+    write_tensor(result.view(), target.path, target.format, JsonWriteOptions{o.hex});
+  }
   r.timing.phases.push_back({"write", write.seconds()});
   r.timing.total_seconds = total.seconds();
-
-  const RunDescription what{std::string(op.verb), r.op->input_dtype(), r.op->output_shape(), r.op->level(),
-                            spec.warmup, r.execute_samples};
-  if (o.time) std::cerr << timing_text(r.timing, what);
-  if (!o.time_json.empty()) write_text_file(o.time_json, timing_json(r.timing, what).dump(2) + "\n");
+  report_timing(o, *r.op, r.timing, spec, r.execute_samples);
   if (!o.expect.empty()) check_expected(o, result);
 }
 
@@ -219,6 +272,7 @@ void setup_op_commands(CLI::App& app) {
     sub->add_option("--repeat", opt->repeat, "Execute N measured times (data already resident)")->capture_default_str();
     sub->add_option("--warmup", opt->warmup, "Execute W unmeasured times first")->capture_default_str();
     sub->add_flag("-v,--verbose", opt->verbose, "Say which backend and device run the operator");
+    sub->add_flag("-q,--quiet", opt->quiet, "No progress line on a terminal for long runs");
     sub->footer(exit_status_summary());
     sub->final_callback([opt] { run_op(*opt); });
   }

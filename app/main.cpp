@@ -1,4 +1,5 @@
 // dmlbits: DirectML's element-wise bitwise operators on tensors, from the command line.
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 
@@ -6,10 +7,26 @@
 
 #include "app.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/interrupt.hpp"
 #include "report.hpp"
+
+namespace {
+
+// SIGINT/SIGTERM: ask the library to stop at its next chunk, which unwinds and removes any
+// temporary output; a second signal ends the process at once.
+void on_interrupt(int sig) {
+  dmlbits::request_interrupt();
+  std::signal(sig, SIG_DFL);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace dmlbits;
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  // A closed pipe is a write error (EPIPE) reported like any other, not a silent death.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"dmlbits: run DirectML's element-wise bitwise operators (DML_ELEMENT_WISE_BIT_*) on tensors", "dmlbits"};
   app.set_version_flag("--version", "dmlbits " DMLBITS_VERSION);
   app.require_subcommand(1);

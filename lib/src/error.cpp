@@ -8,7 +8,7 @@ namespace dmlbits {
 namespace {
 
 // Statuses follow cmp(1)/diff(1): 1 means "ran, and the data differ", 2 and up mean trouble.
-constexpr std::array<ErrcInfo, 7> kErrcTable{{
+constexpr std::array<ErrcInfo, 8> kErrcTable{{
     {Errc::mismatch, "mismatch", 1, "the result differs from the expected (golden) tensor"},
     {Errc::usage, "usage", 2, "the command line is malformed (unknown option, missing operand)"},
     {Errc::invalid_input, "invalid-input", 3,
@@ -17,6 +17,7 @@ constexpr std::array<ErrcInfo, 7> kErrcTable{{
     {Errc::io, "io", 5, "a file could not be opened, read or written"},
     {Errc::backend, "backend", 6, "a device or runtime call failed"},
     {Errc::internal, "internal", 70, "an internal error (a bug in dmlbits; please report it)"},
+    {Errc::interrupted, "interrupted", 130, "interrupted by SIGINT or SIGTERM; no output file was left"},
 }};
 
 }  // namespace

@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "dmlbits/error.hpp"
+#include "dmlbits/interrupt.hpp"
 
 namespace dmlbits {
 namespace {
@@ -33,8 +35,10 @@ std::string base_name(const std::string& path) {
 }
 
 void write_all(int fd, const std::byte* data, std::size_t size) {
+  constexpr std::size_t kMaxWrite = 8 << 20;  // bounded writes, so that an interrupt is seen
   while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
+    throw_if_interrupted();
+    const ssize_t n = ::write(fd, data, std::min(size, kMaxWrite));
     if (n < 0) {
       if (errno == EINTR) continue;
       io_fail("write failed");
@@ -100,11 +104,23 @@ InputBytes InputBytes::open(const std::string& path) {
     }
   }
   // Pipes, terminals, and files that cannot be mapped: read to the end.
-  std::size_t used = 0;
-  in.buffer_.resize(1 << 16);
+  in.read_to_end(fd, path);
+  return in;
+}
+
+InputBytes InputBytes::read_rest_of_stdin(std::vector<std::byte> prefix) {
+  InputBytes in;
+  in.buffer_ = std::move(prefix);
+  in.read_to_end(STDIN_FILENO, "-");
+  return in;
+}
+
+void InputBytes::read_to_end(int fd, const std::string& path) {
+  std::size_t used = buffer_.size();
+  buffer_.resize(std::max<std::size_t>(used * 2, 1 << 16));
   for (;;) {
-    if (used == in.buffer_.size()) in.buffer_.resize(in.buffer_.size() * 2);
-    const ssize_t n = ::read(fd, in.buffer_.data() + used, in.buffer_.size() - used);
+    if (used == buffer_.size()) buffer_.resize(buffer_.size() * 2);
+    const ssize_t n = ::read(fd, buffer_.data() + used, buffer_.size() - used);
     if (n < 0) {
       if (errno == EINTR) continue;
       io_fail(fmt::format("cannot read {}", quote_path(path)));
@@ -112,10 +128,9 @@ InputBytes InputBytes::open(const std::string& path) {
     if (n == 0) break;
     used += static_cast<std::size_t>(n);
   }
-  in.buffer_.resize(used);
-  in.data_ = in.buffer_.data();
-  in.size_ = used;
-  return in;
+  buffer_.resize(used);
+  data_ = buffer_.data();
+  size_ = used;
 }
 
 TensorFormat detect_format(std::span<const std::byte> bytes) {

@@ -11,10 +11,12 @@ namespace {
 
 // What each operand holds before dtypes are resolved.
 struct Pending {
-  OperandKind kind;
+  OperandKind kind{};
   std::string text;
   std::optional<InputBytes> bytes;
   std::optional<Tensor> tensor;                // .npy, or JSON with a dtype
+  std::shared_ptr<NpyStream> stream;           // .npy left unread (LoadMode::streams)
+  TensorFormat format = TensorFormat::npy;
   std::optional<JsonTensorDocument> document;  // JSON (file or array literal)
 };
 
@@ -36,11 +38,20 @@ OperandKind classify_operand(const std::string& text) {
   return OperandKind::file;
 }
 
-std::vector<LoadedOperand> load_operands(const std::vector<std::string>& operands, std::optional<DType> dtype) {
+void LoadedOperand::materialize() {
+  if (!stream) return;
+  tensor = stream->read_all();
+  stream.reset();
+}
+
+std::vector<LoadedOperand> load_operands(const std::vector<std::string>& operands, std::optional<DType> dtype,
+                                         LoadMode mode) {
   std::vector<Pending> pending;
   int stdin_count = 0;
   for (const auto& text : operands) {
-    Pending p{classify_operand(text), text, {}, {}, {}};
+    Pending p;
+    p.kind = classify_operand(text);
+    p.text = text;
     if (p.kind == OperandKind::standard_input && ++stdin_count > 1)
       throw Error(Errc::usage, "standard input ('-') can be given as one operand only");
     pending.push_back(std::move(p));
@@ -55,11 +66,22 @@ std::vector<LoadedOperand> load_operands(const std::vector<std::string>& operand
       std::span<const std::byte> bytes;
       if (p.kind == OperandKind::array_literal) {
         bytes = std::as_bytes(std::span(p.text.data(), p.text.size()));
+      } else if (mode == LoadMode::streams) {
+        std::vector<std::byte> consumed;
+        p.stream = NpyStream::open(p.text, consumed);
+        if (p.stream) {
+          if (!anchor) anchor = p.stream->header().dtype;
+          return;
+        }
+        // Not streamable: read it whole, starting with what a pipe already gave.
+        p.bytes = p.text == "-" ? InputBytes::read_rest_of_stdin(std::move(consumed)) : InputBytes::open(p.text);
+        bytes = p.bytes->bytes();
       } else {
         p.bytes = InputBytes::open(p.text);
         bytes = p.bytes->bytes();
       }
-      if (p.kind != OperandKind::array_literal && detect_format(bytes) == TensorFormat::npy) {
+      p.format = detect_format(bytes);
+      if (p.kind != OperandKind::array_literal && p.format == TensorFormat::npy) {
         p.tensor = read_npy(bytes);
         p.bytes.reset();
       } else {
@@ -80,7 +102,10 @@ std::vector<LoadedOperand> load_operands(const std::vector<std::string>& operand
     Pending& p = pending[i];
     LoadedOperand lo;
     lo.kind = p.kind;
+    lo.format = p.format;
+    lo.stream = std::move(p.stream);
     with_context(operand_context(i, p), [&] {
+      if (lo.stream) return;
       if (p.tensor) {
         lo.tensor = std::move(*p.tensor);
         return;
@@ -95,7 +120,6 @@ std::vector<LoadedOperand> load_operands(const std::vector<std::string>& operand
         lo.tensor.set_bits_at(0, parse_scalar_literal(p.text, *anchor));
       }
     });
-    if (p.kind == OperandKind::file || p.kind == OperandKind::standard_input) lo.source_bytes = lo.tensor.byte_size();
     out.push_back(std::move(lo));
   }
   return out;

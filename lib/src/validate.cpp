@@ -122,3 +122,28 @@ ValidatedOp validate(const OpRequest& r) {
 }
 
 }  // namespace dmlbits
+
+namespace dmlbits {
+
+bool ValidatedOp::is_flat_streamable() const {
+  for (const auto& s : input_shapes_)
+    if (!(s == output_shape_) && s.element_count() != 1) return false;
+  return true;
+}
+
+ValidatedOp ValidatedOp::flat_chunk(std::uint64_t count) const {
+  if (!is_flat_streamable()) throw Error(Errc::internal, "flat_chunk of an operation that broadcasts along an axis");
+  ValidatedOp v = *this;
+  const Shape chunk{count};
+  v.output_shape_ = chunk;
+  for (std::size_t i = 0; i < input_shapes_.size(); ++i) {
+    const bool scalar = !(input_shapes_[i] == output_shape_);
+    v.input_shapes_[i] = scalar ? Shape{1} : chunk;
+    v.desc_.inputs[i] = make_tensor_desc(desc_.inputs[i].dtype, v.input_shapes_[i], chunk);
+  }
+  v.desc_.output = make_tensor_desc(desc_.output.dtype, chunk, chunk);
+  v.desc_.empty = count == 0;
+  return v;
+}
+
+}  // namespace dmlbits

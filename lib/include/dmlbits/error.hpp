@@ -19,6 +19,7 @@ enum class Errc {
   io,             // a file could not be read or written
   backend,        // a device or runtime call failed
   internal,       // a bug in dmlbits
+  interrupted,    // SIGINT or SIGTERM arrived during the run
 };
 
 struct ErrcInfo {

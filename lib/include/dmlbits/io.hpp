@@ -26,6 +26,8 @@ class InputBytes {
  public:
   // Throws Errc::io with the path in the message.
   static InputBytes open(const std::string& path);
+  // `prefix` (bytes a caller already read from standard input) followed by the rest of it.
+  static InputBytes read_rest_of_stdin(std::vector<std::byte> prefix);
   InputBytes(InputBytes&&) noexcept;
   InputBytes& operator=(InputBytes&&) noexcept;
   ~InputBytes();
@@ -33,6 +35,7 @@ class InputBytes {
 
  private:
   InputBytes() = default;
+  void read_to_end(int fd, const std::string& path);
   const std::byte* data_ = nullptr;
   std::size_t size_ = 0;
   bool mapped_ = false;

@@ -4,11 +4,13 @@
 // "./NAME" always names a file.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "dmlbits/io.hpp"
+#include "dmlbits/npy_stream.hpp"
 #include "dmlbits/tensor.hpp"
 
 namespace dmlbits {
@@ -18,13 +20,25 @@ enum class OperandKind { file, standard_input, scalar_literal, array_literal };
 OperandKind classify_operand(const std::string& text);
 
 struct LoadedOperand {
-  Tensor tensor;
+  Tensor tensor;                        // empty while `stream` holds the data
+  std::shared_ptr<NpyStream> stream;    // an .npy input left unread, to be read in chunks
   OperandKind kind{};
-  std::uint64_t source_bytes = 0;  // bytes read from the file or stream (0 for literals)
+  TensorFormat format = TensorFormat::npy;  // of a file or standard input
+
+  DType dtype() const { return stream ? stream->header().dtype : tensor.dtype(); }
+  Shape shape() const { return stream ? stream->header().shape : tensor.shape(); }
+  // Reads a streamed operand whole (for an input that is broadcast rather than streamed).
+  void materialize();
+};
+
+enum class LoadMode {
+  whole,    // every operand read into memory
+  streams,  // .npy inputs in C order and native byte order are left as streams
 };
 
 // Loads every operand; at most one may be "-" (Errc::usage otherwise). Errors name the operand
 // ("reading 'a.npy': ...", "operand 2 (literal '0x1ff'): ...").
-std::vector<LoadedOperand> load_operands(const std::vector<std::string>& operands, std::optional<DType> dtype);
+std::vector<LoadedOperand> load_operands(const std::vector<std::string>& operands, std::optional<DType> dtype,
+                                         LoadMode mode = LoadMode::whole);
 
 }  // namespace dmlbits

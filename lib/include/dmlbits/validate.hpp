@@ -38,6 +38,14 @@ class ValidatedOp {
   bool in_place() const { return in_place_; }
   const DmlOperatorDesc& desc() const { return desc_; }
 
+  // True if every input is either the output's shape or a single element, so that any flat
+  // range of the output can be computed from the same range of the inputs (or the element).
+  bool is_flat_streamable() const;
+  // This operation restricted to `count` consecutive output elements, as a 1-D operation:
+  // full-shape inputs become runs of `count`, single-element inputs stride-0 scalars. Needs
+  // is_flat_streamable(); derived from an already validated operation, so it is valid too.
+  ValidatedOp flat_chunk(std::uint64_t count) const;
+
  private:
   friend ValidatedOp validate(const OpRequest& request);
   ValidatedOp() = default;

@@ -1,0 +1,46 @@
+// An .npy input read in chunks instead of all at once: a regular file through pread, or a
+// pipe (standard input) through sequential reads. Only data that needs no conversion streams:
+// C order and native byte order; anything else is read whole (read_npy).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dmlbits/npy.hpp"
+
+namespace dmlbits {
+
+class NpyStream {
+ public:
+  // Opens `path` ("-" for standard input). Returns nullptr when the input is not an .npy file
+  // or its data cannot stream; for a pipe, the bytes already read are left in `consumed` so
+  // the caller can read the rest and parse the whole. Errors carry "reading 'PATH'" context;
+  // a regular file whose size disagrees with its header is refused here, before any output.
+  static std::unique_ptr<NpyStream> open(const std::string& path, std::vector<std::byte>& consumed);
+  ~NpyStream();
+  NpyStream(const NpyStream&) = delete;
+  NpyStream& operator=(const NpyStream&) = delete;
+
+  const NpyHeader& header() const { return header_; }
+  const std::string& path() const { return path_; }
+  // Reads elements [first, first + count) into dst. A pipe must be read in order.
+  void read(std::uint64_t first, std::size_t count, std::byte* dst);
+  // For a pipe: checks that nothing follows the data.
+  void finish();
+  // The whole array as a tensor (for inputs that are broadcast rather than streamed).
+  Tensor read_all();
+
+ private:
+  NpyStream() = default;
+  std::string path_;
+  int fd_ = -1;
+  bool owns_fd_ = false;
+  bool seekable_ = false;
+  std::uint64_t position_ = 0;  // pipes: element index of the next read
+  NpyHeader header_;
+};
+
+}  // namespace dmlbits

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Streaming and faults through the binary: memory that does not grow with the tensor, standard
+# input and output streams, SIGINT, a closed pipe, a full disk, missing and read-only folders.
+# In every failure: a clear message, a non-zero exit, no partial output, existing files intact.
+source "$(dirname "$0")/lib.sh"
+cd "$WORK"
+
+# npy_header DTYPE_DESCR N: a v1.0 header for a 1-d array of N elements, as NumPy writes it.
+npy_sparse() {  # FILE DESCR N ITEMSIZE: a sparse all-zero .npy of N elements
+  "$PYTHON" - "$@" <<'PY'
+import sys, numpy.lib.format as f, os
+path, descr, n, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+with open(path, "wb") as out:
+    f.write_array_header_1_0(out, {"descr": descr, "fortran_order": False, "shape": (n,)})
+    out.truncate(out.tell() + n * size)
+PY
+}
+no_temp_files() { ! ls -A "${1:-.}" | grep -q 'dmlbits-' || fail "temporary files left in ${1:-.}: $(ls -A "${1:-.}")"; }
+
+# A 2 GiB input (sparse: no disk used) streams with bounded memory.
+big=$((2 * 1024 * 1024 * 1024))
+npy_sparse big.npy '|u1' "$big" 1
+rss=$( { /usr/bin/time -f '%M' "$DMLBITS" not big.npy -o /dev/null --quiet; } 2>&1 | tail -n 1)
+[ "$rss" -lt $((128 * 1024)) ] || fail "peak RSS ${rss} KiB for a 2 GiB stream (limit 128 MiB)"
+# The streamed result is right at the end too (not of zeros is 0xff).
+tail_bytes=$("$DMLBITS" not big.npy -o - --quiet | tail -c 4096 | od -An -tx1 -v | tr -s ' \n' '\n' | sort -u | tr -d '\n')
+[ "$tail_bytes" = "ff" ] || fail "last 4096 bytes of not(zeros) are not all 0xff: $tail_bytes"
+# Broadcast operands (a literal) and uint32 popcount stream too.
+npy_sparse big32.npy '<u4' $((big / 4)) 4
+rss=$( { /usr/bin/time -f '%M' "$DMLBITS" xor big32.npy 0xffffffff -o /dev/null; } 2>&1 | tail -n 1)
+[ "$rss" -lt $((128 * 1024)) ] || fail "peak RSS ${rss} KiB for a 2 GiB xor with a literal"
+
+# Standard input and output stream: a two-stage pipeline gives back the input.
+"$PYTHON" -c "
+import numpy as np
+np.save('r.npy', np.random.default_rng(7).integers(0, 2**32, size=3_000_001, dtype=np.uint32))"
+"$DMLBITS" not - -o - < r.npy | "$DMLBITS" not - -o back.npy || fail "stdin/stdout pipeline failed"
+"$PYTHON" -c "import numpy as np; assert (np.load('back.npy') == np.load('r.npy')).all()" || fail "pipeline changed data"
+cat r.npy | "$DMLBITS" popcount - -o pc.npy --out-dtype uint32 || fail "popcount from a pipe failed"
+"$PYTHON" -c "
+import numpy as np
+a = np.load('r.npy'); p = np.load('pc.npy')
+assert (p == np.unpackbits(a.view(np.uint8)).reshape(-1, 32).sum(1)).all()" || fail "popcount from a pipe is wrong"
+# A truncated pipe is an error, not a short output.
+head -c 1000000 r.npy | "$DMLBITS" not - -o cut.npy 2>err.txt && fail "truncated stdin accepted"
+grep -q "truncated" err.txt || fail "truncated stdin message: $(cat err.txt)"
+expect_no_file cut.npy
+
+# SIGINT during a long run: exit 130, no output, no temporary file; an existing output intact.
+echo keep > out.npy
+"$DMLBITS" not big.npy -o out.npy --quiet 2>err.txt &
+pid=$!
+sleep 0.3
+kill -INT "$pid"
+wait "$pid" && st=0 || st=$?
+[ "$st" -eq 130 ] || fail "SIGINT: exit $st, expected 130 ($(cat err.txt))"
+grep -q "interrupted" err.txt || fail "SIGINT message: $(cat err.txt)"
+[ "$(cat out.npy)" = keep ] || fail "SIGINT: existing output changed"
+no_temp_files
+
+# Standard output closed early: a message and a non-zero status, not a silent death.
+set +e
+"$DMLBITS" not big.npy -o - --quiet 2>err.txt | head -c 10 > /dev/null
+st=${PIPESTATUS[0]}
+[ "$st" -eq 5 ] || fail "closed pipe: exit $st, expected 5 ($(cat err.txt))"
+grep -q "Broken pipe" err.txt || fail "closed pipe message: $(cat err.txt)"
+
+# A full device.
+expect_status 5 not r.npy -o /dev/full
+expect_err "No space left on device"; expect_one_line
+# A folder that does not exist.
+expect_status 5 not r.npy -o no/such/dir/out.npy
+expect_err "no/such/dir"; expect_one_line
+# A small full filesystem and a read-only one (tmpfs mounts need privileges; say when skipped).
+mkdir small ro
+if mount -t tmpfs -o size=1m tmpfs small 2>/dev/null; then
+  echo keep > small/out.npy
+  expect_status 5 not r.npy -o small/out.npy
+  expect_err "No space left on device"
+  [ "$(cat small/out.npy)" = keep ] || fail "full disk: existing output changed"
+  no_temp_files small
+  umount small
+else
+  echo "note: cannot mount a tmpfs here; the small-filesystem case did not run" >&2
+fi
+if mount -t tmpfs -o size=1m,ro tmpfs ro 2>/dev/null; then
+  expect_status 5 not r.npy -o ro/out.npy
+  expect_err "Read-only file system"
+  umount ro
+else
+  echo "note: cannot mount a read-only tmpfs here; the read-only case did not run" >&2
+fi
+
+# A failed streamed run (bad second operand found late) leaves no output.
+"$PYTHON" -c "
+import numpy as np
+np.save('x.npy', np.zeros(10, dtype=np.uint8)); np.save('y.npy', np.zeros(10, dtype=np.uint16))"
+expect_status 3 and x.npy y.npy -o z.npy
+expect_no_file z.npy
+no_temp_files
+finish
