@@ -6,6 +6,7 @@
 
 #include "app.hpp"
 #include "dmlbits/backend.hpp"
+#include "dmlbits/cpu_isa.hpp"
 
 namespace dmlbits::app {
 namespace {
@@ -18,8 +19,19 @@ void run_devices(const DevicesOptions& o) {
   nlohmann::json backends = nlohmann::json::array();
   for (auto name : backend_names()) {
     auto b = make_backend(name);
-    if (o.json) backends.push_back({{"name", name}, {"device", b->device_description()}});
-    else std::cout << fmt::format("{:<15}{}\n", name, b->device_description());
+    // The CPU SIMD backend can be held to any instruction set this CPU has (--isa).
+    std::vector<std::string> isas;
+    if (name == "cpu")
+      for (Isa isa : supported_isas()) isas.emplace_back(isa_name(isa));
+    if (o.json) {
+      nlohmann::json j = {{"name", name}, {"device", b->device_description()}};
+      if (!isas.empty()) j["isas"] = isas;
+      backends.push_back(j);
+    } else {
+      std::cout << fmt::format("{:<15}{}", name, b->device_description());
+      if (!isas.empty()) std::cout << fmt::format(" (--isa {})", fmt::join(isas, ", "));
+      std::cout << '\n';
+    }
   }
   if (o.json) std::cout << nlohmann::json{{"backends", backends}}.dump(2) << '\n';
 }

@@ -50,7 +50,7 @@ constexpr unsigned reference_popcount(T a) {
 
 class CpuReferenceBackend final : public Backend {
  public:
-  std::string_view name() const override { return "cpu"; }
+  std::string_view name() const override { return "cpu-reference"; }
   std::string device_description() const override { return "CPU reference (scalar loops)"; }
   std::optional<std::string> unsupported_reason(const ValidatedOp&) const override { return std::nullopt; }
   void run(const ValidatedOp& op, const ExecuteBuffers& buffers) override;

@@ -1,0 +1,105 @@
+// The fast CPU backend ("cpu"): the operators as SIMD kernels over contiguous runs, chosen at
+// run time for the instruction sets this CPU has (cpu_isa.hpp). Results are byte for byte those
+// of CpuReferenceBackend, which the tests check for every kernel.
+//
+// Kernels are keyed by (operation, element width, instruction set, operand layout) and named
+// as in XNNPACK: x<bits>_<op>[_c|_rc]__<isa>, e.g. "x32_shl__avx2" (A and B both runs),
+// "x32_shl_c__avx2" (B is one element repeated: a constant), "x32_shl_rc__avx2" (A is the
+// constant), "x16_popcnt_u8__avx2" (16-bit elements counted into uint8). Variants that need an
+// extension beyond their set say so in place of the set: "x32_popcnt_u32__avx512vpopcntdq",
+// "x64_popcnt_u8__scalar_popcnt".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "dmlbits/backend.hpp"
+#include "dmlbits/cpu_isa.hpp"
+
+namespace dmlbits {
+
+// ---- Kernel table -------------------------------------------------------------------------
+
+struct KernelParams {
+  ShiftOverflow shift_overflow = ShiftOverflow::zero;
+  // Binary SIMD kernels whose output is at least this many bytes write it with non-temporal
+  // stores, past the caches (as memcpy does for large copies). Tests lower it to cover that path.
+  std::size_t stream_min_bytes = std::size_t{8} << 20;
+};
+
+// Computes n elements. a, b and out need no alignment; out may be the same memory as a (in
+// place). Unary kernels ignore b. For Operands::b_scalar, b points at one element used for
+// every position (a at one element for a_scalar).
+using KernelFn = void (*)(std::size_t n, const void* a, const void* b, void* out, const KernelParams& params);
+
+// Popcount is two kernels, one per output type.
+enum class KernelOp : std::uint8_t { bit_and, bit_or, bit_xor, bit_not, shl, shr, popcnt_u8, popcnt_u32 };
+inline constexpr std::size_t kKernelOpCount = 8;
+
+enum class Operands : std::uint8_t {
+  vectors,   // A and B both advance (and unary kernels)
+  b_scalar,  // B is one element broadcast over the run
+  a_scalar,  // A is one element broadcast over the run
+};
+
+// A CPU extension a kernel needs besides its instruction set.
+enum class CpuExtension : std::uint8_t { none, popcnt, avx512vpopcntdq, avx512bitalg };
+
+struct KernelInfo {
+  KernelOp op{};
+  unsigned width = 0;  // input element size in bytes: 1, 2, 4, 8
+  Operands operands{};
+  Isa isa{};
+  CpuExtension extension = CpuExtension::none;
+  KernelFn fn = nullptr;
+  std::string name;  // "x32_shl_c__avx2"
+};
+
+std::string_view kernel_op_name(KernelOp op);  // "and", "popcnt_u8"
+bool kernel_op_is_binary(KernelOp op);
+// The kernel operation for an operator and its output type (popcount's u8 or u32).
+KernelOp kernel_op(OpKind op, DType out_dtype);
+
+// Every kernel compiled in, including those this CPU cannot run.
+std::span<const KernelInfo> kernel_table();
+// Whether this CPU has the kernel's instruction set and extension.
+bool kernel_runnable(const KernelInfo& k);
+// The preferred runnable kernel of exactly `isa`, or nullptr (no kernel of that set, or the
+// CPU cannot run it). Unary operations exist only with Operands::vectors.
+const KernelInfo* lookup_kernel(KernelOp op, unsigned width, Isa isa, Operands operands);
+// lookup_kernel() at `isa`, else at each narrower set in turn; scalar covers everything.
+const KernelInfo& select_kernel(KernelOp op, unsigned width, Isa isa, Operands operands);
+
+// ---- Backend ------------------------------------------------------------------------------
+
+struct CpuBackendOptions {
+  unsigned threads = 0;  // 0: two when the machine has two or more hardware threads, else one
+  // Tensors whose output (or input A) has fewer bytes than this run on the calling thread.
+  std::size_t parallel_min_bytes = std::size_t{4} << 20;
+};
+
+class CpuBackend final : public Backend {
+ public:
+  // Throws Errc::unsupported if this CPU cannot run `isa`.
+  explicit CpuBackend(Isa isa = best_isa(), CpuBackendOptions options = {});
+
+  std::string_view name() const override { return "cpu"; }
+  std::string device_description() const override;  // "CPU, AVX2 kernels, 2 threads"
+  std::optional<std::string> unsupported_reason(const ValidatedOp&) const override { return std::nullopt; }
+  // Collapses the output into an outer loop over contiguous inner runs; each input's inner run
+  // is contiguous or one broadcast element, which picks the kernel. Other layouts (never made
+  // by validate()) go through the reference backend.
+  void run(const ValidatedOp& op, const ExecuteBuffers& buffers) override;
+
+  Isa isa() const { return isa_; }
+  unsigned threads() const { return threads_; }
+
+ private:
+  Isa isa_;
+  unsigned threads_;
+  std::size_t parallel_min_bytes_;
+};
+
+}  // namespace dmlbits

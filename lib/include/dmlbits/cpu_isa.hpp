@@ -1,0 +1,62 @@
+// Instruction sets the CPU backend's kernels are written for, and which of them this CPU runs.
+// Detection happens once (cpuid through __builtin_cpu_supports, which also checks that the OS
+// saves the wider registers); the choice can be lowered, never raised, by the environment
+// variable DMLBITS_ISA or by force_isa(), so the portable kernels can be run and compared on a
+// machine that has wider ones.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace dmlbits {
+
+// Ordered: each set's kernels may use everything of the sets before it.
+enum class Isa : std::uint8_t {
+  scalar,  // portable C++ loops (the compiler may auto-vectorise them with SSE2)
+  avx2,    // AVX2 (256-bit integer vectors)
+  avx512,  // AVX-512 F + BW + VL (512-bit vectors, mask registers, 16-bit variable shifts)
+};
+
+inline constexpr std::size_t kIsaCount = 3;
+
+// What this CPU (and OS) can run, detected once.
+struct CpuFeatures {
+  bool popcnt = false;
+  bool avx2 = false;
+  bool avx512f = false;
+  bool avx512bw = false;
+  bool avx512vl = false;
+  // Optional extras the avx512 popcount kernels use when present (VPOPCNTD/Q, VPOPCNTB/W).
+  bool avx512vpopcntdq = false;
+  bool avx512bitalg = false;
+};
+const CpuFeatures& cpu_features();
+
+std::string_view isa_name(Isa isa);                   // "scalar", "avx2", "avx512"
+std::optional<Isa> parse_isa(std::string_view name);  // the names above, exactly
+// "scalar, avx2, avx512", for help texts and messages.
+std::string isa_names_help();
+
+// The widest set this CPU runs, ignoring any override.
+Isa host_isa();
+bool isa_supported(Isa isa);
+// Every set this CPU runs, narrowest first (always starts with scalar). For tests.
+std::span<const Isa> supported_isas();
+
+// The set the "cpu" backend uses by default: force_isa()'s if set, else DMLBITS_ISA's if that
+// variable is set and not empty, else host_isa(). Throws Errc::usage for an unknown
+// DMLBITS_ISA value and Errc::unsupported for a set wider than the CPU runs.
+Isa best_isa();
+// Lowers best_isa() to `isa` for the rest of the process (nullopt removes the override).
+// Throws Errc::unsupported if this CPU cannot run `isa`.
+void force_isa(std::optional<Isa> isa);
+// Throws Errc::unsupported, naming the set and the best one available, unless isa_supported().
+Isa require_isa(Isa isa);
+
+// For -v and timing reports: "AVX2", "AVX-512 (F, BW, VL, VPOPCNTDQ)", "scalar".
+std::string isa_description(Isa isa);
+
+}  // namespace dmlbits

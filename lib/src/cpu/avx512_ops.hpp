@@ -1,0 +1,223 @@
+// Internal: the AVX-512 (F + BW + VL) vector type and operations, shared by the AVX-512 kernel
+// files (kernels_avx512*.cpp), which differ only in the extensions their popcount may use.
+// Include after defining DMLBITS_TARGET and including kernel_loops.hpp.
+#pragma once
+
+// GCC 12's avx512*intrin.h build many intrinsics on _mm512_undefined_*() ("__m512i __Y = __Y"),
+// which -O3 reports as -Wmaybe-uninitialized at every use once inlined (GCC bug 105593, fixed in
+// GCC 13). Only the AVX-512 kernel files include this header.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernel_loops.hpp"
+
+namespace dmlbits::cpu {
+namespace {
+
+struct V {
+  using reg = __m512i;
+  static constexpr std::size_t kBytes = 64;
+  DMLBITS_TARGET static reg load(const std::byte* p) { return _mm512_loadu_si512(p); }
+  DMLBITS_TARGET static void store(std::byte* p, reg v) { _mm512_storeu_si512(p, v); }
+  DMLBITS_TARGET static void stream(std::byte* p, reg v) { _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v); }
+  DMLBITS_TARGET static void fence() { _mm_sfence(); }
+  template <class T>
+  DMLBITS_TARGET static reg splat(T v) {
+    if constexpr (sizeof(T) == 1) return _mm512_set1_epi8(static_cast<char>(v));
+    else if constexpr (sizeof(T) == 2) return _mm512_set1_epi16(static_cast<short>(v));
+    else if constexpr (sizeof(T) == 4) return _mm512_set1_epi32(static_cast<int>(v));
+    else return _mm512_set1_epi64(static_cast<long long>(v));
+  }
+};
+using reg = V::reg;
+
+DMLBITS_TARGET inline reg bytes8(int v) { return _mm512_set1_epi8(static_cast<char>(v)); }
+DMLBITS_TARGET inline reg words16(int v) { return _mm512_set1_epi16(static_cast<short>(v)); }
+
+template <class, class, ShiftOverflow>
+struct AndOp {
+  static constexpr bool kUsesMode = false;
+  DMLBITS_TARGET static reg apply(reg a, reg b) { return _mm512_and_si512(a, b); }
+};
+template <class, class, ShiftOverflow>
+struct OrOp {
+  static constexpr bool kUsesMode = false;
+  DMLBITS_TARGET static reg apply(reg a, reg b) { return _mm512_or_si512(a, b); }
+};
+template <class, class, ShiftOverflow>
+struct XorOp {
+  static constexpr bool kUsesMode = false;
+  DMLBITS_TARGET static reg apply(reg a, reg b) { return _mm512_xor_si512(a, b); }
+};
+
+// Shifts: vpsllvw/vpsllvd/vpsllvq (and the right shifts) treat the count as unsigned and give 0
+// for counts >= the width, which is ShiftOverflow::zero; wrap masks the count first. Bytes
+// have no variable shift: each 16-bit lane is shifted twice, once per byte, and the bytes are
+// masked back together (counts 8..255 empty their byte, as they must).
+template <bool kLeft, ShiftOverflow M>
+DMLBITS_TARGET inline reg shift8(reg a, reg b) {
+  if constexpr (M == ShiftOverflow::wrap) b = _mm512_and_si512(b, bytes8(7));
+  const reg lo_mask = words16(0x00FF);
+  const reg hi_mask = words16(0xFF00);
+  const reg count_lo = _mm512_and_si512(b, lo_mask);
+  const reg count_hi = _mm512_srli_epi16(b, 8);
+  if constexpr (kLeft) {
+    const reg lo = _mm512_and_si512(_mm512_sllv_epi16(a, count_lo), lo_mask);
+    const reg hi = _mm512_sllv_epi16(_mm512_and_si512(a, hi_mask), count_hi);
+    return _mm512_or_si512(lo, hi);
+  } else {
+    const reg lo = _mm512_srlv_epi16(_mm512_and_si512(a, lo_mask), count_lo);
+    const reg hi = _mm512_and_si512(_mm512_srlv_epi16(a, count_hi), hi_mask);
+    return _mm512_or_si512(lo, hi);
+  }
+}
+
+template <bool kLeft, class T, ShiftOverflow M>
+DMLBITS_TARGET inline reg shift(reg a, reg b) {
+  if constexpr (sizeof(T) == 1) {
+    return shift8<kLeft, M>(a, b);
+  } else if constexpr (sizeof(T) == 2) {
+    if constexpr (M == ShiftOverflow::wrap) b = _mm512_and_si512(b, words16(15));
+    return kLeft ? _mm512_sllv_epi16(a, b) : _mm512_srlv_epi16(a, b);
+  } else if constexpr (sizeof(T) == 4) {
+    if constexpr (M == ShiftOverflow::wrap) b = _mm512_and_si512(b, _mm512_set1_epi32(31));
+    return kLeft ? _mm512_sllv_epi32(a, b) : _mm512_srlv_epi32(a, b);
+  } else {
+    if constexpr (M == ShiftOverflow::wrap) b = _mm512_and_si512(b, _mm512_set1_epi64(63));
+    return kLeft ? _mm512_sllv_epi64(a, b) : _mm512_srlv_epi64(a, b);
+  }
+}
+
+template <class, class T, ShiftOverflow M>
+struct ShlOp {
+  static constexpr bool kUsesMode = true;
+  DMLBITS_TARGET static reg apply(reg a, reg b) { return shift<true, T, M>(a, b); }
+};
+template <class, class T, ShiftOverflow M>
+struct ShrOp {
+  static constexpr bool kUsesMode = true;
+  DMLBITS_TARGET static reg apply(reg a, reg b) { return shift<false, T, M>(a, b); }
+};
+
+template <class T>
+struct NotOp {
+  using In = T;
+  using Out = T;
+  static constexpr std::size_t kElems = 64 / sizeof(T);
+  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) {
+    V::store(out, _mm512_xor_si512(V::load(in), _mm512_set1_epi32(-1)));
+  }
+};
+
+// Popcount with only F + BW + VL: nibble table lookups per byte (vpshufb), then neighbouring
+// byte counts added (vpmaddubsw into 16 bits, vpmaddwd into 32, vpsadbw into 64).
+struct LutCounter {
+  DMLBITS_TARGET static reg count8(reg v) {
+    // Bytes 0..15 of each 128-bit lane: 0 1 1 2 1 2 2 3 1 2 2 3 2 3 3 4 (little-endian dwords).
+    const reg lut = _mm512_set4_epi32(0x04030302, 0x03020201, 0x03020201, 0x02010100);
+    const reg nibble = bytes8(0x0F);
+    const reg lo = _mm512_and_si512(v, nibble);
+    const reg hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
+    return _mm512_add_epi8(_mm512_shuffle_epi8(lut, lo), _mm512_shuffle_epi8(lut, hi));
+  }
+  DMLBITS_TARGET static reg count16(reg v) { return _mm512_maddubs_epi16(count8(v), bytes8(1)); }
+  DMLBITS_TARGET static reg count32(reg v) { return _mm512_madd_epi16(count16(v), words16(1)); }
+  DMLBITS_TARGET static reg count64(reg v) { return _mm512_sad_epu8(count8(v), _mm512_setzero_si512()); }
+};
+
+// Counts in lanes of the input width, then narrowed (vpmov*) or widened (vpmovzx*).
+template <class T, class Out, class C>
+struct PopcntOp;
+
+template <class C>
+struct PopcntOp<std::uint8_t, std::uint8_t, C> {
+  using In = std::uint8_t;
+  using Out = std::uint8_t;
+  static constexpr std::size_t kElems = 64;
+  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) { V::store(out, C::count8(V::load(in))); }
+};
+
+template <class C>
+struct PopcntOp<std::uint8_t, std::uint32_t, C> {
+  using In = std::uint8_t;
+  using Out = std::uint32_t;
+  static constexpr std::size_t kElems = 64;
+  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) {
+    const reg c = C::count8(V::load(in));
+    V::store(out, _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(c, 0)));
+    V::store(out + 64, _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(c, 1)));
+    V::store(out + 128, _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(c, 2)));
+    V::store(out + 192, _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(c, 3)));
+  }
+};
+
+template <class C>
+struct PopcntOp<std::uint16_t, std::uint8_t, C> {
+  using In = std::uint16_t;
+  using Out = std::uint8_t;
+  static constexpr std::size_t kElems = 32;
+  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_cvtepi16_epi8(C::count16(V::load(in))));
+  }
+};
+
+template <class C>
+struct PopcntOp<std::uint16_t, std::uint32_t, C> {
+  using In = std::uint16_t;
+  using Out = std::uint32_t;
+  static constexpr std::size_t kElems = 32;
+  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) {
+    const reg c = C::count16(V::load(in));
+    V::store(out, _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(c, 0)));
+    V::store(out + 64, _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(c, 1)));
+  }
+};
+
+template <class C>
+struct PopcntOp<std::uint32_t, std::uint8_t, C> {
+  using In = std::uint32_t;
+  using Out = std::uint8_t;
+  static constexpr std::size_t kElems = 16;
+  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_cvtepi32_epi8(C::count32(V::load(in))));
+  }
+};
+
+template <class C>
+struct PopcntOp<std::uint32_t, std::uint32_t, C> {
+  using In = std::uint32_t;
+  using Out = std::uint32_t;
+  static constexpr std::size_t kElems = 16;
+  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) { V::store(out, C::count32(V::load(in))); }
+};
+
+template <class C>
+struct PopcntOp<std::uint64_t, std::uint8_t, C> {
+  using In = std::uint64_t;
+  using Out = std::uint8_t;
+  static constexpr std::size_t kElems = 8;
+  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out), _mm512_cvtepi64_epi8(C::count64(V::load(in))));
+  }
+};
+
+template <class C>
+struct PopcntOp<std::uint64_t, std::uint32_t, C> {
+  using In = std::uint64_t;
+  using Out = std::uint32_t;
+  static constexpr std::size_t kElems = 8;
+  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_cvtepi64_epi32(C::count64(V::load(in))));
+  }
+};
+
+constexpr Isa kIsa = Isa::avx512;
+
+}  // namespace
+}  // namespace dmlbits::cpu

@@ -1,0 +1,183 @@
+#include "dmlbits/cpu_backend.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <array>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dmlbits/cpu_reference.hpp"
+#include "dmlbits/error.hpp"
+
+namespace dmlbits {
+namespace {
+
+// The output's dimensions with size-1 dimensions dropped and neighbours merged wherever every
+// tensor steps through them as through one dimension; the last one is the inner run.
+struct Plan {
+  std::size_t rank = 0;
+  std::size_t tensors = 0;  // output, then the inputs
+  std::array<std::uint64_t, kMaxRank> sizes{};
+  std::array<std::array<std::uint64_t, kMaxRank>, 3> strides{};  // [tensor][dimension]
+};
+
+const DmlTensorDesc& tensor(const DmlOperatorDesc& d, std::size_t t) { return t == 0 ? d.output : d.inputs[t - 1]; }
+
+Plan make_plan(const DmlOperatorDesc& d) {
+  Plan p;
+  p.tensors = 1 + d.inputs.size();
+  for (std::size_t k = 0; k < d.output.sizes.size(); ++k) {
+    const std::uint64_t size = d.output.sizes[k];
+    if (size == 1) continue;
+    bool merge = p.rank > 0;
+    for (std::size_t t = 0; merge && t < p.tensors; ++t)
+      merge = p.strides[t][p.rank - 1] == tensor(d, t).strides[k] * size;
+    if (!merge) ++p.rank;
+    p.sizes[p.rank - 1] = merge ? p.sizes[p.rank - 1] * size : size;
+    for (std::size_t t = 0; t < p.tensors; ++t) p.strides[t][p.rank - 1] = tensor(d, t).strides[k];
+  }
+  if (p.rank == 0) {  // one element
+    p.rank = 1;
+    p.sizes[0] = 1;
+    for (std::size_t t = 0; t < p.tensors; ++t) p.strides[t][0] = 1;
+  }
+  return p;
+}
+
+struct Job {
+  const Plan* plan;
+  KernelFn fn;
+  KernelParams params;
+  std::array<const std::byte*, 2> in{};
+  std::size_t in_size;  // bytes per input element
+  std::byte* out;
+  std::size_t out_size;
+};
+
+// Output elements [begin, end) in row-major order, one kernel call per (part of an) inner run.
+void run_range(const Job& job, std::uint64_t begin, std::uint64_t end) {
+  const Plan& p = *job.plan;
+  const std::size_t inner_dim = p.rank - 1;
+  const std::uint64_t inner = p.sizes[inner_dim];
+  const std::size_t n_in = p.tensors - 1;
+
+  // Position of `begin`: outer multi-index, and each input's element offset of its run start.
+  std::array<std::uint64_t, kMaxRank> idx{};
+  std::uint64_t outer = begin / inner;
+  std::uint64_t skip = begin % inner;
+  for (std::size_t k = inner_dim; k-- > 0;) {
+    idx[k] = outer % p.sizes[k];
+    outer /= p.sizes[k];
+  }
+  std::array<std::uint64_t, 2> base{};
+  for (std::size_t i = 0; i < n_in; ++i)
+    for (std::size_t k = 0; k < inner_dim; ++k) base[i] += idx[k] * p.strides[i + 1][k];
+
+  std::uint64_t pos = begin;
+  while (pos < end) {
+    const std::uint64_t n = std::min(inner - skip, end - pos);
+    std::array<const std::byte*, 2> ptr{};
+    for (std::size_t i = 0; i < n_in; ++i)
+      ptr[i] = job.in[i] + (base[i] + skip * p.strides[i + 1][inner_dim]) * job.in_size;
+    job.fn(static_cast<std::size_t>(n), ptr[0], ptr[1], job.out + pos * job.out_size, job.params);
+    pos += n;
+    skip = 0;
+    // Next outer index (an odometer over the outer dimensions).
+    for (std::size_t k = inner_dim; k-- > 0;) {
+      for (std::size_t i = 0; i < n_in; ++i) base[i] += p.strides[i + 1][k];
+      if (++idx[k] < p.sizes[k]) break;
+      for (std::size_t i = 0; i < n_in; ++i) base[i] -= p.strides[i + 1][k] * p.sizes[k];
+      idx[k] = 0;
+    }
+  }
+}
+
+// Bytes the descriptor reads from a buffer: up to and including its last element.
+std::uint64_t extent_bytes(const DmlTensorDesc& t, std::size_t element_size) {
+  std::uint64_t last = 0;
+  for (std::size_t k = 0; k < t.sizes.size(); ++k) last += (t.sizes[k] - 1) * t.strides[k];
+  return (last + 1) * element_size;
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(Isa isa, CpuBackendOptions options)
+    : isa_(require_isa(isa)),
+      threads_(options.threads != 0 ? options.threads : (std::thread::hardware_concurrency() >= 2 ? 2 : 1)),
+      parallel_min_bytes_(options.parallel_min_bytes) {}
+
+std::string CpuBackend::device_description() const {
+  return fmt::format("CPU, {} kernels, {} thread{}", isa_description(isa_), threads_, threads_ == 1 ? "" : "s");
+}
+
+void CpuBackend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {
+  const DmlOperatorDesc& d = op.desc();
+  if (d.empty) return;
+  const std::size_t in_size = dtype_info(op.input_dtype()).size;
+  const std::size_t out_size = dtype_info(op.output_dtype()).size;
+  if (buffers.inputs.size() != d.inputs.size())
+    throw Error(Errc::internal, fmt::format("cpu backend: {} input buffers for {} inputs", buffers.inputs.size(), d.inputs.size()));
+  for (std::size_t i = 0; i < d.inputs.size(); ++i)
+    if (buffers.inputs[i].size() < extent_bytes(d.inputs[i], in_size))
+      throw Error(Errc::internal, fmt::format("cpu backend: input {} has {} bytes, its descriptor reads {}", i,
+                                              buffers.inputs[i].size(), extent_bytes(d.inputs[i], in_size)));
+  const std::uint64_t total = d.output.element_count();
+  if (buffers.output.size() < total * out_size)
+    throw Error(Errc::internal, fmt::format("cpu backend: the output has {} bytes, the result needs {}",
+                                            buffers.output.size(), total * out_size));
+
+  const Plan plan = make_plan(d);
+  const std::size_t inner_dim = plan.rank - 1;
+  const bool single = plan.sizes[inner_dim] == 1;
+  // Each input's inner run must be contiguous or one repeated element, and the output packed;
+  // other layouts (never produced by validate()) take the reference's general loop.
+  bool vector_layout = d.output.is_packed();
+  std::array<bool, 2> repeated{};
+  for (std::size_t i = 0; i < d.inputs.size(); ++i) {
+    const std::uint64_t s = plan.strides[i + 1][inner_dim];
+    vector_layout = vector_layout && (single || s <= 1);
+    repeated[i] = !single && s == 0;
+  }
+  if (repeated[0] && (d.inputs.size() == 1 || repeated[1])) vector_layout = false;
+  if (!vector_layout) {
+    CpuReferenceBackend().run(op, buffers);
+    return;
+  }
+  const Operands operands = repeated[0] ? Operands::a_scalar : repeated[1] ? Operands::b_scalar : Operands::vectors;
+
+  Job job{};
+  job.plan = &plan;
+  job.fn = select_kernel(kernel_op(d.op, d.output.dtype), static_cast<unsigned>(in_size), isa_, operands).fn;
+  job.params.shift_overflow = d.shift_overflow;
+  for (std::size_t i = 0; i < d.inputs.size(); ++i) job.in[i] = buffers.inputs[i].data();
+  job.in_size = in_size;
+  job.out = buffers.output.data();
+  job.out_size = out_size;
+
+  const std::uint64_t work_bytes = total * std::max(in_size, out_size);
+  const unsigned parts = work_bytes >= parallel_min_bytes_ ? threads_ : 1;
+  if (parts <= 1) {
+    run_range(job, 0, total);
+    return;
+  }
+  // Split points on 64-element boundaries, so that no cache line of the output is written by
+  // two threads.
+  std::vector<std::uint64_t> bounds{0};
+  for (unsigned t = 1; t < parts; ++t) bounds.push_back(std::max(bounds.back(), total / parts * t / 64 * 64));
+  bounds.push_back(total);
+  std::vector<std::thread> workers;
+  for (unsigned t = 1; t < parts; ++t) {
+    try {
+      workers.emplace_back(run_range, std::cref(job), bounds[t], bounds[t + 1]);
+    } catch (const std::system_error&) {
+      run_range(job, bounds[t], bounds[t + 1]);  // no thread to be had: do its share here
+    }
+  }
+  run_range(job, bounds[0], bounds[1]);
+  for (auto& w : workers) w.join();
+}
+
+}  // namespace dmlbits

@@ -1,0 +1,280 @@
+// AVX2 kernels: 256-bit vectors. Every function here carries target("avx2") and has internal
+// linkage; the file is compiled with the program's ordinary flags.
+#include <immintrin.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#define DMLBITS_TARGET __attribute__((target("avx2")))
+#include "kernel_loops.hpp"
+
+namespace dmlbits::cpu {
+namespace {
+
+struct V {
+  using reg = __m256i;
+  static constexpr std::size_t kBytes = 32;
+  DMLBITS_TARGET static reg load(const std::byte* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  DMLBITS_TARGET static void store(std::byte* p, reg v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+  DMLBITS_TARGET static void stream(std::byte* p, reg v) { _mm256_stream_si256(reinterpret_cast<__m256i*>(p), v); }
+  DMLBITS_TARGET static void fence() { _mm_sfence(); }
+  template <class T>
+  DMLBITS_TARGET static reg splat(T v) {
+    if constexpr (sizeof(T) == 1) return _mm256_set1_epi8(static_cast<char>(v));
+    else if constexpr (sizeof(T) == 2) return _mm256_set1_epi16(static_cast<short>(v));
+    else if constexpr (sizeof(T) == 4) return _mm256_set1_epi32(static_cast<int>(v));
+    else return _mm256_set1_epi64x(static_cast<long long>(v));
+  }
+};
+using reg = V::reg;
+
+DMLBITS_TARGET inline reg bytes8(int v) { return _mm256_set1_epi8(static_cast<char>(v)); }
+DMLBITS_TARGET inline reg words16(int v) { return _mm256_set1_epi16(static_cast<short>(v)); }
+DMLBITS_TARGET inline reg dwords32(unsigned v) { return _mm256_set1_epi32(static_cast<int>(v)); }
+
+// ---- and, or, xor: one instruction whatever the width ----
+
+template <class, class, ShiftOverflow>
+struct AndOp {
+  static constexpr bool kUsesMode = false;
+  DMLBITS_TARGET static reg apply(reg a, reg b) { return _mm256_and_si256(a, b); }
+};
+template <class, class, ShiftOverflow>
+struct OrOp {
+  static constexpr bool kUsesMode = false;
+  DMLBITS_TARGET static reg apply(reg a, reg b) { return _mm256_or_si256(a, b); }
+};
+template <class, class, ShiftOverflow>
+struct XorOp {
+  static constexpr bool kUsesMode = false;
+  DMLBITS_TARGET static reg apply(reg a, reg b) { return _mm256_xor_si256(a, b); }
+};
+
+// ---- shifts ----
+// The count is B's whole unsigned value. vpsllv/vpsrlv (32, 64 bits) already give 0 for counts
+// >= the width, which is ShiftOverflow::zero; wrap masks the count first. 16-bit lanes have no
+// variable shift in AVX2: each 32-bit lane is shifted twice, once per half, and the halves are
+// masked back together (a count of 16..65535 then empties its half, as it must). 8-bit lanes
+// are shifted by 1, 2 and 4 under the control of the count's bits 0..2 (vpblendvb reads each
+// byte's top bit, so the count is first shifted so that bit k lands there); zero mode then
+// clears the bytes whose count is 8 or more.
+
+template <bool kLeft, unsigned kBits>
+DMLBITS_TARGET inline reg shift_bytes_by(reg x) {
+  if constexpr (kLeft) return _mm256_and_si256(_mm256_slli_epi16(x, kBits), bytes8((0xFF << kBits) & 0xFF));
+  else return _mm256_and_si256(_mm256_srli_epi16(x, kBits), bytes8(0xFF >> kBits));
+}
+
+template <bool kLeft, ShiftOverflow M>
+DMLBITS_TARGET inline reg shift8(reg a, reg b) {
+  reg x = a;
+  x = _mm256_blendv_epi8(x, shift_bytes_by<kLeft, 1>(x), _mm256_slli_epi16(b, 7));
+  x = _mm256_blendv_epi8(x, shift_bytes_by<kLeft, 2>(x), _mm256_slli_epi16(b, 6));
+  x = _mm256_blendv_epi8(x, shift_bytes_by<kLeft, 4>(x), _mm256_slli_epi16(b, 5));
+  if constexpr (M == ShiftOverflow::zero) {
+    const reg in_range = _mm256_cmpeq_epi8(_mm256_and_si256(b, bytes8(0xF8)), _mm256_setzero_si256());
+    x = _mm256_and_si256(x, in_range);
+  }
+  return x;
+}
+
+template <bool kLeft, ShiftOverflow M>
+DMLBITS_TARGET inline reg shift16(reg a, reg b) {
+  if constexpr (M == ShiftOverflow::wrap) b = _mm256_and_si256(b, words16(15));
+  const reg lo_mask = dwords32(0x0000FFFFu);
+  const reg hi_mask = dwords32(0xFFFF0000u);
+  const reg count_lo = _mm256_and_si256(b, lo_mask);
+  const reg count_hi = _mm256_srli_epi32(b, 16);
+  if constexpr (kLeft) {
+    const reg lo = _mm256_and_si256(_mm256_sllv_epi32(a, count_lo), lo_mask);
+    const reg hi = _mm256_sllv_epi32(_mm256_and_si256(a, hi_mask), count_hi);
+    return _mm256_or_si256(lo, hi);
+  } else {
+    const reg lo = _mm256_srlv_epi32(_mm256_and_si256(a, lo_mask), count_lo);
+    const reg hi = _mm256_and_si256(_mm256_srlv_epi32(a, count_hi), hi_mask);
+    return _mm256_or_si256(lo, hi);
+  }
+}
+
+template <bool kLeft, class T, ShiftOverflow M>
+DMLBITS_TARGET inline reg shift(reg a, reg b) {
+  if constexpr (sizeof(T) == 1) {
+    return shift8<kLeft, M>(a, b);
+  } else if constexpr (sizeof(T) == 2) {
+    return shift16<kLeft, M>(a, b);
+  } else if constexpr (sizeof(T) == 4) {
+    if constexpr (M == ShiftOverflow::wrap) b = _mm256_and_si256(b, dwords32(31));
+    return kLeft ? _mm256_sllv_epi32(a, b) : _mm256_srlv_epi32(a, b);
+  } else {
+    if constexpr (M == ShiftOverflow::wrap) b = _mm256_and_si256(b, _mm256_set1_epi64x(63));
+    return kLeft ? _mm256_sllv_epi64(a, b) : _mm256_srlv_epi64(a, b);
+  }
+}
+
+template <class, class T, ShiftOverflow M>
+struct ShlOp {
+  static constexpr bool kUsesMode = true;
+  DMLBITS_TARGET static reg apply(reg a, reg b) { return shift<true, T, M>(a, b); }
+};
+template <class, class T, ShiftOverflow M>
+struct ShrOp {
+  static constexpr bool kUsesMode = true;
+  DMLBITS_TARGET static reg apply(reg a, reg b) { return shift<false, T, M>(a, b); }
+};
+
+// ---- not ----
+
+template <class T>
+struct NotOp {
+  using In = T;
+  using Out = T;
+  static constexpr std::size_t kElems = 32 / sizeof(T);
+  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) {
+    V::store(out, _mm256_xor_si256(V::load(in), _mm256_set1_epi32(-1)));
+  }
+};
+
+// ---- popcount ----
+// Bytes are counted with two 16-entry table lookups (vpshufb), one per nibble; wider counts add
+// neighbouring byte counts (vpmaddubsw: pairs into 16 bits, vpmaddwd: into 32, vpsadbw: eight
+// into 64), then the counts are narrowed or widened to the output type.
+
+DMLBITS_TARGET inline reg count8(reg v) {
+  const reg lut = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4,  //
+                                   0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
+  const reg nibble = bytes8(0x0F);
+  const reg lo = _mm256_and_si256(v, nibble);
+  const reg hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
+  return _mm256_add_epi8(_mm256_shuffle_epi8(lut, lo), _mm256_shuffle_epi8(lut, hi));
+}
+DMLBITS_TARGET inline reg count16(reg v) { return _mm256_maddubs_epi16(count8(v), bytes8(1)); }
+DMLBITS_TARGET inline reg count32(reg v) { return _mm256_madd_epi16(count16(v), words16(1)); }
+DMLBITS_TARGET inline reg count64(reg v) { return _mm256_sad_epu8(count8(v), _mm256_setzero_si256()); }
+
+DMLBITS_TARGET inline void store128(std::byte* p, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
+
+template <class T, class Out>
+struct PopcntOp;
+
+template <>
+struct PopcntOp<std::uint8_t, std::uint8_t> {
+  using In = std::uint8_t;
+  using Out = std::uint8_t;
+  static constexpr std::size_t kElems = 32;
+  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) { V::store(out, count8(V::load(in))); }
+};
+
+template <>
+struct PopcntOp<std::uint8_t, std::uint32_t> {
+  using In = std::uint8_t;
+  using Out = std::uint32_t;
+  static constexpr std::size_t kElems = 32;
+  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) {
+    const reg c = count8(V::load(in));
+    const __m128i lo = _mm256_castsi256_si128(c);
+    const __m128i hi = _mm256_extracti128_si256(c, 1);
+    V::store(out, _mm256_cvtepu8_epi32(lo));
+    V::store(out + 32, _mm256_cvtepu8_epi32(_mm_srli_si128(lo, 8)));
+    V::store(out + 64, _mm256_cvtepu8_epi32(hi));
+    V::store(out + 96, _mm256_cvtepu8_epi32(_mm_srli_si128(hi, 8)));
+  }
+};
+
+template <>
+struct PopcntOp<std::uint16_t, std::uint8_t> {
+  using In = std::uint16_t;
+  using Out = std::uint8_t;
+  static constexpr std::size_t kElems = 32;
+  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) {
+    // vpackuswb packs within 128-bit lanes; the permute puts the four quarters back in order.
+    const reg packed = _mm256_packus_epi16(count16(V::load(in)), count16(V::load(in + 32)));
+    V::store(out, _mm256_permute4x64_epi64(packed, 0xD8));
+  }
+};
+
+template <>
+struct PopcntOp<std::uint16_t, std::uint32_t> {
+  using In = std::uint16_t;
+  using Out = std::uint32_t;
+  static constexpr std::size_t kElems = 16;
+  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) {
+    const reg c = count16(V::load(in));
+    V::store(out, _mm256_cvtepu16_epi32(_mm256_castsi256_si128(c)));
+    V::store(out + 32, _mm256_cvtepu16_epi32(_mm256_extracti128_si256(c, 1)));
+  }
+};
+
+template <>
+struct PopcntOp<std::uint32_t, std::uint8_t> {
+  using In = std::uint32_t;
+  using Out = std::uint8_t;
+  static constexpr std::size_t kElems = 32;
+  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) {
+    const reg p0 = _mm256_packus_epi32(count32(V::load(in)), count32(V::load(in + 32)));
+    const reg p1 = _mm256_packus_epi32(count32(V::load(in + 64)), count32(V::load(in + 96)));
+    const reg packed = _mm256_packus_epi16(p0, p1);
+    V::store(out, _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+  }
+};
+
+template <>
+struct PopcntOp<std::uint32_t, std::uint32_t> {
+  using In = std::uint32_t;
+  using Out = std::uint32_t;
+  static constexpr std::size_t kElems = 8;
+  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) { V::store(out, count32(V::load(in))); }
+};
+
+template <>
+struct PopcntOp<std::uint64_t, std::uint8_t> {
+  using In = std::uint64_t;
+  using Out = std::uint8_t;
+  static constexpr std::size_t kElems = 16;
+  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) {
+    // Counts are < 256: gather vector k's count of element e into byte k of qword e, take the
+    // low dwords, then transpose the 4x4 bytes.
+    reg t = count64(V::load(in));
+    t = _mm256_or_si256(t, _mm256_slli_epi64(count64(V::load(in + 32)), 8));
+    t = _mm256_or_si256(t, _mm256_slli_epi64(count64(V::load(in + 64)), 16));
+    t = _mm256_or_si256(t, _mm256_slli_epi64(count64(V::load(in + 96)), 24));
+    const __m128i lows =
+        _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(t, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
+    store128(out, _mm_shuffle_epi8(lows, _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15)));
+  }
+};
+
+template <>
+struct PopcntOp<std::uint64_t, std::uint32_t> {
+  using In = std::uint64_t;
+  using Out = std::uint32_t;
+  static constexpr std::size_t kElems = 8;
+  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) {
+    const reg t = _mm256_or_si256(count64(V::load(in)), _mm256_slli_epi64(count64(V::load(in + 32)), 32));
+    V::store(out, _mm256_permutevar8x32_epi32(t, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7)));
+  }
+};
+
+constexpr Isa kIsa = Isa::avx2;
+constexpr const char* kTag = "avx2";
+
+#define DMLBITS_WIDTH_ROWS(T)                                                                   \
+  DMLBITS_BINARY_ROWS(bit_and, AndOp, T), DMLBITS_BINARY_ROWS(bit_or, OrOp, T),                 \
+      DMLBITS_BINARY_ROWS(bit_xor, XorOp, T), DMLBITS_BINARY_ROWS(shl, ShlOp, T),               \
+      DMLBITS_BINARY_ROWS(shr, ShrOp, T), DMLBITS_UNARY_ROW(bit_not, none, NotOp<T>),           \
+      DMLBITS_UNARY_ROW(popcnt_u8, none, PopcntOp<T, std::uint8_t>),                            \
+      DMLBITS_UNARY_ROW(popcnt_u32, none, PopcntOp<T, std::uint32_t>)
+
+constexpr std::array kRows{
+    DMLBITS_WIDTH_ROWS(std::uint8_t),
+    DMLBITS_WIDTH_ROWS(std::uint16_t),
+    DMLBITS_WIDTH_ROWS(std::uint32_t),
+    DMLBITS_WIDTH_ROWS(std::uint64_t),
+};
+
+}  // namespace
+
+std::span<const KernelRow> avx2_kernels() { return kRows; }
+
+}  // namespace dmlbits::cpu

@@ -1,0 +1,34 @@
+// AVX-512 popcount of 8- and 16-bit elements with VPOPCNTB/VPOPCNTW (AVX512_BITALG), for CPUs
+// that have it; the table prefers these over the table-lookup kernels of kernels_avx512.cpp.
+#include <immintrin.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#define DMLBITS_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bitalg")))
+#include "avx512_ops.hpp"
+
+namespace dmlbits::cpu {
+namespace {
+
+struct NativeCounter {
+  DMLBITS_TARGET static reg count8(reg v) { return _mm512_popcnt_epi8(v); }
+  DMLBITS_TARGET static reg count16(reg v) { return _mm512_popcnt_epi16(v); }
+};
+
+constexpr const char* kTag = "avx512bitalg";
+
+constexpr std::array kRows{
+    DMLBITS_UNARY_ROW(popcnt_u8, avx512bitalg, PopcntOp<std::uint8_t, std::uint8_t, NativeCounter>),
+    DMLBITS_UNARY_ROW(popcnt_u32, avx512bitalg, PopcntOp<std::uint8_t, std::uint32_t, NativeCounter>),
+    DMLBITS_UNARY_ROW(popcnt_u8, avx512bitalg, PopcntOp<std::uint16_t, std::uint8_t, NativeCounter>),
+    DMLBITS_UNARY_ROW(popcnt_u32, avx512bitalg, PopcntOp<std::uint16_t, std::uint32_t, NativeCounter>),
+};
+
+}  // namespace
+
+std::span<const KernelRow> avx512_bitalg_kernels() { return kRows; }
+
+}  // namespace dmlbits::cpu

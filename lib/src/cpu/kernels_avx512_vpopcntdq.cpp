@@ -1,0 +1,34 @@
+// AVX-512 popcount of 32- and 64-bit elements with VPOPCNTD/VPOPCNTQ (AVX512_VPOPCNTDQ), for
+// CPUs that have it; the table prefers these over the table-lookup kernels of kernels_avx512.cpp.
+#include <immintrin.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#define DMLBITS_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq")))
+#include "avx512_ops.hpp"
+
+namespace dmlbits::cpu {
+namespace {
+
+struct NativeCounter {
+  DMLBITS_TARGET static reg count32(reg v) { return _mm512_popcnt_epi32(v); }
+  DMLBITS_TARGET static reg count64(reg v) { return _mm512_popcnt_epi64(v); }
+};
+
+constexpr const char* kTag = "avx512vpopcntdq";
+
+constexpr std::array kRows{
+    DMLBITS_UNARY_ROW(popcnt_u8, avx512vpopcntdq, PopcntOp<std::uint32_t, std::uint8_t, NativeCounter>),
+    DMLBITS_UNARY_ROW(popcnt_u32, avx512vpopcntdq, PopcntOp<std::uint32_t, std::uint32_t, NativeCounter>),
+    DMLBITS_UNARY_ROW(popcnt_u8, avx512vpopcntdq, PopcntOp<std::uint64_t, std::uint8_t, NativeCounter>),
+    DMLBITS_UNARY_ROW(popcnt_u32, avx512vpopcntdq, PopcntOp<std::uint64_t, std::uint32_t, NativeCounter>),
+};
+
+}  // namespace
+
+std::span<const KernelRow> avx512_vpopcntdq_kernels() { return kRows; }
+
+}  // namespace dmlbits::cpu

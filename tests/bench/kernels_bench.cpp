@@ -1,0 +1,131 @@
+// Throughput of every CPU kernel this machine can run (each operation, width, operand layout
+// and instruction set), at an L2-resident size (256 KiB per input) and a memory-bound one
+// (256 MiB per input), with memcpy of the same input size as the baseline; plus the whole "cpu"
+// backend on one and two threads. Bytes processed count every byte read and written (A, B
+// unless broadcast, and the output), so GB/s compares with memcpy's read + write.
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "dmlbits/cpu_backend.hpp"
+#include "dmlbits/tensor.hpp"
+#include "dmlbits/validate.hpp"
+
+namespace dmlbits {
+namespace {
+
+constexpr std::size_t kSmall = std::size_t{256} << 10;
+constexpr std::size_t kLarge = std::size_t{256} << 20;
+
+std::string size_name(std::size_t bytes) {
+  return bytes >= (std::size_t{1} << 20) ? std::to_string(bytes >> 20) + "MiB" : std::to_string(bytes >> 10) + "KiB";
+}
+
+// A and B of `bytes` each (B's bytes are small, so they work as shift counts at every width),
+// and an output large enough for popcount of bytes into uint32. Filled once, so that page
+// faults are not timed.
+struct Buffers {
+  AlignedBuffer a, b, out;
+};
+
+Buffers& buffers(std::size_t bytes) {
+  static std::map<std::size_t, std::unique_ptr<Buffers>> cache;
+  auto& slot = cache[bytes];
+  if (!slot) {
+    slot = std::make_unique<Buffers>(Buffers{AlignedBuffer(bytes), AlignedBuffer(bytes), AlignedBuffer(4 * bytes)});
+    std::mt19937_64 rng(1);
+    for (std::size_t i = 0; i < bytes; i += 8) {
+      const std::uint64_t v = rng();
+      std::memcpy(slot->a.data() + i, &v, 8);
+      const std::uint64_t counts = v & 0x0707070707070707u;
+      std::memcpy(slot->b.data() + i, &counts, 8);
+    }
+    std::memset(slot->out.data(), 0, 4 * bytes);
+  }
+  return *slot;
+}
+
+std::size_t out_width(const KernelInfo& k) {
+  if (k.op == KernelOp::popcnt_u8) return 1;
+  if (k.op == KernelOp::popcnt_u32) return 4;
+  return k.width;
+}
+
+void bench_kernel(benchmark::State& state, const KernelInfo* k, std::size_t bytes) {
+  Buffers& buf = buffers(bytes);
+  const std::size_t n = bytes / k->width;
+  const KernelParams params{};
+  for (auto _ : state) {
+    k->fn(n, buf.a.data(), buf.b.data(), buf.out.data(), params);
+    benchmark::ClobberMemory();
+  }
+  std::size_t moved = n * out_width(*k);
+  if (k->operands != Operands::a_scalar) moved += n * k->width;
+  if (kernel_op_is_binary(k->op) && k->operands != Operands::b_scalar) moved += n * k->width;
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * moved));
+}
+
+void bench_memcpy(benchmark::State& state, std::size_t bytes) {
+  Buffers& buf = buffers(bytes);
+  for (auto _ : state) {
+    std::memcpy(buf.out.data(), buf.a.data(), bytes);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * 2 * bytes));
+}
+
+// The backend on a packed uint32 tensor, with the given thread count (the kernel plus the
+// descriptor walk and the threads' start-up).
+void bench_backend(benchmark::State& state, OpKind op, unsigned threads, std::size_t bytes) {
+  Buffers& buf = buffers(bytes);
+  const std::uint64_t n = bytes / 4;
+  OpRequest r;
+  r.op = op;
+  r.inputs.push_back({DType::uint32, Shape{n}});
+  if (op_info(op).arity == 2) r.inputs.push_back({DType::uint32, Shape{n}});
+  const ValidatedOp v = validate(r);
+  ExecuteBuffers eb;
+  eb.inputs.push_back({buf.a.data(), bytes});
+  if (op_info(op).arity == 2) eb.inputs.push_back({buf.b.data(), bytes});
+  const std::size_t out_bytes = n * dtype_info(v.output_dtype()).size;
+  eb.output = {buf.out.data(), out_bytes};
+  CpuBackend backend(host_isa(), {.threads = threads});
+  for (auto _ : state) {
+    backend.run(v, eb);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * (bytes * eb.inputs.size() + out_bytes)));
+  state.SetLabel(backend.device_description());
+}
+
+void register_all() {
+  for (const std::size_t bytes : {kSmall, kLarge}) {
+    benchmark::RegisterBenchmark(("memcpy/" + size_name(bytes)).c_str(), bench_memcpy, bytes);
+    for (const KernelInfo& k : kernel_table())
+      if (kernel_runnable(k))
+        benchmark::RegisterBenchmark((k.name + "/" + size_name(bytes)).c_str(), bench_kernel, &k, bytes);
+  }
+  for (const OpKind op : {OpKind::bit_xor, OpKind::shl, OpKind::popcount})
+    for (const unsigned threads : {1u, 2u})
+      benchmark::RegisterBenchmark(("backend/" + std::string(op_info(op).verb) + "_u32/" + size_name(kLarge) +
+                                    "/threads:" + std::to_string(threads))
+                                       .c_str(),
+                                   bench_backend, op, threads, kLarge)
+          ->UseRealTime();
+}
+
+}  // namespace
+}  // namespace dmlbits
+
+int main(int argc, char** argv) {
+  dmlbits::register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,623 @@
+// The "cpu" backend's SIMD kernels and dispatch, checked byte for byte against the reference
+// backend (the executable specification, itself checked by hand and against NumPy): every
+// kernel of the table that this CPU can run (one test each, named after the kernel; the others
+// are reported as skipped), at sizes around every vector and block width, at unaligned
+// addresses, in place, with B (or A) a broadcast element, and with shift counts below, at and
+// beyond the element width in both overflow modes; then the backend itself on broadcast
+// descriptors, threaded runs and each instruction set the CPU has, plus instruction-set
+// detection, overrides and the kernel table's coverage.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "dmlbits/backend.hpp"
+#include "dmlbits/cpu_backend.hpp"
+#include "dmlbits/cpu_isa.hpp"
+#include "dmlbits/cpu_reference.hpp"
+#include "dmlbits/error.hpp"
+#include "dmlbits/tensor.hpp"
+#include "dmlbits/validate.hpp"
+
+namespace dmlbits {
+namespace {
+
+using Bytes = std::vector<std::byte>;
+
+constexpr std::array<KernelOp, kKernelOpCount> kAllKernelOps{
+    KernelOp::bit_and, KernelOp::bit_or, KernelOp::bit_xor, KernelOp::bit_not,
+    KernelOp::shl,     KernelOp::shr,    KernelOp::popcnt_u8, KernelOp::popcnt_u32};
+constexpr std::array<unsigned, 4> kWidths{1, 2, 4, 8};
+constexpr std::array<Operands, 3> kAllOperands{Operands::vectors, Operands::b_scalar, Operands::a_scalar};
+
+DType unsigned_dtype(unsigned width) {
+  switch (width) {
+    case 1: return DType::uint8;
+    case 2: return DType::uint16;
+    case 4: return DType::uint32;
+    default: return DType::uint64;
+  }
+}
+
+OpKind op_kind(KernelOp op) {
+  switch (op) {
+    case KernelOp::bit_and: return OpKind::bit_and;
+    case KernelOp::bit_or: return OpKind::bit_or;
+    case KernelOp::bit_xor: return OpKind::bit_xor;
+    case KernelOp::bit_not: return OpKind::bit_not;
+    case KernelOp::shl: return OpKind::shl;
+    case KernelOp::shr: return OpKind::shr;
+    default: return OpKind::popcount;
+  }
+}
+
+std::size_t out_width(KernelOp op, unsigned width) {
+  if (op == KernelOp::popcnt_u8) return 1;
+  if (op == KernelOp::popcnt_u32) return 4;
+  return width;
+}
+
+bool is_shift(KernelOp op) { return op == KernelOp::shl || op == KernelOp::shr; }
+
+// Element values: for shift counts, a mix that puts many counts just below, at and just above
+// the width, and some far beyond it (whole-width values such as 2^40 for 64-bit elements);
+// otherwise random bits with the all-zero and all-one patterns mixed in.
+Bytes random_elements(std::size_t n, unsigned width, bool counts, std::mt19937_64& rng) {
+  const unsigned bits = width * 8;
+  const std::uint64_t mask = bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+  Bytes out(n * width);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t v = rng();
+    const unsigned pick = static_cast<unsigned>(rng() % 8);
+    if (counts) {
+      if (pick < 4) v = rng() % (bits + 3);                         // 0 .. width + 2
+      else if (pick == 4) v = bits - 1 + rng() % 3;                 // width - 1, width, width + 1
+      else if (pick == 5) v = std::uint64_t{1} << (rng() % bits);   // powers of two, up to the top bit
+      else if (pick == 6) v = (rng() % 2) ? mask : 2 * bits;        // all ones; twice the width
+    } else {
+      if (pick == 0) v = 0;
+      else if (pick == 1) v = mask;
+    }
+    store_bits(out.data(), width, i, v & mask);
+  }
+  return out;
+}
+
+// The reference backend's result for the same operation, built through validate().
+Bytes reference_result(KernelOp op, unsigned width, Operands operands, ShiftOverflow mode, const Bytes& a,
+                       const Bytes& b, std::size_t n) {
+  const DType dt = unsigned_dtype(width);
+  OpRequest r;
+  r.op = op_kind(op);
+  r.shift_overflow = mode;
+  const Shape run{n};
+  const Shape one{};  // 0-d: broadcast over the run
+  r.inputs.push_back({dt, operands == Operands::a_scalar ? one : run});
+  if (kernel_op_is_binary(op)) r.inputs.push_back({dt, operands == Operands::b_scalar ? one : run});
+  if (op == KernelOp::popcnt_u8) r.out_dtype = DType::uint8;
+  if (op == KernelOp::popcnt_u32) r.out_dtype = DType::uint32;
+  const ValidatedOp v = validate(r);
+  Bytes out(n * out_width(op, width));
+  ExecuteBuffers buffers;
+  buffers.inputs.push_back(a);
+  if (kernel_op_is_binary(op)) buffers.inputs.push_back(b);
+  buffers.output = out;
+  CpuReferenceBackend().run(v, buffers);
+  return out;
+}
+
+// Sizes around every vector width (16, 32 and 64 bytes) and the kernels' blocks and unrolled
+// loops (up to 4 x 256 bytes), plus small and odd large ones.
+std::vector<std::size_t> test_sizes(unsigned width) {
+  std::set<std::size_t> sizes{0, 1, 2, 3, 5, 7, 4099, 10007};
+  for (std::size_t bytes : {16, 32, 64, 128, 256, 512, 1024}) {
+    const std::size_t lanes = bytes / width;
+    for (std::size_t n : {lanes - 1, lanes, lanes + 1})
+      if (n > 0) sizes.insert(n);
+  }
+  return {sizes.begin(), sizes.end()};
+}
+
+constexpr std::size_t kGuard = 64;
+constexpr std::byte kCanary{0xA5};
+
+class KernelTest : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(KernelTest, MatchesReference) {
+  const KernelInfo& k = kernel_table()[GetParam()];
+  if (!kernel_runnable(k))
+    GTEST_SKIP() << k.name << ": this CPU lacks " << isa_name(k.isa)
+                 << (k.extension != CpuExtension::none ? " or the kernel's extension" : "")
+                 << " (compiled, not run)";
+  const bool binary = kernel_op_is_binary(k.op);
+  const std::size_t ow = out_width(k.op, k.width);
+  const bool may_run_in_place = k.op != KernelOp::popcnt_u8 && k.op != KernelOp::popcnt_u32 &&
+                                k.operands != Operands::a_scalar;
+  std::mt19937_64 rng(0x5eed0000 + GetParam());
+  int cases = 0;
+  for (const ShiftOverflow mode : {ShiftOverflow::zero, ShiftOverflow::wrap}) {
+    if (mode == ShiftOverflow::wrap && !is_shift(k.op)) continue;
+    for (const std::size_t n : test_sizes(k.width)) {
+      const std::size_t na = k.operands == Operands::a_scalar ? 1 : n;
+      const std::size_t nb = k.operands == Operands::b_scalar ? 1 : n;
+      const Bytes a = random_elements(na, k.width, false, rng);
+      const Bytes b = binary ? random_elements(nb, k.width, is_shift(k.op), rng) : Bytes{};
+      const Bytes expect = reference_result(k.op, k.width, k.operands, mode, a, b, n);
+      // Misaligned by 0..3 bytes, each buffer differently; canaries either side of the output.
+      // Binary SIMD kernels switch to non-temporal stores for large outputs; a threshold of 0
+      // takes that path (aligned head, streamed body, tail) at every size.
+      for (std::size_t pass = 0; pass < (binary && k.isa != Isa::scalar ? 16u : 8u); ++pass) {
+        const std::size_t offset = pass % 4;
+        const bool in_place = (pass / 4) % 2 == 1;
+        const bool stream = pass >= 8;
+        if (in_place && !may_run_in_place) continue;
+        const KernelParams params{mode, stream ? 0 : ~std::size_t{0}};
+        {
+          SCOPED_TRACE(testing::Message() << k.name << " n=" << n << " offset=" << offset
+                                          << " mode=" << shift_overflow_name(mode) << (in_place ? " in place" : "")
+                                          << (stream ? " streaming" : ""));
+          Bytes abuf(a.size() + 8), bbuf(b.size() + 8), obuf(kGuard + n * ow + kGuard + 8, kCanary);
+          std::byte* pa = abuf.data() + offset;
+          std::byte* pb = bbuf.data() + (offset + 1) % 4;
+          std::byte* po = obuf.data() + kGuard + (3 - offset);
+          std::copy(a.begin(), a.end(), pa);
+          std::copy(b.begin(), b.end(), pb);
+          const void* in_a = pa;
+          if (in_place) {
+            std::copy(a.begin(), a.end(), po);
+            in_a = po;
+          }
+          k.fn(n, in_a, binary ? pb : nullptr, po, params);
+          ++cases;
+          ASSERT_TRUE(std::equal(expect.begin(), expect.end(), po)) << "result differs from the reference";
+          for (std::byte* p = obuf.data(); p < po; ++p) ASSERT_EQ(*p, kCanary) << "wrote before the output";
+          for (std::byte* p = po + n * ow; p < obuf.data() + obuf.size(); ++p)
+            ASSERT_EQ(*p, kCanary) << "wrote past the output";
+          if (!in_place) { ASSERT_TRUE(std::equal(a.begin(), a.end(), pa)) << "input A changed"; }
+          ASSERT_TRUE(std::equal(b.begin(), b.end(), pb)) << "input B changed";
+        }
+      }
+    }
+  }
+  EXPECT_GT(cases, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllKernels, KernelTest, ::testing::Range<std::size_t>(0, kernel_table().size()),
+                         [](const ::testing::TestParamInfo<std::size_t>& param) {
+                           return kernel_table()[param.param].name;
+                         });
+
+// A few results worked out by hand, through every runnable kernel of the operation, so that the
+// kernels are not only as right as the reference.
+template <class T>
+T run_one(const KernelInfo& k, T a, T b, ShiftOverflow mode) {
+  // 37 elements: the value sits in a vector body for some sets and in a tail for others.
+  std::vector<T> va(37, a), vb(37, b), out(37);
+  k.fn(va.size(), va.data(), vb.data(), out.data(), KernelParams{mode});
+  for (T x : out) EXPECT_EQ(x, out[0]) << k.name;
+  return out[0];
+}
+
+template <class Out, class T>
+Out popcount_one(const KernelInfo& k, T a) {
+  std::vector<T> va(37, a);
+  std::vector<Out> out(37);
+  k.fn(va.size(), va.data(), nullptr, out.data(), KernelParams{});
+  for (Out x : out) EXPECT_EQ(x, out[0]) << k.name;
+  return out[0];
+}
+
+TEST(CpuKernelsTest, HandWorkedValues) {
+  constexpr auto kZero = ShiftOverflow::zero;
+  constexpr auto kWrap = ShiftOverflow::wrap;
+  int checked = 0;
+  for (const KernelInfo& k : kernel_table()) {
+    if (!kernel_runnable(k) || k.operands != Operands::vectors) continue;
+    SCOPED_TRACE(k.name);
+    ++checked;
+    switch (k.op) {
+      case KernelOp::shl:
+        if (k.width == 1) {
+          EXPECT_EQ(run_one<std::uint8_t>(k, 0x81, 1, kZero), 0x02);
+          EXPECT_EQ(run_one<std::uint8_t>(k, 0xFF, 7, kZero), 0x80);
+          EXPECT_EQ(run_one<std::uint8_t>(k, 0xFF, 8, kZero), 0x00);
+          EXPECT_EQ(run_one<std::uint8_t>(k, 0x01, 9, kWrap), 0x02);   // 9 mod 8 = 1
+          EXPECT_EQ(run_one<std::uint8_t>(k, 0x01, 255, kZero), 0x00);
+        } else if (k.width == 2) {
+          EXPECT_EQ(run_one<std::uint16_t>(k, 0x8001, 1, kZero), 0x0002);
+          EXPECT_EQ(run_one<std::uint16_t>(k, 0x00FF, 12, kZero), 0xF000);
+          EXPECT_EQ(run_one<std::uint16_t>(k, 1, 16, kZero), 0);
+          EXPECT_EQ(run_one<std::uint16_t>(k, 1, 17, kWrap), 2);       // 17 mod 16 = 1
+          EXPECT_EQ(run_one<std::uint16_t>(k, 1, 0x8000, kZero), 0);
+        } else if (k.width == 4) {
+          EXPECT_EQ(run_one<std::uint32_t>(k, 1, 31, kZero), 0x80000000u);
+          EXPECT_EQ(run_one<std::uint32_t>(k, 1, 32, kZero), 0u);
+          EXPECT_EQ(run_one<std::uint32_t>(k, 1, 33, kWrap), 2u);
+          EXPECT_EQ(run_one<std::uint32_t>(k, 3, 0xFFFFFFFFu, kWrap), 0x80000000u);  // count 31
+        } else {
+          EXPECT_EQ(run_one<std::uint64_t>(k, 1, 63, kZero), 0x8000000000000000u);
+          EXPECT_EQ(run_one<std::uint64_t>(k, 1, 64, kZero), 0u);
+          EXPECT_EQ(run_one<std::uint64_t>(k, 1, std::uint64_t{1} << 40, kZero), 0u);
+          EXPECT_EQ(run_one<std::uint64_t>(k, 1, (std::uint64_t{1} << 40) + 3, kWrap), 8u);
+        }
+        break;
+      case KernelOp::shr:
+        if (k.width == 1) {
+          EXPECT_EQ(run_one<std::uint8_t>(k, 0x81, 1, kZero), 0x40);
+          EXPECT_EQ(run_one<std::uint8_t>(k, 0x80, 7, kZero), 0x01);
+          EXPECT_EQ(run_one<std::uint8_t>(k, 0x80, 8, kZero), 0x00);
+          EXPECT_EQ(run_one<std::uint8_t>(k, 0x80, 15, kWrap), 0x01);  // 15 mod 8 = 7
+        } else if (k.width == 2) {
+          EXPECT_EQ(run_one<std::uint16_t>(k, 0x8000, 15, kZero), 1);
+          EXPECT_EQ(run_one<std::uint16_t>(k, 0x8000, 16, kZero), 0);
+          EXPECT_EQ(run_one<std::uint16_t>(k, 0x8000, 31, kWrap), 1);
+        } else if (k.width == 4) {
+          EXPECT_EQ(run_one<std::uint32_t>(k, 0x80000000u, 31, kZero), 1u);
+          EXPECT_EQ(run_one<std::uint32_t>(k, 0x80000000u, 0x100000000u - 1, kZero), 0u);
+          EXPECT_EQ(run_one<std::uint32_t>(k, 0x80000000u, 32 + 4, kWrap), 0x08000000u);
+        } else {
+          EXPECT_EQ(run_one<std::uint64_t>(k, 0x8000000000000000u, 63, kZero), 1u);
+          EXPECT_EQ(run_one<std::uint64_t>(k, 0x8000000000000000u, 64, kZero), 0u);
+          EXPECT_EQ(run_one<std::uint64_t>(k, 0x8000000000000000u, std::uint64_t{1} << 40, kZero), 0u);
+        }
+        break;
+      case KernelOp::bit_xor:
+        if (k.width == 1) { EXPECT_EQ(run_one<std::uint8_t>(k, 42, 15, kZero), 37); }  // DirectML's example
+        if (k.width == 8) {
+          EXPECT_EQ(run_one<std::uint64_t>(k, 0xFFFF0000FFFF0000u, 0x0123456789ABCDEFu, kZero), 0xFEDC45677654CDEFu);
+        }
+        break;
+      case KernelOp::bit_not:
+        if (k.width == 1) { EXPECT_EQ(run_one<std::uint8_t>(k, 42, 0, kZero), 213); }  // DirectML's example
+        if (k.width == 4) { EXPECT_EQ(run_one<std::uint32_t>(k, 0x80000001u, 0, kZero), 0x7FFFFFFEu); }
+        break;
+      case KernelOp::popcnt_u8:
+        if (k.width == 1) { EXPECT_EQ((popcount_one<std::uint8_t, std::uint8_t>(k, 0xFF)), 8); }
+        if (k.width == 2) { EXPECT_EQ((popcount_one<std::uint8_t, std::uint16_t>(k, 0xFFFF)), 16); }
+        if (k.width == 4) { EXPECT_EQ((popcount_one<std::uint8_t, std::uint32_t>(k, 789)), 5); }  // DirectML's example
+        if (k.width == 8) { EXPECT_EQ((popcount_one<std::uint8_t, std::uint64_t>(k, ~std::uint64_t{0})), 64); }
+        break;
+      case KernelOp::popcnt_u32:
+        if (k.width == 1) { EXPECT_EQ((popcount_one<std::uint32_t, std::uint8_t>(k, 0x80)), 1u); }
+        if (k.width == 2) { EXPECT_EQ((popcount_one<std::uint32_t, std::uint16_t>(k, 0x0F0F)), 8u); }
+        if (k.width == 4) { EXPECT_EQ((popcount_one<std::uint32_t, std::uint32_t>(k, 123)), 6u); }
+        if (k.width == 8) { EXPECT_EQ((popcount_one<std::uint32_t, std::uint64_t>(k, 0x8000000000000001u)), 2u); }
+        break;
+      default:
+        break;
+    }
+  }
+  EXPECT_GE(checked, 32);  // at least the scalar set's unbroadcast kernels
+}
+
+TEST(CpuKernelsTest, NoElementsTouchNoMemory) {
+  for (const KernelInfo& k : kernel_table())
+    if (kernel_runnable(k)) k.fn(0, nullptr, nullptr, nullptr, KernelParams{});
+}
+
+// ---- The kernel table ----
+
+TEST(CpuKernelsTest, EveryInstructionSetCoversEveryOperation) {
+  for (const Isa isa : supported_isas()) {
+    for (const KernelOp op : kAllKernelOps) {
+      for (const unsigned width : kWidths) {
+        for (const Operands o : kAllOperands) {
+          const KernelInfo* k = lookup_kernel(op, width, isa, o);
+          if (!kernel_op_is_binary(op) && o != Operands::vectors) {
+            EXPECT_EQ(k, nullptr) << kernel_op_name(op);
+            continue;
+          }
+          ASSERT_NE(k, nullptr) << isa_name(isa) << " " << kernel_op_name(op) << " x" << width * 8;
+          EXPECT_EQ(k->isa, isa);
+          EXPECT_TRUE(kernel_runnable(*k));
+          EXPECT_EQ(select_kernel(op, width, isa, o).fn, k->fn);
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuKernelsTest, NamesFollowTheConvention) {
+  std::set<std::string> names;
+  for (const KernelInfo& k : kernel_table()) EXPECT_TRUE(names.insert(k.name).second) << "duplicate " << k.name;
+  for (const char* name : {"x8_and__scalar", "x8_and__avx2", "x32_shl__avx512", "x32_shl_c__avx2",
+                           "x16_shr_rc__avx2", "x16_popcnt_u8__avx2", "x64_popcnt_u32__avx512",
+                           "x32_popcnt_u8__avx512vpopcntdq", "x8_popcnt_u32__avx512bitalg",
+                           "x64_popcnt_u8__scalar_popcnt", "x16_not__scalar"})
+    EXPECT_TRUE(names.count(name)) << name;
+  // 8 operations x 4 widths: 5 binary with 3 layouts, 3 unary with 1 = 18 per width.
+  EXPECT_EQ(std::count_if(kernel_table().begin(), kernel_table().end(),
+                          [](const KernelInfo& k) { return k.isa == Isa::avx2; }),
+            72);
+}
+
+TEST(CpuKernelsTest, SelectFallsBackToNarrowerSets) {
+  // Asking for the host's best set always answers with a kernel of a set the host has.
+  const KernelInfo& k = select_kernel(KernelOp::shl, 8, host_isa(), Operands::a_scalar);
+  EXPECT_LE(k.isa, host_isa());
+  EXPECT_TRUE(kernel_runnable(k));
+  if (!isa_supported(Isa::avx512)) {
+    EXPECT_EQ(lookup_kernel(KernelOp::bit_and, 4, Isa::avx512, Operands::vectors), nullptr);
+    EXPECT_EQ(select_kernel(KernelOp::bit_and, 4, Isa::avx512, Operands::vectors).isa, host_isa());
+  }
+  const KernelInfo& p = select_kernel(KernelOp::popcnt_u8, 8, Isa::scalar, Operands::vectors);
+  EXPECT_EQ(p.extension, cpu_features().popcnt ? CpuExtension::popcnt : CpuExtension::none);
+}
+
+// ---- Instruction sets ----
+
+TEST(CpuIsaTest, NamesRoundTrip) {
+  for (const Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) EXPECT_EQ(parse_isa(isa_name(isa)), isa);
+  EXPECT_FALSE(parse_isa("AVX2"));
+  EXPECT_FALSE(parse_isa("sse2"));
+  EXPECT_FALSE(parse_isa(""));
+  EXPECT_EQ(isa_names_help(), "scalar, avx2, avx512");
+  EXPECT_EQ(isa_description(Isa::avx2), "AVX2");
+  EXPECT_EQ(isa_description(Isa::avx512).rfind("AVX-512 (F, BW, VL", 0), 0u);
+}
+
+TEST(CpuIsaTest, SupportedSetsMatchTheFeatures) {
+  const auto isas = supported_isas();
+  ASSERT_FALSE(isas.empty());
+  EXPECT_EQ(isas.front(), Isa::scalar);
+  EXPECT_EQ(isas.back(), host_isa());
+  EXPECT_TRUE(std::is_sorted(isas.begin(), isas.end()));
+  const CpuFeatures& f = cpu_features();
+  EXPECT_EQ(isa_supported(Isa::avx2), f.avx2);
+  EXPECT_EQ(isa_supported(Isa::avx512), f.avx512f && f.avx512bw && f.avx512vl);
+}
+
+// Restores DMLBITS_ISA and the forced set after a test.
+class IsaOverrideTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const char* v = std::getenv("DMLBITS_ISA")) saved_ = v;
+    ::unsetenv("DMLBITS_ISA");
+    force_isa(std::nullopt);
+  }
+  void TearDown() override {
+    force_isa(std::nullopt);
+    if (saved_) ::setenv("DMLBITS_ISA", saved_->c_str(), 1);
+    else ::unsetenv("DMLBITS_ISA");
+  }
+  std::optional<std::string> saved_;
+};
+
+Errc error_code_of(void (*f)()) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.code();
+  }
+  return Errc::internal;
+}
+
+TEST_F(IsaOverrideTest, EnvironmentLowersTheSet) {
+  EXPECT_EQ(best_isa(), host_isa());
+  ::setenv("DMLBITS_ISA", "scalar", 1);
+  EXPECT_EQ(best_isa(), Isa::scalar);
+  EXPECT_EQ(CpuBackend().isa(), Isa::scalar);
+  ::setenv("DMLBITS_ISA", "", 1);
+  EXPECT_EQ(best_isa(), host_isa());
+  ::setenv("DMLBITS_ISA", "sse9", 1);
+  EXPECT_EQ(error_code_of([] { (void)best_isa(); }), Errc::usage);
+  if (!isa_supported(Isa::avx512)) {
+    ::setenv("DMLBITS_ISA", "avx512", 1);
+    EXPECT_EQ(error_code_of([] { (void)best_isa(); }), Errc::unsupported);
+    try {
+      (void)best_isa();
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("DMLBITS_ISA: instruction set avx512 is not available", 0), 0u) << e.what();
+    }
+  }
+}
+
+TEST_F(IsaOverrideTest, ForceLowersButNeverRaises) {
+  force_isa(Isa::scalar);
+  EXPECT_EQ(best_isa(), Isa::scalar);
+  ::setenv("DMLBITS_ISA", "bogus", 1);  // the forced set wins; the variable is not read
+  EXPECT_EQ(best_isa(), Isa::scalar);
+  force_isa(std::nullopt);
+  ::unsetenv("DMLBITS_ISA");
+  EXPECT_EQ(best_isa(), host_isa());
+  if (!isa_supported(Isa::avx512)) {
+    EXPECT_EQ(error_code_of([] { force_isa(Isa::avx512); }), Errc::unsupported);
+    EXPECT_EQ(best_isa(), host_isa());
+    EXPECT_EQ(error_code_of([] { CpuBackend b(Isa::avx512); }), Errc::unsupported);
+  }
+}
+
+TEST_F(IsaOverrideTest, MakeBackendTakesTheIsaOption) {
+  EXPECT_EQ(make_backend("cpu")->device_description().find("CPU, "), 0u);
+  const auto scalar = make_backend("cpu", BackendOptions{"scalar"});
+  EXPECT_EQ(scalar->name(), "cpu");
+  EXPECT_NE(scalar->device_description().find("scalar"), std::string::npos) << scalar->device_description();
+  if (isa_supported(Isa::avx2)) {
+    EXPECT_NE(make_backend("cpu", BackendOptions{"avx2"})->device_description().find("AVX2 kernels"), std::string::npos);
+  }
+  if (!isa_supported(Isa::avx512)) {
+    EXPECT_EQ(error_code_of([] { (void)make_backend("cpu", BackendOptions{"avx512"}); }), Errc::unsupported);
+  }
+  EXPECT_EQ(error_code_of([] { (void)make_backend("cpu", BackendOptions{"neon"}); }), Errc::usage);
+  EXPECT_EQ(error_code_of([] { (void)make_backend("cpu-reference", BackendOptions{"avx2"}); }), Errc::usage);
+  EXPECT_EQ(make_backend("cpu-reference")->device_description(), "CPU reference (scalar loops)");
+  ASSERT_EQ(backend_names().size(), 2u);
+  EXPECT_EQ(backend_names()[0], "cpu");
+  EXPECT_EQ(backend_names()[1], "cpu-reference");
+}
+
+TEST(CpuBackendTest, DescribesItsKernelsAndThreads) {
+  EXPECT_EQ(CpuBackend(Isa::scalar, {.threads = 2}).device_description(), "CPU, scalar" +
+            std::string(cpu_features().popcnt ? " (POPCNT)" : "") + " kernels, 2 threads");
+  EXPECT_EQ(CpuBackend(Isa::scalar, {.threads = 1}).device_description().substr(0, 12), "CPU, scalar ");
+  EXPECT_NE(CpuBackend(Isa::scalar, {.threads = 1}).device_description().find(", 1 thread"), std::string::npos);
+  if (isa_supported(Isa::avx2)) { EXPECT_EQ(CpuBackend(Isa::avx2, {.threads = 2}).device_description(), "CPU, AVX2 kernels, 2 threads"); }
+}
+
+// ---- The backend on whole descriptors ----
+
+struct Case {
+  OpKind op;
+  DType dtype;
+  Shape a, b;  // b unused for unary ops
+  std::optional<DType> out_dtype = std::nullopt;
+  ShiftOverflow mode = ShiftOverflow::zero;
+  bool in_place = false;
+};
+
+std::string describe(const Case& c) {
+  std::string s = std::string(op_info(c.op).verb) + " " + std::string(dtype_info(c.dtype).dml_name) + " " +
+                  c.a.to_string();
+  if (op_info(c.op).arity == 2) s += " with " + c.b.to_string();
+  if (c.out_dtype) s += " -> " + std::string(dtype_info(*c.out_dtype).dml_name);
+  if (c.mode == ShiftOverflow::wrap) s += " wrap";
+  if (c.in_place) s += " in place";
+  return s;
+}
+
+// Runs `c` on `backend` and on the reference from the same random inputs; buffers start one
+// byte past an aligned address, so nothing may assume alignment.
+void expect_backend_matches(Backend& backend, const Case& c, std::mt19937_64& rng) {
+  SCOPED_TRACE(describe(c) + " on " + backend.device_description());
+  OpRequest r;
+  r.op = c.op;
+  r.inputs.push_back({c.dtype, c.a});
+  if (op_info(c.op).arity == 2) r.inputs.push_back({c.dtype, c.b});
+  r.out_dtype = c.out_dtype;
+  r.shift_overflow = c.mode;
+  r.in_place = c.in_place;
+  const ValidatedOp v = validate(r);
+  const unsigned width = static_cast<unsigned>(dtype_info(c.dtype).size);
+  const bool shift = c.op == OpKind::shl || c.op == OpKind::shr;
+  std::vector<Bytes> inputs;
+  for (std::size_t i = 0; i < r.inputs.size(); ++i)
+    inputs.push_back(random_elements(r.inputs[i].shape.element_count(), width, shift && i == 1, rng));
+  const std::size_t out_bytes = v.output_shape().element_count() * dtype_info(v.output_dtype()).size;
+
+  auto run = [&](Backend& b, Bytes& storage) {
+    std::vector<Bytes> in = inputs;
+    for (auto& x : in) x.insert(x.begin(), std::byte{0});  // misalign by one byte
+    ExecuteBuffers buffers;
+    for (const auto& x : in) buffers.inputs.push_back({x.data() + 1, x.size() - 1});
+    if (c.in_place) {
+      buffers.output = {in[0].data() + 1, in[0].size() - 1};
+      b.run(v, buffers);
+      storage.assign(in[0].begin() + 1, in[0].end());
+    } else {
+      storage.assign(out_bytes + 1, std::byte{0x5A});
+      buffers.output = {storage.data() + 1, out_bytes};
+      b.run(v, buffers);
+      storage.erase(storage.begin());
+    }
+  };
+  Bytes expect, got;
+  CpuReferenceBackend reference;
+  run(reference, expect);
+  run(backend, got);
+  ASSERT_EQ(got.size(), expect.size());
+  EXPECT_TRUE(got == expect) << "result differs from the reference";
+}
+
+std::vector<Case> backend_cases() {
+  std::vector<Case> cases;
+  const std::vector<std::pair<Shape, Shape>> shapes{
+      {Shape{2, 1, 5}, Shape{3, 5}}, {Shape{3, 5}, Shape{2, 1, 5}}, {Shape{4, 1}, Shape{1, 3}},
+      {Shape{}, Shape{7}},           {Shape{7}, Shape{}},           {Shape{3, 1}, Shape{}},
+      {Shape{2, 3, 4}, Shape{4}},    {Shape{2, 3, 4}, Shape{3, 1}}, {Shape{5, 1, 3}, Shape{1, 4, 1}},
+      {Shape{2, 0, 3}, Shape{3}},    {Shape{1, 1, 1}, Shape{1}},    {Shape{}, Shape{}},
+      {Shape{100, 37}, Shape{37}},   {Shape{33, 2}, Shape{33, 1}},  {Shape{1000}, Shape{1000}},
+      {Shape{2, 3, 1, 65}, Shape{2, 1, 7, 65}},
+  };
+  for (const auto& op : op_table()) {
+    for (const DType dt : {DType::uint8, DType::uint16, DType::uint32, DType::uint64}) {
+      for (const auto& [a, b] : shapes) {
+        if (op.arity == 1) {
+          if (op.kind == OpKind::popcount) {
+            cases.push_back({op.kind, dt, a, {}, DType::uint8});
+            cases.push_back({op.kind, dt, a, {}, DType::uint32});
+          } else {
+            cases.push_back({op.kind, dt, a, {}});
+            cases.push_back({op.kind, dt, a, {}, std::nullopt, ShiftOverflow::zero, true});
+          }
+          continue;
+        }
+        cases.push_back({op.kind, dt, a, b});
+        if (op.kind == OpKind::shl || op.kind == OpKind::shr)
+          cases.push_back({op.kind, dt, a, b, std::nullopt, ShiftOverflow::wrap});
+        if (broadcast_shapes(a, b) == a) cases.push_back({op.kind, dt, a, b, std::nullopt, ShiftOverflow::zero, true});
+      }
+    }
+  }
+  // Dtypes other than unsigned: the kernels see only bits.
+  cases.push_back({OpKind::bit_xor, DType::float32, Shape{3, 17}, Shape{17}});
+  cases.push_back({OpKind::bit_and, DType::int8, Shape{}, Shape{40}});
+  cases.push_back({OpKind::popcount, DType::float64, Shape{9, 9}, {}, DType::uint32});
+  cases.push_back({OpKind::bit_not, DType::float16, Shape{2, 50}, {}});
+  return cases;
+}
+
+TEST(CpuBackendTest, MatchesReferenceOnBroadcastDescriptors) {
+  std::mt19937_64 rng(42);
+  const auto cases = backend_cases();
+  for (const Isa isa : supported_isas()) {
+    CpuBackend backend(isa, {.threads = 1});
+    for (const Case& c : cases) expect_backend_matches(backend, c, rng);
+  }
+}
+
+TEST(CpuBackendTest, SplitsWorkAcrossThreads) {
+  // A threshold of 1 byte splits every tensor, however small, including splits inside an inner
+  // run and runs shorter than the split alignment.
+  std::mt19937_64 rng(7);
+  for (const Isa isa : supported_isas()) {
+    for (const unsigned threads : {2u, 3u}) {
+      CpuBackend backend(isa, {.threads = threads, .parallel_min_bytes = 1});
+      for (const Case& c : backend_cases()) expect_backend_matches(backend, c, rng);
+    }
+  }
+}
+
+TEST(CpuBackendTest, LargeTensorsUseTheDefaultThreshold) {
+  // 4 MiB and more of output: split across the default threads.
+  std::mt19937_64 rng(9);
+  CpuBackend backend;
+  expect_backend_matches(backend, {OpKind::bit_xor, DType::uint8, Shape{4, (1u << 20) + 13}, Shape{(1u << 20) + 13}}, rng);
+  expect_backend_matches(backend, {OpKind::shl, DType::uint32, Shape{(1u << 20) + 3}, Shape{}}, rng);
+  expect_backend_matches(backend, {OpKind::popcount, DType::uint64, Shape{3, 1, (1u << 19) + 1}, {}, DType::uint8}, rng);
+}
+
+TEST(CpuBackendTest, EmptyOperationsWriteNothing) {
+  OpRequest r;
+  r.op = OpKind::bit_and;
+  r.inputs = {{DType::uint32, Shape{0, 4}}, {DType::uint32, Shape{4}}};
+  const ValidatedOp v = validate(r);
+  const Bytes b(16, std::byte{1});
+  ExecuteBuffers buffers;
+  buffers.inputs = {std::span<const std::byte>(), b};
+  CpuBackend().run(v, buffers);  // nothing to read or write, not even A's (empty) buffer
+}
+
+TEST(CpuBackendTest, RefusesBuffersShorterThanTheDescriptors) {
+  OpRequest r;
+  r.op = OpKind::bit_or;
+  r.inputs = {{DType::uint16, Shape{8}}, {DType::uint16, Shape{8}}};
+  const ValidatedOp v = validate(r);
+  Bytes a(16), b(14), out(16);
+  ExecuteBuffers buffers;
+  buffers.inputs = {a, b};
+  buffers.output = out;
+  try {
+    CpuBackend().run(v, buffers);
+    FAIL() << "ran with a short input";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::internal);
+    EXPECT_NE(std::string(e.what()).find("input 1 has 14 bytes, its descriptor reads 16"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace dmlbits
