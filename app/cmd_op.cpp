@@ -8,6 +8,7 @@
 
 #include "app.hpp"
 #include "dmlbits/compare.hpp"
+#include "dmlbits/dxdispatch.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/run.hpp"
 #include "dmlbits/stream.hpp"
@@ -41,6 +42,7 @@ struct OpOptions {
   std::string report_json;
   bool verbose = false;
   bool quiet = false;
+  std::string emit_dxdispatch;
 };
 
 std::optional<DType> dtype_option(const std::string& name, const char* option) {
@@ -81,6 +83,7 @@ OperationSpec make_spec(const OpOptions& o) {
   if (o.in_place && classify_operand(o.a) != OperandKind::file)
     throw Error(Errc::usage, "--in-place needs input A to be a file");
   if (o.update && o.expect.empty()) throw Error(Errc::usage, "--update needs --expect GOLDEN");
+  if (!o.emit_dxdispatch.empty()) dxdispatch_file_names(o.emit_dxdispatch, op_info(o.op).arity);  // refused early
   return spec;
 }
 
@@ -179,11 +182,26 @@ void report_timing(const OpOptions& o, const ValidatedOp& v, const RunTiming& t,
   if (!o.time_json.empty()) write_text_file(o.time_json, timing_json(t, what).dump(2) + "\n");
 }
 
+// --emit-dxdispatch: the DxDispatch model of the operation with its inputs as read. Called
+// before the output is written: in place, the run overwrote A in memory, but A's file still
+// holds it until then.
+void emit_dxdispatch(const OpOptions& o, const OperationResult& r) {
+  std::vector<TensorView> inputs;
+  for (const auto& in : r.inputs) inputs.push_back(in.tensor.view());
+  std::vector<LoadedOperand> original_a;
+  if (r.op->in_place() && !o.explain) {
+    original_a = load_operands({o.a}, r.op->input_dtype());
+    inputs[0] = original_a[0].tensor.view();
+  }
+  write_dxdispatch_model(o.emit_dxdispatch, *r.op, inputs);
+}
+
 void run_op(const OpOptions& o) {
   const OpInfo& op = op_info(o.op);
   const OperationSpec spec = make_spec(o);
   // Straight to an .npy output, chunk by chunk, when nothing needs the whole result in memory.
-  if (o.expect.empty() && !o.explain && spec.repeat == 1 && spec.warmup == 0) {
+  // (--emit-dxdispatch needs the inputs, which streaming does not keep.)
+  if (o.expect.empty() && !o.explain && spec.repeat == 1 && spec.warmup == 0 && o.emit_dxdispatch.empty()) {
     const OutputTarget target = output_target(o);
     if (target.format == TensorFormat::npy) {
       Progress progress(!o.quiet, std::string(op.verb));
@@ -195,6 +213,7 @@ void run_op(const OpOptions& o) {
   }
   Stopwatch total;
   OperationResult r = run_operation(spec);
+  if (!o.emit_dxdispatch.empty()) emit_dxdispatch(o, r);
 
   const std::string explain = to_json(r.op->desc()).dump(2) + "\n";
   if (o.explain) {
@@ -267,6 +286,9 @@ void setup_op_commands(CLI::App& app) {
     sub->add_flag("--update", opt->update, "With --expect: rewrite GOLDEN from the result instead of failing");
     sub->add_option("--show", opt->show, "With --expect: list at most N differing elements")->capture_default_str();
     sub->add_option("--report-json", opt->report_json, "With --expect: write the full comparison report to FILE");
+    sub->add_option("--emit-dxdispatch", opt->emit_dxdispatch,
+                    "Also write FILE.json, a model for Microsoft's DxDispatch that runs this operator on DirectML, "
+                    "with the inputs as FILE-a.npy[, FILE-b.npy]");
     sub->add_flag("--time", opt->time, "Print the time of each phase to standard error");
     sub->add_option("--time-json", opt->time_json, "Write timings (phases, samples, statistics) to FILE as JSON");
     sub->add_option("--repeat", opt->repeat, "Execute N measured times (data already resident)")->capture_default_str();

@@ -1,0 +1,53 @@
+// Reproducing a dmlbits operation on real DirectML: a model for Microsoft's DxDispatch tool
+// (github.com/microsoft/DirectML, DxDispatch/doc/Guide.md) that creates the same
+// DML_OPERATOR_ELEMENT_WISE_BIT_* operator with the same DML_BUFFER_TENSOR_DESCs (strides and
+// TotalTensorSizeInBytes included), initialises its input buffers from .npy files holding the
+// inputs as dmlbits read them, dispatches it once and writes the output buffer to an .npy file.
+//
+// The files for a model named FILE (a trailing ".json" is dropped from FILE first):
+//   FILE.json       the model (DxDispatch accepts only the lowercase .json extension)
+//   FILE-a.npy      input A (InputTensor of not/popcount, ATensor otherwise)
+//   FILE-b.npy      input B (BTensor), binary operators only
+//   FILE-out.npy    the output, written by DxDispatch (relative to the directory it runs in, or
+//                   its --output_path), never by dmlbits
+// The model names the .npy files without a directory: DxDispatch resolves input paths relative
+// to the model's folder.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "dmlbits/tensor.hpp"
+#include "dmlbits/validate.hpp"
+
+namespace dmlbits {
+
+struct DxDispatchFiles {
+  std::string model;                // FILE.json
+  std::vector<std::string> inputs;  // FILE-a.npy[, FILE-b.npy]
+  std::string output;               // FILE-out.npy (DxDispatch writes it)
+};
+
+// The paths for FILE and an operator of `arity` inputs. Throws Errc::usage for "-" or a FILE
+// without a file name ("dir/").
+DxDispatchFiles dxdispatch_file_names(const std::string& file, int arity);
+
+// The DxDispatch model of `op`: resources "A"[, "B"] initialised from `input_npy_names` (paths
+// as the model should spell them) and "Out" (zero-filled; absent when `op` is in place, the
+// output then being bound to "A"), one DirectML operator dispatchable, a dispatch command and
+// a writeFile command to `output_npy_name` with the output's dimensions. A root "dmlbits"
+// object, which DxDispatch ignores, records the verb, feature level and the DxDispatch
+// arguments that select it. Throws Errc::unsupported for an empty result (DirectML sizes
+// cannot be 0) or sizes beyond DirectML's 32-bit fields, Errc::internal for a wrong number of
+// names.
+nlohmann::json dxdispatch_model(const ValidatedOp& op, const std::vector<std::string>& input_npy_names,
+                                const std::string& output_npy_name);
+
+// Writes FILE-a.npy[, FILE-b.npy] (each `inputs[i]` as .npy) and then FILE.json, each file
+// atomically, and returns their names. `inputs` are the tensors `op` was validated for.
+DxDispatchFiles write_dxdispatch_model(const std::string& file, const ValidatedOp& op,
+                                       const std::vector<TensorView>& inputs);
+
+}  // namespace dmlbits
