@@ -1,6 +1,6 @@
 #include "dmlbits/operand.hpp"
 
-#include <regex>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -24,16 +24,39 @@ std::string operand_context(std::size_t index, const Pending& p) {
   switch (p.kind) {
     case OperandKind::file:
     case OperandKind::standard_input: return fmt::format("reading {}", quote_path(p.text));
-    default: return fmt::format("operand {} (literal '{}')", index + 1, p.text);
+    default: {
+      // A literal can be as long as a command line; quote enough of it to recognise it.
+      const bool long_text = p.text.size() > 40;
+      return fmt::format("operand {} (literal '{}{}')", index + 1, p.text.substr(0, long_text ? 32 : 40),
+                         long_text ? fmt::format("... ({} characters)", p.text.size()) : std::string());
+    }
   }
+}
+
+// -?(0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+), matched by hand: std::regex recurses once per
+// character and overflowed the stack on a long operand (a 50000-digit argument crashed).
+bool is_integer_literal(std::string_view s) {
+  if (s.starts_with('-')) s.remove_prefix(1);
+  const auto all_of = [](std::string_view digits, auto pred) {
+    if (digits.empty()) return false;
+    for (char c : digits)
+      if (!pred(static_cast<unsigned char>(c))) return false;
+    return true;
+  };
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+    return all_of(s.substr(2), [](unsigned char c) {
+      return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    });
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'b' || s[1] == 'B'))
+    return all_of(s.substr(2), [](unsigned char c) { return c == '0' || c == '1'; });
+  return all_of(s, [](unsigned char c) { return c >= '0' && c <= '9'; });
 }
 
 }  // namespace
 
 OperandKind classify_operand(const std::string& text) {
   if (text == "-") return OperandKind::standard_input;
-  static const std::regex kInteger(R"(-?(0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+))");
-  if (std::regex_match(text, kInteger)) return OperandKind::scalar_literal;
+  if (is_integer_literal(text)) return OperandKind::scalar_literal;
   if (!text.empty() && text.front() == '[') return OperandKind::array_literal;
   return OperandKind::file;
 }

@@ -1,0 +1,647 @@
+// The bodies of dmlbits' fuzz targets as plain functions, shared by the libFuzzer entry points
+// (tests/fuzz/fuzz_*.cpp, clang only) and the regression test (tests/unit/fuzz_regression_test.cpp,
+// any compiler), so a saved crash input replays through exactly the logic that found it.
+//
+// Contract of every target: dmlbits::Error (with the documented Errc) is the expected outcome
+// for bad input. A broken invariant throws Finding; any other exception escaping a target is a
+// finding too. The libFuzzer entry points turn both into abort() (see run_guarded), the unit
+// test into a failed expectation. Crashes and sanitizer reports need no help from here.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <set>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <typeinfo>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "dmlbits/backend.hpp"
+#include "dmlbits/cpu_backend.hpp"
+#include "dmlbits/cpu_isa.hpp"
+#include "dmlbits/cpu_reference.hpp"
+#include "dmlbits/dml_desc.hpp"
+#include "dmlbits/dtype.hpp"
+#include "dmlbits/error.hpp"
+#include "dmlbits/feature_level.hpp"
+#include "dmlbits/io.hpp"
+#include "dmlbits/json_tensor.hpp"
+#include "dmlbits/npy.hpp"
+#include "dmlbits/operand.hpp"
+#include "dmlbits/ops.hpp"
+#include "dmlbits/validate.hpp"
+
+namespace dmlbits::fuzz {
+
+using Input = std::span<const std::uint8_t>;
+
+// A broken invariant (as opposed to an input dmlbits rightly refuses).
+class Finding : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+inline void check(bool ok, std::string_view what) {
+  if (!ok) throw Finding(std::string(what));
+}
+
+// An Error from a parser must carry the code its header documents; anything else (internal
+// above all) is a bug.
+inline void expect_code(const Error& e, Errc expected, std::string_view where) {
+  if (e.code() != expected)
+    throw Finding(fmt::format("{}: Error with code {} (expected {}): {}", where, errc_info(e.code()).name,
+                              errc_info(expected).name, e.what()));
+}
+
+inline std::string_view as_text(Input in) { return {reinterpret_cast<const char*>(in.data()), in.size()}; }
+inline std::span<const std::byte> as_byte_span(Input in) { return std::as_bytes(in); }
+
+inline bool same_tensor(const Tensor& a, const Tensor& b) {
+  return a.dtype() == b.dtype() && a.shape() == b.shape() && a.byte_size() == b.byte_size() &&
+         (a.byte_size() == 0 || std::memcmp(a.data(), b.data(), a.byte_size()) == 0);
+}
+
+inline std::string describe(const Tensor& t) {
+  return fmt::format("{} {}", dtype_info(t.dtype()).numpy_name, t.shape().to_string());
+}
+
+// Row-major strides in elements of `shape`.
+inline std::vector<std::uint64_t> packed_strides(const Shape& shape) {
+  std::vector<std::uint64_t> s(shape.rank());
+  std::uint64_t acc = 1;
+  for (std::size_t k = shape.rank(); k-- > 0;) {
+    s[k] = acc;
+    acc *= shape[k];
+  }
+  return s;
+}
+
+// ---- fuzz_npy ---------------------------------------------------------------------------
+
+// read_npy's result, checked element by element against an independent reading of the
+// header: C order or Fortran order, byte-swapped when big-endian.
+inline void check_npy_data(const NpyHeader& h, std::span<const std::byte> file, const Tensor& t) {
+  const std::size_t size = dtype_info(h.dtype).size;
+  const std::uint64_t n = h.shape.element_count();
+  const std::size_t rank = h.shape.rank();
+  std::vector<std::uint64_t> idx(rank, 0);
+  std::vector<std::uint64_t> fstride(rank);  // column-major strides
+  std::uint64_t acc = 1;
+  for (std::size_t k = 0; k < rank; ++k) {
+    fstride[k] = acc;
+    acc *= h.shape[k];
+  }
+  const std::byte* src = file.data() + h.data_offset;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::uint64_t off = i;
+    if (h.fortran_order) {
+      off = 0;
+      for (std::size_t k = 0; k < rank; ++k) off += idx[k] * fstride[k];
+    }
+    std::byte expect[8];
+    std::memcpy(expect, src + off * size, size);
+    if (h.byte_order == '>') std::reverse(expect, expect + size);
+    check(std::memcmp(expect, t.data() + i * size, size) == 0,
+          fmt::format("read_npy: element {} differs from the file's (descr '{}', fortran_order {}, shape {})", i,
+                      h.descr, h.fortran_order, h.shape.to_string()));
+    for (std::size_t k = rank; k-- > 0;) {
+      if (++idx[k] < h.shape[k]) break;
+      idx[k] = 0;
+    }
+  }
+}
+
+inline void npy_target(Input in) {
+  const auto file = as_byte_span(in);
+  std::optional<NpyHeader> header, inspected;
+  std::optional<Tensor> tensor;
+  try {
+    header = parse_npy_header(file);
+  } catch (const Error& e) {
+    expect_code(e, Errc::invalid_input, "parse_npy_header");
+  }
+  try {
+    inspected = inspect_npy(file);
+  } catch (const Error& e) {
+    expect_code(e, Errc::invalid_input, "inspect_npy");
+  }
+  try {
+    tensor = read_npy(file);
+  } catch (const Error& e) {
+    expect_code(e, Errc::invalid_input, "read_npy");
+  }
+  check(!inspected || header, "inspect_npy accepted a file whose header parse_npy_header refuses");
+  check(tensor.has_value() == inspected.has_value(), "read_npy and inspect_npy disagree about the file");
+
+  // The format detection and context wrapping that the CLI uses on the same bytes.
+  try {
+    const LoadedTensor loaded = read_tensor_bytes(file, "fuzz.npy");
+    if (is_npy(file)) {
+      check(tensor.has_value() && loaded.format == TensorFormat::npy && same_tensor(loaded.tensor, *tensor),
+            "read_tensor_bytes accepted a .npy file differently from read_npy");
+    }
+  } catch (const Error& e) {
+    expect_code(e, Errc::invalid_input, "read_tensor_bytes");
+    check(!(is_npy(file) && tensor), "read_tensor_bytes refused a .npy file read_npy accepts");
+  }
+
+  if (!tensor) return;
+  const NpyHeader& h = *inspected;
+  check(tensor->dtype() == h.dtype && tensor->shape() == h.shape, "read_npy: tensor differs from its header");
+  check(tensor->byte_size() == h.data_bytes && h.data_offset + h.data_bytes == file.size(),
+        "read_npy: data size differs from the header's promise");
+  check(h.data_offset <= kMaxNpyHeaderBytes + 12, "data offset beyond the header limit");
+  check_npy_data(h, file, *tensor);
+
+  // Writing the tensor back must give a file that reads back to the same tensor.
+  const std::string head = npy_header(tensor->dtype(), tensor->shape());
+  check(head.size() % 64 == 0, "npy_header: length not a multiple of 64");
+  std::string again = head;
+  again.append(reinterpret_cast<const char*>(tensor->data()), tensor->byte_size());
+  try {
+    const Tensor back = read_npy(std::as_bytes(std::span(again.data(), again.size())));
+    check(same_tensor(back, *tensor), "npy round trip changed the tensor " + describe(*tensor));
+  } catch (const Error& e) {
+    throw Finding(fmt::format("npy written for {} does not read back: {}", describe(*tensor), e.what()));
+  }
+}
+
+// ---- fuzz_json_tensor ---------------------------------------------------------------------
+
+inline void json_round_trip(const Tensor& t) {
+  for (bool hex : {false, true}) {
+    const std::string text = write_json_tensor(t.view(), JsonWriteOptions{hex});
+    Tensor back;
+    try {
+      back = read_json_tensor(text);
+    } catch (const Error& e) {
+      throw Finding(fmt::format("JSON written for {} (hex {}) does not read back: {}\n{}", describe(t), hex,
+                                e.what(), text));
+    }
+    check(same_tensor(back, t),
+          fmt::format("JSON round trip (hex {}) changed the bits of {}:\n{}", hex, describe(t), text));
+  }
+}
+
+// Input: one byte choosing the fallback dtype (modulo 11, dtype table order), then the JSON text.
+inline void json_tensor_target(Input in) {
+  if (in.empty()) return;
+  const DType fallback = dtype_table()[in[0] % kDTypeCount].dtype;
+  const std::string_view text = as_text(in.subspan(1));
+
+  std::optional<JsonTensorDocument> doc;
+  try {
+    doc = JsonTensorDocument::parse(text);
+  } catch (const Error& e) {
+    expect_code(e, Errc::invalid_input, "JsonTensorDocument::parse");
+  }
+  std::optional<Tensor> via_read;
+  try {
+    via_read = read_json_tensor(text, JsonReadOptions{fallback});
+  } catch (const Error& e) {
+    expect_code(e, Errc::invalid_input, "read_json_tensor");
+  }
+  if (!doc) {
+    check(!via_read, "read_json_tensor accepted text JsonTensorDocument::parse refuses");
+    return;
+  }
+
+  std::optional<DType> declared;
+  bool declared_ok = true;
+  try {
+    declared = doc->declared_dtype();
+  } catch (const Error& e) {
+    expect_code(e, Errc::invalid_input, "declared_dtype");
+    declared_ok = false;
+  }
+  std::optional<Tensor> without, with;
+  try {
+    without = doc->to_tensor(std::nullopt);
+  } catch (const Error& e) {
+    expect_code(e, Errc::invalid_input, "to_tensor(nullopt)");
+  }
+  try {
+    with = doc->to_tensor(fallback);
+  } catch (const Error& e) {
+    expect_code(e, Errc::invalid_input, "to_tensor(fallback)");
+  }
+
+  check(with.has_value() == via_read.has_value() && (!with || same_tensor(*with, *via_read)),
+        "read_json_tensor differs from parse + to_tensor");
+  if (!declared_ok) check(!without && !with, "to_tensor accepted a document with an unknown dtype");
+  if (declared_ok && !declared) check(!without, "to_tensor(nullopt) invented a dtype");
+  if (declared) {
+    // A declared dtype wins over the fallback: both calls see the same tensor.
+    check(without.has_value() == with.has_value() && (!with || same_tensor(*with, *without)),
+          "to_tensor depends on the fallback although the document declares its dtype");
+    if (with) check(with->dtype() == *declared, "to_tensor ignored the declared dtype");
+  } else if (with) {
+    check(with->dtype() == fallback, "to_tensor ignored the fallback dtype");
+  }
+
+  if (without) json_round_trip(*without);
+  if (with) json_round_trip(*with);
+}
+
+// ---- fuzz_literal -------------------------------------------------------------------------
+
+inline std::uint64_t width_mask(std::size_t size) {
+  return size == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * size)) - 1;
+}
+
+inline std::string unquote(std::string s) {
+  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') return s.substr(1, s.size() - 2);
+  return s;
+}
+
+// Input: the literal text, as it would come from the command line.
+inline void literal_target(Input in) {
+  const std::string text(as_text(in));
+  const OperandKind kind = classify_operand(text);
+  if (text == "-") check(kind == OperandKind::standard_input, "\"-\" is not standard input");
+  if (kind == OperandKind::array_literal) check(!text.empty() && text.front() == '[', "array literal without '['");
+  // The grammar of an integer operand, as documented; std::regex only for short texts (it
+  // recurses per character, which is why classify_operand no longer uses it).
+  if (text.size() <= 256) {
+    static const std::regex kInteger(R"(-?(0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+))");
+    const bool integer = text != "-" && std::regex_match(text, kInteger);
+    check(integer == (kind == OperandKind::scalar_literal),
+          fmt::format("classify_operand('{}') disagrees with the integer grammar", text));
+  }
+
+  for (const DTypeInfo& info : dtype_table()) {
+    std::uint64_t bits = 0;
+    try {
+      bits = parse_scalar_literal(text, info.dtype);
+    } catch (const Error& e) {
+      expect_code(e, Errc::invalid_input, fmt::format("parse_scalar_literal({})", info.numpy_name));
+      continue;
+    }
+    check((bits & ~width_mask(info.size)) == 0,
+          fmt::format("parse_scalar_literal({}) returned 0x{:x}, wider than the type", info.numpy_name, bits));
+    // What dmlbits prints for the value must read back as the same bits.
+    for (bool hex : {false, true}) {
+      const std::string printed = unquote(format_json_value(info.dtype, bits, hex));
+      std::uint64_t back = 0;
+      try {
+        back = parse_scalar_literal(printed, info.dtype);
+      } catch (const Error& e) {
+        throw Finding(fmt::format("{} 0x{:x} prints as '{}', which does not read back: {}", info.numpy_name, bits,
+                                  printed, e.what()));
+      }
+      check(back == bits, fmt::format("{} 0x{:x} prints as '{}', which reads back as 0x{:x}", info.numpy_name,
+                                      bits, printed, back));
+    }
+    // "the way a JSON data value is parsed": where both accept the text, they agree.
+    try {
+      const Tensor t = read_json_tensor(text, JsonReadOptions{info.dtype});
+      if (t.shape().rank() == 0 && t.dtype() == info.dtype)
+        check(t.bits_at(0) == bits, fmt::format("{}: literal gives 0x{:x}, JSON gives 0x{:x}", info.numpy_name,
+                                                bits, t.bits_at(0)));
+    } catch (const Error&) {
+      // JSON's grammar differs (no "-0x1", no unquoted "nan", leading zeros): no comparison.
+    }
+  }
+}
+
+// ---- fuzz_names ---------------------------------------------------------------------------
+
+// Input: a name as a user would type it (--level, --dtype, a verb, --isa, --format).
+inline void names_target(Input in) {
+  const std::string_view text = as_text(in);
+
+  // Feature levels: exactly "M_m", "M.m" and "DML_FEATURE_LEVEL_M_m" of a defined level.
+  std::optional<FeatureLevel> expected_level;
+  for (FeatureLevel l : feature_levels()) {
+    const std::string dotted = fmt::format("{}.{}", l.major(), l.minor());
+    if (text == l.short_name() || text == dotted || text == l.enum_name()) expected_level = l;
+  }
+  const auto level = parse_feature_level(text);
+  check(level == expected_level, fmt::format("parse_feature_level('{}') disagrees with the level table", text));
+  if (level) {
+    check(parse_feature_level(level->short_name()) == level, "short_name() does not parse back");
+    check(parse_feature_level(level->enum_name()) == level, "enum_name() does not parse back");
+    check(level->major() >= 1 && level->major() <= 15 && level->minor() <= 15, "level out of encoding range");
+  }
+
+  // Data types: NumPy names and codes (with an optional byte-order mark), DirectML names.
+  std::optional<DType> expected_dtype;
+  for (const DTypeInfo& info : dtype_table()) {
+    const std::string code = info.numpy_code();
+    std::set<std::string> spellings{std::string(info.numpy_name), std::string(info.dml_name),
+                                    info.dml_enum_name(), code};
+    for (char mark : {'<', '>', '=', '|'}) spellings.insert(mark + code);
+    if (spellings.count(std::string(text))) expected_dtype = info.dtype;
+  }
+  const auto dtype = parse_dtype_name(text);
+  check(dtype == expected_dtype, fmt::format("parse_dtype_name('{}') disagrees with the dtype table", text));
+  if (dtype) {
+    const DTypeInfo& info = dtype_info(*dtype);
+    for (const std::string& s : {std::string(info.numpy_name), std::string(info.dml_name), info.dml_enum_name(),
+                                 info.numpy_code(), info.numpy_descr()})
+      check(parse_dtype_name(s) == dtype, fmt::format("dtype spelling '{}' does not parse back", s));
+  }
+
+  // Operators: the verb or one of its aliases.
+  const OpInfo* expected_op = nullptr;
+  for (const OpInfo& op : op_table()) {
+    if (text == op.verb) expected_op = &op;
+    for (const std::string& a : op.aliases())
+      if (text == a) expected_op = &op;
+  }
+  const OpInfo* op = find_op(text);
+  check(op == expected_op, fmt::format("find_op('{}') disagrees with the operator table", text));
+  if (op) {
+    check(find_op(op->verb) == op, "an operator's verb does not find it");
+    for (const std::string& a : op->aliases()) check(find_op(a) == op, fmt::format("alias '{}' does not find its operator", a));
+  }
+
+  if (const auto isa = parse_isa(text)) check(isa_name(*isa) == text, "parse_isa accepted a name it does not print");
+  if (const auto format = parse_format_name(text))
+    check(format_name(*format) == text, "parse_format_name accepted a name it does not print");
+}
+
+// ---- fuzz_op ------------------------------------------------------------------------------
+
+// Reads option bytes; past the end every byte is 0.
+class ByteReader {
+ public:
+  explicit ByteReader(Input in) : in_(in) {}
+  std::uint8_t take() { return pos_ < in_.size() ? in_[pos_++] : 0; }
+  Input rest() const { return in_.subspan(std::min(pos_, in_.size())); }
+
+ private:
+  Input in_;
+  std::size_t pos_ = 0;
+};
+
+// Exactly-sized heap memory (the sanitizers see one byte past the end), optionally starting
+// `misalign` bytes into the allocation so that kernels meet unaligned pointers.
+class ExactBuffer {
+ public:
+  ExactBuffer(std::size_t size, std::size_t misalign)
+      : storage_(new std::byte[size + misalign]), data_(storage_.get() + misalign), size_(size) {}
+  ExactBuffer(std::span<const std::byte> from, std::size_t misalign) : ExactBuffer(from.size(), misalign) {
+    if (!from.empty()) std::memcpy(data_, from.data(), from.size());
+  }
+  std::byte* data() { return data_; }
+  std::span<std::byte> span() { return {data_, size_}; }
+  std::span<const std::byte> cspan() const { return {data_, size_}; }
+
+ private:
+  std::unique_ptr<std::byte[]> storage_;
+  std::byte* data_;
+  std::size_t size_;
+};
+
+// One element of the result, computed from the shapes directly (not from the descriptors) with
+// the reference semantics: the oracle for the descriptors and the reference backend's loop.
+inline std::uint64_t expected_element(const ValidatedOp& v, const std::vector<std::vector<std::byte>>& inputs,
+                                      const std::vector<std::vector<std::uint64_t>>& input_strides,
+                                      std::uint64_t out_index) {
+  const Shape& out_shape = v.output_shape();
+  const std::size_t rank = out_shape.rank();
+  std::array<std::uint64_t, kMaxRank> idx{};
+  std::uint64_t rest = out_index;
+  for (std::size_t k = rank; k-- > 0;) {
+    idx[k] = rest % out_shape[k];
+    rest /= out_shape[k];
+  }
+  const std::size_t size = dtype_info(v.input_dtype()).size;
+  std::uint64_t operand[2] = {0, 0};
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Shape& s = v.input_shapes()[i];
+    const auto& strides = input_strides[i];
+    std::uint64_t at = 0;
+    for (std::size_t k = 0; k < s.rank(); ++k) {
+      const std::uint64_t ix = s[k] == 1 ? 0 : idx[k + rank - s.rank()];
+      at += ix * strides[k];
+    }
+    operand[i] = load_bits(inputs[i].data(), size, static_cast<std::size_t>(at));
+  }
+  const OpKind op = v.op().kind;
+  const ShiftOverflow mode = v.shift_overflow();
+  const auto compute = [&]<class T>(T) -> std::uint64_t {
+    const T a = static_cast<T>(operand[0]);
+    const T b = static_cast<T>(operand[1]);
+    switch (op) {
+      case OpKind::bit_not: return reference_not(a);
+      case OpKind::popcount: return reference_popcount(a);
+      default: return reference_binary<T>(op, a, b, mode);
+    }
+  };
+  switch (size) {
+    case 1: return compute(std::uint8_t{});
+    case 2: return compute(std::uint16_t{});
+    case 4: return compute(std::uint32_t{});
+    default: return compute(std::uint64_t{});
+  }
+}
+
+// Dimension sizes the option bytes pick from: mostly small (1 so that broadcasting happens),
+// 0 for empty tensors, and a few longer runs for the SIMD loops and their tails.
+inline constexpr std::uint64_t kFuzzDims[16] = {1, 1, 1, 2, 2, 3, 3, 4, 5, 0, 7, 8, 16, 17, 33, 65};
+inline constexpr std::uint64_t kFuzzMaxElements = 1 << 15;
+
+// Input: 14 option bytes, then data bytes for the inputs (A's bytes, then B's, repeated as needed).
+//   0 op  1 dtype  2 feature level  3 flags  4 out dtype  5 ranks (A low nibble, B high)
+//   6..9 A's dims  10..13 B's dims
+// flags: bit 0 shift overflow wrap; bits 1-2 out dtype (none, uint8, uint32, byte 4); bit 3 in
+// place; bit 4 shift counts reduced to 0..width+1; bit 5 threads; bits 6-7 misalignment.
+// Returns whether the operation was valid and ran (for the regression test's sweep).
+inline bool op_target(Input in) {
+  ByteReader r(in);
+  OpRequest req;
+  req.op = op_table()[r.take() % op_table().size()].kind;
+  const DType dtype = dtype_table()[r.take() % kDTypeCount].dtype;
+  req.level = feature_levels()[r.take() % feature_levels().size()];
+  const std::uint8_t flags = r.take();
+  const std::uint8_t out_byte = r.take();
+  const std::uint8_t ranks = r.take();
+  req.shift_overflow = (flags & 1) ? ShiftOverflow::wrap : ShiftOverflow::zero;
+  switch ((flags >> 1) & 3) {
+    case 1: req.out_dtype = DType::uint8; break;
+    case 2: req.out_dtype = DType::uint32; break;
+    case 3: req.out_dtype = dtype_table()[out_byte % kDTypeCount].dtype; break;
+    default: break;
+  }
+  req.in_place = (flags & 8) != 0;
+  const bool small_counts = (flags & 16) != 0;
+  const bool threaded = (flags & 32) != 0;
+  const std::size_t misalign = std::size_t{1} << (flags >> 6) >> 1;  // 0, 1, 2, 4
+
+  const int arity = op_info(req.op).arity;
+  Shape shapes[2];
+  const std::size_t rank[2] = {static_cast<std::size_t>(ranks & 15) % 5, static_cast<std::size_t>(ranks >> 4) % 5};
+  for (int i = 0; i < 2; ++i) {
+    std::uint8_t dims[4];
+    for (auto& d : dims) d = r.take();
+    for (std::size_t k = 0; k < rank[i]; ++k) shapes[i].push_back(kFuzzDims[dims[k] % 16]);
+  }
+  for (int i = 0; i < arity; ++i) {
+    if (shapes[i].element_count() > kFuzzMaxElements) return false;
+    req.inputs.push_back({dtype, shapes[i]});
+  }
+
+  std::optional<ValidatedOp> v;
+  try {
+    v = validate(req);
+  } catch (const Error& e) {
+    expect_code(e, Errc::invalid_input, "validate");
+    return false;
+  }
+  (void)to_json(v->desc());
+
+  // What validate() promised, checked against a broadcast computed here.
+  Shape out_shape = shapes[0];
+  if (arity == 2) {
+    const std::size_t n = std::max(shapes[0].rank(), shapes[1].rank());
+    out_shape = Shape{};
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::uint64_t a = k + shapes[0].rank() >= n ? shapes[0][k + shapes[0].rank() - n] : 1;
+      const std::uint64_t b = k + shapes[1].rank() >= n ? shapes[1][k + shapes[1].rank() - n] : 1;
+      check(a == b || a == 1 || b == 1, "validate accepted shapes that do not broadcast");
+      out_shape.push_back(a == 1 ? b : a);
+    }
+  }
+  check(v->output_shape() == out_shape, "validate: output shape is not the broadcast shape");
+  check(v->input_dtype() == dtype, "validate: input dtype changed");
+  const DType out_dtype = v->output_dtype();
+  if (req.op == OpKind::popcount)
+    check(out_dtype == req.out_dtype.value_or(DType::uint8), "validate: wrong popcount output dtype");
+  else
+    check(out_dtype == dtype, "validate: output dtype differs from the input dtype");
+
+  // Input data: the remaining bytes, repeated; shift counts optionally brought near the width.
+  const std::size_t in_size = dtype_info(dtype).size;
+  const std::size_t out_size = dtype_info(out_dtype).size;
+  const Input data = r.rest();
+  std::vector<std::vector<std::byte>> inputs;
+  std::size_t cursor = 0;
+  for (int i = 0; i < arity; ++i) {
+    std::vector<std::byte> bytes(static_cast<std::size_t>(shapes[i].byte_size(in_size)));
+    for (auto& b : bytes) b = data.empty() ? std::byte{0} : std::byte{data[cursor++ % data.size()]};
+    if (i == 1 && small_counts && (req.op == OpKind::shl || req.op == OpKind::shr)) {
+      const std::size_t n = bytes.size() / in_size;
+      for (std::size_t e = 0; e < n; ++e)
+        store_bits(bytes.data(), in_size, e, load_bits(bytes.data(), in_size, e) % (in_size * 8 + 2));
+    }
+    inputs.push_back(std::move(bytes));
+  }
+  const std::uint64_t count = out_shape.element_count();
+  if (count > kFuzzMaxElements) return false;
+  const std::size_t out_bytes = static_cast<std::size_t>(count * out_size);
+
+  // Runs `backend` on fresh, exactly-sized copies of the inputs; returns the output bytes and
+  // checks that inputs the backend may not write are unchanged.
+  const auto execute = [&](Backend& backend, bool alias) {
+    std::vector<ExactBuffer> ins;
+    ExecuteBuffers eb;
+    for (const auto& bytes : inputs) {
+      ins.emplace_back(std::span<const std::byte>(bytes), misalign);
+      eb.inputs.push_back(ins.back().cspan());
+    }
+    ExactBuffer out(alias ? 0 : out_bytes, misalign);
+    if (!alias) std::memset(out.data(), 0xa5, out_bytes);  // stale bytes must be overwritten
+    eb.output = alias ? ins[0].span() : out.span();
+    try {
+      backend.run(*v, eb);
+    } catch (const Error& e) {
+      throw Finding(fmt::format("backend '{}' ({}) threw: {}", backend.name(), backend.device_description(),
+                                e.what()));
+    }
+    for (std::size_t i = alias ? 1 : 0; i < ins.size(); ++i)
+      check(inputs[i].empty() || std::memcmp(ins[i].data(), inputs[i].data(), inputs[i].size()) == 0,
+            fmt::format("backend '{}' ({}) wrote to input {}", backend.name(), backend.device_description(), i));
+    const std::span<const std::byte> result = alias ? ins[0].cspan() : out.cspan();
+    return std::vector<std::byte>(result.begin(), result.end());
+  };
+
+  CpuReferenceBackend reference;
+  const std::vector<std::byte> expected = execute(reference, false);
+  std::vector<std::vector<std::uint64_t>> input_strides;
+  for (const Shape& s : v->input_shapes()) input_strides.push_back(packed_strides(s));
+  for (std::uint64_t o = 0; o < count; ++o) {
+    const std::uint64_t want = expected_element(*v, inputs, input_strides, o);
+    const std::uint64_t got = load_bits(expected.data(), out_size, static_cast<std::size_t>(o));
+    check(got == want, fmt::format("reference backend: {} element {} is 0x{:x}, expected 0x{:x}", op_info(req.op).verb,
+                                   o, got, want));
+  }
+  const std::string what = fmt::format("{} {} {} -> {} at {}", op_info(req.op).verb, dtype_info(dtype).numpy_name,
+                                       shapes[0].to_string() + (arity == 2 ? " " + shapes[1].to_string() : ""),
+                                       out_shape.to_string(), req.level.short_name());
+  const auto compare = [&](Backend& backend, bool alias) {
+    if (backend.unsupported_reason(*v)) return;
+    const std::vector<std::byte> got = execute(backend, alias);
+    if (got == expected) return;
+    std::size_t first = 0;
+    while (first < got.size() && got[first] == expected[first]) ++first;
+    throw Finding(fmt::format("backend '{}' ({}){} differs from the reference for {}: first at byte {} of {}",
+                              backend.name(), backend.device_description(), alias ? " in place" : "", what, first,
+                              expected.size()));
+  };
+
+  if (v->in_place()) compare(reference, true);
+  for (std::string_view name : backend_names()) {
+    std::unique_ptr<Backend> backend;
+    try {
+      backend = make_backend(name);
+    } catch (const Error& e) {
+      if (e.code() == Errc::unsupported) continue;
+      throw Finding(fmt::format("make_backend('{}') threw: {}", name, e.what()));
+    }
+    compare(*backend, false);
+    if (v->in_place()) compare(*backend, true);
+  }
+  // Every instruction set this CPU runs, not only the best; on request split over threads
+  // even for small tensors.
+  for (Isa isa : supported_isas()) {
+    CpuBackendOptions options;
+    if (threaded) {
+      options.threads = 3;
+      options.parallel_min_bytes = 0;
+    }
+    CpuBackend cpu(isa, options);
+    compare(cpu, false);
+    if (v->in_place()) compare(cpu, true);
+  }
+  return true;
+}
+
+// ---- libFuzzer glue -----------------------------------------------------------------------
+
+// Runs a target; a Finding or an exception other than dmlbits::Error is reported and aborts,
+// which libFuzzer records as a crash with the input saved.
+template <class F>
+int run_guarded(F&& target, const std::uint8_t* data, std::size_t size) {
+  try {
+    (void)target(Input(data, size));
+  } catch (const Finding& f) {
+    std::fprintf(stderr, "==dmlbits fuzz== FINDING: %s\n", f.what());
+    std::abort();
+  } catch (const Error& e) {
+    std::fprintf(stderr, "==dmlbits fuzz== dmlbits::Error escaped the target (code %s): %s\n",
+                 std::string(errc_info(e.code()).name).c_str(), e.what());
+    std::abort();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "==dmlbits fuzz== unexpected exception %s: %s\n", typeid(e).name(), e.what());
+    std::abort();
+  }
+  return 0;
+}
+
+}  // namespace dmlbits::fuzz
