@@ -6,8 +6,23 @@
 
 namespace dmlbits {
 
+ValidatedOp validate_operation(const OperationSpec& spec, const std::vector<LoadedOperand>& inputs,
+                               const Backend& backend) {
+  OpRequest request;
+  request.op = spec.op;
+  request.level = spec.level;
+  for (const auto& in : inputs) request.inputs.push_back({in.dtype(), in.shape()});
+  request.out_dtype = spec.out_dtype;
+  request.shift_overflow = spec.shift_overflow;
+  request.in_place = spec.in_place;
+  ValidatedOp v = validate(request);
+  if (auto why = backend.unsupported_reason(v))
+    throw Error(Errc::unsupported,
+                fmt::format("{}: the {} backend cannot run this: {}", v.op().verb, backend.name(), *why));
+  return v;
+}
+
 OperationResult run_operation(const OperationSpec& spec) {
-  const OpInfo& op = op_info(spec.op);
   if (spec.repeat < 1 || spec.warmup < 0) throw Error(Errc::usage, "--repeat must be at least 1 and --warmup at least 0");
   if (spec.in_place && spec.repeat + spec.warmup > 1)
     throw Error(Errc::usage, "--in-place runs once: it cannot be combined with --repeat or --warmup");
@@ -19,16 +34,7 @@ OperationResult run_operation(const OperationSpec& spec) {
   r.inputs = load_operands(spec.operands, spec.dtype);
   r.timing.phases.push_back({"read", phase.lap()});
 
-  OpRequest request;
-  request.op = spec.op;
-  request.level = spec.level;
-  for (const auto& in : r.inputs) request.inputs.push_back({in.tensor.dtype(), in.tensor.shape()});
-  request.out_dtype = spec.out_dtype;
-  request.shift_overflow = spec.shift_overflow;
-  request.in_place = spec.in_place;
-  r.op = std::make_unique<ValidatedOp>(validate(request));
-  if (auto why = backend->unsupported_reason(*r.op))
-    throw Error(Errc::unsupported, fmt::format("{}: the {} backend cannot run this: {}", op.verb, backend->name(), *why));
+  r.op = std::make_unique<ValidatedOp>(validate_operation(spec, r.inputs, *backend));
   r.timing.phases.push_back({"validate", phase.lap()});
   r.timing.backend = std::string(backend->name());
   r.timing.device = backend->device_description();

@@ -10,7 +10,6 @@ namespace dmlbits {
 
 StreamResult stream_operation(const OperationSpec& spec, const std::string& out_path, const ProgressFn& progress,
                               const std::function<void(const ValidatedOp&, const RunTiming&)>& on_validated) {
-  const OpInfo& op = op_info(spec.op);
   if (spec.repeat != 1 || spec.warmup != 0) throw Error(Errc::internal, "stream_operation runs once");
   Stopwatch total;
   Stopwatch phase;
@@ -20,16 +19,7 @@ StreamResult stream_operation(const OperationSpec& spec, const std::string& out_
   std::vector<LoadedOperand> inputs = load_operands(spec.operands, spec.dtype, LoadMode::streams);
   double read_s = phase.lap();
 
-  OpRequest request;
-  request.op = spec.op;
-  request.level = spec.level;
-  for (const auto& in : inputs) request.inputs.push_back({in.dtype(), in.shape()});
-  request.out_dtype = spec.out_dtype;
-  request.shift_overflow = spec.shift_overflow;
-  request.in_place = spec.in_place;
-  r.op = std::make_unique<ValidatedOp>(validate(request));
-  if (auto why = backend->unsupported_reason(*r.op))
-    throw Error(Errc::unsupported, fmt::format("{}: the {} backend cannot run this: {}", op.verb, backend->name(), *why));
+  r.op = std::make_unique<ValidatedOp>(validate_operation(spec, inputs, *backend));
   const ValidatedOp& v = *r.op;
   r.timing.backend = std::string(backend->name());
   r.timing.device = backend->device_description();

@@ -45,4 +45,9 @@ struct OperationResult {
 // Throws Error (usage, invalid_input, unsupported, io, backend) as the phases fail.
 OperationResult run_operation(const OperationSpec& spec);
 
+// The validation step shared by run_operation and stream_operation: the spec's operation on
+// the loaded operands, refused (Errc::unsupported) if `backend` cannot run it.
+ValidatedOp validate_operation(const OperationSpec& spec, const std::vector<LoadedOperand>& inputs,
+                               const Backend& backend);
+
 }  // namespace dmlbits
