@@ -43,23 +43,7 @@ void run_check_cmd(const CheckCmdOptions& o) {
   std::cout << fmt::format("{} passed, {} failed", total - failed, failed);
   if (updated) std::cout << fmt::format(", {} golden file{} updated", updated, updated == 1 ? "" : "s");
   std::cout << '\n';
-  if (!o.junit.empty()) {
-    std::string xml;
-    for (const auto& s : summaries) xml += junit_xml(s);
-    // One document: with several manifests, merge by keeping each testsuite element.
-    if (summaries.size() > 1) {
-      std::string merged = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n";
-      for (const auto& s : summaries) {
-        const std::string one = junit_xml(s);
-        const auto b = one.find("  <testsuite "), e = one.rfind("</testsuites>");
-        merged += one.substr(b, e - b);
-      }
-      xml = merged + "</testsuites>\n";
-    }
-    OutputFile f(o.junit);
-    f.write(xml);
-    f.commit();
-  }
+  if (!o.junit.empty()) write_text_file(o.junit, junit_xml(summaries));
   if (failed) throw Error(Errc::mismatch, fmt::format("{} of {} cases failed", failed, total));
 }
 

@@ -52,13 +52,6 @@ std::optional<DType> dtype_option(const std::string& name, const char* option) {
   return d;
 }
 
-// Writes a small text file (a report), atomically.
-void write_text_file(const std::string& path, const std::string& text) {
-  OutputFile f(path);
-  f.write(text);
-  f.commit();
-}
-
 // The command line's syntax turned into an OperationSpec; nothing is read yet.
 OperationSpec make_spec(const OpOptions& o) {
   OperationSpec spec;

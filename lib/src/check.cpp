@@ -213,30 +213,38 @@ CheckSummary run_check(const std::string& manifest_path, const CheckOptions& opt
   return summary;
 }
 
-std::string junit_xml(const CheckSummary& s) {
-  std::size_t failures = 0, errors = 0;
-  for (const auto& c : s.cases) {
-    failures += c.outcome == CaseResult::Outcome::fail;
-    errors += c.outcome == CaseResult::Outcome::error;
-  }
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += fmt::format("<testsuites tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.6f}\">\n", s.cases.size(),
-                     failures, errors, s.seconds);
-  out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.6f}\">\n",
-                     xml_escape(s.manifest), s.cases.size(), failures, errors, s.seconds);
-  for (const auto& c : s.cases) {
-    out += fmt::format("    <testcase classname=\"dmlbits.check\" name=\"{}\" time=\"{:.6f}\"", xml_escape(c.name),
-                       c.seconds);
-    if (c.outcome == CaseResult::Outcome::pass) {
-      out += "/>\n";
-      continue;
+std::string junit_xml(std::span<const CheckSummary> summaries) {
+  std::size_t tests = 0, failures = 0, errors = 0;
+  double seconds = 0;
+  std::string suites;
+  for (const auto& s : summaries) {
+    std::size_t f = 0, e = 0;
+    for (const auto& c : s.cases) {
+      f += c.outcome == CaseResult::Outcome::fail;
+      e += c.outcome == CaseResult::Outcome::error;
     }
-    const char* tag = c.outcome == CaseResult::Outcome::fail ? "failure" : "error";
-    out += fmt::format(">\n      <{} message=\"{}\">{}</{}>\n    </testcase>\n", tag, xml_escape(c.detail),
-                       xml_escape(c.report.empty() ? c.detail : c.report), tag);
+    tests += s.cases.size();
+    failures += f;
+    errors += e;
+    seconds += s.seconds;
+    suites += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.6f}\">\n",
+                          xml_escape(s.manifest), s.cases.size(), f, e, s.seconds);
+    for (const auto& c : s.cases) {
+      suites += fmt::format("    <testcase classname=\"dmlbits.check\" name=\"{}\" time=\"{:.6f}\"",
+                            xml_escape(c.name), c.seconds);
+      if (c.outcome == CaseResult::Outcome::pass) {
+        suites += "/>\n";
+        continue;
+      }
+      const char* tag = c.outcome == CaseResult::Outcome::fail ? "failure" : "error";
+      suites += fmt::format(">\n      <{} message=\"{}\">{}</{}>\n    </testcase>\n", tag, xml_escape(c.detail),
+                            xml_escape(c.report.empty() ? c.detail : c.report), tag);
+    }
+    suites += "  </testsuite>\n";
   }
-  out += "  </testsuite>\n</testsuites>\n";
-  return out;
+  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                     "<testsuites tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.6f}\">\n{}</testsuites>\n",
+                     tests, failures, errors, seconds, suites);
 }
 
 }  // namespace dmlbits

@@ -180,9 +180,7 @@ DxDispatchFiles write_dxdispatch_model(const std::string& file, const ValidatedO
   const nlohmann::json model = dxdispatch_model(op, leaves, leaf(names.output));
   for (std::size_t i = 0; i < inputs.size(); ++i) write_tensor(inputs[i], names.inputs[i], TensorFormat::npy);
   // The model last: once it exists, so do the inputs it names.
-  OutputFile f(names.model);
-  f.write(model.dump(2) + "\n");
-  f.commit();
+  write_text_file(names.model, model.dump(2) + "\n");
   return names;
 }
 

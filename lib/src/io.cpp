@@ -231,11 +231,10 @@ void OutputFile::commit() {
   });
 }
 
-std::string encode_tensor(const TensorView& t, TensorFormat format, const JsonWriteOptions& json) {
-  if (format == TensorFormat::json) return write_json_tensor(t, json);
-  std::string out = npy_header(t.dtype, t.shape);
-  out.append(reinterpret_cast<const char*>(t.data), t.byte_size());
-  return out;
+void write_text_file(const std::string& path, std::string_view text) {
+  OutputFile out(path);
+  out.write(text);
+  out.commit();
 }
 
 void write_tensor(const TensorView& t, const std::string& path, TensorFormat format, const JsonWriteOptions& json) {

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,7 @@ struct CheckSummary {
 // Throws Error for an unreadable or malformed manifest; case failures are results.
 CheckSummary run_check(const std::string& manifest_path, const CheckOptions& options);
 
-// JUnit XML, as CI systems read it (one testsuite, a testcase per case).
-std::string junit_xml(const CheckSummary& summary);
+// JUnit XML, as CI systems read it: one document, a testsuite per manifest, a testcase per case.
+std::string junit_xml(std::span<const CheckSummary> summaries);
 
 }  // namespace dmlbits

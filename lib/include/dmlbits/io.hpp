@@ -91,7 +91,7 @@ class OutputFile {
 void write_tensor(const TensorView& t, const std::string& path, TensorFormat format,
                   const JsonWriteOptions& json = {});
 
-// The tensor encoded in `format`, for callers that print it.
-std::string encode_tensor(const TensorView& t, TensorFormat format, const JsonWriteOptions& json = {});
+// Writes `text` to `path` atomically, like write_tensor (reports, models, JUnit XML).
+void write_text_file(const std::string& path, std::string_view text);
 
 }  // namespace dmlbits
