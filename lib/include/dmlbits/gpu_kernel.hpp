@@ -1,0 +1,63 @@
+// The contract between the D3D12 backend (lib/src/d3d12) and the compute shaders (shaders/):
+// which kernel programs exist, how they are bound, and what one thread computes.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dmlbits/ops.hpp"
+
+namespace dmlbits::gpu {
+
+inline constexpr unsigned kThreadGroupSize = 64;       // dcl_thread_group 64, 1, 1
+inline constexpr unsigned kMaxGroupsPerDimension = 65535;
+inline constexpr unsigned kMaxRank = 8;
+
+// One kernel program. Kernels are keyed by element width, not dtype: the ops act on raw bits.
+struct KernelKey {
+  OpKind op{};
+  unsigned in_bits = 32;   // element width of the inputs: 8, 16, 32 or 64
+  unsigned out_bits = 32;  // == in_bits, except popcount: 8 or 32
+  ShiftOverflow shift_overflow = ShiftOverflow::zero;  // shl/shr only; zero for the others
+  // false: every input is packed and has the output's shape, so element i of the output
+  // reads element base+i of each input. true: element offsets come from sizes and strides.
+  bool strided = false;
+  auto operator<=>(const KernelKey&) const = default;
+};
+
+// Root constants at register b0 (space 0), 32-bit each, in this order.
+struct KernelConstants {
+  std::uint32_t count = 0;      // output elements computed by this dispatch
+  std::uint32_t threads_x = 0;  // threads per row of the dispatch grid: groups_x * kThreadGroupSize
+  std::uint32_t base[2]{};      // element index of this dispatch's first element in t0 / t1
+  // Strided kernels only: the output's sizes right-aligned with leading 1s, and each input's
+  // element strides (0 broadcasts) in the same positions.
+  std::uint32_t sizes[kMaxRank]{};
+  std::uint32_t strides[2][kMaxRank]{};
+};
+inline constexpr unsigned kConstantWords = sizeof(KernelConstants) / 4;
+static_assert(sizeof(KernelConstants) == 112, "root constants must stay within 128 bytes");
+
+// Bindings: t0 = input A and t1 = input B (binary ops only), raw buffers (ByteAddressBuffer);
+// u0 = output, raw (RWByteAddressBuffer). Every buffer's size is a multiple of 4 bytes (8 for
+// 64-bit output); input bytes past the data are unspecified.
+//
+// Each thread writes one output unit: one 32-bit word holding 32/out_bits elements when
+// out_bits <= 32, or one 64-bit element (two words) when out_bits == 64. The unit index is
+// vThreadID.y * threads_x + vThreadID.x; threads whose unit is >= output_units(key, count) do
+// nothing. Elements of the last word past `count` are written as 0.
+std::uint32_t output_units(const KernelKey& key, std::uint32_t count);
+
+// Every key the support table can need (all ops x widths x output widths x shift modes x
+// strided), for tests and for building ahead of time.
+std::vector<KernelKey> all_kernel_keys();
+std::string to_string(const KernelKey& key);  // e.g. "shl_u16_wrap_strided", for file names and errors
+
+// The kernel's DXBC container (Shader Model 5.0 compute shader), checksum included.
+std::vector<std::uint8_t> build_kernel(const KernelKey& key);
+// The same program as assembly text in the syntax fxc prints (for review and debugging).
+std::string kernel_listing(const KernelKey& key);
+
+}  // namespace dmlbits::gpu
