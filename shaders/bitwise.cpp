@@ -1,0 +1,44 @@
+// and, or, xor, not: the logic ops act on bits, so a packed word of 8- or 16-bit elements is
+// combined whole, and a 64-bit element is its two words combined separately.
+#include "dmlbits/error.hpp"
+#include "kernel_writer.hpp"
+
+namespace dmlbits::gpu::shader {
+namespace {
+
+class Logic final : public Family {
+ public:
+  explicit Logic(const KernelKey& key) : op_(key.op), bits_(key.in_bits) {}
+
+  unsigned inputs() const override { return op_ == OpKind::bit_not ? 1 : 2; }
+
+  void element(ProgramBuilder& b, const Value& a, const Value& bv, const Value& out) const override {
+    apply(b, out.lo, a.lo, bv.lo);
+    if (bits_ == 64) apply(b, out.hi, a.hi, bv.hi);
+  }
+
+  bool word(ProgramBuilder& b, Reg a, Reg bw, Reg out) const override {
+    apply(b, out, a, bw);
+    return true;
+  }
+
+ private:
+  void apply(ProgramBuilder& b, Reg d, Reg a, Reg bv) const {
+    switch (op_) {
+      case OpKind::bit_and: b.and_(d, a, bv); return;
+      case OpKind::bit_or: b.or_(d, a, bv); return;
+      case OpKind::bit_xor: b.xor_(d, a, bv); return;
+      case OpKind::bit_not: b.not_(d, a); return;  // bits above a narrow element are dropped by bfi
+      default: throw Error(Errc::internal, "bitwise kernel for a non-logic op");
+    }
+  }
+
+  OpKind op_;
+  unsigned bits_;
+};
+
+}  // namespace
+
+dxbc::Program bitwise_kernel(const KernelKey& key) { return write_kernel(key, Logic(key)); }
+
+}  // namespace dmlbits::gpu::shader
