@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "app.hpp"
+#include "dmlbits/backend.hpp"
 #include "dmlbits/check.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/io.hpp"
@@ -13,12 +14,17 @@ namespace {
 
 struct CheckCmdOptions {
   std::vector<std::string> manifests;
+  std::string adapter;
   std::string junit;
   CheckOptions check;
   bool verbose = false;
 };
 
 void run_check_cmd(const CheckCmdOptions& o) {
+  // Cases build their backends through OperationSpec, which carries no adapter.
+  if (!o.adapter.empty() && o.check.backend != "d3d12" && o.check.backend != "auto")
+    throw Error(Errc::usage, "--adapter needs --backend d3d12 or --backend auto");
+  set_default_adapter(o.adapter);
   std::size_t failed = 0, total = 0, updated = 0;
   std::vector<CheckSummary> summaries;
   for (const auto& m : o.manifests) {
@@ -59,6 +65,7 @@ void setup_check(CLI::App& app) {
   sub->add_option("--filter", opt->check.filter, "Run only cases whose name contains TEXT");
   sub->add_option("--backend", opt->check.backend, "Run every case on this backend");
   sub->add_option("--isa", opt->check.isa, "CPU backend: use this instruction set");
+  sub->add_option("--adapter", opt->adapter, "d3d12 and auto: run on this adapter, an index or part of its name");
   sub->add_option("--show", opt->check.max_listed, "List at most N differing elements per case")->capture_default_str();
   sub->add_flag("-v,--verbose", opt->verbose, "Print every report");
   sub->final_callback([opt] { run_check_cmd(*opt); });

@@ -6,7 +6,10 @@
 
 #include "app.hpp"
 #include "dmlbits/backend.hpp"
+#include "dmlbits/cpu_backend.hpp"
 #include "dmlbits/cpu_isa.hpp"
+#include "dmlbits/d3d12_backend.hpp"
+#include "dmlbits/error.hpp"
 
 namespace dmlbits::app {
 namespace {
@@ -15,32 +18,145 @@ struct DevicesOptions {
   bool json = false;
 };
 
+std::string memory_text(std::uint64_t b) {
+  if (b >= (std::uint64_t{1} << 30)) return fmt::format("{:.1f} GiB", static_cast<double>(b) / (1u << 30));
+  return fmt::format("{} MiB", b >> 20);
+}
+
+// One adapter with what its D3D12 device reports (the device is created here: a few tens of
+// milliseconds each).
+struct AdapterReport {
+  GpuAdapter adapter;
+  std::optional<D3d12DeviceInfo> device;
+  std::string error;  // why no device could be created
+};
+
+std::vector<AdapterReport> adapter_reports(const AdapterList& list, bool runtime_ok) {
+  std::vector<AdapterReport> out;
+  for (const auto& a : list.adapters) {
+    AdapterReport r{a, std::nullopt, {}};
+    if (runtime_ok) {
+      try {
+        r.device = probe_d3d12_device(a);
+      } catch (const Error& e) {
+        r.error = e.what();
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 void run_devices(const DevicesOptions& o) {
   nlohmann::json backends = nlohmann::json::array();
-  for (auto name : backend_names()) {
+  std::string text;
+  const auto line = [&](std::string_view name, const std::string& what) { text += fmt::format("{:<15}{}\n", name, what); };
+
+  // The CPU backends. The SIMD one can be held to any instruction set this CPU has (--isa).
+  for (auto name : {std::string_view("cpu"), std::string_view("cpu-reference")}) {
     auto b = make_backend(name);
-    // The CPU SIMD backend can be held to any instruction set this CPU has (--isa).
-    std::vector<std::string> isas;
-    if (name == "cpu")
+    nlohmann::json j = {{"name", name}, {"device", b->device_description()}};
+    std::string desc = b->device_description();
+    if (name == "cpu") {
+      std::vector<std::string> isas;
       for (Isa isa : supported_isas()) isas.emplace_back(isa_name(isa));
-    if (o.json) {
-      nlohmann::json j = {{"name", name}, {"device", b->device_description()}};
-      if (!isas.empty()) j["isas"] = isas;
-      backends.push_back(j);
-    } else {
-      std::cout << fmt::format("{:<15}{}", name, b->device_description());
-      if (!isas.empty()) std::cout << fmt::format(" (--isa {})", fmt::join(isas, ", "));
-      std::cout << '\n';
+      const auto& cpu = static_cast<const CpuBackend&>(*b);
+      j["isas"] = isas;
+      j["isa"] = isa_name(cpu.isa());
+      j["threads"] = cpu.threads();
+      desc += fmt::format(" (--isa {})", fmt::join(isas, ", "));
     }
+    line(name, desc);
+    backends.push_back(j);
   }
-  if (o.json) std::cout << nlohmann::json{{"backends", backends}}.dump(2) << '\n';
+
+  // The D3D12 backend: the runtime, then each adapter with its device's report.
+  const auto unavailable = d3d12_runtime_unavailable_reason();
+  const AdapterList& list = gpu_adapters();
+  const std::vector<AdapterReport> reports = adapter_reports(list, !unavailable);
+  const GpuAdapter* preferred = default_adapter(list.adapters);
+  std::string reason;
+  if (!d3d12_built() || unavailable) reason = *unavailable;
+  else if (list.adapters.empty()) reason = "no adapter: " + list.error;
+  bool any_device = false;
+  for (const auto& r : reports) any_device = any_device || r.device.has_value();
+  if (reason.empty() && !any_device) reason = "no adapter could create a D3D12 device";
+  nlohmann::json adapters = nlohmann::json::array();
+  if (!reason.empty()) line("d3d12", "unavailable: " + reason);
+  else line("d3d12", fmt::format("{} adapter{}{}", reports.size(), reports.size() == 1 ? "" : "s",
+                                 preferred ? fmt::format(", default {}", preferred->index) : ""));
+  for (const auto& r : reports) {
+    const GpuAdapter& a = r.adapter;
+    nlohmann::json j = {{"index", a.index},
+                        {"name", a.name},
+                        {"vendor", a.vendor},
+                        {"vendor_id", a.vendor_id},
+                        {"device_id", a.device_id},
+                        {"type", a.type},
+                        {"software", a.software},
+                        {"memory_bytes", a.device_local_bytes},
+                        {"vulkan_api", a.api_version},
+                        {"default", preferred && preferred->index == a.index}};
+    std::string desc = fmt::format("{}: {}, {} ({}), {} memory, Vulkan {}", a.name, a.vendor,
+                                   a.software ? "software" : "hardware", a.type, memory_text(a.device_local_bytes),
+                                   a.api_version);
+    if (r.device) {
+      j["feature_level"] = r.device->feature_level;
+      j["shader_model"] = r.device->shader_model;
+      j["timestamp_frequency"] = r.device->timestamp_frequency;
+      j["uma"] = r.device->uma;
+      j["cache_coherent_uma"] = r.device->cache_coherent_uma;
+      desc += fmt::format(", D3D feature level {}, shader model {}", r.device->feature_level, r.device->shader_model);
+    } else {
+      j["error"] = r.error.empty() ? reason : r.error;
+      desc += fmt::format(", no D3D12 device: {}", r.error.empty() ? reason : r.error);
+    }
+    text += fmt::format("  adapter {:<5}{}\n", a.index, desc);
+    adapters.push_back(j);
+  }
+  // Listed as a backend only where it runs, so that whoever runs every listed backend can.
+  if (reason.empty()) {
+    const AdapterReport* def = nullptr;
+    for (const auto& r : reports)
+      if (preferred && r.adapter.index == preferred->index) def = &r;
+    nlohmann::json j = {{"name", "d3d12"}, {"adapters", adapters}};
+    if (def && def->device)
+      j["device"] = fmt::format("{}, {} adapter {}, D3D feature level {}, shader model {}", def->adapter.name,
+                                def->adapter.software ? "software" : "hardware", def->adapter.index,
+                                def->device->feature_level, def->device->shader_model);
+    backends.push_back(j);
+  }
+
+  // What auto does with a large output here.
+  std::string large = "cpu";
+  const GpuAdapter* hardware = nullptr;
+  if (reason.empty())
+    for (const auto& r : reports)
+      if (!hardware && r.device && !r.adapter.software) hardware = &r.adapter;
+  if (hardware) large = fmt::format("d3d12 on adapter {} ({})", hardware->index, hardware->name);
+  line("auto", fmt::format("cpu below {} MiB of output; above, {}", kAutoGpuMinBytes >> 20,
+                           hardware ? large : "cpu too (no hardware adapter)"));
+
+  if (!o.json) {
+    std::cout << text;
+    return;
+  }
+  nlohmann::json d3d12 = {{"built", d3d12_built()},
+                          {"available", reason.empty()},
+                          {"adapters", adapters},
+                          {"enumeration_s", list.seconds}};
+  if (!reason.empty()) d3d12["reason"] = reason;
+  nlohmann::json out = {{"backends", backends},
+                        {"d3d12", d3d12},
+                        {"auto", {{"gpu_min_bytes", kAutoGpuMinBytes}, {"large_outputs", large}}}};
+  std::cout << out.dump(2) << '\n';
 }
 
 }  // namespace
 
 void setup_devices(CLI::App& app) {
   auto opt = std::make_shared<DevicesOptions>();
-  auto* sub = app.add_subcommand("devices", "List the backends and the devices they run on");
+  auto* sub = app.add_subcommand("devices", "List the backends, the D3D12 adapters and the devices they run on");
   sub->add_flag("--json", opt->json, "Print JSON");
   sub->final_callback([opt] { run_devices(*opt); });
 }

@@ -20,13 +20,14 @@ struct InfoOptions {
 };
 
 FileInfo inspect(const std::string& path, std::optional<DType> dtype) {
-  InputBytes in = InputBytes::open(path);
+  // An .npy file's header only: its data is never read (so its size costs nothing).
+  const InputSummary in = inspect_input(path);
   return with_context(fmt::format("reading {}", quote_path(path)), [&] {
     FileInfo f;
     f.path = path;
-    f.format = detect_format(in.bytes());
+    f.format = in.format;
     if (f.format == TensorFormat::npy) {
-      const NpyHeader h = inspect_npy(in.bytes());
+      const NpyHeader& h = *in.npy;
       f.version = fmt::format("{}.{}", h.major, h.minor);
       f.dtype = h.dtype;
       f.descr = h.descr;
@@ -41,7 +42,7 @@ FileInfo inspect(const std::string& path, std::optional<DType> dtype) {
       }
       if (dtype_info(h.dtype).size == 1) f.byte_order = "not applicable";
     } else {
-      const std::string_view text(reinterpret_cast<const char*>(in.bytes().data()), in.bytes().size());
+      const std::string_view text(reinterpret_cast<const char*>(in.json->bytes().data()), in.json->bytes().size());
       auto doc = JsonTensorDocument::parse(text);
       f.dtype = doc.declared_dtype();
       if (!f.dtype) f.dtype = dtype;

@@ -27,7 +27,8 @@ struct OpOptions {
   std::string shift_overflow = "zero";
   std::string out_dtype;
   std::string dtype;
-  std::string backend = "cpu";
+  std::string backend = "auto";
+  std::string adapter;
   std::string isa;
   bool hex = false;
   bool explain = false;
@@ -126,7 +127,7 @@ OutputTarget output_target(const OpOptions& o) {
     if (!format) format = TensorFormat::json;
   }
   if (!format && path == "-") format = TensorFormat::npy;
-  if (!format && o.in_place) format = detect_format(InputBytes::open(path).bytes());  // keep A's format
+  if (!format && o.in_place) format = inspect_input(path).format;  // keep A's format (reads its header only)
   if (!format) format = format_from_extension(path);
   if (!format && is_special_file(path)) format = TensorFormat::npy;  // /dev/null, a FIFO
   if (!format)
@@ -162,9 +163,11 @@ class Progress {
 
 void report_validated(const OpOptions& o, const ValidatedOp& v, const RunTiming& t) {
   if (!o.explain_json.empty()) write_text_file(o.explain_json, to_json(v.desc()).dump(2) + "\n");
-  if (o.verbose)
+  if (o.verbose) {
+    if (!t.selection.empty()) std::cerr << fmt::format("dmlbits: {}\n", t.selection);
     std::cerr << fmt::format("dmlbits: {} runs on the {} backend ({}), {} at {}\n", v.op().verb, t.backend, t.device,
                              dtype_info(v.input_dtype()).dml_name, v.level().enum_name());
+  }
 }
 
 void report_timing(const OpOptions& o, const ValidatedOp& v, const RunTiming& t, const OperationSpec& spec,
@@ -191,6 +194,7 @@ void emit_dxdispatch(const OpOptions& o, const OperationResult& r) {
 
 void run_op(const OpOptions& o) {
   const OpInfo& op = op_info(o.op);
+  set_default_adapter(o.adapter);  // OperationSpec carries no adapter; make_backend reads this
   const OperationSpec spec = make_spec(o);
   // Straight to an .npy output, chunk by chunk, when nothing needs the whole result in memory.
   // (--emit-dxdispatch needs the inputs, which streaming does not keep.)
@@ -269,7 +273,12 @@ void setup_op_commands(CLI::App& app) {
     sub->add_option("--dtype", opt->dtype, "Data type for literals and JSON inputs that name none (default: the other operand's)");
     std::string backends;
     for (auto b : backend_names()) backends += (backends.empty() ? "" : ", ") + std::string(b);
-    sub->add_option("--backend", opt->backend, "Backend: " + backends)->capture_default_str();
+    sub->add_option("--backend", opt->backend,
+                    "Backend: " + backends + " (auto: d3d12 on a hardware adapter for outputs of 16 MiB or more, "
+                    "else cpu)")
+        ->capture_default_str();
+    sub->add_option("--adapter", opt->adapter,
+                    "d3d12 and auto: run on this adapter, an index or part of its name (see dmlbits devices)");
     sub->add_option("--isa", opt->isa, "CPU backend: use this instruction set (scalar, avx2, avx512) instead of the best one");
     sub->add_flag("--hex", opt->hex, "JSON output: every value as its bit pattern in hex");
     sub->add_flag("--explain", opt->explain, "Print the DirectML operator description as JSON and exit without running");

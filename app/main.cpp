@@ -8,6 +8,7 @@
 #include "app.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/interrupt.hpp"
+#include "dmlbits/ops.hpp"
 #include "report.hpp"
 
 namespace {
@@ -31,10 +32,16 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "dmlbits " DMLBITS_VERSION);
   app.require_subcommand(1);
   app.footer(app::exit_status_summary() + "\nSee dmlbits(1) for details.");
-  app::setup_info(app);
-  app::setup_ops(app);
-  app::setup_check(app);
-  app::setup_devices(app);
+  // Building CLI11's option tables is a good part of a small run's time (the seven operator
+  // commands alone have about 170 options). When the first argument names an operator, which
+  // is then the command, the other commands are left out: they could not match anyway (one
+  // subcommand is required and it comes first), and help and errors for the operator read the same.
+  if (argc < 2 || find_op(argv[1]) == nullptr) {
+    app::setup_info(app);
+    app::setup_ops(app);
+    app::setup_check(app);
+    app::setup_devices(app);
+  }
   app::setup_op_commands(app);
   try {
     app.parse(argc, argv);

@@ -152,6 +152,11 @@ std::string timing_text(const RunTiming& t, const RunDescription& what) {
     out += "\n";
   }
   out += fmt::format("  {:<10}{:>12.3f} ms\n", "total", t.total_seconds * 1e3);
+  if (!t.backend_phases.empty()) {
+    // Summed over every run of the backend (warm-up included) and its device creation.
+    out += fmt::format("  {} backend phases, all runs:\n", t.backend);
+    for (const auto& p : t.backend_phases) out += fmt::format("    {:<10}{:>10.3f} ms\n", p.name, p.seconds * 1e3);
+  }
   if (what.execute_samples.size() > 1) {
     const SampleStats s = compute_stats(what.execute_samples);
     const auto ms = [](double v) { return v * 1e3; };
@@ -167,13 +172,17 @@ nlohmann::json timing_json(const RunTiming& t, const RunDescription& what) {
   nlohmann::json phases = nlohmann::json::object();
   for (const auto& p : t.phases) phases[p.name + "_s"] = p.seconds;
   const SampleStats s = compute_stats(what.execute_samples);
+  nlohmann::json backend_phases = nlohmann::json::object();
+  for (const auto& p : t.backend_phases) backend_phases[p.name + "_s"] = p.seconds;
   return {{"op", what.op},
           {"dtype", dtype_info(what.dtype).numpy_name},
           {"shape", what.shape.dims()},
           {"feature_level", what.level.short_name()},
           {"backend", t.backend},
           {"device", t.device},
+          {"selection", t.selection},
           {"phases", phases},
+          {"backend_phases", backend_phases},
           {"total_s", t.total_seconds},
           {"execute_bytes", t.execute_bytes},
           {"execute_gbps", t.execute_gbps()},

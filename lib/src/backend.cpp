@@ -1,35 +1,153 @@
 #include "dmlbits/backend.hpp"
 
+#include <algorithm>
 #include <array>
+#include <limits>
+#include <mutex>
 
 #include <fmt/format.h>
 
 #include "dmlbits/cpu_backend.hpp"
 #include "dmlbits/cpu_reference.hpp"
+#include "dmlbits/d3d12_backend.hpp"
+#include "dmlbits/dml_desc.hpp"
 #include "dmlbits/error.hpp"
 
 namespace dmlbits {
 namespace {
-constexpr std::array<std::string_view, 2> kBackendNames{"cpu", "cpu-reference"};
+constexpr std::array<std::string_view, 4> kBackendNames{"auto", "cpu", "d3d12", "cpu-reference"};
+
+std::mutex default_adapter_mutex;
+std::string default_adapter_spec;
+
+std::string size_text(std::uint64_t b) {
+  if (b >= (std::uint64_t{1} << 30)) return fmt::format("{:.1f} GiB", static_cast<double>(b) / (1u << 30));
+  if (b >= (std::uint64_t{1} << 20)) return fmt::format("{:.1f} MiB", static_cast<double>(b) / (1u << 20));
+  if (b >= 1024) return fmt::format("{:.1f} KiB", static_cast<double>(b) / 1024);
+  return fmt::format("{} bytes", b);
 }
+
+// A backend chosen by `auto`: itself in every way, plus the reason it was chosen.
+class ChosenBackend final : public Backend {
+ public:
+  ChosenBackend(std::unique_ptr<Backend> inner, std::string reason) : inner_(std::move(inner)), reason_(std::move(reason)) {}
+  std::string_view name() const override { return inner_->name(); }
+  std::string device_description() const override { return inner_->device_description(); }
+  std::optional<std::string> unsupported_reason(const ValidatedOp& op) const override {
+    return inner_->unsupported_reason(op);
+  }
+  void run(const ValidatedOp& op, const ExecuteBuffers& buffers) override { inner_->run(op, buffers); }
+  std::string selection_reason() const override { return reason_; }
+  std::vector<PhaseTime> detail_phases() const override { return inner_->detail_phases(); }
+
+ private:
+  std::unique_ptr<Backend> inner_;
+  std::string reason_;
+};
+
+std::string effective_adapter(const BackendOptions& options) {
+  if (!options.adapter.empty()) return options.adapter;
+  std::lock_guard lock(default_adapter_mutex);
+  return default_adapter_spec;
+}
+
+std::unique_ptr<Backend> make_cpu(const BackendOptions& options) {
+  if (options.isa.empty()) return std::make_unique<CpuBackend>(best_isa());
+  const auto isa = parse_isa(options.isa);
+  if (!isa)
+    throw Error(Errc::usage, fmt::format("unknown instruction set '{}' (known: {})", options.isa, isa_names_help()));
+  return std::make_unique<CpuBackend>(*isa);  // Errc::unsupported if the CPU lacks it
+}
+
+// auto: the CPU unless the output is large and a hardware adapter exists. Each test is cheaper
+// than the next, so a small run never loads vkd3d nor enumerates Vulkan devices.
+std::unique_ptr<Backend> make_auto(const BackendOptions& options) {
+  const std::string adapter = effective_adapter(options);
+  const auto cpu = [&](const std::string& why) {
+    return std::make_unique<ChosenBackend>(make_cpu(options), "auto chose cpu: " + why);
+  };
+  const bool small = options.size_hint < kAutoGpuMinBytes;
+  const std::string too_small = fmt::format("the output ({}) is below {} MiB, where the CPU beats starting a GPU device",
+                                            size_text(options.size_hint), kAutoGpuMinBytes >> 20);
+  if (small && adapter.empty()) return cpu(too_small);
+  if (!d3d12_built()) return cpu(fmt::format("the d3d12 backend is {}", *d3d12_runtime_unavailable_reason()));
+  if (auto why = d3d12_runtime_unavailable_reason()) return cpu("vkd3d not found: " + *why);
+  if (adapter.empty() && !gpu_device_node())
+    return cpu("no hardware adapter (no GPU device node: /dev/dri/renderD*, /dev/nvidia*, /dev/dxg)");
+  const AdapterList& list = gpu_adapters();
+  if (list.adapters.empty()) return cpu("no D3D12 adapter: " + list.error);
+  const GpuAdapter* chosen = nullptr;
+  if (!adapter.empty()) {
+    chosen = &find_adapter(list.adapters, adapter);  // a wrong --adapter is an error even here
+    if (chosen->software)
+      return cpu(fmt::format("adapter {} ({}) is software, slower than the CPU backend; --backend d3d12 uses it anyway",
+                             chosen->index, chosen->name));
+  } else {
+    const GpuAdapter* preferred = default_adapter(list.adapters);
+    if (preferred && !preferred->software) chosen = preferred;
+    for (const auto& a : list.adapters)
+      if (!chosen && !a.software) chosen = &a;
+    if (!chosen) {
+      std::string names;
+      for (const auto& a : list.adapters) names += fmt::format("{}{}", names.empty() ? "" : ", ", a.name);
+      return cpu(fmt::format("no hardware adapter ({} {} software)", names, list.adapters.size() == 1 ? "is" : "are"));
+    }
+  }
+  if (small) return cpu(too_small);
+  try {
+    auto backend = std::make_unique<D3d12Backend>(D3d12BackendOptions{std::to_string(chosen->index)});
+    return std::make_unique<ChosenBackend>(
+        std::move(backend), fmt::format("auto chose d3d12: hardware adapter {} ({}) and an output of {}", chosen->index,
+                                        chosen->name, size_text(options.size_hint)));
+  } catch (const Error& e) {
+    if (e.code() != Errc::backend) throw;
+    return cpu(fmt::format("the D3D12 device failed: {}", e.what()));
+  }
+}
+
+}  // namespace
 
 std::span<const std::string_view> backend_names() { return kBackendNames; }
 
-std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOptions& options) {
-  if (name == "cpu") {
-    if (options.isa.empty()) return std::make_unique<CpuBackend>(best_isa());
-    const auto isa = parse_isa(options.isa);
-    if (!isa)
-      throw Error(Errc::usage, fmt::format("unknown instruction set '{}' (known: {})", options.isa, isa_names_help()));
-    return std::make_unique<CpuBackend>(*isa);  // Errc::unsupported if the CPU lacks it
-  }
-  if (name == "cpu-reference") {
-    if (!options.isa.empty())
-      throw Error(Errc::usage, fmt::format("the cpu-reference backend has no choice of instruction set (asked for '{}')",
+void set_default_adapter(std::string adapter) {
+  std::lock_guard lock(default_adapter_mutex);
+  default_adapter_spec = std::move(adapter);
+}
+
+void check_backend_options(std::string_view name, const BackendOptions& options) {
+  if (std::find(kBackendNames.begin(), kBackendNames.end(), name) == kBackendNames.end())
+    throw Error(Errc::usage, fmt::format("unknown backend '{}' (available: {})", name, fmt::join(kBackendNames, ", ")));
+  if (!options.isa.empty()) {
+    if (name == "cpu-reference" || name == "d3d12")
+      throw Error(Errc::usage, fmt::format("the {} backend has no choice of instruction set (asked for '{}')", name,
                                            options.isa));
-    return std::make_unique<CpuReferenceBackend>();
+    if (!parse_isa(options.isa))
+      throw Error(Errc::usage, fmt::format("unknown instruction set '{}' (known: {})", options.isa, isa_names_help()));
   }
-  throw Error(Errc::usage, fmt::format("unknown backend '{}' (available: {})", name, fmt::join(kBackendNames, ", ")));
+  if (!effective_adapter(options).empty() && (name == "cpu" || name == "cpu-reference"))
+    throw Error(Errc::usage, fmt::format("--adapter applies to the d3d12 and auto backends, not {}", name));
+}
+
+std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOptions& options) {
+  check_backend_options(name, options);
+  if (name == "cpu") return make_cpu(options);
+  if (name == "cpu-reference") return std::make_unique<CpuReferenceBackend>();
+  if (name == "d3d12") return std::make_unique<D3d12Backend>(D3d12BackendOptions{effective_adapter(options)});
+  return make_auto(options);
+}
+
+std::uint64_t output_size_hint(const std::vector<OperandInfo>& operands) {
+  if (operands.empty()) return 0;
+  Shape shape = operands.front().shape;
+  std::size_t width = 0;
+  for (const auto& o : operands) {
+    auto b = broadcast_shapes(shape, o.shape);
+    if (!b) return 0;
+    shape = *b;
+    width = std::max(width, dtype_info(o.dtype).size);
+  }
+  const std::uint64_t n = shape.element_count();
+  return n > std::numeric_limits<std::uint64_t>::max() / width ? std::numeric_limits<std::uint64_t>::max() : n * width;
 }
 
 }  // namespace dmlbits

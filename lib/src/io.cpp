@@ -1,13 +1,13 @@
 #include "dmlbits/io.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <algorithm>
 #include <cstring>
+#include <cstdint>
 #include <utility>
 
 #include <fmt/format.h>
@@ -58,23 +58,87 @@ std::optional<TensorFormat> parse_format_name(std::string_view name) {
   return std::nullopt;
 }
 
-InputBytes::InputBytes(InputBytes&& o) noexcept { *this = std::move(o); }
+InputBytes::InputBytes(InputBytes&&) noexcept = default;
+InputBytes& InputBytes::operator=(InputBytes&&) noexcept = default;
+InputBytes::~InputBytes() = default;
 
-InputBytes& InputBytes::operator=(InputBytes&& o) noexcept {
-  if (this != &o) {
-    if (mapped_) ::munmap(const_cast<std::byte*>(data_), size_);
-    data_ = std::exchange(o.data_, nullptr);
-    size_ = std::exchange(o.size_, 0);
-    mapped_ = std::exchange(o.mapped_, false);
-    buffer_ = std::move(o.buffer_);
-    if (!mapped_) data_ = buffer_.data();
+namespace {
+
+constexpr std::size_t kReadChunk = 8 << 20;  // bounded reads, so that an interrupt is seen
+constexpr std::size_t kHeadBytes = 4096;     // enough to tell .npy from JSON from neither
+
+// Reads `size` bytes, or fewer at the end of the input.
+std::size_t read_full(int fd, std::byte* dst, std::size_t size, const std::string& path) {
+  std::size_t done = 0;
+  while (done < size) {
+    throw_if_interrupted();
+    const ssize_t n = ::read(fd, dst + done, std::min(size - done, kReadChunk));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      io_fail(fmt::format("cannot read {}", quote_path(path)));
+    }
+    if (n == 0) break;
+    done += static_cast<std::size_t>(n);
   }
-  return *this;
+  return done;
 }
 
-InputBytes::~InputBytes() {
-  if (mapped_) ::munmap(const_cast<std::byte*>(data_), size_);
+[[noreturn]] void file_shrank(std::uint64_t expected, std::uint64_t found) {
+  throw Error(Errc::io, fmt::format("file shrank while reading: expected {} bytes, found {}", expected, found));
 }
+
+// Input over the JSON bound: if its first bytes are neither .npy nor JSON, that is the error.
+[[noreturn]] void refuse_large(std::span<const std::byte> head, const std::string& has) {
+  detect_format(head.subspan(0, std::min(head.size(), kHeadBytes)));
+  fail_json_too_large(has);
+}
+
+}  // namespace
+
+// Fills an InputBytes buffer from a descriptor.
+struct InputReader {
+  int fd;
+  const std::string& path;
+  InputBytes::Buffer& buf;
+
+  // A regular file of `size` bytes (at fstat): the head first, so that a JSON file over the
+  // bound is refused before its data is read; then exactly `size` bytes, fewer being an error.
+  void read_file(std::uint64_t size) {
+    const std::size_t head = static_cast<std::size_t>(std::min<std::uint64_t>(size, kHeadBytes));
+    buf.resize(head);
+    std::size_t got = read_full(fd, buf.data(), head, path);
+    if (got < head) file_shrank(size, got);
+    if (!is_npy(buf) && size > kMaxJsonInputBytes)
+      refuse_large(buf, fmt::format("this file is {}", format_byte_size(size)));
+    buf.resize(static_cast<std::size_t>(size));
+    got += read_full(fd, buf.data() + head, buf.size() - head, path);
+    if (got < size) file_shrank(size, got);
+    // A file that grew since fstat is read on to its new end.
+    std::byte probe;
+    if (read_full(fd, &probe, 1, path) == 0) return;
+    buf.push_back(probe);
+    read_stream("the file grew past it while being read");
+  }
+
+  // Appends the rest of a pipe (or of a growing file) up to its end; input that is not .npy
+  // stops one byte past the JSON bound, so memory never holds much more than the bound.
+  void read_stream(const std::string& has_more) {
+    for (;;) {
+      const bool bounded = buf.size() >= 6 && !is_npy(buf);
+      if (bounded && buf.size() > kMaxJsonInputBytes) refuse_large(buf, has_more);
+      std::size_t want = std::max<std::size_t>(buf.size(), std::size_t{1} << 16);
+      if (bounded) want = std::min<std::size_t>(want, kMaxJsonInputBytes + 1 - buf.size());
+      const std::size_t used = buf.size();
+      buf.resize(used + want);
+      const std::size_t n = read_full(fd, buf.data() + used, want, path);
+      buf.resize(used + n);
+      if (n < want) {
+        if (bounded && buf.size() > kMaxJsonInputBytes) refuse_large(buf, has_more);
+        return;
+      }
+    }
+  }
+};
 
 InputBytes InputBytes::open(const std::string& path) {
   InputBytes in;
@@ -94,43 +158,18 @@ InputBytes InputBytes::open(const std::string& path) {
     errno = EISDIR;
     io_fail(fmt::format("cannot read {}", quote_path(path)));
   }
-  if (S_ISREG(st.st_mode) && st.st_size > 0) {
-    void* p = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p != MAP_FAILED) {
-      in.data_ = static_cast<const std::byte*>(p);
-      in.size_ = static_cast<std::size_t>(st.st_size);
-      in.mapped_ = true;
-      return in;
-    }
-  }
-  // Pipes, terminals, and files that cannot be mapped: read to the end.
-  in.read_to_end(fd, path);
+  InputReader reader{fd, path, in.buffer_};
+  // Standard input redirected from a file is read from where its offset stands, as a stream.
+  if (S_ISREG(st.st_mode) && !is_stdin) reader.read_file(static_cast<std::uint64_t>(st.st_size));
+  else reader.read_stream(is_stdin ? "standard input has more" : "the input has more");
   return in;
 }
 
 InputBytes InputBytes::read_rest_of_stdin(std::vector<std::byte> prefix) {
   InputBytes in;
-  in.buffer_ = std::move(prefix);
-  in.read_to_end(STDIN_FILENO, "-");
+  in.buffer_.assign(prefix.begin(), prefix.end());
+  InputReader{STDIN_FILENO, "-", in.buffer_}.read_stream("standard input has more");
   return in;
-}
-
-void InputBytes::read_to_end(int fd, const std::string& path) {
-  std::size_t used = buffer_.size();
-  buffer_.resize(std::max<std::size_t>(used * 2, 1 << 16));
-  for (;;) {
-    if (used == buffer_.size()) buffer_.resize(buffer_.size() * 2);
-    const ssize_t n = ::read(fd, buffer_.data() + used, buffer_.size() - used);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      io_fail(fmt::format("cannot read {}", quote_path(path)));
-    }
-    if (n == 0) break;
-    used += static_cast<std::size_t>(n);
-  }
-  buffer_.resize(used);
-  data_ = buffer_.data();
-  size_ = used;
 }
 
 TensorFormat detect_format(std::span<const std::byte> bytes) {
@@ -162,8 +201,76 @@ LoadedTensor read_tensor_bytes(std::span<const std::byte> bytes, const std::stri
 }
 
 LoadedTensor read_tensor(const std::string& path, const ReadOptions& options) {
-  InputBytes in = InputBytes::open(path);
+  InputBytes in = with_context(fmt::format("reading {}", quote_path(path)), [&] { return InputBytes::open(path); });
   return read_tensor_bytes(in.bytes(), path, options);
+}
+
+InputSummary inspect_input(const std::string& path) {
+  const bool is_stdin = path == "-";
+  const int fd = is_stdin ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) io_fail(fmt::format("cannot open {}", quote_path(path)));
+  struct FdCloser {
+    int fd;
+    bool close;
+    ~FdCloser() {
+      if (close) ::close(fd);
+    }
+  } closer{fd, !is_stdin};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) io_fail(fmt::format("cannot stat {}", quote_path(path)));
+  if (S_ISDIR(st.st_mode)) {
+    errno = EISDIR;
+    io_fail(fmt::format("cannot read {}", quote_path(path)));
+  }
+  return with_context(fmt::format("reading {}", quote_path(path)), [&] {
+    InputSummary out;
+    InputBytes in;
+    InputReader reader{fd, path, in.buffer_};
+    // The magic, version and header length: 12 bytes, or the whole input if shorter.
+    in.buffer_.resize(12);
+    in.buffer_.resize(read_full(fd, in.buffer_.data(), in.buffer_.size(), path));
+    const bool regular = S_ISREG(st.st_mode) && !is_stdin;
+    if (!is_npy(in.buffer_)) {
+      if (regular) {  // from the start, as InputBytes::open reads it: the JSON bound from the size
+        if (::lseek(fd, 0, SEEK_SET) != 0) io_fail(fmt::format("cannot seek in {}", quote_path(path)));
+        in.buffer_.clear();
+        reader.read_file(static_cast<std::uint64_t>(st.st_size));
+      } else {
+        reader.read_stream(is_stdin ? "standard input has more" : "the input has more");
+      }
+      out.format = detect_format(in.bytes());
+      out.json = std::move(in);
+      return out;
+    }
+    // An .npy header, then only the data's length.
+    if (in.buffer_.size() < 10) parse_npy_header(in.bytes());  // "truncated header"
+    const int major = std::to_integer<int>(in.buffer_[6]);
+    std::size_t header_len = std::to_integer<std::size_t>(in.buffer_[8]) | (std::to_integer<std::size_t>(in.buffer_[9]) << 8);
+    if (major != 1 && in.buffer_.size() >= 12)
+      header_len |= (std::to_integer<std::size_t>(in.buffer_[10]) << 16) | (std::to_integer<std::size_t>(in.buffer_[11]) << 24);
+    if (header_len <= kMaxNpyHeaderBytes) {  // otherwise parse_npy_header says so from the length
+      const std::size_t want = (major == 1 ? 10 : 12) + header_len;
+      const std::size_t have = in.buffer_.size();
+      if (want > have) {
+        in.buffer_.resize(want);
+        in.buffer_.resize(have + read_full(fd, in.buffer_.data() + have, want - have, path));
+      }
+    }
+    const NpyHeader h = parse_npy_header(in.bytes());
+    std::uint64_t found = in.buffer_.size() - h.data_offset;
+    if (regular) {
+      const auto size = static_cast<std::uint64_t>(st.st_size);
+      found = size > h.data_offset ? size - h.data_offset : 0;
+    } else {
+      // A pipe: count the rest without keeping it.
+      std::vector<std::byte> sink(1 << 16);
+      while (const std::size_t n = read_full(fd, sink.data(), sink.size(), path)) found += n;
+    }
+    check_npy_data_size(h, found);
+    out.format = TensorFormat::npy;
+    out.npy = h;
+    return out;
+  });
 }
 
 std::optional<TensorFormat> format_from_extension(std::string_view path) {

@@ -21,13 +21,19 @@ namespace {
 
 // One data value as read, before its dtype is known (an object may name the dtype after the
 // data).
+// 16 bytes: a document within kMaxJsonValues holds up to 8 Mi of them.
 struct Leaf {
-  enum Kind : std::uint8_t { negative, nonnegative, big_integer, floating, bits, special } kind;
-  std::uint64_t u = 0;  // nonnegative/bits: the value; negative: the int64 bits
-  double d = 0;         // floating/special: the value
-  float f = 0;          // floating: the value parsed directly as float (no double rounding)
+  enum Kind : std::uint8_t { negative, nonnegative, big_integer, floating, bits, special };
+  explicit Leaf(Kind k) : kind(k) {}
+  union {
+    std::uint64_t u = 0;  // nonnegative/bits: the value; negative: the int64 bits
+    double d;             // floating/special/big_integer: the value
+  };
+  float f = 0;                 // floating: the value parsed directly as float (no double rounding)
+  Kind kind;
   std::uint8_t bit_width = 0;  // bits: significant bits written
 };
+static_assert(sizeof(Leaf) == 16);
 
 std::string index_path(const std::vector<std::uint64_t>& idx, std::size_t levels) {
   std::string s = "data";
@@ -345,6 +351,9 @@ class TensorSax : public nlohmann::json_sax<nlohmann::json> {
         return true;
       }
       element_kind(counts_.size() - 1, Element::value);
+      if (leaves_.size() == kMaxJsonValues)
+        fail(fmt::format("{}: JSON tensors are limited to {} values: use .npy for larger tensors", where(),
+                         kMaxJsonValues));
       leaves_.push_back(l);
       ++counts_.back();
       return true;
@@ -411,12 +420,32 @@ std::string ensure_float_syntax(std::string s) {
 
 }  // namespace
 
+std::string format_byte_size(std::uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024) return fmt::format("{} byte{}", bytes, bytes == 1 ? "" : "s");
+  double v = static_cast<double>(bytes) / 1024;
+  std::size_t unit = 0;
+  while (v >= 1024 && unit + 1 < std::size(kUnits)) {
+    v /= 1024;
+    ++unit;
+  }
+  if (bytes % (std::uint64_t{1024} << (10 * unit)) == 0) return fmt::format("{} {}", v, kUnits[unit]);
+  // Not a whole number of units: the exact count too, so that 64 MiB and one byte is not "64 MiB".
+  return fmt::format("{:.1f} {} ({} bytes)", v, kUnits[unit], bytes);
+}
+
+void fail_json_too_large(std::string_view has) {
+  fail(fmt::format("JSON input is limited to {}, and {}: use .npy for larger tensors",
+                   format_byte_size(kMaxJsonInputBytes), has));
+}
+
 JsonTensorDocument::JsonTensorDocument() : impl_(std::make_unique<Impl>()) {}
 JsonTensorDocument::JsonTensorDocument(JsonTensorDocument&&) noexcept = default;
 JsonTensorDocument& JsonTensorDocument::operator=(JsonTensorDocument&&) noexcept = default;
 JsonTensorDocument::~JsonTensorDocument() = default;
 
 JsonTensorDocument JsonTensorDocument::parse(std::string_view text) {
+  if (text.size() > kMaxJsonInputBytes) fail_json_too_large(fmt::format("this text is {}", format_byte_size(text.size())));
   TensorSax sax;
   nlohmann::json::sax_parse(text.begin(), text.end(), &sax, nlohmann::json::input_format_t::json, true);
   JsonTensorDocument doc;

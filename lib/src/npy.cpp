@@ -256,13 +256,16 @@ NpyHeader parse_npy_header(std::span<const std::byte> file) {
   return h;
 }
 
-NpyHeader inspect_npy(std::span<const std::byte> file) {
-  NpyHeader h = parse_npy_header(file);
-  const std::uint64_t found = file.size() - h.data_offset;
+void check_npy_data_size(const NpyHeader& h, std::uint64_t found) {
   if (found < h.data_bytes)
     fail(fmt::format("truncated: expected {} bytes of data, found {}", h.data_bytes, found));
   if (found > h.data_bytes)
     fail(fmt::format("trailing garbage: expected {} bytes of data, found {}", h.data_bytes, found));
+}
+
+NpyHeader inspect_npy(std::span<const std::byte> file) {
+  NpyHeader h = parse_npy_header(file);
+  check_npy_data_size(h, file.size() - h.data_offset);
   return h;
 }
 

@@ -29,15 +29,23 @@ OperationResult run_operation(const OperationSpec& spec) {
   Stopwatch total;
   Stopwatch phase;
   OperationResult r;
-  auto backend = make_backend(spec.backend, BackendOptions{spec.isa});
+  BackendOptions backend_options{spec.isa};
+  check_backend_options(spec.backend, backend_options);  // a wrong --backend before any reading
 
   r.inputs = load_operands(spec.operands, spec.dtype);
   r.timing.phases.push_back({"read", phase.lap()});
+  // auto decides from the output's size; a device's creation shows in the backend's phases.
+  std::vector<OperandInfo> operand_infos;
+  for (const auto& in : r.inputs) operand_infos.push_back({in.dtype(), in.shape()});
+  backend_options.size_hint = output_size_hint(operand_infos);
+  auto backend = make_backend(spec.backend, backend_options);
+  phase.lap();
 
   r.op = std::make_unique<ValidatedOp>(validate_operation(spec, r.inputs, *backend));
   r.timing.phases.push_back({"validate", phase.lap()});
   r.timing.backend = std::string(backend->name());
   r.timing.device = backend->device_description();
+  r.timing.selection = backend->selection_reason();
   if (spec.explain_only) return r;
 
   ExecuteBuffers buffers;
@@ -55,6 +63,7 @@ OperationResult run_operation(const OperationSpec& spec) {
   }
   phase.lap();
   r.timing.phases.push_back({"execute", r.execute_samples.front()});
+  r.timing.backend_phases = backend->detail_phases();
   r.timing.execute_bytes = out->byte_size();
   for (const auto& in : r.inputs) r.timing.execute_bytes += in.tensor.byte_size();
   r.timing.total_seconds = total.seconds();

@@ -2,6 +2,7 @@
 # Streaming and faults through the binary: memory that does not grow with the tensor, standard
 # input and output streams, SIGINT, a closed pipe, a full disk, missing and read-only folders.
 # In every failure: a clear message, a non-zero exit, no partial output, existing files intact.
+# Inputs that are too big, claim more than they hold, or change while read: faults_inputs.sh.
 source "$(dirname "$0")/lib.sh"
 cd "$WORK"
 
@@ -83,9 +84,16 @@ if mount -t tmpfs -o size=1m tmpfs small 2>/dev/null; then
 else
   echo "note: cannot mount a tmpfs here; the small-filesystem case did not run" >&2
 fi
-if mount -t tmpfs -o size=1m,ro tmpfs ro 2>/dev/null; then
-  expect_status 5 not r.npy -o ro/out.npy
-  expect_err "Read-only file system"
+# (Mounted writable first so that an existing output can be put there, then made read-only.)
+if mount -t tmpfs -o size=1m tmpfs ro 2>/dev/null; then
+  echo keep > ro/out.npy
+  if mount -o remount,ro ro 2>/dev/null; then
+    expect_status 5 not r.npy -o ro/out.npy
+    expect_err "Read-only file system"; expect_one_line
+    [ "$(cat ro/out.npy)" = keep ] || fail "read-only folder: existing output changed"
+  else
+    echo "note: cannot remount a tmpfs read-only here; the read-only case did not run" >&2
+  fi
   umount ro
 else
   echo "note: cannot mount a read-only tmpfs here; the read-only case did not run" >&2

@@ -4,13 +4,16 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "dmlbits/timing.hpp"
 #include "dmlbits/validate.hpp"
 
 namespace dmlbits {
@@ -33,17 +36,49 @@ class Backend {
   virtual std::optional<std::string> unsupported_reason(const ValidatedOp& op) const = 0;
   // Computes the output. Throws Errc::backend on a device failure.
   virtual void run(const ValidatedOp& op, const ExecuteBuffers& buffers) = 0;
+  // Why make_backend() chose this backend ("auto chose cpu: ..."), for -v; empty when the
+  // caller named it.
+  virtual std::string selection_reason() const { return {}; }
+  // The backend's own phases, summed since it was created (device creation, then every run):
+  // D3D12 reports device, pipeline, upload, dispatch (GPU timestamps) and readback.
+  virtual std::vector<PhaseTime> detail_phases() const { return {}; }
 };
 
 struct BackendOptions {
-  std::string isa;  // CPU backends: force this instruction set ("" = the best the CPU has)
+  BackendOptions() = default;
+  // BackendOptions{isa}, as before adapters existed.
+  explicit BackendOptions(std::string isa_, std::string adapter_ = {}, std::uint64_t size_hint_ = 0)
+      : isa(std::move(isa_)), adapter(std::move(adapter_)), size_hint(size_hint_) {}
+
+  std::string isa;      // CPU backends: force this instruction set ("" = the best the CPU has)
+  std::string adapter;  // d3d12 and auto: an adapter index or name substring ("" = default)
+  // auto: bytes of the output the run will produce (0 = unknown, treated as small). Below
+  // kAutoGpuMinBytes auto picks the CPU without looking for adapters at all.
+  std::uint64_t size_hint = 0;
 };
 
-// The values --backend accepts, in help order.
+// auto sends outputs of at least this many bytes to a hardware D3D12 adapter, if there is one.
+// Below it the CPU wins: creating a vkd3d device alone costs 25-45 ms.
+inline constexpr std::uint64_t kAutoGpuMinBytes = std::uint64_t{16} << 20;
+
+// The values --backend accepts, in help order: auto, cpu, d3d12, cpu-reference.
 std::span<const std::string_view> backend_names();
-// "cpu" (SIMD kernels, cpu_backend.hpp) or "cpu-reference" (cpu_reference.hpp). Throws
-// Errc::usage for an unknown name or instruction set, or one given to cpu-reference, and
-// Errc::unsupported for an instruction set the CPU lacks.
+// "cpu" (SIMD kernels, cpu_backend.hpp), "cpu-reference" (cpu_reference.hpp), "d3d12"
+// (d3d12_backend.hpp), or "auto": d3d12 on a hardware adapter when options.size_hint reaches
+// kAutoGpuMinBytes (or options.adapter names one), else cpu; selection_reason() says why.
+// Throws Errc::usage for an unknown name, adapter or instruction set, or an instruction set
+// given to a backend without that choice, Errc::unsupported for an instruction set the CPU
+// lacks, and Errc::backend when d3d12 cannot run here (no runtime, no adapter).
 std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOptions& options = {});
+// The adapter make_backend() uses when BackendOptions::adapter is empty, for the whole
+// process: --adapter reaches the runs that `dmlbits check` and the operator verbs build
+// through OperationSpec, which carries no adapter. "" restores the default adapter.
+void set_default_adapter(std::string adapter);
+// Throws make_backend()'s usage errors for `name` and `options` without creating anything, so
+// that a command line is refused before its operands are read.
+void check_backend_options(std::string_view name, const BackendOptions& options);
+// The output bytes of an operation on operands of these dtypes and shapes (NumPy broadcast,
+// the widest input dtype), for BackendOptions::size_hint; 0 if the shapes do not broadcast.
+std::uint64_t output_size_hint(const std::vector<OperandInfo>& operands);
 
 }  // namespace dmlbits

@@ -1,8 +1,8 @@
 // Instruction sets the CPU backend's kernels are written for, and which of them this CPU runs.
-// Detection happens once (cpuid through __builtin_cpu_supports, which also checks that the OS
-// saves the wider registers); the choice can be lowered, never raised, by the environment
-// variable DMLBITS_ISA or by force_isa(), so the portable kernels can be run and compared on a
-// machine that has wider ones.
+// Detection happens once (glibc's table of the features it found at start-up, else
+// __builtin_cpu_supports; both check that the OS saves the wider registers); the choice can be
+// lowered, never raised, by the environment variable DMLBITS_ISA or by force_isa(), so the
+// portable kernels can be run and compared on a machine that has wider ones.
 #pragma once
 
 #include <cstdint>

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
@@ -21,26 +22,55 @@ enum class TensorFormat { npy, json };
 std::string_view format_name(TensorFormat f);
 std::optional<TensorFormat> parse_format_name(std::string_view name);
 
-// The bytes of a file (memory-mapped) or of standard input ("-", read to the end).
+struct InputSummary;
+
+// The bytes of a file, or of standard input ("-"), read into memory with read(2). Files are not
+// memory-mapped: a mapped file that another process truncates kills the reader with SIGBUS,
+// while a short read is an ordinary error ("file shrank while reading: ...", Errc::io).
+// Input that is not .npy is JSON to every caller, and is refused beyond kMaxJsonInputBytes
+// (Errc::invalid_input): a regular file from its size, before its data is read; a pipe as soon
+// as it passes the bound, so memory stays within the bound either way.
+// Errors opening the input name it ("cannot open 'a.npy': ..."); the others leave it to the
+// caller's context ("reading 'a.npy': ...").
 class InputBytes {
  public:
-  // Throws Errc::io with the path in the message.
   static InputBytes open(const std::string& path);
   // `prefix` (bytes a caller already read from standard input) followed by the rest of it.
   static InputBytes read_rest_of_stdin(std::vector<std::byte> prefix);
   InputBytes(InputBytes&&) noexcept;
   InputBytes& operator=(InputBytes&&) noexcept;
   ~InputBytes();
-  std::span<const std::byte> bytes() const { return {data_, size_}; }
+  std::span<const std::byte> bytes() const { return {buffer_.data(), buffer_.size()}; }
+
+  // A byte vector whose resize() leaves new bytes uninitialised: they are about to be read over,
+  // and zeroing them first would touch every page twice.
+  template <class T>
+  struct UninitAllocator : std::allocator<T> {
+    template <class U> struct rebind { using other = UninitAllocator<U>; };
+    UninitAllocator() = default;
+    template <class U> UninitAllocator(const UninitAllocator<U>&) noexcept {}
+    template <class U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
+  };
+  using Buffer = std::vector<std::byte, UninitAllocator<std::byte>>;
 
  private:
+  friend struct InputReader;
+  friend InputSummary inspect_input(const std::string& path);
   InputBytes() = default;
-  void read_to_end(int fd, const std::string& path);
-  const std::byte* data_ = nullptr;
-  std::size_t size_ = 0;
-  bool mapped_ = false;
-  std::vector<std::byte> buffer_;
+  Buffer buffer_;
 };
+
+// What `dmlbits info` needs from an input, with its data left unread: for .npy, the header,
+// checked against the length of the data (a regular file's size, or a pipe read through and
+// counted, not kept), so that inspecting a file of any size costs a few KiB; for JSON, the
+// whole text (within kMaxJsonInputBytes). Errors other than opening carry the context
+// "reading 'PATH'".
+struct InputSummary {
+  TensorFormat format{};
+  std::optional<NpyHeader> npy;
+  std::optional<InputBytes> json;
+};
+InputSummary inspect_input(const std::string& path);
 
 // .npy by its magic; JSON if the first non-blank byte is '[', '{', a digit, '-' or '"'.
 // Throws Errc::invalid_input otherwise.

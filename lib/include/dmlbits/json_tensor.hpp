@@ -6,6 +6,7 @@
 // Errc::invalid_input and name the position (`data[1][0]`); callers add the file as context.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +15,22 @@
 #include "dmlbits/tensor.hpp"
 
 namespace dmlbits {
+
+// JSON tensors are for tensors a person reads: both bounds keep a hostile or mistaken input
+// (a 10 GB array) from costing unbounded memory or time. Text beyond kMaxJsonInputBytes is
+// refused before it is read (io.hpp checks a file's size first and stops reading a pipe at the
+// bound); values beyond kMaxJsonValues are refused as the parser meets them. Parsing costs
+// about 16 bytes per value, so a document within both bounds needs at most about 64 MiB of
+// text plus 128 MiB of values. Errors are Errc::invalid_input, pointing to .npy.
+inline constexpr std::uint64_t kMaxJsonInputBytes = std::uint64_t{64} << 20;
+inline constexpr std::uint64_t kMaxJsonValues = std::uint64_t{1} << 23;
+
+// "64 MiB", "10 GiB", "1.5 KiB (1536 bytes)", "12 bytes": a size for a message.
+std::string format_byte_size(std::uint64_t bytes);
+
+// The Errc::invalid_input error for JSON text over kMaxJsonInputBytes; `has` says how much
+// there is ("this file is 10 GiB", "standard input has more").
+[[noreturn]] void fail_json_too_large(std::string_view has);
 
 // Nesting beyond the 8 dimensions a tensor may have is refused as soon as it is seen, so a
 // deeply nested document costs neither stack nor memory.

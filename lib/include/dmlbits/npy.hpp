@@ -40,6 +40,10 @@ bool is_npy(std::span<const std::byte> bytes);
 // the data.
 NpyHeader parse_npy_header(std::span<const std::byte> file);
 
+// Throws unless `found` (the bytes after the header) is exactly what the header promises:
+// "truncated: ..." or "trailing garbage: ...".
+void check_npy_data_size(const NpyHeader& h, std::uint64_t found);
+
 // parse_npy_header, plus the check that the data is exactly as long as the header promises.
 NpyHeader inspect_npy(std::span<const std::byte> file);
 

@@ -17,8 +17,12 @@ class NpyStream {
  public:
   // Opens `path` ("-" for standard input). Returns nullptr when the input is not an .npy file
   // or its data cannot stream; for a pipe, the bytes already read are left in `consumed` so
-  // the caller can read the rest and parse the whole. Errors carry "reading 'PATH'" context;
-  // a regular file whose size disagrees with its header is refused here, before any output.
+  // the caller can read the rest and parse the whole. Errors leave the path to the caller's
+  // context (load_operands adds "reading 'PATH'"), but for "cannot open 'PATH'"; a regular
+  // file whose size disagrees with its header is refused here, before any output, whatever
+  // its layout. Errors of read() and finish() carry "reading 'PATH'"; a regular file that
+  // shrank since open() is Errc::io ("file shrank while reading"), a pipe that ends early
+  // Errc::invalid_input ("truncated").
   static std::unique_ptr<NpyStream> open(const std::string& path, std::vector<std::byte>& consumed);
   ~NpyStream();
   NpyStream(const NpyStream&) = delete;

@@ -1,8 +1,9 @@
 // Running an operation straight into an .npy output, in chunks: full-size .npy inputs are read
-// a chunk at a time and each chunk's result is written before the next is read, so memory use
-// does not grow with the tensor (a few chunk buffers, about 8 MiB each). Operations that
-// broadcast along an axis, and inputs that need conversion (big-endian, Fortran order, JSON),
-// are run in memory by the same function.
+// a chunk at a time, computed and written out in order (reading and computing the next chunk
+// overlap with writing the last on a second thread), so memory use does not grow with the
+// tensor (four chunks in flight, each at most 512 KiB per input and for the output).
+// Operations that broadcast along an axis, and inputs that need conversion (big-endian,
+// Fortran order, JSON), are run in memory by the same function.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +23,10 @@ struct StreamResult {
   bool streamed = false;  // false: the operation ran in memory
 };
 
-// Output bytes per chunk.
-inline constexpr std::size_t kStreamChunkBytes = std::size_t{8} << 20;
+// Bytes per chunk of the widest of the inputs and the output. Small enough that a chunk's
+// buffers stay in the caches between the read, the kernel and the write, large enough that
+// the system calls per chunk do not show.
+inline constexpr std::size_t kStreamChunkBytes = std::size_t{512} << 10;
 
 // Runs `spec` (repeat and warmup must be 1 and 0) and writes the result as .npy to `out_path`
 // ("-" for standard output) atomically. `on_validated` runs once the operation is validated and

@@ -34,6 +34,10 @@ struct RunTiming {
   std::uint64_t execute_bytes = 0;  // bytes the execute step read and wrote
   std::string backend;
   std::string device;
+  std::string selection;  // why auto chose the backend (Backend::selection_reason), or ""
+  // The backend's own phases (Backend::detail_phases): summed over every run of the backend,
+  // warm-up runs and chunks included, plus its device creation. Empty for the CPU backends.
+  std::vector<PhaseTime> backend_phases;
 
   double phase(const std::string& name) const;
   // execute_bytes / execute seconds, in GB/s (10^9 bytes); 0 if the step took no time.

@@ -12,12 +12,16 @@
 // binary operations as templates Op<V, T, ShiftOverflow> with static reg apply(reg a, reg b)
 // and static constexpr bool kUsesMode (false: instantiated for ShiftOverflow::zero only), and
 // unary operations as types with In, Out, kElems and static void block(const std::byte* in,
-// std::byte* out) computing kElems elements.
+// std::byte* out) computing kElems elements. A unary operation may also offer
+// `template <class S> static void block(in, out)` writing through S::store256/S::store128; with
+// S = V::Streaming (non-temporal stores, `out` aligned to V::kBytes) large outputs then bypass
+// the caches as in binary kernels.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "dmlbits/cpu_backend.hpp"
 #include "kernels.hpp"
@@ -129,27 +133,87 @@ DMLBITS_TARGET void binary_kernel(std::size_t n, const void* a, const void* b, v
   binary_loop<V, T, Op<V, T, ShiftOverflow::zero>, K>(n, pa, pb, po, params.stream_min_bytes);
 }
 
+// Elements [0, rem) with rem <= Op::kElems, through buffers, so that partial blocks run the
+// same instructions as whole ones.
 template <class V, class Op>
-DMLBITS_TARGET void unary_kernel(std::size_t n, const void* a, const void*, void* out, const KernelParams&) {
+DMLBITS_TARGET inline void unary_partial(const std::byte* in, std::byte* out, std::size_t rem) {
   using In = typename Op::In;
+  using Out = typename Op::Out;
+  alignas(64) std::byte ta[Op::kElems * sizeof(In)] = {};
+  alignas(64) std::byte to[Op::kElems * sizeof(Out)];
+  std::memcpy(ta, in, rem * sizeof(In));
+  Op::block(ta, to);
+  std::memcpy(out, to, rem * sizeof(Out));
+}
+
+// Whole blocks from element i while they fit; returns where it stopped. S: the store policy
+// (ordinary, or non-temporal with `out + i` aligned to the vector size).
+// The large (streaming) path also prefetches the input this far ahead: a popcount block is
+// dozens of instructions, so the out-of-order window alone keeps few cache-line reads in
+// flight and a narrowing popcount read memory at about 0.65x the speed of a plain read loop;
+// with the prefetch, about 0.75x against 0.76x (256 MiB, AVX2 EPYC; 0.5-8 KiB tried, 2 best).
+constexpr std::size_t kPrefetchBytes = 2048;
+
+template <class V, class Op, class S>
+DMLBITS_TARGET inline std::size_t unary_body(std::size_t n, const std::byte* pa, std::byte* po, std::size_t i) {
+  using In = typename Op::In;
+  using Out = typename Op::Out;
+  constexpr std::size_t kElems = Op::kElems;
+  constexpr std::size_t kBlockIn = kElems * sizeof(In);
+  for (; i + 4 * kElems <= n; i += 4 * kElems) {
+    if constexpr (!std::is_void_v<S>) {
+      // Reading past the end is harmless: prefetches never fault.
+      for (std::size_t line = 0; line < 4 * kBlockIn; line += 64)
+        __builtin_prefetch(pa + i * sizeof(In) + kPrefetchBytes + line, 0, 3);
+    }
+#pragma GCC unroll 4
+    for (std::size_t j = 0; j < 4; ++j) {
+      const std::size_t e = i + j * kElems;
+      if constexpr (std::is_void_v<S>) Op::block(pa + e * sizeof(In), po + e * sizeof(Out));
+      else Op::template block<S>(pa + e * sizeof(In), po + e * sizeof(Out));
+    }
+  }
+  for (; i + kElems <= n; i += kElems) {
+    if constexpr (std::is_void_v<S>) Op::block(pa + i * sizeof(In), po + i * sizeof(Out));
+    else Op::template block<S>(pa + i * sizeof(In), po + i * sizeof(Out));
+  }
+  return i;
+}
+
+// An operation whose blocks can write through a store policy (V::Streaming: non-temporal).
+template <class V, class Op>
+concept StreamableUnary = requires(const std::byte* in, std::byte* out) {
+  Op::template block<typename V::Streaming>(in, out);
+};
+
+template <class V, class Op>
+DMLBITS_TARGET void unary_kernel(std::size_t n, const void* a, const void*, void* out, const KernelParams& params) {
   using Out = typename Op::Out;
   constexpr std::size_t kElems = Op::kElems;
   const auto* pa = static_cast<const std::byte*>(a);
   auto* po = static_cast<std::byte*>(out);
   std::size_t i = 0;
-  for (; i + 4 * kElems <= n; i += 4 * kElems) {
-#pragma GCC unroll 4
-    for (std::size_t j = 0; j < 4; ++j) Op::block(pa + (i + j * kElems) * sizeof(In), po + (i + j * kElems) * sizeof(Out));
+  if constexpr (StreamableUnary<V, Op>) {
+    if (n * sizeof(Out) >= params.stream_min_bytes) {
+      // As binary_loop: large outputs bypass the caches. The head, up to the first aligned
+      // output address, goes through the partial path.
+      const std::size_t misalignment = reinterpret_cast<std::uintptr_t>(po) % V::kBytes;
+      const std::size_t head_bytes = misalignment == 0 ? 0 : V::kBytes - misalignment;
+      if (head_bytes % sizeof(Out) == 0 && head_bytes / sizeof(Out) + kElems <= n) {
+        const std::size_t head = head_bytes / sizeof(Out);
+        for (std::size_t h = 0; h < head; h += kElems) {
+          const std::size_t rem = head - h < kElems ? head - h : kElems;
+          unary_partial<V, Op>(pa + h * sizeof(typename Op::In), po + h * sizeof(Out), rem);
+        }
+        i = unary_body<V, Op, typename V::Streaming>(n, pa, po, head);
+        V::fence();
+      }
+    }
+  } else {
+    (void)params;
   }
-  for (; i + kElems <= n; i += kElems) Op::block(pa + i * sizeof(In), po + i * sizeof(Out));
-  if (i < n) {
-    const std::size_t rem = n - i;
-    alignas(64) std::byte ta[kElems * sizeof(In)] = {};
-    alignas(64) std::byte to[kElems * sizeof(Out)];
-    std::memcpy(ta, pa + i * sizeof(In), rem * sizeof(In));
-    Op::block(ta, to);
-    std::memcpy(po + i * sizeof(Out), to, rem * sizeof(Out));
-  }
+  i = unary_body<V, Op, void>(n, pa, po, i);
+  if (i < n) unary_partial<V, Op>(pa + i * sizeof(typename Op::In), po + i * sizeof(Out), n - i);
 }
 
 }  // namespace

@@ -1,0 +1,235 @@
+// D3d12Backend: a ValidatedOp as dispatches of the gpu_kernel.hpp kernels, in chunks that fit
+// the device's limits. No D3D12 types here: d3d12_runtime.cpp makes the calls.
+//
+// Chunking. Each buffer holds at most max_buffer_bytes (256 MiB by default: below lavapipe's
+// 2 GiB crash and below the 512 MiB that a 2^27-element texel buffer, the smallest limit
+// common drivers put on vkd3d's root buffer views, can address), so each dispatch computes at
+// most max_buffer_bytes / (widest element) outputs, far below 2^32. Packed operations are cut
+// into flat runs; strided ones into boxes: the outer dimensions fixed, a run of rows along one
+// dimension, the inner dimensions whole. A box's output is one contiguous run, and each input's
+// elements for it lie in one contiguous range. An input that fits in one buffer is uploaded once
+// per run and each box addresses it with base offsets; a larger one is uploaded box by box.
+#include <algorithm>
+#include <atomic>
+
+#include <fmt/format.h>
+
+#include "d3d12_runtime.hpp"
+#include "dmlbits/d3d12_backend.hpp"
+#include "dmlbits/error.hpp"
+
+namespace dmlbits {
+namespace d3d12 {
+namespace {
+std::atomic<KernelSource> kernel_source{nullptr};
+}
+
+void set_kernel_source(KernelSource source) { kernel_source.store(source); }
+
+std::vector<std::uint8_t> kernel_bytecode(const gpu::KernelKey& key) {
+  if (KernelSource s = kernel_source.load()) return s(key);
+  return gpu::build_kernel(key);
+}
+
+}  // namespace d3d12
+
+namespace {
+
+constexpr std::uint64_t kMaxBufferLimit = std::uint64_t{1} << 30;
+
+}  // namespace
+
+struct D3d12Backend::Impl {
+  D3d12BackendOptions options;
+  std::shared_ptr<d3d12::Device> device;
+  double device_seconds = 0;
+  d3d12::PhaseSeconds phases;
+
+  // Runs one dispatch of `count` outputs written to `out` (bytes), under the device's mutex.
+  void dispatch(const gpu::KernelKey& key, gpu::KernelConstants constants, unsigned inputs,
+                const std::array<d3d12::DispatchJob::Input, 2>& in, std::uint32_t count, std::span<std::byte> out) {
+    d3d12::DispatchJob job;
+    job.key = key;
+    job.inputs = inputs;
+    job.input = in;
+    const std::uint32_t units = gpu::output_units(key, count);
+    const std::uint64_t groups = (static_cast<std::uint64_t>(units) + gpu::kThreadGroupSize - 1) / gpu::kThreadGroupSize;
+    job.groups_x = static_cast<std::uint32_t>(std::min<std::uint64_t>(groups, gpu::kMaxGroupsPerDimension));
+    job.groups_y = static_cast<std::uint32_t>((groups + job.groups_x - 1) / job.groups_x);
+    constants.count = count;
+    constants.threads_x = job.groups_x * gpu::kThreadGroupSize;
+    job.constants = constants;
+    const std::uint64_t unit_bytes = key.out_bits == 64 ? 8 : 4;
+    job.output_buffer_bytes = std::max<std::uint64_t>(units, 1) * unit_bytes;
+    job.output = out;
+    device->dispatch(job, phases);
+  }
+};
+
+D3d12Backend::D3d12Backend(D3d12BackendOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  auto& max = impl_->options.max_buffer_bytes;
+  max = std::clamp<std::uint64_t>(max, 4096, kMaxBufferLimit);
+  if (auto why = d3d12::runtime_unavailable_reason())
+    throw Error(Errc::backend, fmt::format("the d3d12 backend cannot run: no D3D12 runtime: {}", *why));
+  const AdapterList& list = gpu_adapters();
+  if (list.adapters.empty())
+    throw Error(Errc::backend, fmt::format("the d3d12 backend cannot run: no adapter: {}", list.error));
+  const GpuAdapter& adapter = impl_->options.adapter.empty() ? *default_adapter(list.adapters)
+                                                             : find_adapter(list.adapters, impl_->options.adapter);
+  impl_->device = d3d12::Device::acquire(adapter, &impl_->device_seconds);
+}
+
+D3d12Backend::~D3d12Backend() = default;
+
+const D3d12DeviceInfo& D3d12Backend::device_info() const { return impl_->device->info(); }
+
+std::string D3d12Backend::device_description() const {
+  const D3d12DeviceInfo& i = device_info();
+  return fmt::format("{}, {} adapter {}, D3D feature level {}, shader model {}", i.adapter.name,
+                     i.adapter.software ? "software" : "hardware", i.adapter.index, i.feature_level, i.shader_model);
+}
+
+std::optional<std::string> D3d12Backend::unsupported_reason(const ValidatedOp& op) const {
+  if (op.desc().output.dimension_count() > gpu::kMaxRank)
+    return fmt::format("{} dimensions (the kernels take at most {})", op.desc().output.dimension_count(), gpu::kMaxRank);
+  return std::nullopt;
+}
+
+std::vector<PhaseTime> D3d12Backend::detail_phases() const {
+  const auto& p = impl_->phases;
+  return {{"device", impl_->device_seconds}, {"pipeline", p.pipeline}, {"upload", p.upload},
+          {"dispatch", p.dispatch},          {"readback", p.readback}, {"submit", p.submit}};
+}
+
+void D3d12Backend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {
+  const DmlOperatorDesc& d = op.desc();
+  if (d.empty) return;
+  const auto in_size = static_cast<std::uint64_t>(dtype_info(op.input_dtype()).size);
+  const auto out_size = static_cast<std::uint64_t>(dtype_info(op.output_dtype()).size);
+  const unsigned inputs = static_cast<unsigned>(d.inputs.size());
+  const std::size_t rank = d.output.sizes.size();
+  if (rank > gpu::kMaxRank || inputs < 1 || inputs > 2)
+    throw Error(Errc::internal, "d3d12: operation outside the kernels' contract");
+
+  gpu::KernelKey key;
+  key.op = d.op;
+  key.in_bits = static_cast<unsigned>(in_size * 8);
+  key.out_bits = static_cast<unsigned>(out_size * 8);
+  if (d.op == OpKind::shl || d.op == OpKind::shr) key.shift_overflow = d.shift_overflow;
+  key.strided = false;
+  for (const auto& in : d.inputs)
+    if (in.sizes != d.output.sizes || !in.is_packed()) key.strided = true;
+
+  const std::uint64_t max_bytes = impl_->options.max_buffer_bytes;
+  // Outputs per dispatch: a multiple of 64 elements, so that packed chunks start on a word.
+  const std::uint64_t max_elems = std::max<std::uint64_t>(64, (max_bytes / std::max(in_size, out_size)) & ~std::uint64_t{63});
+  const std::uint64_t total = d.output.element_count();
+
+  // Elements each input spans (its buffer holds at least these, rounded down to whole elements).
+  std::array<std::uint64_t, 2> in_elems{};
+  for (unsigned j = 0; j < inputs; ++j) {
+    std::uint64_t span = 1;
+    for (std::size_t i = 0; i < rank; ++i) span += (d.output.sizes[i] - 1) * d.inputs[j].strides[i];
+    in_elems[j] = span;
+    if (buffers.inputs[j].size() < span * in_size)
+      throw Error(Errc::internal, fmt::format("d3d12: input {} holds {} bytes, the operation reads {}", j,
+                                              buffers.inputs[j].size(), span * in_size));
+  }
+  std::array<bool, 2> whole{};
+  for (unsigned j = 0; j < inputs; ++j) whole[j] = in_elems[j] * in_size <= max_bytes;
+  std::array<bool, 2> uploaded{};  // whole inputs already on the device for this run
+
+  std::lock_guard lock(impl_->device->mutex());
+  // Input j's range [start, start + count) for one dispatch: uploaded whole once (base = start)
+  // or as this range alone (base = 0).
+  const auto input_for = [&](unsigned j, std::uint64_t start, std::uint64_t count, std::uint32_t& base) {
+    d3d12::DispatchJob::Input in;
+    if (whole[j]) {
+      base = static_cast<std::uint32_t>(start);
+      if (uploaded[j]) in.keep = true;
+      else in.upload = buffers.inputs[j].first(in_elems[j] * in_size);
+      uploaded[j] = true;
+    } else {
+      base = 0;
+      in.upload = buffers.inputs[j].subspan(start * in_size, count * in_size);
+    }
+    return in;
+  };
+
+  if (!key.strided) {
+    for (std::uint64_t done = 0; done < total;) {
+      const std::uint64_t n = std::min(max_elems, total - done);
+      gpu::KernelConstants c;
+      std::array<d3d12::DispatchJob::Input, 2> in{};
+      for (unsigned j = 0; j < inputs; ++j) in[j] = input_for(j, done, n, c.base[j]);
+      impl_->dispatch(key, c, inputs, in, static_cast<std::uint32_t>(n),
+                      buffers.output.subspan(done * out_size, n * out_size));
+      done += n;
+    }
+    return;
+  }
+
+  // Strided: split at the outermost dimension `split` whose inner block fits in one dispatch.
+  const auto& s = d.output.sizes;
+  std::size_t split = 0;
+  std::uint64_t inner = total;  // elements of dimensions split+1.. (or all when one box fits)
+  if (total > max_elems) {
+    split = rank - 1;
+    inner = 1;
+    while (split > 0 && inner * s[split] <= max_elems) {
+      inner *= s[split];
+      --split;
+    }
+  }
+  const std::uint64_t rows = total > max_elems ? std::max<std::uint64_t>(1, max_elems / inner) : s[0];
+  std::vector<std::uint64_t> out_strides(rank, 1);
+  for (std::size_t i = rank - 1; i > 0; --i) out_strides[i - 1] = out_strides[i] * s[i];
+  std::vector<std::uint64_t> index(rank, 0);  // the box's first element
+  const std::size_t pad = gpu::kMaxRank - rank;
+  while (true) {
+    const std::uint64_t r = std::min(rows, s[split] - index[split]);
+    gpu::KernelConstants c;
+    std::uint64_t count = 1;
+    for (std::size_t i = 0; i < gpu::kMaxRank; ++i) c.sizes[i] = 1;
+    for (std::size_t i = 0; i < rank; ++i) {
+      const std::uint64_t size = i < split ? 1 : i == split ? r : s[i];
+      c.sizes[pad + i] = static_cast<std::uint32_t>(size);
+      count *= size;
+    }
+    std::uint64_t out_offset = 0;
+    for (std::size_t i = 0; i < rank; ++i) out_offset += index[i] * out_strides[i];
+    std::array<d3d12::DispatchJob::Input, 2> in{};
+    for (unsigned j = 0; j < inputs; ++j) {
+      const auto& st = d.inputs[j].strides;
+      std::uint64_t start = 0, extent = 1;
+      for (std::size_t i = 0; i < rank; ++i) {
+        start += index[i] * st[i];
+        const std::uint64_t size = c.sizes[pad + i];
+        extent += (size - 1) * st[i];
+        c.strides[j][pad + i] = size == 1 ? 0 : static_cast<std::uint32_t>(st[i]);
+      }
+      in[j] = input_for(j, start, extent, c.base[j]);
+    }
+    impl_->dispatch(key, c, inputs, in, static_cast<std::uint32_t>(count),
+                    buffers.output.subspan(out_offset * out_size, count * out_size));
+    // Next box: advance along `split`, then carry into the outer dimensions.
+    index[split] += r;
+    std::size_t i = split;
+    while (index[i] >= s[i]) {
+      if (i == 0) return;
+      index[i] = 0;
+      ++index[--i];
+    }
+  }
+}
+
+D3d12DeviceInfo probe_d3d12_device(const GpuAdapter& adapter) {
+  if (auto why = d3d12::runtime_unavailable_reason())
+    throw Error(Errc::backend, fmt::format("no D3D12 runtime: {}", *why));
+  return d3d12::Device::acquire(adapter, nullptr)->info();
+}
+
+std::optional<std::string> d3d12_runtime_unavailable_reason() { return d3d12::runtime_unavailable_reason(); }
+
+}  // namespace dmlbits

@@ -1,0 +1,508 @@
+// The D3D12 calls: the library loaded with dlopen, the device, root signature, pipelines,
+// buffers, and one dispatch with its copies, timestamps and fence wait.
+#define INITGUID  // exactly one translation unit defines the IIDs vkd3d's headers declare
+#include "d3d12_api.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "d3d12_runtime.hpp"
+#include "dmlbits/error.hpp"
+#include "dmlbits/timing.hpp"
+
+namespace dmlbits {
+namespace d3d12 {
+namespace {
+
+using d3d12api::iid_of;
+
+// ---- errors --------------------------------------------------------------------------------
+
+struct HresultName {
+  std::uint32_t value;
+  const char* name;
+};
+constexpr HresultName kHresultNames[] = {
+    {0x00000000u, "S_OK"},
+    {0x00000001u, "S_FALSE"},
+    {0x80004001u, "E_NOTIMPL"},
+    {0x80004002u, "E_NOINTERFACE"},
+    {0x80004003u, "E_POINTER"},
+    {0x80004004u, "E_ABORT"},
+    {0x80004005u, "E_FAIL"},
+    {0x8000FFFFu, "E_UNEXPECTED"},
+    {0x80070005u, "E_ACCESSDENIED"},
+    {0x80070006u, "E_HANDLE"},
+    {0x8007000Eu, "E_OUTOFMEMORY"},
+    {0x80070057u, "E_INVALIDARG"},
+    {0x887A0001u, "DXGI_ERROR_INVALID_CALL"},
+    {0x887A0002u, "DXGI_ERROR_NOT_FOUND"},
+    {0x887A0004u, "DXGI_ERROR_UNSUPPORTED"},
+    {0x887A0005u, "DXGI_ERROR_DEVICE_REMOVED"},
+    {0x887A0006u, "DXGI_ERROR_DEVICE_HUNG"},
+    {0x887A0007u, "DXGI_ERROR_DEVICE_RESET"},
+    {0x887A0020u, "DXGI_ERROR_DRIVER_INTERNAL_ERROR"},
+    {0x887E0001u, "D3D12_ERROR_ADAPTER_NOT_FOUND"},
+    {0x887E0002u, "D3D12_ERROR_DRIVER_VERSION_MISMATCH"},
+};
+
+[[noreturn]] void fail(std::string_view call, HRESULT hr, std::string_view what = {}) {
+  throw Error(Errc::backend, fmt::format("{} failed: {}{}{}", call, hresult_text(static_cast<std::int32_t>(hr)),
+                                         what.empty() ? "" : " ", what));
+}
+void check(HRESULT hr, std::string_view call, std::string_view what = {}) {
+  if (FAILED(hr)) fail(call, hr, what);
+}
+
+// ---- the library -----------------------------------------------------------------------------
+
+struct Library {
+  void* handle = nullptr;
+  std::string name;
+  std::string error;
+  PFN_D3D12_CREATE_DEVICE create_device = nullptr;
+  decltype(&::D3D12SerializeRootSignature) serialize_root_signature = nullptr;
+#if defined(DMLBITS_D3D12_HEADERS_VKD3D)
+  decltype(&::vkd3d_create_event) create_event = nullptr;
+  decltype(&::vkd3d_wait_event) wait_event = nullptr;
+  decltype(&::vkd3d_destroy_event) destroy_event = nullptr;
+#endif
+};
+
+// vkd3d writes fixme/err lines to standard error; they are noise for dmlbits' users unless
+// they asked for them. Set before the library's first use, because vkd3d reads them once.
+void quiet_vkd3d() {
+  ::setenv("VKD3D_DEBUG", "none", 0);
+  ::setenv("VKD3D_SHADER_DEBUG", "none", 0);
+}
+
+Library load() {
+  Library lib;
+  const char* env = std::getenv("DMLBITS_VKD3D_LIBRARY");
+  lib.name = env && *env ? env : d3d12api::kDefaultLibrary;
+  quiet_vkd3d();
+  lib.handle = ::dlopen(lib.name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib.handle) {
+    const char* e = ::dlerror();
+    lib.error = e ? e : fmt::format("{}: cannot be loaded", lib.name);
+    return lib;
+  }
+  const auto sym = [&](const char* name) {
+    void* p = ::dlsym(lib.handle, name);
+    if (!p && lib.error.empty()) lib.error = fmt::format("{}: no symbol {}", lib.name, name);
+    return p;
+  };
+  lib.create_device = reinterpret_cast<PFN_D3D12_CREATE_DEVICE>(sym("D3D12CreateDevice"));
+  lib.serialize_root_signature =
+      reinterpret_cast<decltype(lib.serialize_root_signature)>(sym("D3D12SerializeRootSignature"));
+#if defined(DMLBITS_D3D12_HEADERS_VKD3D)
+  lib.create_event = reinterpret_cast<decltype(lib.create_event)>(sym("vkd3d_create_event"));
+  lib.wait_event = reinterpret_cast<decltype(lib.wait_event)>(sym("vkd3d_wait_event"));
+  lib.destroy_event = reinterpret_cast<decltype(lib.destroy_event)>(sym("vkd3d_destroy_event"));
+#endif
+  return lib;
+}
+
+const Library& library() {
+  static const Library lib = load();
+  return lib;
+}
+
+// ---- COM pointers ----------------------------------------------------------------------------
+
+template <class T>
+class Com {
+ public:
+  Com() = default;
+  Com(const Com&) = delete;
+  Com& operator=(const Com&) = delete;
+  Com(Com&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  Com& operator=(Com&& o) noexcept {
+    if (this != &o) {
+      reset();
+      p_ = o.p_;
+      o.p_ = nullptr;
+    }
+    return *this;
+  }
+  ~Com() { reset(); }
+  void reset() {
+    if (p_) p_->Release();
+    p_ = nullptr;
+  }
+  T* get() const { return p_; }
+  T* operator->() const { return p_; }
+  explicit operator bool() const { return p_ != nullptr; }
+  void** out() {
+    reset();
+    return reinterpret_cast<void**>(&p_);
+  }
+
+ private:
+  T* p_ = nullptr;
+};
+
+// ---- buffers ---------------------------------------------------------------------------------
+
+struct Buffer {
+  Com<ID3D12Resource> resource;
+  std::uint64_t capacity = 0;
+  D3D12_RESOURCE_STATES state = D3D12_RESOURCE_STATE_COMMON;
+  std::byte* mapped = nullptr;  // upload and readback buffers stay mapped
+  D3D12_GPU_VIRTUAL_ADDRESS address = 0;
+};
+
+std::string_view heap_name(D3D12_HEAP_TYPE t) {
+  return t == D3D12_HEAP_TYPE_UPLOAD ? "upload" : t == D3D12_HEAP_TYPE_READBACK ? "readback" : "default";
+}
+
+const char* feature_level_name(D3D_FEATURE_LEVEL l) {
+  switch (static_cast<unsigned>(l)) {
+    case 0x9100: return "9_1";
+    case 0x9200: return "9_2";
+    case 0x9300: return "9_3";
+    case 0xa000: return "10_0";
+    case 0xa100: return "10_1";
+    case 0xb000: return "11_0";
+    case 0xb100: return "11_1";
+    case 0xc000: return "12_0";
+    case 0xc100: return "12_1";
+    case 0xc200: return "12_2";
+    default: return "unknown";
+  }
+}
+
+class DeviceImpl final : public Device {
+ public:
+  explicit DeviceImpl(const GpuAdapter& adapter);
+  ~DeviceImpl() override;
+  const D3d12DeviceInfo& info() const override { return info_; }
+  void dispatch(const DispatchJob& job, PhaseSeconds& phases) override;
+  void create_pipeline(const std::vector<std::uint8_t>& bytecode, const std::string& what) override {
+    (void)make_pipeline(bytecode, what);
+  }
+
+ private:
+  Com<ID3D12PipelineState> make_pipeline(const std::vector<std::uint8_t>& code, const std::string& what);
+  ID3D12PipelineState* pipeline(const gpu::KernelKey& key, PhaseSeconds& phases);
+  void ensure(Buffer& b, D3D12_HEAP_TYPE heap, std::uint64_t bytes, D3D12_RESOURCE_STATES initial, bool uav);
+  void transition(Buffer& b, D3D12_RESOURCE_STATES to);
+  void wait_idle();
+
+  D3d12DeviceInfo info_;
+  Com<ID3D12Device> device_;
+  Com<ID3D12CommandQueue> queue_;
+  Com<ID3D12CommandAllocator> allocator_;
+  Com<ID3D12GraphicsCommandList> list_;
+  Com<ID3D12Fence> fence_;
+  std::uint64_t fence_value_ = 0;
+  HANDLE event_ = nullptr;
+  Com<ID3D12RootSignature> root_signature_;
+  Com<ID3D12QueryHeap> queries_;
+  Buffer query_readback_;
+  std::map<gpu::KernelKey, Com<ID3D12PipelineState>> pipelines_;
+  Buffer inputs_[2], uploads_[2], output_, readback_;
+};
+
+void query_features(ID3D12Device* device, D3d12DeviceInfo& info) {
+  const D3D_FEATURE_LEVEL levels[] = {D3D_FEATURE_LEVEL_11_0, D3D_FEATURE_LEVEL_11_1, D3D_FEATURE_LEVEL_12_0,
+                                      D3D_FEATURE_LEVEL_12_1};
+  D3D12_FEATURE_DATA_FEATURE_LEVELS fl{};
+  fl.NumFeatureLevels = sizeof(levels) / sizeof(levels[0]);
+  fl.pFeatureLevelsRequested = levels;
+  info.feature_level = SUCCEEDED(device->CheckFeatureSupport(D3D12_FEATURE_FEATURE_LEVELS, &fl, sizeof(fl)))
+                           ? feature_level_name(fl.MaxSupportedFeatureLevel)
+                           : "unknown";
+  // Ask for the highest model first; a runtime that does not know a model refuses it with
+  // E_INVALIDARG, so walk down to one it knows.
+  info.shader_model = "unknown";
+  for (unsigned sm : {0x69u, 0x68u, 0x67u, 0x66u, 0x65u, 0x64u, 0x63u, 0x62u, 0x61u, 0x60u, 0x51u}) {
+    D3D12_FEATURE_DATA_SHADER_MODEL m{};
+    m.HighestShaderModel = static_cast<D3D_SHADER_MODEL>(sm);
+    if (SUCCEEDED(device->CheckFeatureSupport(D3D12_FEATURE_SHADER_MODEL, &m, sizeof(m)))) {
+      const auto got = static_cast<unsigned>(m.HighestShaderModel);
+      info.shader_model = fmt::format("{}.{}", got >> 4, got & 0xf);
+      break;
+    }
+  }
+  D3D12_FEATURE_DATA_ARCHITECTURE arch{};
+  if (SUCCEEDED(device->CheckFeatureSupport(D3D12_FEATURE_ARCHITECTURE, &arch, sizeof(arch)))) {
+    info.uma = arch.UMA;
+    info.cache_coherent_uma = arch.CacheCoherentUMA;
+  }
+}
+
+// vkd3d picks its Vulkan device from VKD3D_VULKAN_DEVICE when it creates the device.
+std::mutex env_mutex;
+
+DeviceImpl::DeviceImpl(const GpuAdapter& adapter) {
+  const Library& lib = library();
+  if (!lib.error.empty()) throw Error(Errc::backend, fmt::format("no D3D12 runtime: {}", lib.error));
+  info_.adapter = adapter;
+  Stopwatch clock;
+  {
+    std::lock_guard lock(env_mutex);
+    const char* old = std::getenv("VKD3D_VULKAN_DEVICE");
+    const std::string saved = old ? old : "";
+    ::setenv("VKD3D_VULKAN_DEVICE", std::to_string(adapter.index).c_str(), 1);
+    const HRESULT hr = lib.create_device(nullptr, D3D_FEATURE_LEVEL_11_0, iid_of<ID3D12Device>(), device_.out());
+    if (old) ::setenv("VKD3D_VULKAN_DEVICE", saved.c_str(), 1);
+    else ::unsetenv("VKD3D_VULKAN_DEVICE");
+    check(hr, "D3D12CreateDevice", fmt::format("(adapter {} {})", adapter.index, adapter.name));
+  }
+  query_features(device_.get(), info_);
+
+  D3D12_COMMAND_QUEUE_DESC qd{};
+  qd.Type = D3D12_COMMAND_LIST_TYPE_DIRECT;
+  check(device_->CreateCommandQueue(&qd, iid_of<ID3D12CommandQueue>(), queue_.out()), "CreateCommandQueue");
+  check(queue_->GetTimestampFrequency(&info_.timestamp_frequency), "GetTimestampFrequency");
+  check(device_->CreateCommandAllocator(D3D12_COMMAND_LIST_TYPE_DIRECT, iid_of<ID3D12CommandAllocator>(),
+                                        allocator_.out()),
+        "CreateCommandAllocator");
+  check(device_->CreateCommandList(0, D3D12_COMMAND_LIST_TYPE_DIRECT, allocator_.get(), nullptr,
+                                   iid_of<ID3D12GraphicsCommandList>(), list_.out()),
+        "CreateCommandList");
+  check(list_->Close(), "ID3D12GraphicsCommandList::Close");
+  check(device_->CreateFence(0, D3D12_FENCE_FLAG_NONE, iid_of<ID3D12Fence>(), fence_.out()), "CreateFence");
+#if defined(DMLBITS_D3D12_HEADERS_VKD3D)
+  event_ = lib.create_event();
+  if (!event_) throw Error(Errc::backend, "vkd3d_create_event failed");
+#endif
+
+  // The root signature of every kernel (gpu_kernel.hpp): 28 root constants at b0, then raw
+  // buffers as root descriptors: SRVs t0 and t1, UAV u0. Root descriptors need no descriptor
+  // heap; vkd3d maps them to Vulkan push descriptors.
+  D3D12_ROOT_PARAMETER params[4]{};
+  params[0].ParameterType = D3D12_ROOT_PARAMETER_TYPE_32BIT_CONSTANTS;
+  params[0].Constants.ShaderRegister = 0;
+  params[0].Constants.RegisterSpace = 0;
+  params[0].Constants.Num32BitValues = gpu::kConstantWords;
+  params[1].ParameterType = D3D12_ROOT_PARAMETER_TYPE_SRV;
+  params[1].Descriptor.ShaderRegister = 0;
+  params[2].ParameterType = D3D12_ROOT_PARAMETER_TYPE_SRV;
+  params[2].Descriptor.ShaderRegister = 1;
+  params[3].ParameterType = D3D12_ROOT_PARAMETER_TYPE_UAV;
+  params[3].Descriptor.ShaderRegister = 0;
+  for (auto& p : params) p.ShaderVisibility = D3D12_SHADER_VISIBILITY_ALL;
+  D3D12_ROOT_SIGNATURE_DESC rsd{};
+  rsd.NumParameters = 4;
+  rsd.pParameters = params;
+  rsd.Flags = D3D12_ROOT_SIGNATURE_FLAG_NONE;
+  Com<ID3DBlob> blob, error_blob;
+  const HRESULT shr = lib.serialize_root_signature(&rsd, D3D_ROOT_SIGNATURE_VERSION_1,
+                                                   reinterpret_cast<ID3DBlob**>(blob.out()),
+                                                   reinterpret_cast<ID3DBlob**>(error_blob.out()));
+  if (FAILED(shr)) {
+    std::string msg;
+    if (error_blob)
+      msg.assign(static_cast<const char*>(error_blob->GetBufferPointer()), error_blob->GetBufferSize());
+    fail("D3D12SerializeRootSignature", shr, msg);
+  }
+  check(device_->CreateRootSignature(0, blob->GetBufferPointer(), blob->GetBufferSize(),
+                                     iid_of<ID3D12RootSignature>(), root_signature_.out()),
+        "CreateRootSignature");
+
+  D3D12_QUERY_HEAP_DESC qh{};
+  qh.Type = D3D12_QUERY_HEAP_TYPE_TIMESTAMP;
+  qh.Count = 4;
+  check(device_->CreateQueryHeap(&qh, iid_of<ID3D12QueryHeap>(), queries_.out()), "CreateQueryHeap");
+  ensure(query_readback_, D3D12_HEAP_TYPE_READBACK, 4 * sizeof(std::uint64_t), D3D12_RESOURCE_STATE_COPY_DEST, false);
+  info_.creation_seconds = clock.seconds();
+}
+
+DeviceImpl::~DeviceImpl() {
+  // Nothing may still run on buffers about to be released.
+  if (fence_ && queue_) {
+    try {
+      wait_idle();
+    } catch (...) {
+    }
+  }
+#if defined(DMLBITS_D3D12_HEADERS_VKD3D)
+  if (event_) library().destroy_event(event_);
+#endif
+}
+
+void DeviceImpl::wait_idle() {
+  ++fence_value_;
+  check(queue_->Signal(fence_.get(), fence_value_), "ID3D12CommandQueue::Signal");
+  if (fence_->GetCompletedValue() >= fence_value_) return;
+#if defined(DMLBITS_D3D12_HEADERS_VKD3D)
+  check(fence_->SetEventOnCompletion(fence_value_, event_), "ID3D12Fence::SetEventOnCompletion");
+  library().wait_event(event_, VKD3D_INFINITE);
+#else
+  check(fence_->SetEventOnCompletion(fence_value_, nullptr), "ID3D12Fence::SetEventOnCompletion");
+#endif
+  if (fence_->GetCompletedValue() < fence_value_) {
+    const HRESULT reason = device_->GetDeviceRemovedReason();
+    fail("waiting for the GPU", FAILED(reason) ? reason : E_FAIL, "(the device stopped)");
+  }
+}
+
+void DeviceImpl::ensure(Buffer& b, D3D12_HEAP_TYPE heap, std::uint64_t bytes, D3D12_RESOURCE_STATES initial, bool uav) {
+  if (b.resource && b.capacity >= bytes) return;
+  b = Buffer{};
+  // Grow in whole MiB above 1 MiB so that runs of slightly different sizes share buffers.
+  std::uint64_t capacity = std::max<std::uint64_t>(bytes, 256);
+  if (capacity > (1u << 20)) capacity = (capacity + (1u << 20) - 1) & ~std::uint64_t{(1u << 20) - 1};
+  D3D12_HEAP_PROPERTIES hp{};
+  hp.Type = heap;
+  D3D12_RESOURCE_DESC rd{};
+  rd.Dimension = D3D12_RESOURCE_DIMENSION_BUFFER;
+  rd.Width = capacity;
+  rd.Height = 1;
+  rd.DepthOrArraySize = 1;
+  rd.MipLevels = 1;
+  rd.Format = DXGI_FORMAT_UNKNOWN;
+  rd.SampleDesc.Count = 1;
+  rd.Layout = D3D12_TEXTURE_LAYOUT_ROW_MAJOR;
+  rd.Flags = uav ? D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS : D3D12_RESOURCE_FLAG_NONE;
+  check(device_->CreateCommittedResource(&hp, D3D12_HEAP_FLAG_NONE, &rd, initial, nullptr, iid_of<ID3D12Resource>(),
+                                         b.resource.out()),
+        "CreateCommittedResource", fmt::format("({} buffer of {} bytes)", heap_name(heap), capacity));
+  b.capacity = capacity;
+  b.state = initial;
+  b.address = b.resource->GetGPUVirtualAddress();
+  if (heap != D3D12_HEAP_TYPE_DEFAULT) {
+    void* p = nullptr;
+    check(b.resource->Map(0, nullptr, &p), "ID3D12Resource::Map");
+    b.mapped = static_cast<std::byte*>(p);
+  }
+}
+
+void DeviceImpl::transition(Buffer& b, D3D12_RESOURCE_STATES to) {
+  if (b.state == to) return;
+  D3D12_RESOURCE_BARRIER barrier{};
+  barrier.Type = D3D12_RESOURCE_BARRIER_TYPE_TRANSITION;
+  barrier.Transition.pResource = b.resource.get();
+  barrier.Transition.Subresource = D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES;
+  barrier.Transition.StateBefore = b.state;
+  barrier.Transition.StateAfter = to;
+  list_->ResourceBarrier(1, &barrier);
+  b.state = to;
+}
+
+ID3D12PipelineState* DeviceImpl::pipeline(const gpu::KernelKey& key, PhaseSeconds& phases) {
+  if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second.get();
+  Stopwatch clock;
+  Com<ID3D12PipelineState> pso = make_pipeline(kernel_bytecode(key), "kernel " + gpu::to_string(key));
+  phases.pipeline += clock.seconds();
+  return pipelines_.emplace(key, std::move(pso)).first->second.get();
+}
+
+Com<ID3D12PipelineState> DeviceImpl::make_pipeline(const std::vector<std::uint8_t>& code, const std::string& what) {
+  D3D12_COMPUTE_PIPELINE_STATE_DESC pd{};
+  pd.pRootSignature = root_signature_.get();
+  pd.CS.pShaderBytecode = code.data();
+  pd.CS.BytecodeLength = code.size();
+  Com<ID3D12PipelineState> pso;
+  check(device_->CreateComputePipelineState(&pd, iid_of<ID3D12PipelineState>(), pso.out()),
+        "CreateComputePipelineState", "(" + what + ")");
+  return pso;
+}
+
+void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases) {
+  ID3D12PipelineState* pso = pipeline(job.key, phases);
+  Stopwatch wall;
+  double cpu_upload = 0;
+  for (unsigned i = 0; i < job.inputs; ++i) {
+    const auto& in = job.input[i];
+    if (in.keep) continue;
+    const std::uint64_t padded = (in.upload.size() + 3) & ~std::uint64_t{3};
+    ensure(uploads_[i], D3D12_HEAP_TYPE_UPLOAD, padded, D3D12_RESOURCE_STATE_GENERIC_READ, false);
+    ensure(inputs_[i], D3D12_HEAP_TYPE_DEFAULT, padded, D3D12_RESOURCE_STATE_COPY_DEST, false);
+    Stopwatch copy;
+    std::memcpy(uploads_[i].mapped, in.upload.data(), in.upload.size());
+    std::memset(uploads_[i].mapped + in.upload.size(), 0, padded - in.upload.size());
+    cpu_upload += copy.seconds();
+  }
+  ensure(output_, D3D12_HEAP_TYPE_DEFAULT, job.output_buffer_bytes, D3D12_RESOURCE_STATE_UNORDERED_ACCESS, true);
+  const std::uint64_t read_bytes = (job.output.size() + 3) & ~std::uint64_t{3};
+  ensure(readback_, D3D12_HEAP_TYPE_READBACK, read_bytes, D3D12_RESOURCE_STATE_COPY_DEST, false);
+
+  check(allocator_->Reset(), "ID3D12CommandAllocator::Reset");
+  check(list_->Reset(allocator_.get(), pso), "ID3D12GraphicsCommandList::Reset");
+  list_->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 0);
+  for (unsigned i = 0; i < job.inputs; ++i) {
+    const auto& in = job.input[i];
+    if (in.keep) continue;
+    transition(inputs_[i], D3D12_RESOURCE_STATE_COPY_DEST);
+    list_->CopyBufferRegion(inputs_[i].resource.get(), 0, uploads_[i].resource.get(), 0,
+                            (in.upload.size() + 3) & ~std::uint64_t{3});
+  }
+  for (unsigned i = 0; i < job.inputs; ++i) transition(inputs_[i], D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE);
+  transition(output_, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+  list_->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 1);
+  list_->SetComputeRootSignature(root_signature_.get());
+  list_->SetComputeRoot32BitConstants(0, gpu::kConstantWords, &job.constants, 0);
+  list_->SetComputeRootShaderResourceView(1, inputs_[0].address);
+  list_->SetComputeRootShaderResourceView(2, inputs_[job.inputs > 1 ? 1 : 0].address);
+  list_->SetComputeRootUnorderedAccessView(3, output_.address);
+  list_->Dispatch(job.groups_x, job.groups_y, 1);
+  list_->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 2);
+  transition(output_, D3D12_RESOURCE_STATE_COPY_SOURCE);
+  list_->CopyBufferRegion(readback_.resource.get(), 0, output_.resource.get(), 0, read_bytes);
+  list_->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 3);
+  list_->ResolveQueryData(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 0, 4, query_readback_.resource.get(), 0);
+  check(list_->Close(), "ID3D12GraphicsCommandList::Close");
+  ID3D12CommandList* lists[] = {list_.get()};
+  queue_->ExecuteCommandLists(1, lists);
+  wait_idle();
+
+  Stopwatch copy;
+  std::memcpy(job.output.data(), readback_.mapped, job.output.size());
+  const double cpu_readback = copy.seconds();
+  std::uint64_t ts[4];
+  std::memcpy(ts, query_readback_.mapped, sizeof ts);
+  const double tick = info_.timestamp_frequency ? 1.0 / static_cast<double>(info_.timestamp_frequency) : 0;
+  const auto span = [&](int a, int b) { return ts[b] >= ts[a] ? static_cast<double>(ts[b] - ts[a]) * tick : 0.0; };
+  const double gpu_upload = span(0, 1), gpu_dispatch = span(1, 2), gpu_readback = span(2, 3);
+  phases.upload += cpu_upload + gpu_upload;
+  phases.dispatch += gpu_dispatch;
+  phases.readback += gpu_readback + cpu_readback;
+  phases.submit += std::max(0.0, wall.seconds() - cpu_upload - cpu_readback - gpu_upload - gpu_dispatch - gpu_readback);
+}
+
+// One device per adapter per process: `dmlbits check` runs many cases, each with its own
+// backend, and each would otherwise pay device creation and pipeline compilation again.
+std::mutex devices_mutex;
+std::map<unsigned, std::shared_ptr<Device>>& devices() {
+  static std::map<unsigned, std::shared_ptr<Device>> map;
+  return map;
+}
+
+}  // namespace
+
+std::string hresult_text(std::int32_t hr) {
+  const auto v = static_cast<std::uint32_t>(hr);
+  for (const auto& n : kHresultNames)
+    if (n.value == v) return fmt::format("0x{:08X} ({})", v, n.name);
+  return fmt::format("0x{:08X}", v);
+}
+
+std::shared_ptr<Device> Device::acquire(const GpuAdapter& adapter, double* created_seconds) {
+  std::lock_guard lock(devices_mutex);
+  auto& slot = devices()[adapter.index];
+  if (created_seconds) *created_seconds = 0;
+  if (!slot) {
+    auto device = std::make_shared<DeviceImpl>(adapter);
+    if (created_seconds) *created_seconds = device->info().creation_seconds;
+    slot = std::move(device);
+  }
+  return slot;
+}
+
+std::optional<std::string> runtime_unavailable_reason() {
+  const Library& lib = library();
+  if (lib.error.empty()) return std::nullopt;
+  return lib.error;
+}
+
+}  // namespace d3d12
+}  // namespace dmlbits

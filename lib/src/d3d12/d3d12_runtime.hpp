@@ -1,0 +1,78 @@
+// The D3D12 runtime behind D3d12Backend: the dlopened library, one device per adapter per process
+// with its queue, root signature, pipelines and buffers, and the execution of one dispatch.
+// This header is free of D3D12 types so that the backend's chunking logic (d3d12_backend.cpp)
+// compiles without the D3D12 headers; only d3d12_runtime.cpp includes d3d12_api.hpp.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dmlbits/d3d12_backend.hpp"
+#include "dmlbits/gpu_kernel.hpp"
+
+namespace dmlbits::d3d12 {
+
+// "0x80070057 (E_INVALIDARG)"
+std::string hresult_text(std::int32_t hr);
+
+// nullopt when the D3D12 runtime library loads, else dlopen's reason.
+std::optional<std::string> runtime_unavailable_reason();
+
+// The kernel programs come from gpu::build_kernel; tests of the runtime alone may substitute
+// a source of their own (nullptr restores build_kernel). Pipelines already created stay.
+using KernelSource = std::vector<std::uint8_t> (*)(const gpu::KernelKey& key);
+void set_kernel_source(KernelSource source);
+std::vector<std::uint8_t> kernel_bytecode(const gpu::KernelKey& key);
+
+// Seconds spent in each phase of execution, added to by Device::dispatch.
+struct PhaseSeconds {
+  double pipeline = 0;  // CreateComputePipelineState (first use of a kernel)
+  double upload = 0;    // copying into upload buffers + the GPU copy to device buffers
+  double dispatch = 0;  // the Dispatch, from GPU timestamps
+  double readback = 0;  // the GPU copy to the readback buffer + copying out of it
+  double submit = 0;    // the rest of the wall time: recording, submission, waiting
+};
+
+// One dispatch: t0 (and t1) read from device buffers filled by `upload` (or left as the previous
+// dispatch of the same run filled them), u0 written and its first output.size() bytes read back.
+struct DispatchJob {
+  gpu::KernelKey key;
+  gpu::KernelConstants constants;
+  unsigned inputs = 1;  // 1 or 2
+  struct Input {
+    std::span<const std::byte> upload;  // bytes to upload, padded by the runtime with zeros
+                                        // to a multiple of 4; empty with keep: reuse
+    bool keep = false;                  // the buffer already holds this input (same run)
+  };
+  std::array<Input, 2> input;
+  std::uint64_t output_buffer_bytes = 0;  // u0's size (a multiple of 4, of 8 for 64-bit)
+  std::span<std::byte> output;            // where the result goes
+  std::uint32_t groups_x = 0, groups_y = 0;
+};
+
+class Device {
+ public:
+  // The process's device on `adapter`, created on first use. Throws Errc::backend.
+  static std::shared_ptr<Device> acquire(const GpuAdapter& adapter, double* created_seconds);
+  virtual ~Device() = default;
+  virtual const D3d12DeviceInfo& info() const = 0;
+  // Held for a whole run: buffers are shared by every backend on this device.
+  std::mutex& mutex() { return mutex_; }
+  // Under mutex(): creates the pipeline for `key` if needed, records, submits and waits.
+  virtual void dispatch(const DispatchJob& job, PhaseSeconds& phases) = 0;
+  // Under mutex(): creates a pipeline from `bytecode` with the kernels' root signature and
+  // drops it, throwing as dispatch() would (for tests of the bytecode and of error messages).
+  virtual void create_pipeline(const std::vector<std::uint8_t>& bytecode, const std::string& what) = 0;
+
+ private:
+  std::mutex mutex_;
+};
+
+}  // namespace dmlbits::d3d12

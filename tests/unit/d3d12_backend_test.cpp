@@ -1,0 +1,414 @@
+// The D3D12 backend, differential against the reference backend (the executable specification):
+// every (op, dtype, output dtype, shift mode) of the support table, derived from the op table,
+// on random tensors of sizes 0, 1, 3, 4, 5, 63, 64, 65 and 4097 (tails of words and groups), an
+// 8-d broadcast with stride-0 dimensions in both inputs, and a scalar B; a few combinations
+// beyond 65535 groups in one grid dimension; chunking (the buffer limit lowered to 4 KiB) of
+// packed runs, boxes with whole and sliced inputs, and in place; adapter selection and errors.
+// Results must be byte-identical.
+//
+// Needs an adapter (lavapipe is one). Without one the tests are skipped with the reason, unless
+// DMLBITS_REQUIRE_D3D12=1 (CI), where a missing adapter fails.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dmlbits/backend.hpp"
+#include "dmlbits/cpu_reference.hpp"
+#include "dmlbits/d3d12_backend.hpp"
+#include "dmlbits/error.hpp"
+#include "dmlbits/gpu_kernel.hpp"
+#include "dmlbits/ops.hpp"
+#include "dmlbits/validate.hpp"
+
+#ifdef DMLBITS_HAVE_D3D12
+#include "../../lib/src/d3d12/d3d12_runtime.hpp"  // the runtime's own interface, for error paths
+#endif
+
+namespace dmlbits {
+namespace {
+
+using Bytes = std::vector<std::byte>;
+
+bool d3d12_required() {
+  const char* v = std::getenv("DMLBITS_REQUIRE_D3D12");
+  return v && std::string(v) == "1";
+}
+
+// The process's backend on the default adapter, or why there is none.
+struct Gpu {
+  std::unique_ptr<D3d12Backend> backend;
+  std::string reason;
+};
+Gpu& gpu() {
+  static Gpu g = [] {
+    Gpu out;
+    try {
+      out.backend = std::make_unique<D3d12Backend>();
+    } catch (const Error& e) {
+      out.reason = e.what();
+    }
+    return out;
+  }();
+  return g;
+}
+
+#define REQUIRE_GPU()                                                                           \
+  do {                                                                                          \
+    if (!gpu().backend) {                                                                       \
+      if (d3d12_required()) FAIL() << "DMLBITS_REQUIRE_D3D12=1 but no D3D12 adapter: " << gpu().reason; \
+      GTEST_SKIP() << "no D3D12 adapter: " << gpu().reason;                                     \
+    }                                                                                           \
+  } while (0)
+
+// One row of the support table at the newest level.
+struct Combo {
+  OpKind op;
+  DType dtype;
+  DType out;
+  ShiftOverflow shift;
+};
+
+std::vector<Combo> all_combos() {
+  std::vector<Combo> out;
+  for (const OpInfo& op : op_table()) {
+    const OpTier* tier = op.tier_at(newest_feature_level());
+    if (!tier) continue;
+    for (const DTypeInfo& d : dtype_table()) {
+      if (!tier->inputs.contains(d.dtype)) continue;
+      std::vector<DType> outs;
+      if (tier->outputs.empty()) outs.push_back(d.dtype);
+      for (const DTypeInfo& o : dtype_table())
+        if (tier->outputs.contains(o.dtype)) outs.push_back(o.dtype);
+      const bool shift = op.kind == OpKind::shl || op.kind == OpKind::shr;
+      for (DType o : outs)
+        for (ShiftOverflow m : {ShiftOverflow::zero, ShiftOverflow::wrap})
+          if (shift || m == ShiftOverflow::zero) out.push_back({op.kind, d.dtype, o, m});
+    }
+  }
+  return out;
+}
+
+std::string combo_name(const Combo& c) {
+  std::string s = fmt::format("{}_{}", op_info(c.op).verb, dtype_info(c.dtype).numpy_name);
+  if (c.op == OpKind::popcount) s += fmt::format("_to_{}", dtype_info(c.out).numpy_name);
+  if (c.op == OpKind::shl || c.op == OpKind::shr) s += c.shift == ShiftOverflow::wrap ? "_wrap" : "_zero";
+  return s;
+}
+
+// Random bytes; for a shift count, values mostly around the element width (both sides of it).
+Bytes random_tensor(std::mt19937_64& rng, std::size_t elements, std::size_t width, bool shift_count) {
+  Bytes b(elements * width);
+  for (std::size_t i = 0; i < b.size(); i += 8) {
+    const std::uint64_t r = rng();
+    std::memcpy(&b[i], &r, std::min<std::size_t>(8, b.size() - i));
+  }
+  if (shift_count)
+    for (std::size_t i = 0; i < elements; ++i) {
+      if (rng() % 8 == 0) continue;  // keep a few huge counts
+      std::memset(&b[i * width], 0, width);
+      b[i * width] = static_cast<std::byte>(rng() % (width * 16 + 2));
+    }
+  return b;
+}
+
+ValidatedOp make_op(const Combo& c, const std::vector<Shape>& shapes, bool in_place = false) {
+  OpRequest r;
+  r.op = c.op;
+  for (const auto& s : shapes) r.inputs.push_back({c.dtype, s});
+  if (c.op == OpKind::popcount) r.out_dtype = c.out;
+  r.shift_overflow = c.shift;
+  r.in_place = in_place;
+  return validate(r);
+}
+
+std::string hex(const std::byte* p, std::size_t n) {
+  std::string s = "0x";
+  for (std::size_t i = n; i-- > 0;) s += fmt::format("{:02x}", static_cast<unsigned>(p[i]));
+  return s;
+}
+
+// Runs `op` on `backend` and on the reference and compares; reports the first difference with
+// its inputs (flat output index; inputs shown where they are full-size).
+void expect_same(Backend& backend, const ValidatedOp& op, const std::vector<Bytes>& inputs, const std::string& what) {
+  const std::size_t out_size = dtype_info(op.output_dtype()).size;
+  const std::size_t in_size = dtype_info(op.input_dtype()).size;
+  const std::size_t n = op.output_shape().element_count();
+  ExecuteBuffers gb, rb;
+  for (const auto& in : inputs) {
+    gb.inputs.push_back({in.data(), in.size()});
+    rb.inputs.push_back({in.data(), in.size()});
+  }
+  Bytes got(n * out_size, std::byte{0xAB}), want(n * out_size, std::byte{0xCD});
+  gb.output = {got.data(), got.size()};
+  rb.output = {want.data(), want.size()};
+  backend.run(op, gb);
+  CpuReferenceBackend().run(op, rb);
+  if (got == want) return;
+  std::size_t i = 0;
+  while (i < n && std::memcmp(&got[i * out_size], &want[i * out_size], out_size) == 0) ++i;
+  std::string ins;
+  for (const auto& in : inputs)
+    ins += in.size() == n * in_size ? " " + hex(&in[i * in_size], in_size) : " (broadcast)";
+  ADD_FAILURE() << what << ": element " << i << " of " << n << " inputs" << ins << ": d3d12 gave "
+                << hex(&got[i * out_size], out_size) << ", the reference " << hex(&want[i * out_size], out_size);
+}
+
+// One combination on every shape.
+void check_combo(const Combo& c) {
+  const bool binary = op_info(c.op).arity == 2;
+  const bool shift = c.op == OpKind::shl || c.op == OpKind::shr;
+  const std::size_t w = dtype_info(c.dtype).size;
+  std::mt19937_64 rng(std::hash<std::string>{}(combo_name(c)));
+  D3d12Backend& b = *gpu().backend;
+
+  // Packed: every input has the output's shape.
+  for (std::uint64_t n : {0, 1, 3, 4, 5, 63, 64, 65, 4097}) {
+    std::vector<Bytes> in{random_tensor(rng, n, w, false)};
+    std::vector<Shape> shapes{Shape({n})};
+    if (binary) {
+      in.push_back(random_tensor(rng, n, w, shift));
+      shapes.push_back(Shape({n}));
+    }
+    expect_same(b, make_op(c, shapes), in, fmt::format("{} packed n={}", combo_name(c), n));
+  }
+  if (!binary) {
+    // Unary ops are always packed; an 8-d shape still runs (as one flat run).
+    const Shape s({2, 1, 3, 2, 1, 4, 3, 5});
+    expect_same(b, make_op(c, {s}), {random_tensor(rng, s.element_count(), w, false)},
+                combo_name(c) + " 8-d");
+    return;
+  }
+  // Strided: 8-d, both inputs broadcast along different dimensions.
+  {
+    const Shape a({2, 1, 3, 1, 2, 1, 3, 5}), bs({1, 2, 1, 2, 1, 2, 3, 1});
+    expect_same(b, make_op(c, {a, bs}),
+                {random_tensor(rng, a.element_count(), w, false), random_tensor(rng, bs.element_count(), w, shift)},
+                combo_name(c) + " 8-d broadcast");
+  }
+  // Strided: B one element (0-d), A with a tail.
+  {
+    const Shape a({3, 67});
+    expect_same(b, make_op(c, {a, Shape({})}),
+                {random_tensor(rng, a.element_count(), w, false), random_tensor(rng, 1, w, shift)},
+                combo_name(c) + " scalar B");
+  }
+}
+
+// One test per operator (each ctest test is a process, and each process creates a device),
+// covering every combination of that operator.
+class D3d12Differential : public ::testing::TestWithParam<OpKind> {};
+
+TEST_P(D3d12Differential, MatchesReference) {
+  REQUIRE_GPU();
+  int combos = 0;
+  for (const Combo& c : all_combos())
+    if (c.op == GetParam()) {
+      check_combo(c);
+      ++combos;
+    }
+  EXPECT_GT(combos, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryOperator, D3d12Differential,
+                         ::testing::Values(OpKind::shl, OpKind::shr, OpKind::bit_and, OpKind::bit_or, OpKind::bit_xor,
+                                           OpKind::bit_not, OpKind::popcount),
+                         [](const ::testing::TestParamInfo<OpKind>& p) { return std::string(op_info(p.param).verb); });
+
+TEST(D3d12BackendTest, CoversEverySupportedCombination) {
+  // 3 x 11 (and, or, xor) + 11 (not) + 11 x 2 (popcount) + 2 x 4 x 2 (shifts).
+  EXPECT_EQ(all_combos().size(), 82u);
+}
+
+// Beyond 65535 groups in x: the grid gets a second row (groups_y = 2).
+TEST(D3d12BackendTest, MoreThan65535GroupsPerDimension) {
+  REQUIRE_GPU();
+  D3d12Backend& b = *gpu().backend;
+  std::mt19937_64 rng(7);
+  const std::uint64_t n = std::uint64_t{65535} * 64 + 4097;  // one 32- or 64-bit unit per thread
+  const std::uint64_t n8 = std::uint64_t{65535} * 64 * 4 + 333;  // four 8-bit elements per thread
+  const auto one = [&](Combo c, std::uint64_t count, bool scalar_b) {
+    const std::size_t w = dtype_info(c.dtype).size;
+    const bool binary = op_info(c.op).arity == 2;
+    std::vector<Bytes> in{random_tensor(rng, count, w, false)};
+    std::vector<Shape> shapes{Shape({count})};
+    if (binary) {
+      in.push_back(random_tensor(rng, scalar_b ? 1 : count, w, c.op == OpKind::shl || c.op == OpKind::shr));
+      shapes.push_back(scalar_b ? Shape({}) : Shape({count}));
+    }
+    expect_same(b, make_op(c, shapes), in, fmt::format("{} n={}{}", combo_name(c), count, scalar_b ? " scalar B" : ""));
+  };
+  one({OpKind::bit_xor, DType::uint32, DType::uint32, ShiftOverflow::zero}, n, false);
+  one({OpKind::shl, DType::uint64, DType::uint64, ShiftOverflow::wrap}, n, false);
+  one({OpKind::popcount, DType::uint16, DType::uint32, ShiftOverflow::zero}, n, false);
+  one({OpKind::bit_not, DType::uint8, DType::uint8, ShiftOverflow::zero}, n8, false);
+  one({OpKind::bit_and, DType::int32, DType::int32, ShiftOverflow::zero}, n, true);
+}
+
+// Buffers limited to 4 KiB: packed runs, boxes whose inputs are uploaded whole (addressed with
+// base offsets) or box by box, a broadcast input larger than one buffer, and in place.
+TEST(D3d12BackendTest, ChunksToTheBufferLimit) {
+  REQUIRE_GPU();
+  D3d12BackendOptions o;
+  o.max_buffer_bytes = 4096;
+  D3d12Backend b(o);
+  std::mt19937_64 rng(11);
+  const Combo and8{OpKind::bit_and, DType::uint8, DType::uint8, ShiftOverflow::zero};
+  const Combo shr64{OpKind::shr, DType::uint64, DType::uint64, ShiftOverflow::zero};
+  const Combo shl16{OpKind::shl, DType::uint16, DType::uint16, ShiftOverflow::wrap};
+  const Combo pop64{OpKind::popcount, DType::uint64, DType::uint32, ShiftOverflow::zero};
+  const auto run = [&](const Combo& c, const std::vector<Shape>& shapes, const std::string& what) {
+    std::vector<Bytes> in;
+    for (std::size_t i = 0; i < shapes.size(); ++i)
+      in.push_back(random_tensor(rng, shapes[i].element_count(), dtype_info(c.dtype).size,
+                                 i == 1 && (c.op == OpKind::shl || c.op == OpKind::shr)));
+    expect_same(b, make_op(c, shapes), in, combo_name(c) + " " + what);
+  };
+  run(and8, {Shape({10001}), Shape({10001})}, "packed, 3 chunks");
+  run(shr64, {Shape({5003}), Shape({5003})}, "packed, 10 chunks");
+  run(pop64, {Shape({2000})}, "unary packed");
+  // Outputs wider than inputs: the input fits one buffer and is addressed with base offsets.
+  run({OpKind::popcount, DType::uint8, DType::uint32, ShiftOverflow::zero}, {Shape({3001})}, "packed, whole input");
+  run({OpKind::popcount, DType::int16, DType::uint32, ShiftOverflow::zero}, {Shape({1500})}, "packed, whole input");
+  run(shr64, {Shape({3, 40, 50}), Shape({1, 1, 50})}, "boxes, A sliced, B whole");
+  run(shr64, {Shape({3, 40, 50}), Shape({3, 1, 1})}, "boxes, B whole with base offsets");
+  run(shl16, {Shape({1, 2600, 1}), Shape({3, 1, 2})}, "broadcast A larger than a buffer");
+  run(shr64, {Shape({2, 3, 1100}), Shape({2, 1, 1100})}, "one row larger than a chunk");
+  run(shl16, {Shape({2, 1, 2, 1, 2, 1, 2, 700}), Shape({1, 2, 1, 2, 1, 2, 1, 700})}, "8-d boxes");
+
+  // In place: the output is A's memory, overwritten chunk by chunk.
+  const Shape s({3, 40, 50});
+  Bytes a = random_tensor(rng, s.element_count(), 8, false), bb = random_tensor(rng, 50, 8, true);
+  const ValidatedOp op = make_op(shr64, {s, Shape({50})}, true);
+  Bytes want(a.size());
+  CpuReferenceBackend().run(op, ExecuteBuffers{{{a.data(), a.size()}, {bb.data(), bb.size()}}, {want.data(), want.size()}});
+  b.run(op, ExecuteBuffers{{{a.data(), a.size()}, {bb.data(), bb.size()}}, {a.data(), a.size()}});
+  EXPECT_TRUE(a == want) << "in place with chunks";
+}
+
+TEST(D3d12BackendTest, ReportsDeviceAndPhases) {
+  REQUIRE_GPU();
+  const D3d12DeviceInfo& i = gpu().backend->device_info();
+  EXPECT_FALSE(i.adapter.name.empty());
+  EXPECT_NE(i.feature_level, "unknown");
+  EXPECT_NE(i.shader_model, "unknown");
+  EXPECT_GT(i.timestamp_frequency, 0u);
+  EXPECT_NE(gpu().backend->device_description().find(i.adapter.name), std::string::npos);
+  std::vector<std::string> names;
+  for (const auto& p : gpu().backend->detail_phases()) names.push_back(p.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"device", "pipeline", "upload", "dispatch", "readback", "submit"}));
+}
+
+TEST(D3d12BackendTest, AdapterSelection) {
+  REQUIRE_GPU();
+  const auto& adapters = gpu_adapters().adapters;
+  ASSERT_FALSE(adapters.empty());
+  const GpuAdapter& first = adapters.front();
+  EXPECT_EQ(find_adapter(adapters, std::to_string(first.index)).name, first.name);
+  // A case-insensitive part of the name.
+  std::string upper = first.name.substr(0, 4);
+  for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  if (adapters.size() == 1) {
+    EXPECT_EQ(find_adapter(adapters, upper).index, first.index);
+  }
+  const auto code = [&](std::string spec) {
+    try {
+      (void)find_adapter(adapters, spec);
+    } catch (const Error& e) {
+      return e.code();
+    }
+    return Errc::internal;
+  };
+  EXPECT_EQ(code("999"), Errc::usage);
+  EXPECT_EQ(code("no such adapter name"), Errc::usage);
+  EXPECT_NE(default_adapter(adapters), nullptr);
+  // The named adapter is the one the device runs on.
+  D3d12Backend named(D3d12BackendOptions{std::to_string(first.index)});
+  EXPECT_EQ(named.device_info().adapter.index, first.index);
+}
+
+TEST(D3d12BackendTest, AutoKeepsSmallRunsOnTheCpu) {
+  // No adapter needed: a small output never looks for one.
+  auto small = make_backend("auto", BackendOptions{"", "", 1024});
+  EXPECT_EQ(small->name(), "cpu");
+  EXPECT_NE(small->selection_reason().find("auto chose cpu: the output (1.0 KiB) is below 16 MiB"), std::string::npos)
+      << small->selection_reason();
+  auto large = make_backend("auto", BackendOptions{"", "", kAutoGpuMinBytes});
+  const bool hardware = [] {
+    for (const auto& a : gpu_adapters().adapters)
+      if (!a.software) return true;
+    return false;
+  }();
+  if (!hardware) {
+    EXPECT_EQ(large->name(), "cpu");
+    EXPECT_NE(large->selection_reason().find("auto chose cpu"), std::string::npos);
+  } else {
+    EXPECT_EQ(large->name(), "d3d12") << large->selection_reason();
+  }
+  EXPECT_TRUE(make_backend("cpu")->selection_reason().empty());
+}
+
+TEST(D3d12BackendTest, OptionErrors) {
+  const auto code = [](std::string name, BackendOptions o) {
+    try {
+      check_backend_options(name, o);
+    } catch (const Error& e) {
+      return e.code();
+    }
+    return Errc::internal;
+  };
+  EXPECT_EQ(code("d3d12", BackendOptions{"avx2"}), Errc::usage);
+  EXPECT_EQ(code("cpu", BackendOptions{"", "0"}), Errc::usage);
+  EXPECT_EQ(code("gpu", BackendOptions{}), Errc::usage);
+  EXPECT_EQ(code("auto", BackendOptions{"avx2", "0"}), Errc::internal);  // accepted
+  EXPECT_EQ(code("d3d12", BackendOptions{"", "0"}), Errc::internal);     // accepted
+}
+
+#ifdef DMLBITS_HAVE_D3D12
+TEST(D3d12RuntimeTest, HresultText) {
+  EXPECT_EQ(d3d12::hresult_text(static_cast<std::int32_t>(0x80070057u)), "0x80070057 (E_INVALIDARG)");
+  EXPECT_EQ(d3d12::hresult_text(static_cast<std::int32_t>(0x887A0005u)), "0x887A0005 (DXGI_ERROR_DEVICE_REMOVED)");
+  EXPECT_EQ(d3d12::hresult_text(static_cast<std::int32_t>(0x80001234u)), "0x80001234");
+}
+
+// Every kernel the support table can need becomes a pipeline on the device (vkd3d translates
+// it to SPIR-V and the driver compiles it), and broken bytecode is refused with the call and
+// HRESULT named.
+TEST(D3d12RuntimeTest, EveryKernelCreatesAPipelineAndBadBytecodeFails) {
+  REQUIRE_GPU();
+  auto device = d3d12::Device::acquire(gpu().backend->device_info().adapter, nullptr);
+  std::lock_guard lock(device->mutex());
+  for (const gpu::KernelKey& key : gpu::all_kernel_keys()) {
+    try {
+      device->create_pipeline(gpu::build_kernel(key), gpu::to_string(key));
+    } catch (const Error& e) {
+      ADD_FAILURE() << gpu::to_string(key) << ": " << e.what();
+    }
+  }
+  std::vector<std::uint8_t> bad = gpu::build_kernel(gpu::all_kernel_keys().front());
+  bad[bad.size() / 2] ^= 0x5a;  // the container's checksum no longer matches
+  try {
+    device->create_pipeline(bad, "corrupted");
+    ADD_FAILURE() << "corrupted bytecode was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::backend);
+    EXPECT_EQ(std::string(e.what()), "CreateComputePipelineState failed: 0x80070057 (E_INVALIDARG) (corrupted)");
+  }
+}
+#endif
+
+TEST(D3d12BackendTest, OutputSizeHint) {
+  EXPECT_EQ(output_size_hint({{DType::uint16, Shape({3, 1})}, {DType::uint16, Shape({4})}}), 24u);
+  EXPECT_EQ(output_size_hint({{DType::uint64, Shape({})}}), 8u);
+  EXPECT_EQ(output_size_hint({{DType::uint8, Shape({3})}, {DType::uint8, Shape({4})}}), 0u);  // no broadcast
+}
+
+}  // namespace
+}  // namespace dmlbits
