@@ -15,6 +15,7 @@
 #include "d3d12_runtime.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/timing.hpp"
+#include "foreign_allocations.hpp"
 
 namespace dmlbits {
 namespace d3d12 {
@@ -83,6 +84,7 @@ void quiet_vkd3d() {
 }
 
 Library load() {
+  const d3d12_detail::ForeignAllocations foreign;  // see foreign_allocations.hpp
   Library lib;
   const char* env = std::getenv("DMLBITS_VKD3D_LIBRARY");
   lib.name = env && *env ? env : d3d12api::kDefaultLibrary;
@@ -242,6 +244,7 @@ void query_features(ID3D12Device* device, D3d12DeviceInfo& info) {
 std::mutex env_mutex;
 
 DeviceImpl::DeviceImpl(const GpuAdapter& adapter) {
+  const d3d12_detail::ForeignAllocations foreign;  // see foreign_allocations.hpp
   const Library& lib = library();
   if (!lib.error.empty()) throw Error(Errc::backend, fmt::format("no D3D12 runtime: {}", lib.error));
   info_.adapter = adapter;
@@ -317,6 +320,7 @@ DeviceImpl::DeviceImpl(const GpuAdapter& adapter) {
 }
 
 DeviceImpl::~DeviceImpl() {
+  const d3d12_detail::ForeignAllocations foreign;  // see foreign_allocations.hpp
   // Nothing may still run on buffers about to be released.
   if (fence_ && queue_) {
     try {
@@ -397,6 +401,7 @@ ID3D12PipelineState* DeviceImpl::pipeline(const gpu::KernelKey& key, PhaseSecond
 }
 
 Com<ID3D12PipelineState> DeviceImpl::make_pipeline(const std::vector<std::uint8_t>& code, const std::string& what) {
+  const d3d12_detail::ForeignAllocations foreign;  // see foreign_allocations.hpp
   D3D12_COMPUTE_PIPELINE_STATE_DESC pd{};
   pd.pRootSignature = root_signature_.get();
   pd.CS.pShaderBytecode = code.data();
@@ -408,6 +413,7 @@ Com<ID3D12PipelineState> DeviceImpl::make_pipeline(const std::vector<std::uint8_
 }
 
 void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases) {
+  const d3d12_detail::ForeignAllocations foreign;  // see foreign_allocations.hpp
   ID3D12PipelineState* pso = pipeline(job.key, phases);
   Stopwatch wall;
   double cpu_upload = 0;

@@ -18,6 +18,7 @@
 #include "dmlbits/d3d12_backend.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/timing.hpp"
+#include "foreign_allocations.hpp"
 
 namespace dmlbits {
 namespace {
@@ -51,6 +52,7 @@ std::string type_name(VkPhysicalDeviceType t) {
 }
 
 AdapterList enumerate() {
+  const d3d12_detail::ForeignAllocations foreign;  // see foreign_allocations.hpp
   AdapterList out;
   Stopwatch clock;
   // The loader stays loaded: vkd3d loads the same library when a device is created.
