@@ -9,8 +9,9 @@
 
 #include "dmlbits/error.hpp"
 
-// glibc 2.33 and later publish the CPU features they detected at start-up.
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__has_include)
+// glibc 2.33 and later publish the CPU features they detected at start-up. Their header is C
+// (it uses _Bool), which g++ accepts and clang++ does not: clang builds (fuzzing) use libgcc's.
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__has_include) && !defined(__clang__)
 #if __has_include(<sys/platform/x86.h>)
 #include <sys/platform/x86.h>
 #define DMLBITS_GLIBC_X86_FEATURES 1
