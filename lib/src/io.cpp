@@ -140,8 +140,11 @@ struct InputReader {
   }
 };
 
-InputBytes InputBytes::open(const std::string& path) {
-  InputBytes in;
+namespace {
+// Opens `path` for reading ("-": standard input, which stays open), refuses a folder, and
+// returns f(fd, stat, is_stdin); a file is closed however f ends.
+template <class F>
+auto with_input_fd(const std::string& path, F&& f) {
   const bool is_stdin = path == "-";
   const int fd = is_stdin ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) io_fail(fmt::format("cannot open {}", quote_path(path)));
@@ -158,11 +161,19 @@ InputBytes InputBytes::open(const std::string& path) {
     errno = EISDIR;
     io_fail(fmt::format("cannot read {}", quote_path(path)));
   }
-  InputReader reader{fd, path, in.buffer_};
-  // Standard input redirected from a file is read from where its offset stands, as a stream.
-  if (S_ISREG(st.st_mode) && !is_stdin) reader.read_file(static_cast<std::uint64_t>(st.st_size));
-  else reader.read_stream(is_stdin ? "standard input has more" : "the input has more");
-  return in;
+  return f(fd, st, is_stdin);
+}
+}  // namespace
+
+InputBytes InputBytes::open(const std::string& path) {
+  return with_input_fd(path, [&](int fd, const struct stat& st, bool is_stdin) {
+    InputBytes in;
+    InputReader reader{fd, path, in.buffer_};
+    // Standard input redirected from a file is read from where its offset stands, as a stream.
+    if (S_ISREG(st.st_mode) && !is_stdin) reader.read_file(static_cast<std::uint64_t>(st.st_size));
+    else reader.read_stream(is_stdin ? "standard input has more" : "the input has more");
+    return in;
+  });
 }
 
 InputBytes InputBytes::read_rest_of_stdin(std::vector<std::byte> prefix) {
@@ -206,70 +217,56 @@ LoadedTensor read_tensor(const std::string& path, const ReadOptions& options) {
 }
 
 InputSummary inspect_input(const std::string& path) {
-  const bool is_stdin = path == "-";
-  const int fd = is_stdin ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) io_fail(fmt::format("cannot open {}", quote_path(path)));
-  struct FdCloser {
-    int fd;
-    bool close;
-    ~FdCloser() {
-      if (close) ::close(fd);
-    }
-  } closer{fd, !is_stdin};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) io_fail(fmt::format("cannot stat {}", quote_path(path)));
-  if (S_ISDIR(st.st_mode)) {
-    errno = EISDIR;
-    io_fail(fmt::format("cannot read {}", quote_path(path)));
-  }
-  return with_context(fmt::format("reading {}", quote_path(path)), [&] {
-    InputSummary out;
-    InputBytes in;
-    InputReader reader{fd, path, in.buffer_};
-    // The magic, version and header length: 12 bytes, or the whole input if shorter.
-    in.buffer_.resize(12);
-    in.buffer_.resize(read_full(fd, in.buffer_.data(), in.buffer_.size(), path));
-    const bool regular = S_ISREG(st.st_mode) && !is_stdin;
-    if (!is_npy(in.buffer_)) {
-      if (regular) {  // from the start, as InputBytes::open reads it: the JSON bound from the size
-        if (::lseek(fd, 0, SEEK_SET) != 0) io_fail(fmt::format("cannot seek in {}", quote_path(path)));
-        in.buffer_.clear();
-        reader.read_file(static_cast<std::uint64_t>(st.st_size));
+  return with_input_fd(path, [&](int fd, const struct stat& st, bool is_stdin) {
+    return with_context(fmt::format("reading {}", quote_path(path)), [&] {
+      InputSummary out;
+      InputBytes in;
+      InputReader reader{fd, path, in.buffer_};
+      // The magic, version and header length: 12 bytes, or the whole input if shorter.
+      in.buffer_.resize(12);
+      in.buffer_.resize(read_full(fd, in.buffer_.data(), in.buffer_.size(), path));
+      const bool regular = S_ISREG(st.st_mode) && !is_stdin;
+      if (!is_npy(in.buffer_)) {
+        if (regular) {  // from the start, as InputBytes::open reads it: the JSON bound from the size
+          if (::lseek(fd, 0, SEEK_SET) != 0) io_fail(fmt::format("cannot seek in {}", quote_path(path)));
+          in.buffer_.clear();
+          reader.read_file(static_cast<std::uint64_t>(st.st_size));
+        } else {
+          reader.read_stream(is_stdin ? "standard input has more" : "the input has more");
+        }
+        out.format = detect_format(in.bytes());
+        out.json = std::move(in);
+        return out;
+      }
+      // An .npy header, then only the data's length.
+      if (in.buffer_.size() < 10) parse_npy_header(in.bytes());  // "truncated header"
+      const int major = std::to_integer<int>(in.buffer_[6]);
+      std::size_t header_len = std::to_integer<std::size_t>(in.buffer_[8]) | (std::to_integer<std::size_t>(in.buffer_[9]) << 8);
+      if (major != 1 && in.buffer_.size() >= 12)
+        header_len |= (std::to_integer<std::size_t>(in.buffer_[10]) << 16) | (std::to_integer<std::size_t>(in.buffer_[11]) << 24);
+      if (header_len <= kMaxNpyHeaderBytes) {  // otherwise parse_npy_header says so from the length
+        const std::size_t want = (major == 1 ? 10 : 12) + header_len;
+        const std::size_t have = in.buffer_.size();
+        if (want > have) {
+          in.buffer_.resize(want);
+          in.buffer_.resize(have + read_full(fd, in.buffer_.data() + have, want - have, path));
+        }
+      }
+      const NpyHeader h = parse_npy_header(in.bytes());
+      std::uint64_t found = in.buffer_.size() - h.data_offset;
+      if (regular) {
+        const auto size = static_cast<std::uint64_t>(st.st_size);
+        found = size > h.data_offset ? size - h.data_offset : 0;
       } else {
-        reader.read_stream(is_stdin ? "standard input has more" : "the input has more");
+        // A pipe: count the rest without keeping it.
+        std::vector<std::byte> sink(1 << 16);
+        while (const std::size_t n = read_full(fd, sink.data(), sink.size(), path)) found += n;
       }
-      out.format = detect_format(in.bytes());
-      out.json = std::move(in);
+      check_npy_data_size(h, found);
+      out.format = TensorFormat::npy;
+      out.npy = h;
       return out;
-    }
-    // An .npy header, then only the data's length.
-    if (in.buffer_.size() < 10) parse_npy_header(in.bytes());  // "truncated header"
-    const int major = std::to_integer<int>(in.buffer_[6]);
-    std::size_t header_len = std::to_integer<std::size_t>(in.buffer_[8]) | (std::to_integer<std::size_t>(in.buffer_[9]) << 8);
-    if (major != 1 && in.buffer_.size() >= 12)
-      header_len |= (std::to_integer<std::size_t>(in.buffer_[10]) << 16) | (std::to_integer<std::size_t>(in.buffer_[11]) << 24);
-    if (header_len <= kMaxNpyHeaderBytes) {  // otherwise parse_npy_header says so from the length
-      const std::size_t want = (major == 1 ? 10 : 12) + header_len;
-      const std::size_t have = in.buffer_.size();
-      if (want > have) {
-        in.buffer_.resize(want);
-        in.buffer_.resize(have + read_full(fd, in.buffer_.data() + have, want - have, path));
-      }
-    }
-    const NpyHeader h = parse_npy_header(in.bytes());
-    std::uint64_t found = in.buffer_.size() - h.data_offset;
-    if (regular) {
-      const auto size = static_cast<std::uint64_t>(st.st_size);
-      found = size > h.data_offset ? size - h.data_offset : 0;
-    } else {
-      // A pipe: count the rest without keeping it.
-      std::vector<std::byte> sink(1 << 16);
-      while (const std::size_t n = read_full(fd, sink.data(), sink.size(), path)) found += n;
-    }
-    check_npy_data_size(h, found);
-    out.format = TensorFormat::npy;
-    out.npy = h;
-    return out;
+    });
   });
 }
 
