@@ -88,27 +88,18 @@ bool is_special_file(const std::string& path) {
 
 // --expect: compare with the golden file; --update rewrites it instead of failing.
 void check_expected(const OpOptions& o, const Tensor& result) {
-  std::optional<LoadedTensor> golden;
-  try {
-    golden = read_tensor(o.expect);
-  } catch (const Error&) {
-    if (!o.update) throw;  // a missing golden is created by --update
-  }
-  const CompareReport report = golden ? compare_tensors(golden->tensor.view(), result.view(), o.show) : CompareReport{};
-  if (golden && report.equal()) {
-    if (o.update) std::cerr << fmt::format("dmlbits: {} unchanged\n", o.expect);
-    if (o.verbose) std::cerr << "dmlbits: " << compare_text(report, quote_path(o.expect));
-    if (!o.report_json.empty()) write_text_file(o.report_json, compare_json(report).dump(2) + "\n");
-    return;
-  }
-  if (o.update) {
-    const auto format = golden ? golden->format : format_from_extension(o.expect).value_or(TensorFormat::npy);
-    write_tensor(result.view(), o.expect, format);
+  const GoldenCheck golden = check_golden(result.view(), o.expect, o.show, o.update);
+  if (golden.outcome == GoldenCheck::Outcome::updated) {
     std::cerr << fmt::format("dmlbits: updated {}\n", o.expect);
     return;
   }
-  if (!o.report_json.empty()) write_text_file(o.report_json, compare_json(report).dump(2) + "\n");
-  std::cout << compare_text(report, quote_path(o.expect));
+  if (!o.report_json.empty()) write_text_file(o.report_json, compare_json(golden.report).dump(2) + "\n");
+  if (golden.outcome == GoldenCheck::Outcome::matched) {
+    if (o.update) std::cerr << fmt::format("dmlbits: {} unchanged\n", o.expect);
+    if (o.verbose) std::cerr << "dmlbits: " << compare_text(golden.report, quote_path(o.expect));
+    return;
+  }
+  std::cout << compare_text(golden.report, quote_path(o.expect));
   throw Error(Errc::mismatch, fmt::format("result differs from {}", quote_path(o.expect)));
 }
 

@@ -104,27 +104,14 @@ CaseResult run_case(const CaseSpec& cs, const CheckOptions& options) {
       r.outcome = CaseResult::Outcome::fail;
       r.detail = fmt::format("expected error '{}', but the run succeeded", cs.expect_error);
     } else {
-      const Tensor& actual = result.result();
-      CompareReport cmp;
-      bool have_golden = true;
-      try {
-        const LoadedTensor golden = read_tensor(cs.golden);
-        cmp = compare_tensors(golden.tensor.view(), actual.view(), options.max_listed);
-      } catch (const Error& e) {
-        if (!options.update) throw;
-        have_golden = false;  // a missing or unreadable golden is (re)created by --update
-      }
-      if (!have_golden || !cmp.equal()) {
-        if (options.update) {
-          const auto format = format_from_extension(cs.golden).value_or(TensorFormat::npy);
-          write_tensor(actual.view(), cs.golden, format);
-          r.updated = true;
-          r.detail = fmt::format("updated {}", cs.golden);
-        } else {
-          r.outcome = CaseResult::Outcome::fail;
-          r.report = compare_text(cmp, fmt::format("'{}'", cs.golden));
-          r.detail = r.report.substr(0, r.report.find('\n'));
-        }
+      const GoldenCheck golden = check_golden(result.result().view(), cs.golden, options.max_listed, options.update);
+      if (golden.outcome == GoldenCheck::Outcome::updated) {
+        r.updated = true;
+        r.detail = fmt::format("updated {}", cs.golden);
+      } else if (golden.outcome == GoldenCheck::Outcome::differed) {
+        r.outcome = CaseResult::Outcome::fail;
+        r.report = compare_text(golden.report, fmt::format("'{}'", cs.golden));
+        r.detail = r.report.substr(0, r.report.find('\n'));
       }
     }
   } catch (const Error& e) {

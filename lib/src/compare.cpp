@@ -2,10 +2,13 @@
 
 #include <bit>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "dmlbits/error.hpp"
+#include "dmlbits/io.hpp"
 #include "dmlbits/json_tensor.hpp"
 
 namespace dmlbits {
@@ -97,6 +100,27 @@ nlohmann::json compare_json(const CompareReport& r) {
                     {"xor_hex", hex(m.expected ^ m.actual, size)}});
   j["mismatches"] = list;
   return j;
+}
+
+GoldenCheck check_golden(const TensorView& actual, const std::string& path, std::size_t max_listed, bool update) {
+  std::optional<LoadedTensor> golden;
+  try {
+    golden = read_tensor(path);
+  } catch (const Error&) {
+    if (!update) throw;  // a missing or unreadable golden is (re)created by --update
+  }
+  GoldenCheck out;
+  if (golden) {
+    out.report = compare_tensors(golden->tensor.view(), actual, max_listed);
+    if (out.report.equal()) return out;
+    out.outcome = GoldenCheck::Outcome::differed;
+  }
+  if (update) {
+    const auto format = golden ? golden->format : format_from_extension(path).value_or(TensorFormat::npy);
+    write_tensor(actual, path, format);
+    out.outcome = GoldenCheck::Outcome::updated;
+  }
+  return out;
 }
 
 }  // namespace dmlbits

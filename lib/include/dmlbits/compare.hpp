@@ -39,4 +39,17 @@ CompareReport compare_tensors(const TensorView& expected, const TensorView& actu
 std::string compare_text(const CompareReport& r, const std::string& label);
 nlohmann::json compare_json(const CompareReport& r);
 
+// The outcome of checking a result against a golden file.
+struct GoldenCheck {
+  enum class Outcome { matched, differed, updated };
+  Outcome outcome = Outcome::matched;
+  CompareReport report;  // empty when the golden was missing or unreadable and was created
+};
+
+// Compares `actual` with the tensor in the golden file `path`. With `update`, a golden that
+// differs, is missing or cannot be read is (re)written with `actual`, atomically, in the
+// golden's own format (or its extension's for a new file; .npy if it has none). Without
+// `update`, an unreadable golden throws its read error. Shared by --expect and `dmlbits check`.
+GoldenCheck check_golden(const TensorView& actual, const std::string& path, std::size_t max_listed, bool update);
+
 }  // namespace dmlbits
