@@ -6,6 +6,14 @@
 
 namespace dmlbits {
 
+std::unique_ptr<Backend> make_operation_backend(const OperationSpec& spec, const std::vector<LoadedOperand>& inputs) {
+  std::vector<OperandInfo> operands;
+  for (const auto& in : inputs) operands.push_back({in.dtype(), in.shape()});
+  BackendOptions options{spec.isa};
+  options.size_hint = output_size_hint(operands);
+  return make_backend(spec.backend, options);
+}
+
 ValidatedOp validate_operation(const OperationSpec& spec, const std::vector<LoadedOperand>& inputs,
                                const Backend& backend) {
   OpRequest request;
@@ -29,16 +37,11 @@ OperationResult run_operation(const OperationSpec& spec) {
   Stopwatch total;
   Stopwatch phase;
   OperationResult r;
-  BackendOptions backend_options{spec.isa};
-  check_backend_options(spec.backend, backend_options);  // a wrong --backend before any reading
+  check_backend_options(spec.backend, BackendOptions{spec.isa});  // a wrong --backend before any reading
 
   r.inputs = load_operands(spec.operands, spec.dtype);
   r.timing.phases.push_back({"read", phase.lap()});
-  // auto decides from the output's size; a device's creation shows in the backend's phases.
-  std::vector<OperandInfo> operand_infos;
-  for (const auto& in : r.inputs) operand_infos.push_back({in.dtype(), in.shape()});
-  backend_options.size_hint = output_size_hint(operand_infos);
-  auto backend = make_backend(spec.backend, backend_options);
+  auto backend = make_operation_backend(spec, r.inputs);
   phase.lap();
 
   r.op = std::make_unique<ValidatedOp>(validate_operation(spec, r.inputs, *backend));

@@ -102,16 +102,11 @@ StreamResult stream_operation(const OperationSpec& spec, const std::string& out_
   Stopwatch total;
   Stopwatch phase;
   StreamResult r;
-  BackendOptions backend_options{spec.isa};
-  check_backend_options(spec.backend, backend_options);  // a wrong --backend before any reading
+  check_backend_options(spec.backend, BackendOptions{spec.isa});  // a wrong --backend before any reading
 
   std::vector<LoadedOperand> inputs = load_operands(spec.operands, spec.dtype, LoadMode::streams);
   double read_s = phase.lap();
-  // auto decides from the output's size; a device's creation shows in the backend's phases.
-  std::vector<OperandInfo> operand_infos;
-  for (const auto& in : inputs) operand_infos.push_back({in.dtype(), in.shape()});
-  backend_options.size_hint = output_size_hint(operand_infos);
-  auto backend = make_backend(spec.backend, backend_options);
+  auto backend = make_operation_backend(spec, inputs);
   phase.lap();
 
   r.op = std::make_unique<ValidatedOp>(validate_operation(spec, inputs, *backend));

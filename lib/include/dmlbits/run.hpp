@@ -45,6 +45,11 @@ struct OperationResult {
 // Throws Error (usage, invalid_input, unsupported, io, backend) as the phases fail.
 OperationResult run_operation(const OperationSpec& spec);
 
+// The backend `spec` names, for these loaded operands: auto decides from the output's size;
+// a device's creation shows in the backend's own phases. Shared by run_operation and
+// stream_operation.
+std::unique_ptr<Backend> make_operation_backend(const OperationSpec& spec, const std::vector<LoadedOperand>& inputs);
+
 // The validation step shared by run_operation and stream_operation: the spec's operation on
 // the loaded operands, refused (Errc::unsupported) if `backend` cannot run it.
 ValidatedOp validate_operation(const OperationSpec& spec, const std::vector<LoadedOperand>& inputs,
