@@ -51,12 +51,10 @@ std::string effective_adapter(const BackendOptions& options) {
   return default_adapter_spec;
 }
 
+// `options` have passed check_backend_options, which refuses an unknown instruction set.
 std::unique_ptr<Backend> make_cpu(const BackendOptions& options) {
   if (options.isa.empty()) return std::make_unique<CpuBackend>(best_isa());
-  const auto isa = parse_isa(options.isa);
-  if (!isa)
-    throw Error(Errc::usage, fmt::format("unknown instruction set '{}' (known: {})", options.isa, isa_names_help()));
-  return std::make_unique<CpuBackend>(*isa);  // Errc::unsupported if the CPU lacks it
+  return std::make_unique<CpuBackend>(parse_isa(options.isa).value());  // Errc::unsupported if the CPU lacks it
 }
 
 // auto: the CPU unless the output is large and a hardware adapter exists. Each test is cheaper
