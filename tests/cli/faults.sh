@@ -59,6 +59,25 @@ grep -q "interrupted" err.txt || fail "SIGINT message: $(cat err.txt)"
 [ "$(cat out.npy)" = keep ] || fail "SIGINT: existing output changed"
 no_temp_files
 
+# Replacing an existing output (the names are exchanged, then the old file removed): the name
+# holds the new file, a hard link to the old one keeps the old data (a new file, not an in-place
+# rewrite), a symbolic link is replaced by the file and its target left alone, as with sed -i.
+"$DMLBITS" not r.npy -o old.npy || fail "not r.npy failed"
+cp old.npy out.npy && ln out.npy old_link.npy
+echo target > target.txt && ln -s target.txt link.npy
+"$DMLBITS" not old.npy -o out.npy && "$DMLBITS" not old.npy -o link.npy || fail "replacing outputs failed"
+cmp -s out.npy r.npy || fail "replaced output does not hold the new result"
+cmp -s old_link.npy old.npy || fail "a hard link to the replaced output changed"
+[ -f link.npy ] && [ ! -L link.npy ] && cmp -s link.npy r.npy || fail "a symbolic link output was not replaced by the file"
+[ "$(cat target.txt)" = target ] || fail "the target of a symbolic link output changed"
+no_temp_files
+# A folder in the output's place is refused, and stays.
+mkdir out_dir.npy
+expect_status 5 not r.npy -o out_dir.npy
+expect_one_line
+[ -d out_dir.npy ] || fail "a folder named as the output was replaced"
+no_temp_files
+
 # Standard output closed early: a message and a non-zero status, not a silent death.
 set +e
 "$DMLBITS" not big.npy -o - --quiet 2>err.txt | head -c 10 > /dev/null
