@@ -30,6 +30,7 @@ struct OpOptions {
   std::string backend = "auto";
   std::string adapter;
   std::string isa;
+  unsigned threads = 0;
   bool hex = false;
   bool explain = false;
   std::string explain_json;
@@ -70,6 +71,7 @@ OperationSpec make_spec(const OpOptions& o) {
   spec.in_place = o.in_place;
   spec.backend = o.backend;
   spec.isa = o.isa;
+  spec.threads = o.threads;
   spec.repeat = o.repeat;
   spec.warmup = o.warmup;
   spec.explain_only = o.explain;
@@ -271,6 +273,12 @@ void setup_op_commands(CLI::App& app) {
     sub->add_option("--adapter", opt->adapter,
                     "d3d12 and auto: run on this adapter, an index or part of its name (see dmlbits devices)");
     sub->add_option("--isa", opt->isa, "CPU backend: use this instruction set (scalar, avx2, avx512) instead of the best one");
+    sub->add_option("--threads", opt->threads,
+                    "CPU backends: compute on at most N threads (default 2 where the CPU has them, for outputs of "
+                    "4 MiB or more; 1 also reads and writes a streamed run on one thread)")
+        ->type_name("N")
+        ->check(CLI::Range(1u, kMaxThreads))
+        ->envname("DMLBITS_THREADS");
     sub->add_flag("--hex", opt->hex, "JSON output: every value as its bit pattern in hex");
     sub->add_flag("--explain", opt->explain, "Print the DirectML operator description as JSON and exit without running");
     sub->add_option("--explain-json", opt->explain_json, "Run, and write the DirectML operator description to FILE");

@@ -53,8 +53,9 @@ std::string effective_adapter(const BackendOptions& options) {
 
 // `options` have passed check_backend_options, which refuses an unknown instruction set.
 std::unique_ptr<Backend> make_cpu(const BackendOptions& options) {
-  if (options.isa.empty()) return std::make_unique<CpuBackend>(best_isa());
-  return std::make_unique<CpuBackend>(parse_isa(options.isa).value());  // Errc::unsupported if the CPU lacks it
+  const CpuBackendOptions cpu{.threads = options.threads};
+  if (options.isa.empty()) return std::make_unique<CpuBackend>(best_isa(), cpu);
+  return std::make_unique<CpuBackend>(parse_isa(options.isa).value(), cpu);  // Errc::unsupported if the CPU lacks it
 }
 
 // auto: the CPU unless the output is large and a hardware adapter exists. Each test is cheaper
@@ -121,6 +122,11 @@ void check_backend_options(std::string_view name, const BackendOptions& options)
                                            options.isa));
     if (!parse_isa(options.isa))
       throw Error(Errc::usage, fmt::format("unknown instruction set '{}' (known: {})", options.isa, isa_names_help()));
+  }
+  if (options.threads != 0) {
+    if (name == "d3d12") throw Error(Errc::usage, "the d3d12 backend has no choice of CPU threads (--threads)");
+    if (options.threads > kMaxThreads)
+      throw Error(Errc::usage, fmt::format("--threads: {} is more than {}", options.threads, kMaxThreads));
   }
   if (!effective_adapter(options).empty() && (name == "cpu" || name == "cpu-reference"))
     throw Error(Errc::usage, fmt::format("--adapter applies to the d3d12 and auto backends, not {}", name));

@@ -6,10 +6,16 @@
 
 namespace dmlbits {
 
+BackendOptions backend_options(const OperationSpec& spec) {
+  BackendOptions options{spec.isa};
+  options.threads = spec.threads;
+  return options;
+}
+
 std::unique_ptr<Backend> make_operation_backend(const OperationSpec& spec, const std::vector<LoadedOperand>& inputs) {
   std::vector<OperandInfo> operands;
   for (const auto& in : inputs) operands.push_back({in.dtype(), in.shape()});
-  BackendOptions options{spec.isa};
+  BackendOptions options = backend_options(spec);
   options.size_hint = output_size_hint(operands);
   return make_backend(spec.backend, options);
 }
@@ -37,7 +43,7 @@ OperationResult run_operation(const OperationSpec& spec) {
   Stopwatch total;
   Stopwatch phase;
   OperationResult r;
-  check_backend_options(spec.backend, BackendOptions{spec.isa});  // a wrong --backend before any reading
+  check_backend_options(spec.backend, backend_options(spec));  // a wrong --backend before any reading
 
   r.inputs = load_operands(spec.operands, spec.dtype);
   r.timing.phases.push_back({"read", phase.lap()});

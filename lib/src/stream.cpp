@@ -102,7 +102,7 @@ StreamResult stream_operation(const OperationSpec& spec, const std::string& out_
   Stopwatch total;
   Stopwatch phase;
   StreamResult r;
-  check_backend_options(spec.backend, BackendOptions{spec.isa});  // a wrong --backend before any reading
+  check_backend_options(spec.backend, backend_options(spec));  // a wrong --backend before any reading
 
   std::vector<LoadedOperand> inputs = load_operands(spec.operands, spec.dtype, LoadMode::streams);
   double read_s = phase.lap();
@@ -201,7 +201,8 @@ StreamResult stream_operation(const OperationSpec& spec, const std::string& out_
       if (progress) progress(std::min<std::uint64_t>((c + 1) * chunk, count), count);
     };
     phase.lap();
-    if (!run_pipelined(chunks, slot_count, *backend, produce, consume)) {
+    // --threads 1: one thread does it all.
+    if (spec.threads == 1 || !run_pipelined(chunks, slot_count, *backend, produce, consume)) {
       for (std::uint64_t c = 0; c < chunks; ++c) {
         produce(c);
         consume(c);

@@ -135,6 +135,29 @@ expect_status 0 not n8.npy -o t.npy --time --time-json t.json
 expect_err "execute"; expect_err "GB/s"
 "$P" -c "import json; d=json.load(open('t.json')); assert 'execute_s' in d['phases'] and d['total_s']>0" || fail "time json"
 
+# --threads and DMLBITS_THREADS: -v reports the count; the result does not depend on it, in
+# memory (--repeat) or streamed, on one thread (no reader thread either) or three. 6 MiB of
+# uint32 per operand: above the 4 MiB where the backend splits the work.
+"$P" -c "
+import numpy as np
+r = np.random.default_rng(3)
+a = r.integers(0, 2**32, size=1_572_869, dtype=np.uint32); b = r.integers(0, 2**32, size=a.size, dtype=np.uint32)
+np.save('ta.npy', a); np.save('tb.npy', b); np.save('tand.npy', a & b)"
+for t in 1 3; do
+  expect_status 0 and ta.npy tb.npy -o t$t.npy --backend cpu --threads "$t" -v
+  expect_err "$t thread"
+  cmp -s t$t.npy tand.npy || fail "--threads $t: streamed and differs from NumPy"
+  expect_status 0 and ta.npy tb.npy -o tm$t.npy --backend cpu --threads "$t" --repeat 2
+  cmp -s tm$t.npy tand.npy || fail "--threads $t: in-memory and differs from NumPy"
+done
+DMLBITS_THREADS=3 run not n8.npy -o t.npy --backend cpu -v
+expect_err "3 threads"
+DMLBITS_THREADS=3 run not n8.npy -o t.npy --backend cpu -v --threads 1
+expect_err "1 thread)"
+for bad in 0 257 two; do expect_status 2 not n8.npy -o t.npy --threads "$bad"; done
+expect_status 2 not n8.npy -o t.npy --threads 2 --backend d3d12
+expect_err "no choice of CPU threads"; expect_one_line
+
 # Usage errors.
 expect_status 2 and n8.npy
 expect_status 2 frobnicate

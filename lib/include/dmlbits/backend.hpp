@@ -51,6 +51,9 @@ struct BackendOptions {
       : isa(std::move(isa_)), adapter(std::move(adapter_)), size_hint(size_hint_) {}
 
   std::string isa;      // CPU backends: force this instruction set ("" = the best the CPU has)
+  // CPU backends: threads that compute (0 = the default, CpuBackendOptions::threads). 1 also
+  // keeps a streamed run's reading and writing on the calling thread (stream_operation).
+  unsigned threads = 0;
   std::string adapter;  // d3d12 and auto: an adapter index or name substring ("" = default)
   // auto: bytes of the output the run will produce (0 = unknown, treated as small). Below
   // kAutoGpuMinBytes auto picks the CPU without looking for adapters at all.
@@ -61,6 +64,9 @@ struct BackendOptions {
 // Below it the CPU wins: creating a vkd3d device alone costs 25-45 ms.
 inline constexpr std::uint64_t kAutoGpuMinBytes = std::uint64_t{16} << 20;
 
+// The most threads BackendOptions::threads may ask for.
+inline constexpr unsigned kMaxThreads = 256;
+
 // The values --backend accepts, in help order: auto, cpu, d3d12, cpu-reference.
 std::span<const std::string_view> backend_names();
 // "cpu" (SIMD kernels, cpu_backend.hpp), "cpu-reference" (cpu_reference.hpp), "d3d12"
@@ -68,7 +74,8 @@ std::span<const std::string_view> backend_names();
 // kAutoGpuMinBytes (or options.adapter names one), else cpu; selection_reason() says why.
 // Throws Errc::usage for an unknown name, adapter or instruction set, or an instruction set
 // given to a backend without that choice, Errc::unsupported for an instruction set the CPU
-// lacks, and Errc::backend when d3d12 cannot run here (no runtime, no adapter).
+// lacks, Errc::usage for a thread count given to d3d12 or outside 1..kMaxThreads, and
+// Errc::backend when d3d12 cannot run here (no runtime, no adapter).
 std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOptions& options = {});
 // The adapter make_backend() uses when BackendOptions::adapter is empty, for the whole
 // process: --adapter reaches the runs that `dmlbits check` and the operator verbs build

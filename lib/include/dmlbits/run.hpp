@@ -26,6 +26,7 @@ struct OperationSpec {
   bool in_place = false;       // the output overwrites input A's buffer
   std::string backend = "cpu";
   std::string isa;             // force a lower instruction set on CPU backends ("" = best)
+  unsigned threads = 0;        // CPU backends: BackendOptions::threads (0 = the default)
   int warmup = 0;              // untimed runs before the measured ones
   int repeat = 1;              // measured runs (>= 1)
   bool explain_only = false;   // stop after validation
@@ -44,6 +45,9 @@ struct OperationResult {
 
 // Throws Error (usage, invalid_input, unsupported, io, backend) as the phases fail.
 OperationResult run_operation(const OperationSpec& spec);
+
+// The backend options `spec` gives (instruction set, threads), without the size hint.
+BackendOptions backend_options(const OperationSpec& spec);
 
 // The backend `spec` names, for these loaded operands: auto decides from the output's size;
 // a device's creation shows in the backend's own phases. Shared by run_operation and
