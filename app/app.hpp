@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "dmlbits/ops.hpp"
+
 namespace dmlbits::app {
 
 void setup_info(CLI::App& app);
@@ -12,6 +14,7 @@ void setup_ops(CLI::App& app);
 void setup_check(CLI::App& app);
 void setup_devices(CLI::App& app);
 // One subcommand per row of the operator table.
-void setup_op_commands(CLI::App& app);
+// The operator commands, or only `only`'s when given (the command line names it first).
+void setup_op_commands(CLI::App& app, const OpInfo* only = nullptr);
 
 }  // namespace dmlbits::app

@@ -233,8 +233,9 @@ std::string level_choices() {
 
 }  // namespace
 
-void setup_op_commands(CLI::App& app) {
+void setup_op_commands(CLI::App& app, const OpInfo* only) {
   for (const auto& op : op_table()) {
+    if (only != nullptr && &op != only) continue;
     auto opt = std::make_shared<OpOptions>();
     opt->op = op.kind;
     auto* sub = app.add_subcommand(std::string(op.verb),
