@@ -59,6 +59,26 @@ grep -q "interrupted" err.txt || fail "SIGINT message: $(cat err.txt)"
 [ "$(cat out.npy)" = keep ] || fail "SIGINT: existing output changed"
 no_temp_files
 
+# The progress line: on a terminal's standard error for a run over a second (the input arrives
+# through a pipe, its second part after 1.2 s), ending at 100% and erased at the end; not with
+# --quiet, nor when standard error is not a terminal. script(1) provides the terminal.
+"$PYTHON" -c "import numpy as np; np.save('r8.npy', np.arange(6_000_000, dtype=np.uint64).astype(np.uint8))"
+slow_not() {  # ARGS...: not of r8.npy fed slowly, on a terminal; prints what the terminal got
+  script -q -e -c "sh -c '(head -c 1000000 r8.npy; sleep 1.2; tail -c +1000001 r8.npy) | \"$DMLBITS\" not - -o slow.npy $*'" /dev/null
+}
+if command -v script > /dev/null; then
+  tty_text=$(slow_not) || fail "slow run on a terminal failed: $tty_text"
+  [[ "$tty_text" == *"dmlbits: not 100%"* && "$tty_text" == *$'\r\033[K'* ]] ||
+    fail "no progress line ending at 100% and erased: $(printf '%s' "$tty_text" | od -c | tail -4)"
+  "$PYTHON" -c "import numpy as np; assert (np.load('slow.npy') == ~np.load('r8.npy')).all()" || fail "slow run result"
+  tty_text=$(slow_not --quiet) || fail "slow --quiet run failed"
+  [[ "$tty_text" != *"%"* ]] || fail "--quiet still shows progress: $tty_text"
+  tty_text=$(slow_not '2> err_file.txt') || fail "slow run with stderr to a file failed"
+  [[ "$tty_text" != *"%"* ]] || fail "progress shown on a non-terminal"
+else
+  fail "script(1) (Debian's bsdutils) is needed for the progress-line check"
+fi
+
 # Replacing an existing output (the names are exchanged, then the old file removed): the name
 # holds the new file, a hard link to the old one keeps the old data (a new file, not an in-place
 # rewrite), a symbolic link is replaced by the file and its target left alone, as with sed -i.
