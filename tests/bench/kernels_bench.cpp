@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
 
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -59,13 +60,29 @@ std::size_t out_width(const KernelInfo& k) {
   return k.width;
 }
 
+// Each iteration also copies A with memcpy just before the kernel, and the "x_memcpy" counter
+// is the kernel's GB/s over that memcpy's (read + write): a ratio to a baseline measured at the
+// same moment, which the load of a shared machine moves far less than either figure (the
+// separate memcpy benchmark runs once, up to a minute before some kernels). Only the kernel is
+// timed (manual time).
 void bench_kernel(benchmark::State& state, const KernelInfo* k, std::size_t bytes) {
+  using Clock = std::chrono::steady_clock;
   Buffers& buf = buffers(bytes);
   const std::size_t n = bytes / k->width;
   const KernelParams params{};
+  double kernel_s = 0, memcpy_s = 0;
   for (auto _ : state) {
+    const auto t0 = Clock::now();
+    std::memcpy(buf.out.data(), buf.a.data(), bytes);
+    benchmark::ClobberMemory();
+    const auto t1 = Clock::now();
     k->fn(n, buf.a.data(), buf.b.data(), buf.out.data(), params);
     benchmark::ClobberMemory();
+    const auto t2 = Clock::now();
+    const double s = std::chrono::duration<double>(t2 - t1).count();
+    state.SetIterationTime(s);
+    kernel_s += s;
+    memcpy_s += std::chrono::duration<double>(t1 - t0).count();
   }
   std::size_t moved = n * out_width(*k);
   if (k->operands != Operands::a_scalar) moved += n * k->width;
@@ -74,6 +91,8 @@ void bench_kernel(benchmark::State& state, const KernelInfo* k, std::size_t byte
   const std::size_t read = moved - n * out_width(*k);
   state.counters["read"] = benchmark::Counter(static_cast<double>(state.iterations() * read),
                                               benchmark::Counter::kIsRate, benchmark::Counter::kIs1024);
+  if (kernel_s > 0 && memcpy_s > 0)
+    state.counters["x_memcpy"] = (static_cast<double>(moved) / kernel_s) / (2.0 * static_cast<double>(bytes) / memcpy_s);
 }
 
 void bench_memcpy(benchmark::State& state, std::size_t bytes) {
@@ -157,7 +176,8 @@ void register_all() {
     benchmark::RegisterBenchmark(("memread/" + size_name(bytes)).c_str(), bench_memread, bytes);
     for (const KernelInfo& k : kernel_table())
       if (kernel_runnable(k))
-        benchmark::RegisterBenchmark((k.name + "/" + size_name(bytes)).c_str(), bench_kernel, &k, bytes);
+        benchmark::RegisterBenchmark((k.name + "/" + size_name(bytes)).c_str(), bench_kernel, &k, bytes)
+            ->UseManualTime();
   }
   for (const OpKind op : {OpKind::bit_xor, OpKind::shl, OpKind::popcount})
     for (const unsigned threads : {1u, 2u})
