@@ -67,8 +67,26 @@ DMLBITS_TARGET inline void binary_partial(const std::byte* a, const std::byte* b
   std::memcpy(out + i, to, rem);
 }
 
+// The large (streaming) paths also prefetch their inputs this far ahead: a popcount block is
+// dozens of instructions, so the out-of-order window alone keeps few cache-line reads in
+// flight and a narrowing popcount read memory at about 0.65x the speed of a plain read loop;
+// with the prefetch, about 0.75x against 0.76x (256 MiB, AVX2 EPYC; 0.5-8 KiB tried, 2 best).
+// The 8- and 16-bit AVX2 shifts, a dozen instructions per vector, gain the same way (0.78x ->
+// 0.95-0.99x memcpy), but a one-instruction and/xor loses (1.07-1.19x -> 0.85-0.95x): a binary
+// Op opts in with `static constexpr bool kPrefetch = true`. Unary blocks always prefetch (for
+// `not` it made no difference either way). Reading several pages side by side, as glibc's
+// large memcpy does, halved `not` and popcount here (0.44x), and two far-apart halves
+// did not help either.
+constexpr std::size_t kPrefetchBytes = 2048;
+
+template <class Op>
+constexpr bool wants_prefetch() {
+  if constexpr (requires { Op::kPrefetch; }) return Op::kPrefetch;
+  else return false;
+}
+
 // Whole vectors from byte i while they fit; returns where it stopped. kStream: non-temporal
-// stores, `out + i` aligned to the vector size.
+// stores, `out + i` aligned to the vector size, and the inputs prefetched if Op asks for it.
 template <class V, class T, class Op, Operands K, bool kStream>
 DMLBITS_TARGET inline std::size_t binary_body(const std::byte* a, const std::byte* b, std::byte* out, std::size_t i,
                                               std::size_t bytes, typename V::reg ca, typename V::reg cb) {
@@ -76,6 +94,13 @@ DMLBITS_TARGET inline std::size_t binary_body(const std::byte* a, const std::byt
   constexpr bool kAConst = K == Operands::a_scalar;
   constexpr bool kBConst = K == Operands::b_scalar;
   for (; i + 4 * kStep <= bytes; i += 4 * kStep) {
+    if constexpr (kStream && wants_prefetch<Op>()) {
+      // Reading past the end is harmless: prefetches never fault.
+      for (std::size_t line = 0; line < 4 * kStep; line += 64) {
+        if constexpr (!kAConst) __builtin_prefetch(a + i + kPrefetchBytes + line, 0, 3);
+        if constexpr (!kBConst) __builtin_prefetch(b + i + kPrefetchBytes + line, 0, 3);
+      }
+    }
 #pragma GCC unroll 4
     for (std::size_t j = 0; j < 4; ++j) {
       const std::size_t o = i + j * kStep;
@@ -148,12 +173,6 @@ DMLBITS_TARGET inline void unary_partial(const std::byte* in, std::byte* out, st
 
 // Whole blocks from element i while they fit; returns where it stopped. S: the store policy
 // (ordinary, or non-temporal with `out + i` aligned to the vector size).
-// The large (streaming) path also prefetches the input this far ahead: a popcount block is
-// dozens of instructions, so the out-of-order window alone keeps few cache-line reads in
-// flight and a narrowing popcount read memory at about 0.65x the speed of a plain read loop;
-// with the prefetch, about 0.75x against 0.76x (256 MiB, AVX2 EPYC; 0.5-8 KiB tried, 2 best).
-constexpr std::size_t kPrefetchBytes = 2048;
-
 template <class V, class Op, class S>
 DMLBITS_TARGET inline std::size_t unary_body(std::size_t n, const std::byte* pa, std::byte* po, std::size_t i) {
   using In = typename Op::In;

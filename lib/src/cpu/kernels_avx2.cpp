@@ -126,11 +126,13 @@ DMLBITS_TARGET inline reg shift(reg a, reg b) {
 template <class, class T, ShiftOverflow M>
 struct ShlOp {
   static constexpr bool kUsesMode = true;
+  static constexpr bool kPrefetch = sizeof(T) <= 2;  // emulated: see kPrefetchBytes
   DMLBITS_TARGET static reg apply(reg a, reg b) { return shift<true, T, M>(a, b); }
 };
 template <class, class T, ShiftOverflow M>
 struct ShrOp {
   static constexpr bool kUsesMode = true;
+  static constexpr bool kPrefetch = sizeof(T) <= 2;
   DMLBITS_TARGET static reg apply(reg a, reg b) { return shift<false, T, M>(a, b); }
 };
 
