@@ -6,6 +6,7 @@
 
 #include "app.hpp"
 #include "dmlbits/backend.hpp"
+#include "dmlbits/byte_size.hpp"
 #include "dmlbits/cpu_backend.hpp"
 #include "dmlbits/cpu_isa.hpp"
 #include "dmlbits/d3d12_backend.hpp"
@@ -17,11 +18,6 @@ namespace {
 struct DevicesOptions {
   bool json = false;
 };
-
-std::string memory_text(std::uint64_t b) {
-  if (b >= (std::uint64_t{1} << 30)) return fmt::format("{:.1f} GiB", static_cast<double>(b) / (1u << 30));
-  return fmt::format("{} MiB", b >> 20);
-}
 
 // One adapter with what its D3D12 device reports (the device is created here: a few tens of
 // milliseconds each).
@@ -98,7 +94,7 @@ void run_devices(const DevicesOptions& o) {
                         {"vulkan_api", a.api_version},
                         {"default", preferred && preferred->index == a.index}};
     std::string desc = fmt::format("{}: {}, {} ({}), {} memory, Vulkan {}", a.name, a.vendor,
-                                   a.software ? "software" : "hardware", a.type, memory_text(a.device_local_bytes),
+                                   a.software ? "software" : "hardware", a.type, format_byte_size(a.device_local_bytes, false),
                                    a.api_version);
     if (r.device) {
       j["feature_level"] = r.device->feature_level;

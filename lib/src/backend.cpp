@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "dmlbits/byte_size.hpp"
 #include "dmlbits/cpu_backend.hpp"
 #include "dmlbits/cpu_reference.hpp"
 #include "dmlbits/d3d12_backend.hpp"
@@ -19,13 +20,6 @@ constexpr std::array<std::string_view, 4> kBackendNames{"auto", "cpu", "d3d12", 
 
 std::mutex default_adapter_mutex;
 std::string default_adapter_spec;
-
-std::string size_text(std::uint64_t b) {
-  if (b >= (std::uint64_t{1} << 30)) return fmt::format("{:.1f} GiB", static_cast<double>(b) / (1u << 30));
-  if (b >= (std::uint64_t{1} << 20)) return fmt::format("{:.1f} MiB", static_cast<double>(b) / (1u << 20));
-  if (b >= 1024) return fmt::format("{:.1f} KiB", static_cast<double>(b) / 1024);
-  return fmt::format("{} bytes", b);
-}
 
 // A backend chosen by `auto`: itself in every way, plus the reason it was chosen.
 class ChosenBackend final : public Backend {
@@ -67,7 +61,7 @@ std::unique_ptr<Backend> make_auto(const BackendOptions& options) {
   };
   const bool small = options.size_hint < kAutoGpuMinBytes;
   const std::string too_small = fmt::format("the output ({}) is below {} MiB, where the CPU beats starting a GPU device",
-                                            size_text(options.size_hint), kAutoGpuMinBytes >> 20);
+                                            format_byte_size(options.size_hint, false), kAutoGpuMinBytes >> 20);
   if (small && adapter.empty()) return cpu(too_small);
   if (!d3d12_built()) return cpu(fmt::format("the d3d12 backend is {}", *d3d12_runtime_unavailable_reason()));
   if (auto why = d3d12_runtime_unavailable_reason()) return cpu("vkd3d not found: " + *why);
@@ -97,7 +91,7 @@ std::unique_ptr<Backend> make_auto(const BackendOptions& options) {
     auto backend = std::make_unique<D3d12Backend>(D3d12BackendOptions{std::to_string(chosen->index)});
     return std::make_unique<ChosenBackend>(
         std::move(backend), fmt::format("auto chose d3d12: hardware adapter {} ({}) and an output of {}", chosen->index,
-                                        chosen->name, size_text(options.size_hint)));
+                                        chosen->name, format_byte_size(options.size_hint, false)));
   } catch (const Error& e) {
     if (e.code() != Errc::backend) throw;
     return cpu(fmt::format("the D3D12 device failed: {}", e.what()));

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "dmlbits/byte_size.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/interrupt.hpp"
 

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "dmlbits/byte_size.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/float16.hpp"
 
@@ -419,20 +420,6 @@ std::string ensure_float_syntax(std::string s) {
 }
 
 }  // namespace
-
-std::string format_byte_size(std::uint64_t bytes) {
-  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  if (bytes < 1024) return fmt::format("{} byte{}", bytes, bytes == 1 ? "" : "s");
-  double v = static_cast<double>(bytes) / 1024;
-  std::size_t unit = 0;
-  while (v >= 1024 && unit + 1 < std::size(kUnits)) {
-    v /= 1024;
-    ++unit;
-  }
-  if (bytes % (std::uint64_t{1024} << (10 * unit)) == 0) return fmt::format("{} {}", v, kUnits[unit]);
-  // Not a whole number of units: the exact count too, so that 64 MiB and one byte is not "64 MiB".
-  return fmt::format("{:.1f} {} ({} bytes)", v, kUnits[unit], bytes);
-}
 
 void fail_json_too_large(std::string_view has) {
   fail(fmt::format("JSON input is limited to {}, and {}: use .npy for larger tensors",

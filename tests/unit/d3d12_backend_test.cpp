@@ -338,7 +338,7 @@ TEST(D3d12BackendTest, AutoKeepsSmallRunsOnTheCpu) {
   // No adapter needed: a small output never looks for one.
   auto small = make_backend("auto", BackendOptions{"", "", 1024});
   EXPECT_EQ(small->name(), "cpu");
-  EXPECT_NE(small->selection_reason().find("auto chose cpu: the output (1.0 KiB) is below 16 MiB"), std::string::npos)
+  EXPECT_NE(small->selection_reason().find("auto chose cpu: the output (1 KiB) is below 16 MiB"), std::string::npos)
       << small->selection_reason();
   auto large = make_backend("auto", BackendOptions{"", "", kAutoGpuMinBytes});
   const bool hardware = [] {

@@ -63,18 +63,6 @@ Error error_of(F&& f) {
   return Error(Errc::internal, "");
 }
 
-TEST(JsonBoundsTest, FormatByteSizeNamesTheUnit) {
-  EXPECT_EQ(format_byte_size(0), "0 bytes");
-  EXPECT_EQ(format_byte_size(1), "1 byte");
-  EXPECT_EQ(format_byte_size(1023), "1023 bytes");
-  EXPECT_EQ(format_byte_size(1024), "1 KiB");
-  EXPECT_EQ(format_byte_size(1536), "1.5 KiB (1536 bytes)");
-  EXPECT_EQ(format_byte_size(std::uint64_t{64} << 20), "64 MiB");
-  EXPECT_EQ(format_byte_size(std::uint64_t{10} << 30), "10 GiB");
-  EXPECT_EQ(format_byte_size((std::uint64_t{64} << 20) + 1), "64.0 MiB (67108865 bytes)");
-  EXPECT_EQ(format_byte_size(std::uint64_t{1} << 40), "1 TiB");
-}
-
 TEST_F(IoTest, ReadsAFileWhole) {
   std::string content;
   for (int i = 0; i < 300000; ++i) content += static_cast<char>(i * 7);  // past the 4 KiB head

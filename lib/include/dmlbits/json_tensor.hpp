@@ -25,9 +25,6 @@ namespace dmlbits {
 inline constexpr std::uint64_t kMaxJsonInputBytes = std::uint64_t{64} << 20;
 inline constexpr std::uint64_t kMaxJsonValues = std::uint64_t{1} << 23;
 
-// "64 MiB", "10 GiB", "1.5 KiB (1536 bytes)", "12 bytes": a size for a message.
-std::string format_byte_size(std::uint64_t bytes);
-
 // The Errc::invalid_input error for JSON text over kMaxJsonInputBytes; `has` says how much
 // there is ("this file is 10 GiB", "standard input has more").
 [[noreturn]] void fail_json_too_large(std::string_view has);
