@@ -4,6 +4,13 @@
 # limit or shorter than its header says, 5 for a file that shrank while being read), bounded
 # memory and time, no output or temporary file, and an existing output file left as it was.
 source "$(dirname "$0")/lib.sh"
+# wait_bg PID: waits for dmlbits started in the background with its stderr in stderr.txt, and
+# leaves $status and $err as run() does.
+wait_bg() {
+  wait "$1" && status=0 || status=$?
+  err=$(cat stderr.txt)
+  checks=$((checks + 1))
+}
 cd "$WORK"
 
 MiB=$((1024 * 1024))
@@ -139,9 +146,7 @@ head -c 4096 <&3 > /dev/null  # dmlbits has opened its input and written to the 
 truncate -s 1000000 stream.npy
 cat <&3 > /dev/null
 exec 3<&-
-wait "$pid" && status=0 || status=$?
-err=$(cat stderr.txt)
-checks=$((checks + 1))
+wait_bg "$pid"
 [ "$status" -eq 5 ] || fail "input truncated during a stream: exit $status, expected 5 ($err)"
 expect_err "dmlbits: reading 'stream.npy': file shrank while reading: expected 268435456 bytes of data, found "
 expect_one_line
@@ -156,9 +161,7 @@ kill -STOP "$pid"
 ls -A | grep -q 'dmlbits-' || fail "no temporary output appeared while streaming"
 truncate -s 1000000 stream.npy
 kill -CONT "$pid"
-wait "$pid" && status=0 || status=$?
-err=$(cat stderr.txt)
-checks=$((checks + 1))
+wait_bg "$pid"
 [ "$status" -eq 5 ] || fail "input truncated during a stream to a file: exit $status, expected 5 ($err)"
 expect_err "dmlbits: reading 'stream.npy': file shrank while reading"
 expect_one_line
@@ -173,9 +176,8 @@ head -c 4096 <&3 > /dev/null
 rm gone.npy
 rest=$("$PYTHON" -c "import sys; d = sys.stdin.buffer.read(); print(len(d), d.count(b'\xff'))" <&3)
 exec 3<&-
-wait "$pid" && status=0 || status=$?
-checks=$((checks + 1))
-[ "$status" -eq 0 ] || fail "input deleted while read: exit $status ($(cat stderr.txt))"
+wait_bg "$pid"
+[ "$status" -eq 0 ] || fail "input deleted while read: exit $status ($err)"
 # The rest is all 0xff: 64 MiB of data less the 4096 bytes already taken, 128 of them the header.
 want=$((64 * MiB - 4096 + 128))
 [ "$rest" = "$want $want" ] || fail "input deleted while read: the rest of the output was: $rest"
@@ -192,9 +194,7 @@ kill -STOP "$pid"
 got=$(read_bytes)
 truncate -s 1000000 whole.npy
 kill -CONT "$pid"
-wait "$pid" && status=0 || status=$?
-err=$(cat stderr.txt)
-checks=$((checks + 1))
+wait_bg "$pid"
 if [ "$got" -gt "$MiB" ] && [ "$got" -lt $((2000 * MiB)) ]; then
   [ "$status" -eq 5 ] || fail "input truncated during a whole read: exit $status, expected 5 ($err)"
   expect_err "dmlbits: reading 'whole.npy': file shrank while reading: expected 2147483776 bytes, found "
