@@ -197,8 +197,10 @@ DMLBITS_TARGET inline std::size_t unary_body(std::size_t n, const std::byte* pa,
   return i;
 }
 
-// The streaming path's whole blocks from element i, reading kLanes neighbouring 4 KiB pages of
-// the input side by side (as glibc's memcpy does for large copies): one thread reads memory
+// The streaming path's whole blocks from element i, reading kLanes neighbouring 4 KiB spans of
+// the input side by side (as glibc's memcpy does with pages for large copies; the spans need
+// not be page-aligned, and in-place `not` reads and writes each block in one place, as
+// unary_body does): one thread reads memory
 // faster from several sequential streams than from one. Measured at 256 MiB (AVX2 EPYC, ratio
 // to a same-moment memcpy, A/B runs of builds with 1, 2 and 4 lanes): `not` 0.93-0.97x with one
 // lane, 0.99-1.05x with two, 0.44-0.49x with four; the narrowing popcounts gain most from four
