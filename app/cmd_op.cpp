@@ -276,10 +276,9 @@ void setup_op_commands(CLI::App& app, const OpInfo* only) {
     sub->add_option("--isa", opt->isa, "CPU backend: use this instruction set (scalar, avx2, avx512) instead of the best one");
     sub->add_option("--threads", opt->threads,
                     "CPU backends: compute on at most N threads (default 2 where the CPU has them, for outputs of "
-                    "4 MiB or more; 1 also reads and writes a streamed run on one thread)")
+                    "4 MiB or more; 1 also reads and writes a streamed run on one thread; default DMLBITS_THREADS)")
         ->type_name("N")
-        ->check(CLI::Range(1u, kMaxThreads))
-        ->envname("DMLBITS_THREADS");
+        ->check(CLI::Range(1u, kMaxThreads));
     sub->add_flag("--hex", opt->hex, "JSON output: every value as its bit pattern in hex");
     sub->add_flag("--explain", opt->explain, "Print the DirectML operator description as JSON and exit without running");
     sub->add_option("--explain-json", opt->explain_json, "Run, and write the DirectML operator description to FILE");

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "dmlbits/cpu_backend.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/interrupt.hpp"
 #include "dmlbits/io.hpp"
@@ -201,8 +202,10 @@ StreamResult stream_operation(const OperationSpec& spec, const std::string& out_
       if (progress) progress(std::min<std::uint64_t>((c + 1) * chunk, count), count);
     };
     phase.lap();
-    // --threads 1: one thread does it all.
-    if (spec.threads == 1 || !run_pipelined(chunks, slot_count, *backend, produce, consume)) {
+    // --threads 1 (or DMLBITS_THREADS=1): one thread does it all.
+    const bool one_thread =
+        backend->name().substr(0, 3) == "cpu" && (spec.threads != 0 ? spec.threads : default_cpu_threads()) == 1;
+    if (one_thread || !run_pipelined(chunks, slot_count, *backend, produce, consume)) {
       for (std::uint64_t c = 0; c < chunks; ++c) {
         produce(c);
         consume(c);

@@ -155,6 +155,24 @@ expect_err "3 threads"
 DMLBITS_THREADS=3 run not n8.npy -o t.npy --backend cpu -v --threads 1
 expect_err "1 thread)"
 for bad in 0 257 two; do expect_status 2 not n8.npy -o t.npy --threads "$bad"; done
+DMLBITS_THREADS=0 expect_status 2 not n8.npy -o t.npy
+expect_err "DMLBITS_THREADS: '0' is not a thread count from 1 to 256"; expect_one_line
+DMLBITS_THREADS=1 run devices
+expect_out "1 thread"
+# DMLBITS_THREADS=1 keeps a streamed run on one thread; by default it has two. Counted in
+# /proc while the run is held up writing into a FIFO that is not being read.
+for t in 1 2; do
+  rm -f fifo.npy && mkfifo fifo.npy
+  DMLBITS_THREADS=$t "$DMLBITS" and ta.npy tb.npy -o fifo.npy --backend cpu 2> stderr.txt &
+  pid=$!
+  exec 3< fifo.npy
+  head -c 4096 <&3 > /dev/null  # it is writing: its threads are running
+  threads=$(awk '/^Threads:/ {print $2}' "/proc/$pid/status")
+  cat <&3 > /dev/null
+  exec 3<&-
+  wait "$pid" || fail "DMLBITS_THREADS=$t into a FIFO failed: $(cat stderr.txt)"
+  [ "$threads" = "$t" ] || fail "DMLBITS_THREADS=$t: $threads threads while streaming"
+done
 expect_status 2 not n8.npy -o t.npy --threads 2 --backend d3d12
 expect_err "no choice of CPU threads"; expect_one_line
 

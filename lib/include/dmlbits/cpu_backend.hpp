@@ -74,8 +74,13 @@ const KernelInfo& select_kernel(KernelOp op, unsigned width, Isa isa, Operands o
 
 // ---- Backend ------------------------------------------------------------------------------
 
+// What CpuBackendOptions{.threads = 0} means: DMLBITS_THREADS if set and not empty (1 to
+// kMaxThreads, else Errc::usage), otherwise two when the machine has two or more hardware
+// threads, else one.
+unsigned default_cpu_threads();
+
 struct CpuBackendOptions {
-  unsigned threads = 0;  // 0: two when the machine has two or more hardware threads, else one
+  unsigned threads = 0;  // 0: default_cpu_threads()
   // Tensors whose output (or input A) has fewer bytes than this run on the calling thread.
   std::size_t parallel_min_bytes = std::size_t{4} << 20;
 };

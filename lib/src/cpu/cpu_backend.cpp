@@ -1,6 +1,9 @@
 #include "dmlbits/cpu_backend.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <array>
 #include <system_error>
@@ -104,9 +107,20 @@ std::uint64_t extent_bytes(const DmlTensorDesc& t, std::size_t element_size) {
 
 }  // namespace
 
+unsigned default_cpu_threads() {
+  const char* env = std::getenv("DMLBITS_THREADS");
+  if (env == nullptr || *env == '\0') return std::thread::hardware_concurrency() >= 2 ? 2 : 1;
+  unsigned n = 0;
+  const char* end = env + std::strlen(env);
+  const auto [p, ec] = std::from_chars(env, end, n);
+  if (ec != std::errc{} || p != end || n < 1 || n > kMaxThreads)
+    throw Error(Errc::usage, fmt::format("DMLBITS_THREADS: '{}' is not a thread count from 1 to {}", env, kMaxThreads));
+  return n;
+}
+
 CpuBackend::CpuBackend(Isa isa, CpuBackendOptions options)
     : isa_(require_isa(isa)),
-      threads_(options.threads != 0 ? options.threads : (std::thread::hardware_concurrency() >= 2 ? 2 : 1)),
+      threads_(options.threads != 0 ? options.threads : default_cpu_threads()),
       parallel_min_bytes_(options.parallel_min_bytes) {}
 
 std::string CpuBackend::device_description() const {
