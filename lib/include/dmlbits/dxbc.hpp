@@ -257,6 +257,9 @@ class ProgramBuilder {
 
  private:
   void emit(Opcode op, std::initializer_list<Dst> dsts, std::initializer_list<Src> srcs);
+  // emit() after checking every destination and source (named `ins` in the error): the
+  // arithmetic instructions, whose operands are all ordinary registers or immediates.
+  void emit_checked(Opcode op, const char* ins, std::initializer_list<Dst> dsts, std::initializer_list<Src> srcs);
   void note_temp(const Operand& o);
 
   unsigned major_, minor_;

@@ -216,19 +216,17 @@ void ProgramBuilder::emit(Opcode op, std::initializer_list<Dst> dsts, std::initi
   code_.push_back(std::move(ins));
 }
 
-#define DMLBITS_DXBC_UNARY(name, op)            \
-  void ProgramBuilder::name(Dst d, Src a) {     \
-    check_dst(d, #name);                        \
-    check_src(a, #name);                        \
-    emit(Opcode::op, {d}, {a});                 \
-  }
-#define DMLBITS_DXBC_BINARY(name, op)               \
-  void ProgramBuilder::name(Dst d, Src a, Src b) {  \
-    check_dst(d, #name);                            \
-    check_src(a, #name);                            \
-    check_src(b, #name);                            \
-    emit(Opcode::op, {d}, {a, b});                  \
-  }
+void ProgramBuilder::emit_checked(Opcode op, const char* ins, std::initializer_list<Dst> dsts,
+                                  std::initializer_list<Src> srcs) {
+  for (const Dst& d : dsts) check_dst(d, ins);
+  for (const Src& s : srcs) check_src(s, ins);
+  emit(op, dsts, srcs);
+}
+
+#define DMLBITS_DXBC_UNARY(name, op) \
+  void ProgramBuilder::name(Dst d, Src a) { emit_checked(Opcode::op, #name, {d}, {a}); }
+#define DMLBITS_DXBC_BINARY(name, op) \
+  void ProgramBuilder::name(Dst d, Src a, Src b) { emit_checked(Opcode::op, #name, {d}, {a, b}); }
 
 DMLBITS_DXBC_UNARY(mov, mov)
 DMLBITS_DXBC_UNARY(not_, not_)
@@ -247,41 +245,24 @@ DMLBITS_DXBC_BINARY(uge, uge)
 #undef DMLBITS_DXBC_BINARY
 
 void ProgramBuilder::movc(Dst d, Src cond, Src if_true, Src if_false) {
-  check_dst(d, "movc");
-  check_src(cond, "movc");
-  check_src(if_true, "movc");
-  check_src(if_false, "movc");
-  emit(Opcode::movc, {d}, {cond, if_true, if_false});
+  emit_checked(Opcode::movc, "movc", {d}, {cond, if_true, if_false});
 }
 
 void ProgramBuilder::imul(Dst lo, Src a, Src b) {
-  check_dst(lo, "imul");
   if (lo.op.type == OperandType::null) misuse("imul: the low half must have a destination");
-  check_src(a, "imul");
-  check_src(b, "imul");
-  emit(Opcode::imul, {null_dst(), lo}, {a, b});
+  emit_checked(Opcode::imul, "imul", {null_dst(), lo}, {a, b});
 }
 
 void ProgramBuilder::udiv(Dst quotient, Dst remainder, Src a, Src b) {
-  check_dst(quotient, "udiv");
-  check_dst(remainder, "udiv");
-  check_src(a, "udiv");
-  check_src(b, "udiv");
-  emit(Opcode::udiv, {quotient, remainder}, {a, b});
+  emit_checked(Opcode::udiv, "udiv", {quotient, remainder}, {a, b});
 }
 
 void ProgramBuilder::ubfe(Dst d, Src width, Src offset, Src a) {
-  check_dst(d, "ubfe");
-  check_src(width, "ubfe");
-  check_src(offset, "ubfe");
-  check_src(a, "ubfe");
-  emit(Opcode::ubfe, {d}, {width, offset, a});
+  emit_checked(Opcode::ubfe, "ubfe", {d}, {width, offset, a});
 }
 
 void ProgramBuilder::bfi(Dst d, Src width, Src offset, Src insert, Src base) {
-  check_dst(d, "bfi");
-  for (const Src& s : {width, offset, insert, base}) check_src(s, "bfi");
-  emit(Opcode::bfi, {d}, {width, offset, insert, base});
+  emit_checked(Opcode::bfi, "bfi", {d}, {width, offset, insert, base});
 }
 
 void ProgramBuilder::ld_raw(Reg d, Src byte_address, RawBuffer buffer) {
