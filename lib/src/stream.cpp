@@ -30,12 +30,15 @@ constexpr std::size_t kStreamSlots = 4;
 // loaded 2-vCPU test host the gain over the same loop on one thread was within the noise,
 // -8% to +8%; see testdata/benchmarks.md.) produce records its failure in the chunk's slot,
 // returns false and stops there; consume throws it.
-// Returns false, having run nothing, when there is no second core or thread to be had, or the
-// backend is not a CPU one (a device backend is kept on the thread that created it).
+// Returns false, having run nothing, when there is no second core or thread to be had, the
+// backend is not a CPU one (a device backend is kept on the thread that created it), or it is
+// held to one thread (`threads`, as --threads: 1, or DMLBITS_THREADS=1 for 0).
 template <class Produce, class Consume>
-bool run_pipelined(std::uint64_t chunks, std::size_t slots, const Backend& backend, Produce& produce,
+bool run_pipelined(std::uint64_t chunks, std::size_t slots, const Backend& backend, unsigned threads, Produce& produce,
                    Consume& consume) {
-  if (chunks < 2 || std::thread::hardware_concurrency() < 2 || backend.name().substr(0, 3) != "cpu") return false;
+  if (chunks < 2 || std::thread::hardware_concurrency() < 2 || backend.name().substr(0, 3) != "cpu" ||
+      cpu_threads(threads) < 2)
+    return false;
   std::mutex m;
   std::condition_variable cv;
   std::uint64_t produced = 0;  // chunks whose slot is filled (or holds the producer's error)
@@ -202,10 +205,7 @@ StreamResult stream_operation(const OperationSpec& spec, const std::string& out_
       if (progress) progress(std::min<std::uint64_t>((c + 1) * chunk, count), count);
     };
     phase.lap();
-    // --threads 1 (or DMLBITS_THREADS=1): one thread does it all.
-    const bool one_thread =
-        backend->name().substr(0, 3) == "cpu" && (spec.threads != 0 ? spec.threads : default_cpu_threads()) == 1;
-    if (one_thread || !run_pipelined(chunks, slot_count, *backend, produce, consume)) {
+    if (!run_pipelined(chunks, slot_count, *backend, spec.threads, produce, consume)) {
       for (std::uint64_t c = 0; c < chunks; ++c) {
         produce(c);
         consume(c);

@@ -74,13 +74,13 @@ const KernelInfo& select_kernel(KernelOp op, unsigned width, Isa isa, Operands o
 
 // ---- Backend ------------------------------------------------------------------------------
 
-// What CpuBackendOptions{.threads = 0} means: DMLBITS_THREADS if set and not empty (1 to
-// kMaxThreads, else Errc::usage), otherwise two when the machine has two or more hardware
-// threads, else one.
-unsigned default_cpu_threads();
+// The CPU backends' thread count for a request of `requested` (--threads): itself, or for 0
+// DMLBITS_THREADS if set and not empty (1 to kMaxThreads, else Errc::usage), otherwise two when
+// the machine has two or more hardware threads, else one.
+unsigned cpu_threads(unsigned requested);
 
 struct CpuBackendOptions {
-  unsigned threads = 0;  // 0: default_cpu_threads()
+  unsigned threads = 0;  // 0: the default, cpu_threads(0)
   // Tensors whose output (or input A) has fewer bytes than this run on the calling thread.
   std::size_t parallel_min_bytes = std::size_t{4} << 20;
 };

@@ -107,7 +107,8 @@ std::uint64_t extent_bytes(const DmlTensorDesc& t, std::size_t element_size) {
 
 }  // namespace
 
-unsigned default_cpu_threads() {
+unsigned cpu_threads(unsigned requested) {
+  if (requested != 0) return requested;
   const char* env = std::getenv("DMLBITS_THREADS");
   if (env == nullptr || *env == '\0') return std::thread::hardware_concurrency() >= 2 ? 2 : 1;
   unsigned n = 0;
@@ -120,7 +121,7 @@ unsigned default_cpu_threads() {
 
 CpuBackend::CpuBackend(Isa isa, CpuBackendOptions options)
     : isa_(require_isa(isa)),
-      threads_(options.threads != 0 ? options.threads : default_cpu_threads()),
+      threads_(cpu_threads(options.threads)),
       parallel_min_bytes_(options.parallel_min_bytes) {}
 
 std::string CpuBackend::device_description() const {
