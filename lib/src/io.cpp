@@ -129,7 +129,14 @@ struct InputReader {
       const bool bounded = buf.size() >= 6 && !is_npy(buf);
       if (bounded && buf.size() > kMaxJsonInputBytes) refuse_large(buf, has_more);
       std::size_t want = std::max<std::size_t>(buf.size(), std::size_t{1} << 16);
-      if (bounded) want = std::min<std::size_t>(want, kMaxJsonInputBytes + 1 - buf.size());
+      if (bounded) {
+        want = std::min<std::size_t>(want, kMaxJsonInputBytes + 1 - buf.size());
+        // Text past the first read grows in place up to the bound: doubling would copy the
+        // old buffer into one twice its size, holding three times the bound at the peak. The
+        // allocator leaves the reserved pages untouched until data arrives in them.
+        if (buf.size() >= (std::size_t{1} << 16) && buf.capacity() < kMaxJsonInputBytes + 1)
+          buf.reserve(kMaxJsonInputBytes + 1);
+      }
       const std::size_t used = buf.size();
       buf.resize(used + want);
       const std::size_t n = read_full(fd, buf.data() + used, want, path);

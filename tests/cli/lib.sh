@@ -37,6 +37,31 @@ expect_one_line() {
 # expect_no_file PATH
 expect_no_file() { [ ! -e "$1" ] || fail "$1 exists but should not"; }
 
+# Memory figures. A bound is what dmlbits itself holds, on top of what a run that holds nothing
+# takes in the same build (`dmlbits --version`, measured once): so a sanitizer's runtime, a
+# larger libc or another CPU's code paths move both sides alike. In a sanitizer build
+# (DMLBITS_SANITIZED=1, set by tests/CMakeLists.txt) runs are measured with ASan's quarantine
+# off (freed blocks would otherwise stay resident, up to 256 MiB of them), and the data is
+# counted with its shadow memory: one byte of shadow for every eight.
+DMLBITS_SANITIZED=${DMLBITS_SANITIZED:-0}
+if [ "$DMLBITS_SANITIZED" = 1 ]; then
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0"
+fi
+baseline_rss_kib=""
+# peak_rss_kib ARGS...: runs ARGS, prints the peak RSS in KiB (output and status discarded).
+peak_rss_kib() { /usr/bin/time -o "$WORK/rss.txt" -f '%M' "$@" >/dev/null 2>&1; tail -n 1 "$WORK/rss.txt"; }
+# expect_rss_within RSS_KIB DATA_KIB WHAT: a peak RSS of a run whose own data is DATA_KIB is
+# within the bound: the baseline, the data (and its shadow), and 16 MiB for the allocator's
+# rounding, thread stacks and pages of the binary that --version leaves untouched.
+expect_rss_within() {
+  checks=$((checks + 1))
+  if [ -z "$baseline_rss_kib" ]; then baseline_rss_kib=$(peak_rss_kib "$DMLBITS" --version); fi
+  local data=$2
+  [ "$DMLBITS_SANITIZED" = 1 ] && data=$((data + data / 8))
+  local bound=$((baseline_rss_kib + data + 16 * 1024))
+  [ "$1" -lt "$bound" ] || fail "$3: peak RSS $1 KiB, bound $bound KiB ($2 KiB of data over a baseline of $baseline_rss_kib KiB)"
+}
+
 finish() {
   if [ "$failures" -ne 0 ]; then
     echo "$failures of $checks checks failed" >&2
