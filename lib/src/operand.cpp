@@ -67,6 +67,19 @@ void LoadedOperand::materialize() {
   stream.reset();
 }
 
+std::span<const std::byte> LoadedOperand::chunk(std::uint64_t first, std::size_t count, std::byte* scratch) const {
+  const std::size_t size = dtype_info(dtype()).size;
+  const std::uint64_t elements = shape().element_count();
+  if (elements == 1 && !stream) return {tensor.data(), size};
+  if (first > elements || count > elements - first)
+    throw Error(Errc::internal, fmt::format("chunk [{}, {}) of an operand of {} elements", first, first + count, elements));
+  if (stream) {
+    stream->read(first, count, scratch);
+    return {scratch, count * size};
+  }
+  return {tensor.data() + first * size, count * size};
+}
+
 std::vector<LoadedOperand> load_operands(const std::vector<std::string>& operands, std::optional<DType> dtype,
                                          LoadMode mode) {
   std::vector<Pending> pending;

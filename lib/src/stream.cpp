@@ -163,8 +163,7 @@ StreamResult stream_operation(const OperationSpec& spec, const std::string& out_
     const std::size_t slot_count = std::min<std::uint64_t>(kStreamSlots, chunks);
     std::vector<Slot> slots(slot_count);
     for (Slot& slot : slots) {
-      for (const auto& in : inputs)
-        if (in.stream) slot.in.emplace_back(slot_elements * in_size);
+      for (const auto& in : inputs) slot.in.emplace_back(in.chunk_needs_scratch() ? slot_elements * in_size : 0);
       slot.out = AlignedBuffer(slot_elements * out_size);
     }
     double produce_read_s = 0, produce_execute_s = 0;
@@ -176,14 +175,9 @@ StreamResult stream_operation(const OperationSpec& spec, const std::string& out_
         const std::uint64_t first = c * chunk;
         slot.n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, count - first));
         ExecuteBuffers buffers;
-        for (std::size_t i = 0, b = 0; i < inputs.size(); ++i) {
-          if (inputs[i].stream) {
-            inputs[i].stream->read(first, slot.n, slot.in[b].data());
-            buffers.inputs.push_back({slot.in[b].data(), slot.n * in_size});
-            ++b;
-          } else {
-            buffers.inputs.push_back({inputs[i].tensor.data(), inputs[i].tensor.byte_size()});  // broadcast
-          }
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+          const auto bytes = inputs[i].chunk(first, slot.n, slot.in[i].data());
+          buffers.inputs.push_back({bytes.data(), bytes.size()});
         }
         produce_read_s += watch.lap();
         buffers.output = {slot.out.data(), slot.n * out_size};

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <memory>
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,16 @@ struct LoadedOperand {
   Shape shape() const { return stream ? stream->header().shape : tensor.shape(); }
   // Reads a streamed operand whole (for an input that is broadcast rather than streamed).
   void materialize();
+
+  // The one way a chunked run reads an operand, whatever its layout was: the bytes of elements
+  // [first, first + count) in C order. An operand left as a stream is read into `scratch`
+  // (count elements; the result is a view of it); one held in memory (converted from
+  // big-endian, Fortran order or JSON, or a literal) is a view into its tensor. An operand of
+  // one element is broadcast: its chunk is that element whatever `first` is. A range past the
+  // operand's end is Errc::internal.
+  std::span<const std::byte> chunk(std::uint64_t first, std::size_t count, std::byte* scratch) const;
+  // Whether chunk() needs a scratch buffer.
+  bool chunk_needs_scratch() const { return stream != nullptr; }
 };
 
 enum class LoadMode {

@@ -2,8 +2,9 @@
 // a chunk at a time, computed and written out in order (reading and computing the next chunk
 // overlap with writing the last on a second thread), so memory use does not grow with the
 // tensor (four chunks in flight, each at most 512 KiB per input and for the output).
-// Operations that broadcast along an axis, and inputs that need conversion (big-endian,
-// Fortran order, JSON), are run in memory by the same function.
+// Inputs that need conversion (big-endian, Fortran order, JSON) are converted in memory first and
+// then read a chunk at a time like the others (LoadedOperand::chunk); operations that broadcast
+// along an axis are run in memory by the same function.
 #pragma once
 
 #include <cstdint>
