@@ -15,7 +15,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdlib.h>  // mkdtemp
 #include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <regex>
@@ -43,6 +47,8 @@
 #include "dmlbits/npy.hpp"
 #include "dmlbits/operand.hpp"
 #include "dmlbits/ops.hpp"
+#include "dmlbits/run.hpp"
+#include "dmlbits/stream.hpp"
 #include "dmlbits/validate.hpp"
 
 namespace dmlbits::fuzz {
@@ -622,6 +628,212 @@ inline bool op_target(Input in) {
     CpuBackend cpu(isa, options);
     compare(cpu, false);
     if (v->in_place()) compare(cpu, true);
+  }
+  return true;
+}
+
+// ---- fuzz_run ------------------------------------------------------------------------------
+
+// Whole operations from files to output files: operands written here in every layout dmlbits
+// reads (.npy 1.0/2.0/3.0 little-endian, big-endian, Fortran order in both byte orders, bool,
+// JSON objects and nested arrays with bit-pattern strings, literals), at sizes around and past
+// the 512 KiB stream chunk, broadcast or not, run streamed (stream_operation, as `-o FILE` does)
+// and in memory (run_operation, as --repeat and --expect do). Both results must be the oracle's
+// (expected_element) bytes, and the streamed .npy must hold exactly them after its header.
+//
+// Input: 8 option bytes, then data bytes (A's elements, then B's, repeated as needed).
+//   0 op  1 dtype  2 A's layout  3 B's layout (low 3 bits) and B's shape (bits 3-4)
+//   4 size class (low 2 bits) and columns (bits 2-3)  5-6 size  7 flags
+// Layouts: 0-2 .npy version 1-3 little-endian C order, 3 big-endian, 4 Fortran order, 5
+// big-endian Fortran order, 6 JSON object, 7 JSON nested array (bool .npy for a layout-0 uint8
+// operand when flag bit 5 is set; a one-element B in layout 7 is a literal). B's shape: the
+// output's, (), (1, cols), (rows, 1). Size classes: under 300 elements; the stream chunk +-64;
+// two to three chunks and an odd remainder; a 4 KiB page's elements +-2 times 1-4.
+// flags: bit 0 shift overflow wrap; bit 1 popcount to uint32; bit 2 one thread; bit 3
+// cpu-reference; bit 4 a lower instruction set; bit 5 bool.
+
+// A scratch folder for one process's files, removed at exit.
+inline const std::string& fuzz_scratch_dir() {
+  struct Dir {
+    std::string path;
+    Dir() {
+      std::string tmpl = (std::filesystem::temp_directory_path() / "dmlbits-fuzz-run-XXXXXX").string();
+      if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+      path = tmpl;
+    }
+    ~Dir() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static const Dir dir;
+  return dir.path;
+}
+
+// An operand's elements (native little-endian bytes, C order, of shape rows x cols or a 0-d
+// scalar) written as `layout` says; returns the operand's command-line text (a path or literal).
+inline std::string write_operand(const std::string& name, int layout, bool as_bool, DType dtype,
+                                 const Shape& shape, const std::vector<std::byte>& c_order) {
+  const DTypeInfo& info = dtype_info(dtype);
+  const std::size_t w = info.size;
+  const std::uint64_t n = shape.element_count();
+  const std::uint64_t rows = shape.rank() == 2 ? shape[0] : n, cols = shape.rank() == 2 ? shape[1] : 1;
+  const auto element = [&](std::uint64_t i) { return load_bits(c_order.data(), w, static_cast<std::size_t>(i)); };
+  const std::string path = fuzz_scratch_dir() + "/" + name;
+  if (layout >= 6) {
+    if (layout == 7 && n == 1 && shape.rank() == 0) return fmt::format("0x{:x}", element(0));  // a literal
+    std::string data;
+    data.reserve(static_cast<std::size_t>(n) * (w * 2 + 5) + 16);
+    const bool nested = shape.rank() == 2;
+    if (nested) data += '[';
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      if (r) data += ',';
+      if (nested) data += '[';
+      for (std::uint64_t c = 0; c < cols; ++c) {
+        if (c) data += ',';
+        data += fmt::format("\"0x{:x}\"", element(r * cols + c));
+      }
+      if (nested) data += ']';
+    }
+    if (nested) data += ']';
+    if (shape.rank() == 0) data = fmt::format("\"0x{:x}\"", element(0));
+    std::ofstream(path, std::ios::binary)
+        << (layout == 6 ? fmt::format("{{\"dtype\": \"{}\", \"shape\": [{}], \"data\": {}}}", info.numpy_name,
+                                      shape.rank() == 2 ? fmt::format("{}, {}", rows, cols) : "", data)
+                        : data);
+    return path;
+  }
+  const bool big = layout == 3 || layout == 5, fortran = layout == 4 || layout == 5;
+  const int version = layout <= 2 ? layout + 1 : 1;
+  const std::string descr = as_bool ? "|b1" : std::string(w == 1 ? "|" : big ? ">" : "<") + info.numpy_code();
+  const std::string shape_text = shape.rank() == 0   ? "()"
+                                 : shape.rank() == 2 ? fmt::format("({}, {})", rows, cols)
+                                                     : fmt::format("({},)", n);
+  std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': {}, 'shape': {}, }}", descr,
+                                 fortran ? "True" : "False", shape_text);
+  const std::size_t prefix = version == 1 ? 10 : 12;
+  dict += std::string((64 - (prefix + dict.size() + 1) % 64) % 64, ' ') + "\n";
+  std::string out = std::string("\x93NUMPY", 6) + static_cast<char>(version) + '\0';
+  for (std::size_t b = 0; b < prefix - 8; ++b) out += static_cast<char>((dict.size() >> (8 * b)) & 0xff);
+  out += dict;
+  const std::size_t header = out.size();
+  out.resize(header + static_cast<std::size_t>(n) * w);
+  for (std::uint64_t k = 0; k < n; ++k) {
+    // The k-th stored element: C order, or column by column.
+    const std::uint64_t i = fortran ? (k % rows) * cols + k / rows : k;
+    const std::uint64_t bits = element(i);
+    for (std::size_t b = 0; b < w; ++b)
+      out[header + static_cast<std::size_t>(k) * w + b] = static_cast<char>((bits >> (8 * (big ? w - 1 - b : b))) & 0xff);
+  }
+  std::ofstream(path, std::ios::binary) << out;
+  return path;
+}
+
+inline bool run_target(Input in) {
+  ByteReader r(in);
+  const OpInfo& op = op_table()[r.take() % op_table().size()];
+  const DType dtype = dtype_table()[r.take() % kDTypeCount].dtype;
+  const int layout[2] = {r.take() % 8, 0};
+  const std::uint8_t b_byte = r.take();
+  const std::uint8_t size_byte = r.take();
+  const std::uint32_t size = r.take() | (std::uint32_t{r.take()} << 8);
+  const std::uint8_t flags = r.take();
+  const int b_layout = b_byte & 7, b_shape = (b_byte >> 3) & 3;
+  const bool as_bool = (flags & 32) != 0 && dtype == DType::uint8;
+
+  OperationSpec spec;
+  spec.op = op.kind;
+  spec.shift_overflow = (flags & 1) ? ShiftOverflow::wrap : ShiftOverflow::zero;
+  if (op.kind == OpKind::popcount && (flags & 2)) spec.out_dtype = DType::uint32;
+  const std::size_t w = dtype_info(dtype).size;
+  const std::size_t out_w = op.kind == OpKind::popcount ? dtype_info(spec.out_dtype.value_or(DType::uint8)).size : w;
+  const std::uint64_t chunk = kStreamChunkBytes / std::max(w, out_w);
+  std::uint64_t n = 0;
+  switch (size_byte & 3) {
+    case 0: n = size % 300; break;
+    case 1: n = chunk + size % 129 - 64; break;
+    case 2: n = (2 * chunk + size % chunk) | 1; break;
+    default: n = (4096 / w) * (1 + size % 4) + size % 5 - 2; break;
+  }
+  const std::uint64_t cols = std::array<std::uint64_t, 4>{1, 1, 3, 17}[(size_byte >> 2) & 3];
+  const std::uint64_t rows = (n + cols - 1) / cols;
+  const Shape a_shape{rows, cols};
+  Shape shapes[2] = {a_shape, a_shape};
+  switch (b_shape) {
+    case 1: shapes[1] = Shape{}; break;
+    case 2: shapes[1] = Shape{1, cols}; break;
+    case 3: shapes[1] = Shape{rows, 1}; break;
+    default: break;
+  }
+
+  OpRequest req;
+  req.op = op.kind;
+  req.out_dtype = spec.out_dtype;
+  req.shift_overflow = spec.shift_overflow;
+  for (int i = 0; i < op.arity; ++i) req.inputs.push_back({dtype, shapes[i]});
+  std::optional<ValidatedOp> v;
+  try {
+    v = validate(req);
+  } catch (const Error& e) {
+    expect_code(e, Errc::invalid_input, "validate");
+    return false;
+  }
+  // JSON is bounded (2^23 values, 64 MiB of text): large JSON operands become .npy.
+  int layouts[2] = {layout[0], b_layout};
+  for (int i = 0; i < op.arity; ++i)
+    if (layouts[i] >= 6 && shapes[i].element_count() > 200000) layouts[i] = 3;
+  // At most one operand may be a nested array without a dtype only if the other names one.
+  spec.dtype = dtype;
+
+  const Input data = r.rest();
+  std::vector<std::vector<std::byte>> inputs;
+  std::size_t cursor = 0;
+  for (int i = 0; i < op.arity; ++i) {
+    std::vector<std::byte> bytes(static_cast<std::size_t>(shapes[i].byte_size(w)));
+    for (auto& b : bytes) b = data.empty() ? std::byte{0} : std::byte{data[cursor++ % data.size()]};
+    if (as_bool && layouts[i] == 0)
+      for (auto& b : bytes) b &= std::byte{1};
+    inputs.push_back(std::move(bytes));
+  }
+  for (int i = 0; i < op.arity; ++i)
+    spec.operands.push_back(write_operand(i == 0 ? "a" : "b", layouts[i], as_bool && layouts[i] == 0, dtype,
+                                          shapes[i], inputs[i]));
+
+  const std::uint64_t count = v->output_shape().element_count();
+  std::vector<std::vector<std::uint64_t>> input_strides;
+  for (const Shape& s : v->input_shapes()) input_strides.push_back(packed_strides(s));
+  std::vector<std::byte> expected(static_cast<std::size_t>(count * out_w));
+  for (std::uint64_t o = 0; o < count; ++o)
+    store_bits(expected.data(), out_w, static_cast<std::size_t>(o), expected_element(*v, inputs, input_strides, o));
+
+  if (flags & 8) spec.backend = "cpu-reference";
+  if (!(flags & 8) && (flags & 16)) spec.isa = std::string(isa_name(supported_isas()[size % supported_isas().size()]));
+  spec.threads = (flags & 4) ? 1 : 2;
+  if (flags & 8) spec.threads = 0;
+  const std::string what = fmt::format("{} {} A {} layout {} B {} layout {} on {} {}", op.verb,
+                                       dtype_info(dtype).numpy_name, shapes[0].to_string(), layouts[0],
+                                       op.arity == 2 ? shapes[1].to_string() : "-", layouts[1], spec.backend, spec.isa);
+  const auto differs = [&](std::span<const std::byte> got, std::string_view route) {
+    if (got.size() == expected.size() && (got.empty() || std::memcmp(got.data(), expected.data(), got.size()) == 0))
+      return;
+    std::size_t first = 0;
+    while (first < std::min(got.size(), expected.size()) && got[first] == expected[first]) ++first;
+    throw Finding(fmt::format("{} differs from the oracle for {}: {} bytes (expected {}), first difference at byte {}",
+                              route, what, got.size(), expected.size(), first));
+  };
+  try {
+    const OperationResult mem = run_operation(spec);
+    differs(mem.result().view().bytes(), "in memory");
+    const std::string out_path = fuzz_scratch_dir() + "/out.npy";
+    (void)stream_operation(spec, out_path, {});
+    std::ifstream f(out_path, std::ios::binary);
+    const std::string file((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const auto bytes = std::as_bytes(std::span(file.data(), file.size()));
+    const NpyHeader h = parse_npy_header(bytes);
+    check(h.dtype == v->output_dtype() && h.shape == v->output_shape(), "streamed: wrong .npy header for " + what);
+    differs(bytes.subspan(h.data_offset), "streamed");
+  } catch (const Error& e) {
+    throw Finding(fmt::format("{} threw: {}", what, e.what()));
   }
   return true;
 }

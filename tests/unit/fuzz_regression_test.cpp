@@ -148,5 +148,27 @@ TEST(FuzzRegressionTest, OpInputs) {
   EXPECT_GT(ran, 150u);
 }
 
+TEST(FuzzRegressionTest, RunInputs) {
+  std::vector<Case> cases = regressions("fuzz_run");
+  // A deterministic sweep in run_target's input layout: every operator with A in each of the 8
+  // layouts, B in another layout and shape, sizes cycling through the four classes (small, the
+  // stream chunk +-64, several chunks and an odd remainder, around 4 KiB pages), flags cycling
+  // through wrap, popcount to UINT32, one thread, cpu-reference, lower ISAs and bool.
+  for (std::uint8_t op = 0; op < 7; ++op)
+    for (std::uint8_t layout = 0; layout < 8; ++layout) {
+      const std::uint8_t dtype = static_cast<std::uint8_t>((op * 3 + layout) % 8);  // the integer types
+      const std::uint8_t b = static_cast<std::uint8_t>(((layout + op + 3) % 8) | (((op + layout) % 4) << 3));
+      const std::uint8_t size_class = static_cast<std::uint8_t>((layout + op) % 4 | ((op % 4) << 2));
+      const std::uint8_t flags = static_cast<std::uint8_t>((layout * 5 + op * 3) % 64);
+      std::vector<std::uint8_t> bytes{op, dtype, layout, b, size_class, static_cast<std::uint8_t>(layout * 37),
+                                      static_cast<std::uint8_t>(op), flags};
+      for (int i = 0; i < 61; ++i) bytes.push_back(static_cast<std::uint8_t>(i * 53 + op * 7 + layout));
+      cases.push_back({fmt::format("run sweep op {} layout {}", op, layout), bytes});
+    }
+  std::size_t ran = 0;
+  replay([&](Input in) { ran += fuzz::run_target(in) ? 1 : 0; }, cases);
+  EXPECT_GT(ran, 40u);
+}
+
 }  // namespace
 }  // namespace dmlbits
