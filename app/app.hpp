@@ -9,6 +9,18 @@
 
 namespace dmlbits::app {
 
+// Counts (--show, --jobs): CLI11 would read "-1" into an unsigned option as a huge number.
+inline CLI::Validator count_validator() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        return !s.empty() && s[0] == '-' ? "'" + s + "' is not a count (0 or more)" : std::string();
+      },
+      "");
+}
+
+// The last line of every command's help.
+inline constexpr const char* kSeeManual = "See dmlbits(1) for details.";
+
 void setup_info(CLI::App& app);
 void setup_ops(CLI::App& app);
 void setup_check(CLI::App& app);

@@ -18,17 +18,35 @@ struct CheckCmdOptions {
   std::string junit;
   CheckOptions check;
   bool verbose = false;
+  CLI::Option* adapter_option = nullptr;
 };
 
 void run_check_cmd(const CheckCmdOptions& o) {
+  // The command line first, as for the operator commands: its mistakes are usage errors
+  // before any case runs, not a failure of every case.
+  if (o.adapter_option->count() > 0 && o.adapter.empty())
+    throw Error(Errc::usage, "--adapter: an empty name matches no adapter (give an index or part of a name)");
   // Cases build their backends through OperationSpec, which carries no adapter.
   if (!o.adapter.empty() && o.check.backend != "d3d12" && o.check.backend != "auto")
     throw Error(Errc::usage, "--adapter needs --backend d3d12 or --backend auto");
+  check_check_options(o.check);
+  if (!o.junit.empty()) check_output_path(o.junit);
   set_default_adapter(o.adapter);
+  // Every manifest is read and validated before any case runs.
+  std::vector<Manifest> manifests;
+  std::size_t selected = 0;
+  for (const auto& m : o.manifests) {
+    manifests.push_back(load_manifest(m, o.check));
+    selected += manifests.back().cases.size();
+  }
+  // A filter that selects nothing would pass "0 passed": most likely a typo, which CI must see.
+  if (selected == 0)
+    throw Error(Errc::usage, fmt::format("--filter '{}' matches no case in {}", o.check.filter,
+                                         o.manifests.size() == 1 ? quote_path(o.manifests[0]) : "the manifests"));
   std::size_t failed = 0, total = 0, updated = 0;
   std::vector<CheckSummary> summaries;
-  for (const auto& m : o.manifests) {
-    CheckSummary s = run_check(m, o.check);
+  for (const auto& m : manifests) {
+    CheckSummary s = run_manifest(m, o.check);
     for (const auto& c : s.cases) {
       const char* tag = c.outcome == CaseResult::Outcome::pass ? (c.updated ? "UPDATED" : "ok") :
                         c.outcome == CaseResult::Outcome::fail ? "FAIL" : "ERROR";
@@ -61,12 +79,18 @@ void setup_check(CLI::App& app) {
   sub->add_option("manifests", opt->manifests, "Manifest files (JSON)")->required();
   sub->add_option("--junit", opt->junit, "Write the results as JUnit XML to FILE");
   sub->add_flag("--update", opt->check.update, "Rewrite golden files from the results (atomically) and say which changed");
-  sub->add_option("-j,--jobs", opt->check.jobs, "Cases to run in parallel (default: the number of CPUs)");
+  sub->add_option("-j,--jobs", opt->check.jobs, "Cases to run in parallel (default: the number of CPUs)")
+      ->type_name("N")
+      ->check(count_validator());
   sub->add_option("--filter", opt->check.filter, "Run only cases whose name contains TEXT");
   sub->add_option("--backend", opt->check.backend, "Run every case on this backend");
   sub->add_option("--isa", opt->check.isa, "CPU backend: use this instruction set");
-  sub->add_option("--adapter", opt->adapter, "d3d12 and auto: run on this adapter, an index or part of its name");
-  sub->add_option("--show", opt->check.max_listed, "List at most N differing elements per case")->capture_default_str();
+  opt->adapter_option =
+      sub->add_option("--adapter", opt->adapter, "d3d12 and auto: run on this adapter, an index or part of its name");
+  sub->add_option("--show", opt->check.max_listed, "List at most N differing elements per case")
+      ->type_name("N")
+      ->check(count_validator())
+      ->capture_default_str();
   sub->add_flag("-v,--verbose", opt->verbose, "Print every report");
   sub->final_callback([opt] { run_check_cmd(*opt); });
 }

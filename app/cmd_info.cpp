@@ -1,4 +1,5 @@
 // dmlbits info FILE...: what each tensor file holds, without running anything.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -64,6 +65,9 @@ int run_info(const InfoOptions& o) {
     dtype = parse_dtype_name(o.dtype);
     if (!dtype) throw Error(Errc::usage, fmt::format("--dtype: unknown data type '{}'", o.dtype));
   }
+  // Standard input can be read once: a second '-' would report an empty input.
+  if (std::count(o.files.begin(), o.files.end(), "-") > 1)
+    throw Error(Errc::usage, "standard input ('-') can be given once");
   int status = 0;
   nlohmann::json all = nlohmann::json::array();
   for (const auto& path : o.files) {

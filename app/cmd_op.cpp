@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -45,7 +46,42 @@ struct OpOptions {
   bool verbose = false;
   bool quiet = false;
   std::string emit_dxdispatch;
+  bool popcount_in_place = false;  // popcount's hidden --in-place, refused with DirectML's reason
+  // Options whose presence, not value, matters (CLI11 counts them).
+  CLI::Option* show_option = nullptr;
+  CLI::Option* adapter_option = nullptr;
 };
+
+// An operand that is no file and no literal but looks like a number ("1.5", "nan", "+5",
+// "1e2", "0xg"): most likely a value the user meant as a literal, which only integers are.
+bool looks_like_number(const std::string& text) {
+  std::string_view s = text;
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.remove_prefix(1);
+  if (s.empty()) return false;
+  std::string lower(s);
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "nan" || lower == "inf" || lower == "infinity") return true;
+  return (s[0] >= '0' && s[0] <= '9') || (s[0] == '.' && s.size() > 1 && s[1] >= '0' && s[1] <= '9');
+}
+
+void check_operand(const std::string& text, const char* name) {
+  if (classify_operand(text) != OperandKind::file || !looks_like_number(text)) return;
+  struct stat st {};
+  if (::stat(text.c_str(), &st) == 0) return;  // a file by that name: it is read
+  std::string lower(text);
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string_view unsigned_text = lower[0] == '+' || lower[0] == '-' ? std::string_view(lower).substr(1) : lower;
+  std::string advice;
+  if (unsigned_text.starts_with("0x") || unsigned_text.starts_with("0b"))
+    advice = fmt::format("a {} literal takes {} digits only", unsigned_text[1] == 'x' ? "hexadecimal" : "binary",
+                         unsigned_text[1] == 'x' ? "0-9 and a-f" : "0 and 1");
+  else if (unsigned_text == "nan" || unsigned_text.starts_with("inf"))
+    advice = fmt::format("write it as an array, '[\"{}\"]'", text);
+  else
+    advice = fmt::format("write other values as an array, '[{}]'", text[0] == '+' ? text.substr(1) : text);
+  throw Error(Errc::usage, fmt::format("operand {}: '{}' is not a literal (literals are integers: 5, -1, 0xff, 0b101) "
+                                       "and no such file exists; {}", name, text, advice));
+}
 
 std::optional<DType> dtype_option(const std::string& name, const char* option) {
   if (name.empty()) return std::nullopt;
@@ -75,10 +111,22 @@ OperationSpec make_spec(const OpOptions& o) {
   spec.repeat = o.repeat;
   spec.warmup = o.warmup;
   spec.explain_only = o.explain;
+  if (o.popcount_in_place)
+    throw Error(Errc::usage, "--in-place is not offered: DirectML does not let BIT_COUNT's output alias its input");
   if (o.in_place && !o.output.empty()) throw Error(Errc::usage, "--in-place and -o cannot be combined");
   if (o.in_place && classify_operand(o.a) != OperandKind::file)
     throw Error(Errc::usage, "--in-place needs input A to be a file");
-  if (o.update && o.expect.empty()) throw Error(Errc::usage, "--update needs --expect GOLDEN");
+  // One rule for the options that only mean something with --expect: without it they are
+  // refused, not ignored.
+  if (o.expect.empty()) {
+    if (o.update) throw Error(Errc::usage, "--update needs --expect GOLDEN");
+    if (o.show_option && o.show_option->count() > 0) throw Error(Errc::usage, "--show needs --expect GOLDEN");
+    if (!o.report_json.empty()) throw Error(Errc::usage, "--report-json needs --expect GOLDEN");
+  }
+  if (o.adapter_option && o.adapter_option->count() > 0 && o.adapter.empty())
+    throw Error(Errc::usage, "--adapter: an empty name matches no adapter (give an index or part of a name)");
+  check_operand(o.a, "A");
+  if (op_info(o.op).arity == 2) check_operand(o.b, "B");
   if (!o.emit_dxdispatch.empty()) dxdispatch_file_names(o.emit_dxdispatch, op_info(o.op).arity);  // refused early
   return spec;
 }
@@ -89,20 +137,41 @@ bool is_special_file(const std::string& path) {
 }
 
 // --expect: compare with the golden file; --update rewrites it instead of failing.
+// Standard output carries the result (-o -): reports then go to standard error, so that the
+// reader of the tensor gets the tensor and nothing after it.
+bool stdout_has_data(const OpOptions& o) { return o.output == "-"; }
+
 void check_expected(const OpOptions& o, const Tensor& result) {
-  const GoldenCheck golden = check_golden(result.view(), o.expect, o.show, o.update);
+  // --report-json holds every differing element; the text lists --show of them.
+  const std::size_t listed = o.report_json.empty() ? o.show : std::numeric_limits<std::size_t>::max();
+  const GoldenCheck golden = check_golden(result.view(), o.expect, listed, o.update);
   if (golden.outcome == GoldenCheck::Outcome::updated) {
-    std::cerr << fmt::format("dmlbits: updated {}\n", o.expect);
+    std::cerr << fmt::format("dmlbits: {} {}\n", golden.created ? "created" : "updated", o.expect);
     return;
   }
   if (!o.report_json.empty()) write_text_file(o.report_json, compare_json(golden.report).dump(2) + "\n");
   if (golden.outcome == GoldenCheck::Outcome::matched) {
     if (o.update) std::cerr << fmt::format("dmlbits: {} unchanged\n", o.expect);
-    if (o.verbose) std::cerr << "dmlbits: " << compare_text(golden.report, quote_path(o.expect));
+    if (o.verbose) std::cerr << "dmlbits: " << compare_text(golden.report, quote_path(o.expect), o.show);
     return;
   }
-  std::cout << compare_text(golden.report, quote_path(o.expect));
+  (stdout_has_data(o) ? std::cerr : std::cout) << compare_text(golden.report, quote_path(o.expect), o.show);
   throw Error(Errc::mismatch, fmt::format("result differs from {}", quote_path(o.expect)));
+}
+
+// Every file the run will write, checked before anything is computed: a bad path for a side
+// output must not leave the main output written, nor hide a mismatch behind an I/O error.
+void check_output_paths(const OpOptions& o) {
+  if (!o.output.empty()) check_output_path(o.output);
+  if (!o.explain_json.empty()) check_output_path(o.explain_json);
+  if (!o.time_json.empty()) check_output_path(o.time_json);
+  if (!o.report_json.empty()) check_output_path(o.report_json);
+  if (o.update) check_output_path(o.expect);
+  if (!o.emit_dxdispatch.empty()) {
+    const DxDispatchFiles files = dxdispatch_file_names(o.emit_dxdispatch, op_info(o.op).arity);
+    check_output_path(files.model);
+    for (const auto& f : files.inputs) check_output_path(f);
+  }
 }
 
 // The output path and format, or nullopt for JSON on standard output.
@@ -189,6 +258,16 @@ void run_op(const OpOptions& o) {
   const OpInfo& op = op_info(o.op);
   set_default_adapter(o.adapter);  // OperationSpec carries no adapter; make_backend reads this
   const OperationSpec spec = make_spec(o);
+  check_output_paths(o);
+  if (o.in_place && o.verbose) {
+    // The result replaces A as dmlbits writes every .npy: say so when that changes A's layout.
+    const InputSummary a = inspect_input(o.a);
+    if (a.npy && (a.npy->fortran_order || (a.npy->byte_order == '>' && dtype_info(a.npy->dtype).size > 1)))
+      std::cerr << fmt::format("dmlbits: {} is {}; the result is written little-endian in C order\n", quote_path(o.a),
+                               a.npy->fortran_order ? (a.npy->byte_order == '>' && dtype_info(a.npy->dtype).size > 1
+                                                           ? "big-endian and in Fortran order" : "in Fortran order")
+                                                    : "big-endian");
+  }
   // Straight to an .npy output, chunk by chunk, when nothing needs the whole result in memory.
   // (--emit-dxdispatch needs the inputs, which streaming does not keep.)
   if (o.expect.empty() && !o.explain && spec.repeat == 1 && spec.warmup == 0 && o.emit_dxdispatch.empty()) {
@@ -201,8 +280,10 @@ void run_op(const OpOptions& o) {
       return;
     }
   }
-  Stopwatch total;
   OperationResult r = run_operation(spec);
+  // Everything after the run is writing (the model, the description, the result), so that
+  // the phases add up to the total.
+  Stopwatch write;
   if (!o.emit_dxdispatch.empty()) emit_dxdispatch(o, r);
 
   const std::string explain = to_json(r.op->desc()).dump(2) + "\n";
@@ -212,15 +293,15 @@ void run_op(const OpOptions& o) {
   }
   report_validated(o, *r.op, r.timing);
 
-  Stopwatch write;
   const Tensor& result = r.result();
   // With --expect the result is compared, and only written where -o or --in-place asks.
   if (o.expect.empty() || !o.output.empty() || o.in_place) {
     const OutputTarget target = output_target(o);
     write_tensor(result.view(), target.path, target.format, JsonWriteOptions{o.hex});
   }
-  r.timing.phases.push_back({"write", write.seconds()});
-  r.timing.total_seconds = total.seconds();
+  const double write_s = write.seconds();
+  r.timing.phases.push_back({"write", write_s});
+  r.timing.total_seconds += write_s;
   report_timing(o, *r.op, r.timing, spec, r.execute_samples);
   if (!o.expect.empty()) check_expected(o, result);
 }
@@ -254,12 +335,15 @@ void setup_op_commands(CLI::App& app, const OpInfo* only) {
         ->check(CLI::IsMember({"npy", "json"}));
     if (op.allows_in_place())
       sub->add_flag("--in-place", opt->in_place, "Write the result over input A (atomically)");
+    else  // hidden: refused with DirectML's reason rather than as an unknown option
+      sub->add_flag("--in-place", opt->popcount_in_place)->group("");
     sub->add_option("-l,--feature-level", opt->feature_level,
                     "DirectML feature level: " + level_choices() + " (also 4.1, DML_FEATURE_LEVEL_4_1)")
         ->capture_default_str();
     if (op.kind == OpKind::shl || op.kind == OpKind::shr)
       sub->add_option("--shift-overflow", opt->shift_overflow,
                       "Counts >= the element width: zero (result 0) or wrap (count modulo width)")
+          ->type_name("MODE")  // short enough that the description shares the option's line
           ->check(CLI::IsMember({"zero", "wrap"}))
           ->capture_default_str();
     if (!op.output_dtype_is_input_dtype())
@@ -271,7 +355,7 @@ void setup_op_commands(CLI::App& app, const OpInfo* only) {
                     "Backend: " + backends + " (auto: d3d12 on a hardware adapter for outputs of 16 MiB or more, "
                     "else cpu)")
         ->capture_default_str();
-    sub->add_option("--adapter", opt->adapter,
+    opt->adapter_option = sub->add_option("--adapter", opt->adapter,
                     "d3d12 and auto: run on this adapter, an index or part of its name (see dmlbits devices)");
     sub->add_option("--isa", opt->isa, "CPU backend: use this instruction set (scalar, avx2, avx512) instead of the best one");
     sub->add_option("--threads", opt->threads,
@@ -285,7 +369,10 @@ void setup_op_commands(CLI::App& app, const OpInfo* only) {
     sub->add_option("--expect", opt->expect,
                     "Compare the result bit for bit with GOLDEN (.npy or JSON); exit 1 and report if it differs");
     sub->add_flag("--update", opt->update, "With --expect: rewrite GOLDEN from the result instead of failing");
-    sub->add_option("--show", opt->show, "With --expect: list at most N differing elements")->capture_default_str();
+    opt->show_option = sub->add_option("--show", opt->show, "With --expect: list at most N differing elements")
+                           ->type_name("N")
+                           ->check(count_validator())
+                           ->capture_default_str();
     sub->add_option("--report-json", opt->report_json, "With --expect: write the full comparison report to FILE");
     sub->add_option("--emit-dxdispatch", opt->emit_dxdispatch,
                     "Also write FILE.json, a model for Microsoft's DxDispatch that runs this operator on DirectML, "
@@ -296,7 +383,6 @@ void setup_op_commands(CLI::App& app, const OpInfo* only) {
     sub->add_option("--warmup", opt->warmup, "Execute W unmeasured times first")->capture_default_str();
     sub->add_flag("-v,--verbose", opt->verbose, "Say which backend and device run the operator");
     sub->add_flag("-q,--quiet", opt->quiet, "No progress line on a terminal for long runs");
-    sub->footer(exit_status_summary());
     sub->final_callback([opt] { run_op(*opt); });
   }
 }

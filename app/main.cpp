@@ -1,7 +1,15 @@
 // dmlbits: DirectML's element-wise bitwise operators on tensors, from the command line.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
+#include <streambuf>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -20,24 +28,233 @@ void on_interrupt(int sig) {
   std::signal(sig, SIG_DFL);
 }
 
+// Standard output for std::cout, written with write(2) so that the first failure's errno is
+// kept: iostreams only set badbit, and by the time main() flushes, errno says nothing. A closed
+// pipe (EPIPE) must be told apart from a full disk, which is reported with its reason.
+class StdoutBuf : public std::streambuf {
+ public:
+  StdoutBuf() { setp(buffer_, buffer_ + sizeof buffer_); }
+  int error() const { return error_; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!flush_buffer()) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  int sync() override { return flush_buffer() ? 0 : -1; }
+
+ private:
+  bool flush_buffer() {
+    const char* p = pbase();
+    while (p < pptr() && error_ == 0) {
+      const ssize_t n = ::write(STDOUT_FILENO, p, static_cast<std::size_t>(pptr() - p));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) error_ = errno;
+      else p += n;
+    }
+    setp(buffer_, buffer_ + sizeof buffer_);
+    return error_ == 0;
+  }
+  char buffer_[1 << 16];
+  int error_ = 0;
+};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+constexpr const char* kOtherCommands[] = {"info", "ops", "check", "devices"};
+
+// The command a first argument means, if it is one in any case (`AND`, `Bit_Xor`): DirectML's
+// names are written in capitals and a user should not have to remember ours are lower case.
+std::optional<std::string> command_named(std::string_view arg) {
+  const std::string l = lower(arg);
+  for (const char* c : kOtherCommands)
+    if (l == c) return std::string(c);
+  for (const auto& op : dmlbits::op_table()) {
+    if (l == op.verb) return std::string(op.verb);
+    for (const auto& alias : op.aliases())
+      if (l == lower(alias)) return std::string(op.verb);
+  }
+  return std::nullopt;
+}
+
+// The command nearest to a mistyped one, if any is near enough to be a likely typo.
+std::string nearest_command(std::string_view arg) {
+  const std::string l = lower(arg);
+  std::string best;
+  // Edit distance, doubled, plus one where the first letter differs: of `or` and `xor`, both
+  // one edit from `xr`, the one that starts alike is the likelier typo.
+  std::size_t best_score = 2 * (std::max<std::size_t>(2, l.size() / 3) + 1);
+  const auto consider = [&](std::string_view name, std::string_view command) {
+    const std::string n = lower(name);
+    const std::size_t score = 2 * edit_distance(l, n) + (!l.empty() && !n.empty() && l[0] != n[0] ? 1 : 0);
+    if (score < best_score) {
+      best_score = score;
+      best = command;
+    }
+  };
+  for (const char* c : kOtherCommands) consider(c, c);
+  for (const auto& op : dmlbits::op_table()) {
+    consider(op.verb, op.verb);
+    for (const auto& alias : op.aliases()) consider(alias, op.verb);
+  }
+  consider("help", "help");
+  return best;
+}
+
+// The command a parse was in (the subcommand CLI11 selected), or "" before any.
+std::string current_command(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands()) return sub->get_name();
+  return {};
+}
+
+// A usage error in the house style: "dmlbits: COMMAND: what is wrong; see dmlbits COMMAND --help".
+int usage_error(const std::string& command, const std::string& what) {
+  const std::string where = command.empty() ? std::string() : command + ": ";
+  const std::string help = command.empty() ? "dmlbits --help" : "dmlbits " + command + " --help";
+  std::cerr << "dmlbits: " << where << what << "; see " << help << '\n';
+  return dmlbits::exit_status(dmlbits::Errc::usage);
+}
+
+// CLI11's message for a parse error, reworded: CLI11 writes "The following arguments were not
+// expected: uint32 --out-dtype" (in reverse order), "B is required", "Could not convert: --jobs
+// = -1"; dmlbits says what is wrong in its own words.
+std::string parse_error_text(const CLI::ParseError& e) {
+  std::string what = e.what();
+  const auto after_colon = [&] { return what.substr(what.find(": ") + 2); };
+  if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+    std::vector<std::string> words;
+    std::string rest = after_colon();
+    for (std::size_t pos = 0; pos < rest.size();) {
+      const std::size_t space = rest.find(' ', pos);
+      words.insert(words.begin(), rest.substr(pos, space - pos));  // CLI11 lists them last first
+      pos = space == std::string::npos ? rest.size() : space + 1;
+    }
+    if (words.empty()) return "unexpected arguments";
+    const std::string& first = words.front();
+    if (first.size() > 1 && first[0] == '-' && !(first[1] >= '0' && first[1] <= '9'))
+      return fmt::format("unknown option '{}'", first.substr(0, first.find('=')));
+    return words.size() == 1 ? fmt::format("unexpected argument '{}'", first)
+                             : fmt::format("unexpected arguments '{}'", fmt::join(words, "' '"));
+  }
+  if (dynamic_cast<const CLI::RequiredError*>(&e)) {
+    if (what.starts_with("A subcommand")) return "a command is required";
+    if (const auto is = what.find(" is required"); is != std::string::npos) {
+      const std::string name = what.substr(0, is);
+      if (name.starts_with("-")) return fmt::format("{} is required", name);
+      return fmt::format("missing operand {}", name == "files" || name == "manifests" ? name.substr(0, name.size() - 1) : name);
+    }
+  }
+  if (dynamic_cast<const CLI::ConversionError*>(&e) && what.starts_with("Could not convert: ")) {
+    const std::string rest = what.substr(std::strlen("Could not convert: "));
+    const auto eq = rest.find(" = ");
+    if (eq != std::string::npos)
+      return fmt::format("{}: '{}' is not a valid value", rest.substr(0, eq), rest.substr(eq + 3));
+  }
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e)) {
+    const auto colon = what.find(": ");
+    if (colon != std::string::npos && what.find("At Most") != std::string::npos)
+      return fmt::format("{} may be given once", what.substr(0, colon));
+    if (colon != std::string::npos && what.find("required but received 0") != std::string::npos)
+      return fmt::format("{} needs a value", what.substr(0, colon));
+  }
+  if (dynamic_cast<const CLI::ValidationError*>(&e)) {
+    // "--threads: Value 0 not in range 1 to 256" -> "--threads: 0 is not in range 1 to 256"
+    const auto colon = what.find(": ");
+    if (colon != std::string::npos) {
+      std::string msg = what.substr(colon + 2);
+      if (msg.starts_with("Value ")) {
+        msg = msg.substr(6);
+        const auto sp = msg.find(" not ");
+        if (sp != std::string::npos) msg = fmt::format("'{}' is not {}", msg.substr(0, sp), msg.substr(sp + 5));
+      }
+      return fmt::format("{}: {}", what.substr(0, colon), msg);
+    }
+  }
+  if (!what.empty()) what[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(what[0])));
+  return what;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace dmlbits;
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
-  // A closed pipe is a write error (EPIPE) reported like any other, not a silent death.
+  // A closed pipe is seen as EPIPE from write(2), not as a signal: dmlbits then removes its
+  // temporary files and exits with 141 quietly, as a tool ended by SIGPIPE would (main below).
   std::signal(SIGPIPE, SIG_IGN);
+  // Never destroyed: std::cout is flushed once more after main returns (by the library's exit
+  // handler), and must not reach a buffer that is gone by then.
+  StdoutBuf& stdout_buf = *new StdoutBuf;
+  std::cout.rdbuf(&stdout_buf);
+
+  // The first argument, when it is not an option, is the command: fix its case, turn `help`
+  // into --help, and refuse an unknown one by name with the nearest known one.
+  std::vector<const char*> args(argv, argv + argc);
+  std::string command_arg;
+  if (argc >= 2 && argv[1][0] != '-') {
+    const std::string first = argv[1];
+    if (lower(first) == "help") {
+      args.erase(args.begin() + 1);
+      if (args.size() >= 2 && args[1][0] != '-') {
+        auto named = command_named(args[1]);
+        if (!named) {
+          const std::string near = nearest_command(args[1]);
+          return usage_error("", fmt::format("unknown command '{}'{}", args[1],
+                                             near.empty() || near == "help" ? "" : fmt::format(" (did you mean '{}'?)", near)));
+        }
+        command_arg = *named;
+        args[1] = command_arg.c_str();
+        args.insert(args.begin() + 2, "--help");
+      } else {
+        args.insert(args.begin() + 1, "--help");
+      }
+    } else if (auto named = command_named(first)) {
+      command_arg = *named;
+      args[1] = command_arg.c_str();
+    } else {
+      const std::string near = nearest_command(first);
+      return usage_error("", fmt::format("unknown command '{}'{}", first,
+                                         near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
+    }
+  }
+  const int nargs = static_cast<int>(args.size());
+
   CLI::App app{"dmlbits: run DirectML's element-wise bitwise operators (DML_ELEMENT_WISE_BIT_*) on tensors", "dmlbits"};
+  // Wide enough that no option's description starts on a line of its own.
+  app.get_formatter()->column_width(44);
   app.set_version_flag("--version", "dmlbits " DMLBITS_VERSION);
   app.require_subcommand(1);
-  app.footer(app::exit_status_summary() + "\nSee dmlbits(1) for details.");
+  app.footer(app::exit_status_summary() + "\n" + app::kSeeManual);
   // Building CLI11's option tables is most of a small run's instructions (3 of 4 million with
   // all seven operator commands, about 170 options). When the first argument names an
   // operator, which is then the command, only that command is built: the others could not
   // match anyway (one subcommand is required and it comes first), and help and errors for the
   // operator read the same.
-  const OpInfo* named = argc >= 2 ? find_op(argv[1]) : nullptr;
+  const OpInfo* named = nargs >= 2 ? find_op(args[1]) : nullptr;
   if (named == nullptr) {
     app::setup_info(app);
     app::setup_ops(app);
@@ -45,35 +262,44 @@ int main(int argc, char** argv) {
     app::setup_devices(app);
   }
   app::setup_op_commands(app, named);
+  // --version after a command too (`dmlbits ops --version`), as the manual lists it for every command.
+  // Every command's help ends as the top-level one does.
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    sub->set_version_flag("--version", "dmlbits " DMLBITS_VERSION, "Print the version and exit");
+    sub->footer(app::exit_status_summary() + "\n" + app::kSeeManual);
+  }
+  int status = 0;
   try {
-    app.parse(argc, argv);
+    app.parse(nargs, args.data());
   } catch (const CLI::RuntimeError& e) {
-    return e.get_exit_code();  // a command that already reported its failures
+    status = e.get_exit_code();  // a command that already reported its failures
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    status = app.exit(e, std::cout, std::cerr);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    status = app.exit(e, std::cout, std::cerr);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    status = app.exit(e, std::cout, std::cerr);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "dmlbits: " << e.what() << "\nRun 'dmlbits --help' for usage.\n";
-    return exit_status(Errc::usage);
+    return usage_error(current_command(app), parse_error_text(e));
   } catch (const Error& e) {
+    if (e.code() == Errc::broken_pipe) return exit_status(Errc::broken_pipe);  // quietly: see above
+    if (e.code() == Errc::usage) return usage_error(current_command(app), e.what());
     std::cerr << "dmlbits: " << e.what() << '\n';
-    return exit_status(e.code());
+    status = exit_status(e.code());
   } catch (const std::bad_alloc&) {
     std::cerr << "dmlbits: out of memory\n";
-    return exit_status(Errc::io);
+    status = exit_status(Errc::io);
   } catch (const std::exception& e) {
     std::cerr << "dmlbits: internal error: " << e.what() << '\n';
-    return exit_status(Errc::internal);
+    status = exit_status(Errc::internal);
   }
-  // Output may be buffered in std::cout; a failed flush (a full disk, a closed pipe) is an
-  // I/O error, not a success.
+  // Output may be buffered in std::cout; a failed flush (a full disk) is an I/O error, not a
+  // success, and a closed pipe is the reader's choice (`| head -1`): exit as SIGPIPE would.
   std::cout.flush();
-  if (!std::cout || std::fflush(stdout) != 0) {
-    std::cerr << "dmlbits: writing standard output: failed\n";
-    return exit_status(Errc::io);
+  if (const int err = stdout_buf.error()) {
+    if (err == EPIPE) return exit_status(Errc::broken_pipe);
+    std::cerr << "dmlbits: writing standard output: " << std::strerror(err) << '\n';
+    return status != 0 ? status : exit_status(Errc::io);
   }
-  return 0;
+  return status;
 }

@@ -147,7 +147,10 @@ std::string timing_text(const RunTiming& t, const RunDescription& what) {
                                 what.shape.to_string(), what.level.short_name(), t.backend, t.device);
   for (const auto& p : t.phases) {
     out += fmt::format("  {:<10}{:>12.3f} ms", p.name, p.seconds * 1e3);
-    if (p.name == "execute")
+    if (p.name == "execute" && t.execute_runs > 1)  // the phase is every measured run: say so
+      out += fmt::format("  sum of {} runs of {} bytes, {:.2f} GB/s over them", t.execute_runs, t.execute_bytes,
+                         t.execute_gbps());
+    else if (p.name == "execute")
       out += fmt::format("  {} bytes, {:.2f} GB/s", t.execute_bytes, t.execute_gbps());
     out += "\n";
   }
@@ -185,6 +188,7 @@ nlohmann::json timing_json(const RunTiming& t, const RunDescription& what) {
           {"backend_phases", backend_phases},
           {"total_s", t.total_seconds},
           {"execute_bytes", t.execute_bytes},
+          {"execute_runs", t.execute_runs},
           {"execute_gbps", t.execute_gbps()},
           {"execute",
            {{"warmup", what.warmup},

@@ -1,5 +1,6 @@
 #include "dmlbits/check.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <mutex>
@@ -9,6 +10,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "dmlbits/backend.hpp"
+#include "dmlbits/cpu_backend.hpp"
+#include "dmlbits/cpu_isa.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/io.hpp"
 #include "dmlbits/run.hpp"
@@ -20,13 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct CaseSpec {
-  std::string name;
-  OperationSpec spec;
-  std::string golden;          // resolved path, or ""
-  std::string expect_error;    // error name, or ""
-  std::string expect_message;  // substring, or ""
-};
+using CaseSpec = CheckCase;
 
 [[noreturn]] void manifest_fail(std::string msg) { throw Error(Errc::invalid_input, std::move(msg)); }
 
@@ -36,49 +34,77 @@ std::string get_string(const json& c, const char* key, const std::string& fallba
   return c[key].get<std::string>();
 }
 
+// The keys a case may have; defaults may hold all of them but "name".
+const std::set<std::string>& case_keys() {
+  static const std::set<std::string> keys{"name", "op", "inputs", "feature_level", "out_dtype", "dtype",
+                                          "shift_overflow", "backend", "expected", "expect_error",
+                                          "expect_message", "comment"};
+  return keys;
+}
+
 CaseSpec parse_case(const json& defaults, const json& c, std::size_t index, const fs::path& root,
                     const CheckOptions& options) {
   CaseSpec cs;
   if (!c.is_object()) manifest_fail(fmt::format("cases[{}] is not an object", index));
+  for (auto& [k, v] : c.items())
+    if (!case_keys().count(k)) manifest_fail(fmt::format("cases[{}]: unknown key \"{}\"", index, k));
   json merged = defaults;
   for (auto& [k, v] : c.items()) merged[k] = v;
-  static const std::set<std::string> kKeys{"name", "op", "inputs", "feature_level", "out_dtype", "dtype",
-                                           "shift_overflow", "backend", "expected", "expect_error",
-                                           "expect_message", "comment"};
-  for (auto& [k, v] : merged.items())
-    if (!kKeys.count(k)) manifest_fail(fmt::format("cases[{}]: unknown key \"{}\"", index, k));
-  cs.name = get_string(merged, "name", fmt::format("case{}", index));
+  cs.name = with_context(fmt::format("cases[{}]", index), [&] { return get_string(c, "name", fmt::format("case{}", index)); });
   const auto context = fmt::format("case '{}'", cs.name);
   with_context(context, [&] {
     const OpInfo* op = find_op(get_string(merged, "op"));
-    if (!op) manifest_fail(fmt::format("unknown op \"{}\"", get_string(merged, "op")));
+    if (!op) manifest_fail(fmt::format("\"op\": unknown op \"{}\"", get_string(merged, "op")));
     cs.spec.op = op->kind;
+    // Options the operator does not take are mistakes in a case; in defaults they apply to the
+    // cases whose operator takes them.
+    const auto applies = [&](const char* key) {
+      if (std::string_view(key) == "out_dtype") return !op->output_dtype_is_input_dtype();
+      return op->kind == OpKind::shl || op->kind == OpKind::shr;  // shift_overflow
+    };
+    for (const char* key : {"out_dtype", "shift_overflow"}) {
+      if (c.contains(key) && !applies(key))
+        manifest_fail(fmt::format("\"{}\" does not apply to {} (only {} takes it)", key, op->verb,
+                                  std::string_view(key) == "out_dtype" ? "popcount" : "shl and shr"));
+      if (!applies(key)) merged.erase(key);
+    }
     if (!merged.contains("inputs") || !merged["inputs"].is_array()) manifest_fail("\"inputs\" must be an array");
+    std::size_t i = 0;
     for (const auto& in : merged["inputs"]) {
-      // Integers may be written as JSON numbers; everything else is a string operand.
+      // A string is an operand as on the command line; an array is an array literal. A number
+      // (1.5 would become a file name), a boolean, an object or null is a mistake.
+      if (!in.is_string() && !in.is_array())
+        manifest_fail(fmt::format("\"inputs\"[{}]: {} is not an operand: give a file name or a literal as a string "
+                                  "(\"5\", \"0xff\") or an array ([1.5])", i, in.dump()));
       std::string text = in.is_string() ? in.get<std::string>() : in.dump();
       if (text == "-") manifest_fail("standard input cannot be an operand in a manifest");
       if (classify_operand(text) == OperandKind::file) text = (root / text).lexically_normal().string();
       cs.spec.operands.push_back(text);
+      ++i;
     }
     if (static_cast<int>(cs.spec.operands.size()) != op->arity)
       manifest_fail(fmt::format("{} takes {} input(s), {} given", op->verb, op->arity, cs.spec.operands.size()));
     if (auto l = get_string(merged, "feature_level"); !l.empty()) {
       auto level = parse_feature_level(l);
-      if (!level) manifest_fail(fmt::format("unknown feature level \"{}\"", l));
+      if (!level) manifest_fail(fmt::format("\"feature_level\": unknown feature level \"{}\"", l));
       cs.spec.level = *level;
     }
     for (auto [key, target] : {std::pair{"out_dtype", &cs.spec.out_dtype}, std::pair{"dtype", &cs.spec.dtype}}) {
       if (auto d = get_string(merged, key); !d.empty()) {
         *target = parse_dtype_name(d);
-        if (!*target) manifest_fail(fmt::format("unknown {} \"{}\"", key, d));
+        if (!*target) manifest_fail(fmt::format("\"{}\": unknown data type \"{}\"", key, d));
       }
     }
     const std::string shift = get_string(merged, "shift_overflow", "zero");
     if (shift != "zero" && shift != "wrap") manifest_fail("\"shift_overflow\" must be \"zero\" or \"wrap\"");
     cs.spec.shift_overflow = shift == "wrap" ? ShiftOverflow::wrap : ShiftOverflow::zero;
-    cs.spec.backend = options.backend.empty() ? get_string(merged, "backend", "cpu") : options.backend;
-    cs.spec.isa = options.isa;
+    const std::string backend = get_string(merged, "backend", "cpu");
+    const auto names = backend_names();
+    if (std::find(names.begin(), names.end(), backend) == names.end())
+      manifest_fail(fmt::format("\"backend\": unknown backend \"{}\" (available: {})", backend, fmt::join(names, ", ")));
+    cs.spec.backend = options.backend.empty() ? backend : options.backend;
+    // --isa holds the CPU backend to an instruction set; cases on other backends have none.
+    if (cs.spec.backend == "cpu" || cs.spec.backend == "auto") cs.spec.isa = options.isa;
     if (auto g = get_string(merged, "expected"); !g.empty()) cs.golden = (root / g).lexically_normal().string();
     cs.expect_error = get_string(merged, "expect_error");
     cs.expect_message = get_string(merged, "expect_message");
@@ -87,10 +113,70 @@ CaseSpec parse_case(const json& defaults, const json& c, std::size_t index, cons
     if (!cs.expect_error.empty()) {
       bool known = false;
       for (const auto& e : errc_table()) known = known || e.name == cs.expect_error;
-      if (!known) manifest_fail(fmt::format("unknown error name \"{}\"", cs.expect_error));
+      if (!known) manifest_fail(fmt::format("\"expect_error\": unknown error name \"{}\"", cs.expect_error));
     }
   });
   return cs;
+}
+
+// Parses a manifest's text: a syntax error says where (line and column), and a key given twice
+// in one object, which JSON parsers silently resolve to one of the values, is refused.
+json parse_manifest_json(std::string_view text) {
+  struct Frame {
+    bool object;
+    std::set<std::string> keys;
+    std::string key;
+    std::size_t index = 0;
+  };
+  std::vector<Frame> stack;
+  std::string duplicate;        // the first key given twice
+  std::string duplicate_where;  // the path of its object: "cases[2]", "defaults", ""
+  std::optional<std::size_t> duplicate_case;
+  const auto callback = [&](int, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start: stack.push_back({true, {}, {}, 0}); break;
+      case json::parse_event_t::array_start: stack.push_back({false, {}, {}, 0}); break;
+      case json::parse_event_t::key: {
+        Frame& f = stack.back();
+        f.key = parsed.get<std::string>();
+        if (!f.keys.insert(f.key).second && duplicate.empty()) {
+          duplicate = f.key;
+          for (std::size_t i = 0; i + 1 < stack.size(); ++i)
+            duplicate_where += stack[i].object ? (i == 0 ? "" : ".") + stack[i].key : fmt::format("[{}]", stack[i].index);
+          if (stack.size() == 3 && stack[0].key == "cases") duplicate_case = stack[1].index;
+        }
+        break;
+      }
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        stack.pop_back();
+        if (!stack.empty() && !stack.back().object) ++stack.back().index;
+        break;
+      case json::parse_event_t::value:
+        if (!stack.empty() && !stack.back().object) ++stack.back().index;
+        break;
+    }
+    return true;
+  };
+  json m;
+  try {
+    m = json::parse(text, callback, true);
+  } catch (const json::parse_error& e) {
+    // "[json.exception.parse_error.101] parse error at line 3, column 14: syntax error ..."
+    std::string what = e.what();
+    const auto at = what.find(" at line ");
+    manifest_fail("invalid JSON" + (at != std::string::npos ? what.substr(at) : ": " + what));
+  }
+  if (!duplicate.empty()) {
+    std::string where = duplicate_where.empty() ? std::string("the manifest") : duplicate_where;
+    if (duplicate_case && m.contains("cases") && m["cases"].is_array() && *duplicate_case < m["cases"].size()) {
+      const json& c = m["cases"][*duplicate_case];
+      if (c.is_object() && c.contains("name") && c["name"].is_string())
+        where = fmt::format("case '{}'", c["name"].get<std::string>());
+    }
+    manifest_fail(fmt::format("{}: key \"{}\" is given twice", where, duplicate));
+  }
+  return m;
 }
 
 CaseResult run_case(const CaseSpec& cs, const CheckOptions& options) {
@@ -107,10 +193,10 @@ CaseResult run_case(const CaseSpec& cs, const CheckOptions& options) {
       const GoldenCheck golden = check_golden(result.result().view(), cs.golden, options.max_listed, options.update);
       if (golden.outcome == GoldenCheck::Outcome::updated) {
         r.updated = true;
-        r.detail = fmt::format("updated {}", cs.golden);
+        r.detail = fmt::format("{} {}", golden.created ? "created" : "updated", cs.golden);
       } else if (golden.outcome == GoldenCheck::Outcome::differed) {
         r.outcome = CaseResult::Outcome::fail;
-        r.report = compare_text(golden.report, fmt::format("'{}'", cs.golden));
+        r.report = compare_text(golden.report, fmt::format("'{}'", cs.golden), options.max_listed);
         r.detail = r.report.substr(0, r.report.find('\n'));
       }
     }
@@ -162,29 +248,53 @@ std::size_t CheckSummary::passed() const {
 
 std::size_t CheckSummary::failed() const { return cases.size() - passed(); }
 
-CheckSummary run_check(const std::string& manifest_path, const CheckOptions& options) {
-  Stopwatch sw;
-  CheckSummary summary;
-  summary.manifest = manifest_path;
-  std::vector<CaseSpec> specs;
+void check_check_options(const CheckOptions& options) {
+  // The backend every case would take, or the CPU's for --isa alone (an unknown set is refused
+  // whatever the cases' backends).
+  if (!options.backend.empty()) check_backend_options(options.backend, BackendOptions{options.isa});
+  else if (!options.isa.empty()) check_backend_options("cpu", BackendOptions{options.isa});
+  if (!options.isa.empty()) require_isa(*parse_isa(options.isa));
+  // The environment the CPU backend reads: a bad value would fail every case alike.
+  (void)cpu_threads(0);
+  (void)best_isa();
+}
+
+Manifest load_manifest(const std::string& manifest_path, const CheckOptions& options) {
+  Manifest out;
+  out.path = manifest_path;
   with_context(fmt::format("reading manifest {}", quote_path(manifest_path)), [&] {
     InputBytes in = InputBytes::open(manifest_path);
     const std::string_view text(reinterpret_cast<const char*>(in.bytes().data()), in.bytes().size());
-    json m = json::parse(text, nullptr, false);
-    if (m.is_discarded()) manifest_fail("invalid JSON");
+    json m = parse_manifest_json(text);
     if (!m.is_object() || !m.contains("cases") || !m["cases"].is_array())
       manifest_fail("a manifest is an object with a \"cases\" array");
     fs::path root = fs::path(manifest_path).parent_path();
-    if (m.contains("root")) root /= m["root"].get<std::string>();
+    if (m.contains("root")) {
+      if (!m["root"].is_string()) manifest_fail("\"root\" must be a string");
+      root /= m["root"].get<std::string>();
+    }
     const json defaults = m.value("defaults", json::object());
+    if (!defaults.is_object()) manifest_fail("\"defaults\" must be an object");
+    for (auto& [k, v] : defaults.items())
+      if (!case_keys().count(k) || k == "name") manifest_fail(fmt::format("defaults: unknown key \"{}\"", k));
+    // A manifest that runs nothing passes nothing: an empty "cases" is a mistake, not success.
+    if (m["cases"].empty()) manifest_fail("\"cases\" is empty: the manifest has no cases to run");
     std::set<std::string> names;
+    out.total = m["cases"].size();
     for (std::size_t i = 0; i < m["cases"].size(); ++i) {
       CaseSpec cs = parse_case(defaults, m["cases"][i], i, root, options);
       if (!names.insert(cs.name).second) manifest_fail(fmt::format("duplicate case name '{}'", cs.name));
-      if (options.filter.empty() || cs.name.find(options.filter) != std::string::npos) specs.push_back(std::move(cs));
+      if (options.filter.empty() || cs.name.find(options.filter) != std::string::npos) out.cases.push_back(std::move(cs));
     }
   });
+  return out;
+}
 
+CheckSummary run_manifest(const Manifest& manifest, const CheckOptions& options) {
+  Stopwatch sw;
+  CheckSummary summary;
+  summary.manifest = manifest.path;
+  const std::vector<CaseSpec>& specs = manifest.cases;
   summary.cases.resize(specs.size());
   unsigned jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   jobs = std::min<unsigned>(jobs, static_cast<unsigned>(std::max<std::size_t>(specs.size(), 1)));
@@ -198,6 +308,10 @@ CheckSummary run_check(const std::string& manifest_path, const CheckOptions& opt
   for (auto& t : threads) t.join();
   summary.seconds = sw.seconds();
   return summary;
+}
+
+CheckSummary run_check(const std::string& manifest_path, const CheckOptions& options) {
+  return run_manifest(load_manifest(manifest_path, options), options);
 }
 
 std::string junit_xml(std::span<const CheckSummary> summaries) {

@@ -1,5 +1,8 @@
 #include "dmlbits/compare.hpp"
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <optional>
@@ -26,6 +29,21 @@ std::vector<std::uint64_t> unflatten(std::uint64_t i, const Shape& s) {
 std::string index_text(const std::vector<std::uint64_t>& idx) { return fmt::format("[{}]", fmt::join(idx, ", ")); }
 
 std::string hex(std::uint64_t bits, std::size_t size) { return fmt::format("0x{:0{}x}", bits, size * 2); }
+
+// A golden tensor. It must carry its data type: --dtype gives literals and inputs theirs, never
+// the expected result's, so a JSON golden without "dtype" is refused with that said.
+LoadedTensor read_golden(const std::string& path) {
+  // .npy straight into its tensor (read_input), not read whole and then copied.
+  InputContent in = with_context(fmt::format("reading {}", quote_path(path)), [&] { return read_input(path); });
+  if (in.format == TensorFormat::npy) return LoadedTensor{std::move(in.tensor), TensorFormat::npy, in.npy};
+  with_context(fmt::format("reading {}", quote_path(path)), [&] {
+    const std::string_view text(reinterpret_cast<const char*>(in.json->bytes().data()), in.json->bytes().size());
+    if (!JsonTensorDocument::parse(text).declared_dtype())
+      throw Error(Errc::invalid_input, "a golden file must name its data type: write it as {\"dtype\": ..., "
+                                       "\"data\": ...} (--dtype applies to inputs, not to goldens)");
+  });
+  return read_tensor_bytes(in.json->bytes(), path);
+}
 
 }  // namespace
 
@@ -56,7 +74,7 @@ CompareReport compare_tensors(const TensorView& expected, const TensorView& actu
   return r;
 }
 
-std::string compare_text(const CompareReport& r, const std::string& label) {
+std::string compare_text(const CompareReport& r, const std::string& label, std::size_t max_shown) {
   if (r.dtype_differs)
     return fmt::format("mismatch with {}: dtype differs: expected {}, got {}\n", label,
                        dtype_info(r.expected_dtype).dml_name, dtype_info(r.actual_dtype).dml_name);
@@ -67,15 +85,29 @@ std::string compare_text(const CompareReport& r, const std::string& label) {
   const std::size_t size = dtype_info(r.expected_dtype).size;
   std::string out = fmt::format("mismatch with {}: {} of {} elements differ ({})\n", label, r.differing, r.elements,
                                 dtype_info(r.expected_dtype).dml_name);
-  out += fmt::format("  {:<20} {:>24} {:>24}  {}\n", "index", "expected", "actual", "differing bits (xor)");
-  for (const auto& m : r.listed) {
-    const auto value = [&](std::uint64_t bits) {
-      return fmt::format("{} ({})", format_json_value(r.expected_dtype, bits, false), hex(bits, size));
-    };
-    out += fmt::format("  {:<20} {:>24} {:>24}  {} ({} bits)\n", index_text(m.index), value(m.expected),
-                       value(m.actual), hex(m.expected ^ m.actual, size), std::popcount(m.expected ^ m.actual));
+  // A value and its bits: "300 (0x012c)"; a NaN or infinity, which JSON writes as its bit
+  // pattern, is shown once.
+  const auto value = [&](std::uint64_t bits) {
+    const std::string v = format_json_value(r.expected_dtype, bits, false);
+    return v.starts_with('"') ? hex(bits, size) : fmt::format("{} ({})", v, hex(bits, size));
+  };
+  const std::size_t shown = std::min(max_shown, r.listed.size());
+  // Columns as wide as their widest cell (a UINT64 value with its bits is 41 characters).
+  std::size_t index_w = 20, value_w = 24;
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto& m = r.listed[i];
+    index_w = std::max(index_w, index_text(m.index).size());
+    value_w = std::max({value_w, value(m.expected).size(), value(m.actual).size()});
   }
-  if (r.differing > r.listed.size()) out += fmt::format("  ... {} more\n", r.differing - r.listed.size());
+  out += fmt::format("  {:<{}} {:>{}} {:>{}}  {}\n", "index", index_w, "expected", value_w, "actual", value_w,
+                     "differing bits (xor)");
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto& m = r.listed[i];
+    const int bits = std::popcount(m.expected ^ m.actual);
+    out += fmt::format("  {:<{}} {:>{}} {:>{}}  {} ({} bit{})\n", index_text(m.index), index_w, value(m.expected),
+                       value_w, value(m.actual), value_w, hex(m.expected ^ m.actual, size), bits, bits == 1 ? "" : "s");
+  }
+  if (r.differing > shown) out += fmt::format("  ... {} more\n", r.differing - shown);
   return out;
 }
 
@@ -105,7 +137,7 @@ nlohmann::json compare_json(const CompareReport& r) {
 GoldenCheck check_golden(const TensorView& actual, const std::string& path, std::size_t max_listed, bool update) {
   std::optional<LoadedTensor> golden;
   try {
-    golden = read_tensor(path);
+    golden = read_golden(path);
   } catch (const Error&) {
     if (!update) throw;  // a missing or unreadable golden is (re)created by --update
   }
@@ -117,6 +149,8 @@ GoldenCheck check_golden(const TensorView& actual, const std::string& path, std:
   }
   if (update) {
     const auto format = golden ? golden->format : format_from_extension(path).value_or(TensorFormat::npy);
+    struct stat st {};
+    out.created = ::lstat(path.c_str(), &st) != 0;
     write_tensor(actual, path, format);
     out.outcome = GoldenCheck::Outcome::updated;
   }

@@ -8,7 +8,7 @@ namespace dmlbits {
 namespace {
 
 // Statuses follow cmp(1)/diff(1): 1 means "ran, and the data differ", 2 and up mean trouble.
-constexpr std::array<ErrcInfo, 8> kErrcTable{{
+constexpr std::array<ErrcInfo, 9> kErrcTable{{
     {Errc::mismatch, "mismatch", 1, "the result differs from the expected (golden) tensor"},
     {Errc::usage, "usage", 2, "the command line is malformed (unknown option, missing operand)"},
     {Errc::invalid_input, "invalid-input", 3,
@@ -18,6 +18,9 @@ constexpr std::array<ErrcInfo, 8> kErrcTable{{
     {Errc::backend, "backend", 6, "a device or runtime call failed"},
     {Errc::internal, "internal", 70, "an internal error (a bug in dmlbits; please report it)"},
     {Errc::interrupted, "interrupted", 130, "interrupted by SIGINT or SIGTERM; no output file was left"},
+    // 128 + SIGPIPE: what a shell reports for a tool that SIGPIPE ended, as it ends cat or seq
+    // in `| head`; dmlbits exits with it itself so that it can remove its temporary files.
+    {Errc::broken_pipe, "broken-pipe", 141, "the reader of the output went away (a closed pipe); nothing is printed"},
 }};
 
 }  // namespace

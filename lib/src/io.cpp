@@ -1,6 +1,7 @@
 #include "dmlbits/io.hpp"
 
 #include <fcntl.h>
+#include <limits.h>  // NAME_MAX
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,6 +37,17 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// The mkstemp template for an output named `base`: ".BASE.dmlbits-XXXXXX", with BASE cut short
+// when the whole would pass NAME_MAX (255 bytes), so that names of 241 to 255 bytes can be
+// written too. The cut falls between UTF-8 characters, keeping the name readable.
+std::string temporary_name(const std::string& base) {
+  constexpr std::string_view kSuffix = ".dmlbits-XXXXXX";
+  constexpr std::size_t kMaxBase = NAME_MAX - 1 - kSuffix.size();
+  std::size_t keep = std::min(base.size(), kMaxBase);
+  while (keep > 0 && keep < base.size() && (static_cast<unsigned char>(base[keep]) & 0xC0) == 0x80) --keep;
+  return "." + base.substr(0, keep) + std::string(kSuffix);
+}
+
 void write_all(int fd, const std::byte* data, std::size_t size) {
   constexpr std::size_t kMaxWrite = 8 << 20;  // bounded writes, so that an interrupt is seen
   while (size > 0) {
@@ -43,6 +55,8 @@ void write_all(int fd, const std::byte* data, std::size_t size) {
     const ssize_t n = ::write(fd, data, std::min(size, kMaxWrite));
     if (n < 0) {
       if (errno == EINTR) continue;
+      // The reader of a pipe went away (`| head`): the end of the run, not a failure to report.
+      if (errno == EPIPE) throw Error(Errc::broken_pipe, "write failed: the reader closed the pipe");
       io_fail("write failed");
     }
     data += n;
@@ -106,20 +120,72 @@ struct InputReader {
   // A regular file of `size` bytes (at fstat): the head first, so that a JSON file over the
   // bound is refused before its data is read; then exactly `size` bytes, fewer being an error.
   void read_file(std::uint64_t size) {
+    read_head(size);
+    read_rest(size);
+  }
+
+  void read_head(std::uint64_t size) {
     const std::size_t head = static_cast<std::size_t>(std::min<std::uint64_t>(size, kHeadBytes));
     buf.resize(head);
-    std::size_t got = read_full(fd, buf.data(), head, path);
+    const std::size_t got = read_full(fd, buf.data(), head, path);
     if (got < head) file_shrank(size, got);
     if (!is_npy(buf) && size > kMaxJsonInputBytes)
       refuse_large(buf, fmt::format("this file is {}", format_byte_size(size)));
+  }
+
+  void read_rest(std::uint64_t size) {
+    const std::size_t head = buf.size();
     buf.resize(static_cast<std::size_t>(size));
-    got += read_full(fd, buf.data() + head, buf.size() - head, path);
+    const std::size_t got = head + read_full(fd, buf.data() + head, buf.size() - head, path);
     if (got < size) file_shrank(size, got);
     // A file that grew since fstat is read on to its new end.
     std::byte probe;
     if (read_full(fd, &probe, 1, path) == 0) return;
     buf.push_back(probe);
     read_stream("the file grew past it while being read");
+  }
+
+  // An .npy regular file of `size` bytes after read_head(): the rest of a long header, then the
+  // data straight into the tensor, with the same messages as reading the whole file into memory
+  // and then read_npy gave. Leaves the header in `h`.
+  Tensor read_npy_file(std::uint64_t size, NpyHeader& h) {
+    if (buf.size() >= 10) {
+      // parse_npy_header needs the whole header, or the whole file if that is shorter (its
+      // "truncated header" message counts what the file has).
+      const int major = std::to_integer<int>(buf[6]);
+      std::size_t header_len = std::to_integer<std::size_t>(buf[8]) | (std::to_integer<std::size_t>(buf[9]) << 8);
+      if (major != 1 && buf.size() >= 12)
+        header_len |= (std::to_integer<std::size_t>(buf[10]) << 16) | (std::to_integer<std::size_t>(buf[11]) << 24);
+      if (header_len <= kMaxNpyHeaderBytes) {  // otherwise parse_npy_header says so from the length
+        const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(size, (major == 1 ? 10 : 12) + header_len));
+        const std::size_t have = buf.size();
+        if (want > have) {
+          buf.resize(want);
+          const std::size_t got = have + read_full(fd, buf.data() + have, want - have, path);
+          if (got < want) file_shrank(size, got);
+        }
+      }
+    }
+    h = parse_npy_header(buf);  // the buffer holds the file if it is shorter than the header says
+    check_npy_data_size(h, size - h.data_offset);  // before the tensor is allocated
+    if (::lseek(fd, static_cast<off_t>(h.data_offset), SEEK_SET) < 0)
+      io_fail(fmt::format("cannot seek in {}", quote_path(path)));
+    NpyDecoder decoder(h);
+    for (std::size_t i = 0; i < decoder.pieces(); ++i) {
+      const std::span<std::byte> piece = decoder.buffer(i);
+      const std::size_t got = read_full(fd, piece.data(), piece.size(), path);
+      if (got < piece.size()) file_shrank(size, h.data_offset + decoder.offset(i) + got);
+      decoder.convert(i);
+    }
+    // A file that grew since fstat: counted to its new end (not kept) for the message.
+    std::byte probe;
+    if (read_full(fd, &probe, 1, path) != 0) {
+      std::uint64_t more = 1;
+      std::vector<std::byte> sink(1 << 16);
+      while (const std::size_t n = read_full(fd, sink.data(), sink.size(), path)) more += n;
+      check_npy_data_size(h, h.data_bytes + more);  // "trailing garbage"
+    }
+    return decoder.take();
   }
 
   // Appends the rest of a pipe (or of a growing file) up to its end; input that is not .npy
@@ -185,6 +251,35 @@ InputBytes InputBytes::open(const std::string& path) {
   });
 }
 
+InputContent read_input(const std::string& path) {
+  return with_input_fd(path, [&](int fd, const struct stat& st, bool is_stdin) {
+    InputContent out;
+    InputBytes in;
+    InputReader reader{fd, path, in.buffer_};
+    // Standard input redirected from a file is read from where its offset stands, as a stream.
+    if (S_ISREG(st.st_mode) && !is_stdin) {
+      const auto size = static_cast<std::uint64_t>(st.st_size);
+      reader.read_head(size);
+      if (is_npy(in.buffer_)) {
+        out.format = TensorFormat::npy;
+        out.tensor = reader.read_npy_file(size, out.npy.emplace());
+        return out;
+      }
+      reader.read_rest(size);
+    } else {
+      reader.read_stream(is_stdin ? "standard input has more" : "the input has more");
+    }
+    out.format = detect_format(in.bytes());
+    if (out.format == TensorFormat::npy) {
+      out.npy = inspect_npy(in.bytes());
+      out.tensor = read_npy(in.bytes());
+    } else {
+      out.json = std::move(in);
+    }
+    return out;
+  });
+}
+
 InputBytes InputBytes::read_rest_of_stdin(std::vector<std::byte> prefix) {
   InputBytes in;
   in.buffer_.assign(prefix.begin(), prefix.end());
@@ -194,6 +289,10 @@ InputBytes InputBytes::read_rest_of_stdin(std::vector<std::byte> prefix) {
 
 TensorFormat detect_format(std::span<const std::byte> bytes) {
   if (is_npy(bytes)) return TensorFormat::npy;
+  // A UTF-8 byte-order mark, which some Windows editors write, starts JSON text too (the JSON
+  // parser skips it).
+  if (bytes.size() >= 3 && bytes[0] == std::byte{0xEF} && bytes[1] == std::byte{0xBB} && bytes[2] == std::byte{0xBF})
+    bytes = bytes.subspan(3);
   for (std::byte b : bytes) {
     const char c = static_cast<char>(b);
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
@@ -221,8 +320,9 @@ LoadedTensor read_tensor_bytes(std::span<const std::byte> bytes, const std::stri
 }
 
 LoadedTensor read_tensor(const std::string& path, const ReadOptions& options) {
-  InputBytes in = with_context(fmt::format("reading {}", quote_path(path)), [&] { return InputBytes::open(path); });
-  return read_tensor_bytes(in.bytes(), path, options);
+  InputContent in = with_context(fmt::format("reading {}", quote_path(path)), [&] { return read_input(path); });
+  if (in.format == TensorFormat::npy) return LoadedTensor{std::move(in.tensor), TensorFormat::npy, in.npy};
+  return read_tensor_bytes(in.json->bytes(), path, options);
 }
 
 InputSummary inspect_input(const std::string& path) {
@@ -337,14 +437,53 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
       if (fd_ < 0) io_fail("cannot open");
       return;
     }
-    std::string tmpl = directory_of(path_) + "/." + base_name(path_) + ".dmlbits-XXXXXX";
+    std::string tmpl = directory_of(path_) + "/" + temporary_name(base_name(path_));
     fd_ = ::mkstemp(tmpl.data());
     if (fd_ < 0) io_fail(fmt::format("cannot create a temporary file in '{}'", directory_of(path_)));
     temp_path_ = tmpl;
-    // mkstemp makes the file 0600; give it the mode a plain creat() would (0666 & ~umask).
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    ::fchmod(fd_, 0666 & ~mask);
+    struct stat old {};
+    if (::lstat(path_.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+      // Replacing a file keeps its owner (where permitted) and mode, as sed -i does: a 0600
+      // file must not become readable by others because dmlbits rewrote it. The owner first:
+      // chown clears the set-user-ID and set-group-ID bits that fchmod then restores.
+      if (old.st_uid != ::geteuid() || old.st_gid != ::getegid()) (void)::fchown(fd_, old.st_uid, old.st_gid);
+      ::fchmod(fd_, old.st_mode & 07777);
+    } else {
+      // mkstemp makes the file 0600; a new file gets the mode creat() would give (0666 & ~umask).
+      const mode_t mask = ::umask(0);
+      ::umask(mask);
+      ::fchmod(fd_, 0666 & ~mask);
+    }
+  });
+}
+
+void check_output_path(const std::string& path) {
+  if (path == "-") return;
+  with_context(fmt::format("writing {}", quote_path(path)), [&] {
+    if (path.empty() || path.back() == '/') {
+      errno = EISDIR;
+      io_fail("not a file name");
+    }
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) {
+      if (S_ISDIR(st.st_mode)) {
+        errno = EISDIR;
+        io_fail("cannot write");
+      }
+      if (!S_ISREG(st.st_mode)) {  // a device or FIFO is opened in place
+        if (::access(path.c_str(), W_OK) != 0) io_fail("cannot open");
+        return;
+      }
+    }
+    // A new or replaced file is created in its folder, which must exist and be writable.
+    const std::string dir = directory_of(path);
+    struct stat dst {};
+    if (::stat(dir.c_str(), &dst) != 0) io_fail(fmt::format("cannot create a file in '{}'", dir));
+    if (!S_ISDIR(dst.st_mode)) {
+      errno = ENOTDIR;
+      io_fail(fmt::format("cannot create a file in '{}'", dir));
+    }
+    if (::access(dir.c_str(), W_OK | X_OK) != 0) io_fail(fmt::format("cannot create a file in '{}'", dir));
   });
 }
 

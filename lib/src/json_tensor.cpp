@@ -1,7 +1,10 @@
 #include "dmlbits/json_tensor.hpp"
 
+#include <algorithm>
+#include <cfenv>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <bit>
 #include <limits>
@@ -33,6 +36,9 @@ struct Leaf {
   float f = 0;                 // floating: the value parsed directly as float (no double rounding)
   Kind kind;
   std::uint8_t bit_width = 0;  // bits: significant bits written
+  // floating: where the text lies against `d` (-1 below, +1 above, 0 equal or not needed), set
+  // only when d is halfway between two FLOAT16 values, where it decides the rounding.
+  std::int8_t half_side = 0;
 };
 static_assert(sizeof(Leaf) == 16);
 
@@ -57,6 +63,31 @@ std::optional<Leaf> parse_bits(std::string_view s) {
   return leaf;
 }
 
+// Whether `d` lies exactly halfway between two neighbouring FLOAT16 values (65520, between the
+// largest finite one and the first that overflows, included).
+bool is_half_midpoint(double d) {
+  const double a = std::fabs(d);
+  if (!(a > 0) || a >= 65536.0) return false;
+  const int step = std::max(std::ilogb(a), -14) - 11;  // half of FLOAT16's spacing at a, as 2^step
+  const double scaled = std::ldexp(a, -step);           // exact
+  return scaled == std::floor(scaled) && std::fmod(scaled, 2.0) == 1.0;
+}
+
+// Which side of `d`, the text's nearest double, the text's exact value lies on: -1, 0 or +1.
+// strtod rounds in the current rounding mode, so reading the text rounded down and up brackets
+// its value between two doubles, one of which is d.
+int text_side(std::string_view text, double d) {
+  const std::string s(text);
+  const int mode = std::fegetround();
+  std::fesetround(FE_DOWNWARD);
+  const double down = std::strtod(s.c_str(), nullptr);
+  std::fesetround(FE_UPWARD);
+  const double up = std::strtod(s.c_str(), nullptr);
+  std::fesetround(mode);
+  if (down == up) return 0;
+  return down == d ? 1 : -1;
+}
+
 Leaf parse_float_text(std::string_view text) {
   Leaf leaf{Leaf::floating};
   const char* end = text.data() + text.size();
@@ -69,6 +100,10 @@ Leaf parse_float_text(std::string_view text) {
       ? std::numeric_limits<float>::infinity() * (leaf.d < 0 ? -1.f : 1.f) : static_cast<float>(leaf.d);
   if ((r1.ec != std::errc() && r1.ec != std::errc::result_out_of_range) || r1.ptr != end)
     fail(fmt::format("'{}' is not a number", text));
+  // Text -> double -> FLOAT16 rounds twice, and is wrong when the double lands exactly halfway
+  // between two FLOAT16 values that the text is not (1.0004882812500001 would give 0x3c00, not
+  // the nearest, 0x3c01). Remember the text's side of d for that case.
+  if (is_half_midpoint(leaf.d)) leaf.half_side = static_cast<std::int8_t>(text_side(text, leaf.d));
   return leaf;
 }
 
@@ -147,6 +182,11 @@ std::uint64_t leaf_to_bits(const Leaf& l, DType dtype, const std::string& where)
       if (std::isinf(f) && l.kind != Leaf::special) return out_of_range();
       return std::bit_cast<std::uint32_t>(f);
     default: {
+      // A value halfway between two FLOAT16s rounds toward the side its text lies on (ties to
+      // even only when the text is exactly halfway): the value is rounded once, from the text.
+      if (l.kind == Leaf::floating && l.half_side != 0)
+        d = std::nextafter(d, l.half_side > 0 ? std::numeric_limits<double>::infinity()
+                                              : -std::numeric_limits<double>::infinity());
       const std::uint16_t h = double_to_half(d);
       if ((h & 0x7fff) == 0x7c00 && l.kind != Leaf::special) return out_of_range();
       return h;

@@ -27,7 +27,8 @@ std::string operand_context(std::size_t index, const Pending& p) {
     default: {
       // A literal can be as long as a command line; quote enough of it to recognise it.
       const bool long_text = p.text.size() > 40;
-      return fmt::format("operand {} (literal '{}{}')", index + 1, p.text.substr(0, long_text ? 32 : 40),
+      // A and B, as the help and the manual name the operands.
+      return fmt::format("operand {} (literal '{}{}')", static_cast<char>('A' + index), p.text.substr(0, long_text ? 32 : 40),
                          long_text ? fmt::format("... ({} characters)", p.text.size()) : std::string());
     }
   }
@@ -102,18 +103,28 @@ std::vector<LoadedOperand> load_operands(const std::vector<std::string>& operand
       std::span<const std::byte> bytes;
       if (p.kind == OperandKind::array_literal) {
         bytes = std::as_bytes(std::span(p.text.data(), p.text.size()));
-      } else if (mode == LoadMode::streams) {
-        std::vector<std::byte> consumed;
-        p.stream = NpyStream::open(p.text, consumed);
-        if (p.stream) {
-          if (!anchor) anchor = p.stream->header().dtype;
-          return;
-        }
-        // Not streamable: read it whole, starting with what a pipe already gave.
-        p.bytes = p.text == "-" ? InputBytes::read_rest_of_stdin(std::move(consumed)) : InputBytes::open(p.text);
-        bytes = p.bytes->bytes();
       } else {
-        p.bytes = InputBytes::open(p.text);
+        if (mode == LoadMode::streams) {
+          std::vector<std::byte> consumed;
+          p.stream = NpyStream::open(p.text, consumed);
+          if (p.stream) {
+            if (!anchor) anchor = p.stream->header().dtype;
+            return;
+          }
+          // Not streamable: read it whole, starting with what a pipe already gave.
+          if (p.text == "-") p.bytes = InputBytes::read_rest_of_stdin(std::move(consumed));
+        }
+        if (!p.bytes) {
+          // .npy straight into its tensor; JSON as text, parsed below.
+          InputContent in = read_input(p.text);
+          if (in.format == TensorFormat::npy) {
+            p.format = TensorFormat::npy;
+            p.tensor = std::move(in.tensor);
+            if (!anchor) anchor = p.tensor->dtype();
+            return;
+          }
+          p.bytes = std::move(in.json);
+        }
         bytes = p.bytes->bytes();
       }
       p.format = detect_format(bytes);

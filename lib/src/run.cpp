@@ -48,7 +48,7 @@ OperationResult run_operation(const OperationSpec& spec) {
   r.inputs = load_operands(spec.operands, spec.dtype);
   r.timing.phases.push_back({"read", phase.lap()});
   auto backend = make_operation_backend(spec, r.inputs);
-  phase.lap();
+  r.timing.phases.push_back({"backend", phase.lap()});
 
   r.op = std::make_unique<ValidatedOp>(validate_operation(spec, r.inputs, *backend));
   r.timing.phases.push_back({"validate", phase.lap()});
@@ -63,15 +63,16 @@ OperationResult run_operation(const OperationSpec& spec) {
   if (spec.in_place) out = &r.inputs[0].tensor;
   else r.output = Tensor(r.op->output_dtype(), r.op->output_shape());
   buffers.output = {out->data(), out->byte_size()};
-  phase.lap();  // allocation is not execution
+  r.timing.phases.push_back({"allocate", phase.lap()});  // allocation is not execution
   for (int i = 0; i < spec.warmup; ++i) backend->run(*r.op, buffers);
+  if (spec.warmup > 0) r.timing.phases.push_back({"warmup", phase.lap()});
   for (int i = 0; i < spec.repeat; ++i) {
     Stopwatch one;
     backend->run(*r.op, buffers);
     r.execute_samples.push_back(one.seconds());
   }
-  phase.lap();
-  r.timing.phases.push_back({"execute", r.execute_samples.front()});
+  r.timing.phases.push_back({"execute", phase.lap()});  // every measured run: the phases add up
+  r.timing.execute_runs = spec.repeat;
   r.timing.backend_phases = backend->detail_phases();
   r.timing.execute_bytes = out->byte_size();
   for (const auto& in : r.inputs) r.timing.execute_bytes += in.tensor.byte_size();

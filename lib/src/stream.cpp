@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -111,7 +112,7 @@ StreamResult stream_operation(const OperationSpec& spec, const std::string& out_
   std::vector<LoadedOperand> inputs = load_operands(spec.operands, spec.dtype, LoadMode::streams);
   double read_s = phase.lap();
   auto backend = make_operation_backend(spec, inputs);
-  phase.lap();
+  const double backend_s = phase.lap();
 
   r.op = std::make_unique<ValidatedOp>(validate_operation(spec, inputs, *backend));
   const ValidatedOp& v = *r.op;
@@ -119,6 +120,7 @@ StreamResult stream_operation(const OperationSpec& spec, const std::string& out_
   r.timing.device = backend->device_description();
   r.timing.selection = backend->selection_reason();
   r.timing.phases.push_back({"read", read_s});
+  r.timing.phases.push_back({"backend", backend_s});
   r.timing.phases.push_back({"validate", phase.lap()});
   if (on_validated) on_validated(v, r.timing);
 
@@ -141,7 +143,7 @@ StreamResult stream_operation(const OperationSpec& spec, const std::string& out_
     ExecuteBuffers buffers;
     for (const auto& in : inputs) buffers.inputs.push_back({in.tensor.data(), in.tensor.byte_size()});
     buffers.output = {result.data(), result.byte_size()};
-    phase.lap();
+    write_s += phase.lap();  // creating the output and writing its header
     backend->run(v, buffers);
     execute_s = phase.lap();
     out.write(result.view().bytes());
@@ -198,16 +200,23 @@ StreamResult stream_operation(const OperationSpec& spec, const std::string& out_
       write_s += watch.lap();
       if (progress) progress(std::min<std::uint64_t>((c + 1) * chunk, count), count);
     };
-    phase.lap();
+    write_s += phase.lap();  // creating the output and writing its header
+    const double write_before = write_s;
     if (!run_pipelined(chunks, slot_count, *backend, spec.threads, produce, consume)) {
       for (std::uint64_t c = 0; c < chunks; ++c) {
         produce(c);
         consume(c);
       }
     }
-    read_s += produce_read_s;
-    execute_s += produce_execute_s;
-    phase.lap();
+    // The loop's wall-clock time, less its writing, went to reading and computing: all of it
+    // on one thread, or, when they overlap the writing on a second one, the time the writer
+    // waited for them. Shared in the proportion the producer spent on each, so that the
+    // phases add up to the total.
+    const double rest = std::max(0.0, phase.lap() - (write_s - write_before));
+    const double produced = produce_read_s + produce_execute_s;
+    const double read_share = produced > 0 ? produce_read_s / produced : 0.0;
+    read_s += rest * read_share;
+    execute_s += rest * (1 - read_share);
     for (auto& in : inputs)
       if (in.stream) in.stream->finish();
     read_s += phase.lap();

@@ -1,26 +1,13 @@
 #include "dmlbits/tensor.hpp"
 
-#include <new>
-
-#include <fmt/format.h>
-
-#include "dmlbits/error.hpp"
+#include "dmlbits/memory.hpp"
 
 namespace dmlbits {
 
-AlignedBuffer::AlignedBuffer(std::size_t size) : size_(size) {
-  // Round up so that size 0 still yields a valid, unique, aligned pointer.
-  const std::size_t alloc = (size + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
-  void* p = ::operator new(alloc == 0 ? kTensorAlignment : alloc, std::align_val_t{kTensorAlignment},
-                           std::nothrow);
-  if (p == nullptr)
-    throw Error(Errc::io, fmt::format("out of memory allocating {} bytes", size));
-  data_.reset(static_cast<std::byte*>(p));
-}
+AlignedBuffer::AlignedBuffer(std::size_t size)
+    : data_(allocate_buffer(size, Prefault::yes), Free{size}) {}
 
-void AlignedBuffer::Free::operator()(std::byte* p) const {
-  ::operator delete(p, std::align_val_t{kTensorAlignment});
-}
+void AlignedBuffer::Free::operator()(std::byte* p) const { free_buffer(p, size); }
 
 Tensor::Tensor(DType dtype, Shape shape)
     : dtype_(dtype),

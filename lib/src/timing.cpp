@@ -10,7 +10,7 @@ double RunTiming::phase(const std::string& name) const {
 
 double RunTiming::execute_gbps() const {
   const double s = phase("execute");
-  return s > 0 ? static_cast<double>(execute_bytes) / s / 1e9 : 0;
+  return s > 0 ? static_cast<double>(execute_bytes) * execute_runs / s / 1e9 : 0;
 }
 
 }  // namespace dmlbits

@@ -90,8 +90,11 @@ ValidatedOp validate(const OpRequest& r) {
   if (!tier->dims.contains(dims)) {
     const std::string what = fmt::format("{} dimension{}", dims, dims == 1 ? "" : "s");
     if (!lowest)
-      refuse(op, fmt::format("{} are not supported at any feature level", what));
-    refuse(op, fmt::format("{} {}{}", what, needs(lowest, r.level),
+      refuse(op, fmt::format("{} {} not supported at any feature level", what, dims == 1 ? "is" : "are"));
+    // "3 dimensions need", "1 dimension needs": the verb agrees with the count.
+    std::string need = needs(lowest, r.level);
+    if (dims != 1) need.erase(4, 1);
+    refuse(op, fmt::format("{} {}{}", what, need,
                            tier->dims.min == tier->dims.max
                                ? fmt::format("; at {} it takes exactly {}", r.level.short_name(), tier->dims.min)
                                : std::string()));

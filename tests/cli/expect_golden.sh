@@ -28,7 +28,7 @@ expect_err "result differs from 'bad.npy'"
 expect_status 5 popcount pc.npy --expect missing.npy -o /dev/null
 expect_err "missing.npy"
 expect_status 0 popcount pc.npy --expect new.json --update -o /dev/null
-expect_err "updated new.json"
+expect_err "created new.json"
 "$P" -c "
 import json; d = json.load(open('new.json'))
 assert d['dtype'] == 'uint8' and d['data'] == [[0, 6], [4, 5]], d" || fail "new.json is not the result: $(cat new.json)"

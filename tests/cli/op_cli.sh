@@ -111,7 +111,7 @@ expect_status 2 xor i32.npy 1 --feature-level 4_2
 expect_status 3 and n8.npy 1 -l 2_1
 expect_err "needs DML_FEATURE_LEVEL_3_0 or later (requested 2_1)"
 expect_status 3 shl n8.npy 1 -l 2_1
-expect_err "2 dimensions needs DML_FEATURE_LEVEL_3_0"
+expect_err "2 dimensions need DML_FEATURE_LEVEL_3_0"
 expect_status 3 shl i32.npy 1
 expect_err "not supported at any feature level"
 

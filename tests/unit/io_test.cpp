@@ -175,6 +175,85 @@ TEST_F(IoTest, OverlongHeaderIsRefusedFromItsLength) {
   EXPECT_NE(std::string(error_of([&] { NpyStream::open(path, consumed); }).what()).find("header too long"),
             std::string::npos);
   EXPECT_NE(std::string(error_of([&] { inspect_input(path); }).what()).find("header too long"), std::string::npos);
+  EXPECT_NE(std::string(error_of([&] { read_input(path); }).what()).find("header too long"), std::string::npos);
+}
+
+// A Fortran-order (rows, n) uint16 array, element c (C order) holding c & 0xffff, big-endian
+// or not.
+std::string fortran_u2(std::uint64_t rows, std::uint64_t n, bool big) {
+  std::string data;
+  for (std::uint64_t j = 0; j < n; ++j)
+    for (std::uint64_t i = 0; i < rows; ++i) {
+      const std::uint64_t v = (i * n + j) & 0xffff;
+      data += static_cast<char>(big ? v >> 8 : v & 0xff);
+      data += static_cast<char>(big ? v & 0xff : v >> 8);
+    }
+  std::string header = npy_header_text(big ? ">u2" : "<u2", "(" + std::to_string(rows) + ", " + std::to_string(n) + ")");
+  header.replace(header.find("False"), 5, "True ");  // the same length: the padding still fits
+  return header + data;
+}
+
+TEST_F(IoTest, ReadInputPutsNpyDataStraightIntoTheTensor) {
+  // A tiny file, one piece of the decoder and several (4 MiB each), in both byte orders.
+  for (const auto& [rows, n] : {std::pair<std::uint64_t, std::uint64_t>{2, 3}, {2, 600001}, {64, 100000}}) {
+    for (const bool big : {false, true}) {
+      const std::string content = fortran_u2(rows, n, big);
+      const InputContent in = read_input(file("f.npy", content));
+      ASSERT_EQ(in.format, TensorFormat::npy);
+      ASSERT_TRUE(in.npy);
+      EXPECT_TRUE(in.npy->fortran_order);
+      EXPECT_FALSE(in.json);
+      ASSERT_EQ(in.tensor.shape(), (Shape{rows, n}));
+      for (std::uint64_t c = 0; c < rows * n; ++c)
+        ASSERT_EQ(in.tensor.bits_at(c), c & 0xffff) << rows << "x" << n << " " << big << " " << c;
+      EXPECT_EQ(read_tensor(file("f.npy", content)).tensor.byte_size(), 2 * rows * n);  // read_tensor too
+    }
+  }
+}
+
+TEST_F(IoTest, ReadInputReadsHeadersLongerThanItsFirstRead) {
+  // 10000 bytes of padding: the header goes past the 4 KiB first read.
+  std::string dict = "{'descr': '<u2', 'fortran_order': False, 'shape': (3,), }";
+  dict.append(10000, ' ');
+  dict.append(64 - (10 + dict.size() + 1) % 64, ' ');
+  dict += '\n';
+  std::string text("\x93NUMPY\x01\x00", 8);
+  text += static_cast<char>(dict.size() & 0xff);
+  text += static_cast<char>(dict.size() >> 8);
+  const InputContent in = read_input(file("long.npy", text + dict + std::string("\x01\x00\x02\x00\x03\x00", 6)));
+  ASSERT_EQ(in.tensor.element_count(), 3u);
+  EXPECT_EQ(in.tensor.bits_at(2), 3u);
+  EXPECT_EQ(std::string(error_of([&] { read_input(file("cut.npy", text + dict.substr(0, 5000))); }).what()),
+            "truncated header: expected " + std::to_string(dict.size()) + " bytes, found 5000");
+}
+
+TEST_F(IoTest, ReadInputChecksTheDataSizeBeforeAllocating) {
+  // 1 TiB promised by a 1000-byte file: refused from the file's size (allocating it would fail
+  // differently, or take the machine's memory), in either byte order.
+  for (const char* descr : {"<u4", ">u4"}) {
+    std::string header = npy_header_text(descr, "(274877906944,)");
+    const std::string path = file("huge.npy", header + std::string(1000, '\0'));
+    const Error e = error_of([&] { read_input(path); });
+    EXPECT_EQ(e.code(), Errc::invalid_input);
+    EXPECT_EQ(std::string(e.what()), "truncated: expected 1099511627776 bytes of data, found 1000");
+  }
+  const std::string header = npy_header_text("|u1", "(100,)");
+  EXPECT_EQ(std::string(error_of([&] { read_input(file("long.npy", header + std::string(101, '\0'))); }).what()),
+            "trailing garbage: expected 100 bytes of data, found 101");
+  EXPECT_EQ(std::string(error_of([&] { read_tensor(file("short.npy", header + std::string(99, '\0'))); }).what()),
+            "reading '" + (dir_ / "short.npy").string() + "': truncated: expected 100 bytes of data, found 99");
+}
+
+TEST_F(IoTest, ReadInputGivesJsonAsText) {
+  const InputContent in = read_input(file("a.json", "[1, 2]"));
+  EXPECT_EQ(in.format, TensorFormat::json);
+  ASSERT_TRUE(in.json);
+  EXPECT_EQ(in.json->bytes().size(), 6u);
+  EXPECT_FALSE(in.npy);
+  EXPECT_EQ(std::string(error_of([&] { read_input(file("empty", "")); }).what()), "empty input (neither .npy nor JSON)");
+  const std::string big = file("big.json", "[0, ", std::uint64_t{10} << 30);
+  EXPECT_NE(std::string(error_of([&] { read_input(big); }).what()).find("JSON input is limited to 64 MiB"),
+            std::string::npos);
 }
 
 }  // namespace

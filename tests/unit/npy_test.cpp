@@ -230,6 +230,92 @@ TEST(NpyTest, FortranOrderOfZeroAndOneDimensionsIsTheSameData) {
   EXPECT_EQ(read(make_npy(dict_for("<f4", "(0, 3)", true))).element_count(), 0u);
 }
 
+// Element n (C order) of a test array: distinct bytes in every position, so that a wrong swap
+// or a wrong place shows.
+std::uint64_t pattern(std::uint64_t n) { return (n + 1) * 0x9e3779b97f4a7c15ull; }
+
+// A Fortran-order file of `shape`, element n (C order) holding pattern(n), written by walking
+// the column-major offsets one by one (first axis fastest).
+std::string fortran_file(const std::string& descr, const Shape& shape) {
+  const std::size_t size = static_cast<std::size_t>(descr[2] - '0');
+  const bool big = descr[0] == '>';
+  std::vector<std::uint64_t> cstride(shape.rank(), 1);
+  for (std::size_t k = shape.rank(); k-- > 1;) cstride[k - 1] = cstride[k] * shape[k];
+  std::vector<std::uint64_t> idx(shape.rank(), 0);
+  std::string data;
+  data.reserve(static_cast<std::size_t>(shape.element_count()) * size);
+  for (std::uint64_t f = 0; f < shape.element_count(); ++f) {
+    std::uint64_t c = 0;
+    for (std::size_t k = 0; k < shape.rank(); ++k) c += idx[k] * cstride[k];
+    data += big ? be(pattern(c), size) : le(pattern(c), size);
+    for (std::size_t k = 0; k < shape.rank(); ++k) {
+      if (++idx[k] < shape[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return make_npy(dict_for(descr, shape.to_string(), true), data);
+}
+
+TEST(NpyTest, TransposesFortranOrderInPiecesOfEveryShape) {
+  // NpyDecoder transposes a few slices of the last axis at a time (about 1 MiB, a multiple of
+  // a cache line's worth of slices): shapes whose slices fill it unevenly, leave a last piece
+  // shorter than a cache line's worth, have middle axes, or make one slice larger than the
+  // scratch buffer; both byte orders and every element size.
+  const std::vector<Shape> shapes = {Shape{300, 1000}, Shape{1000, 300},   Shape{7, 3, 20001},
+                                     Shape{3, 70000, 2}, Shape{2, 3, 2, 3, 2, 3, 2, 300},
+                                     Shape{1100, 1, 1100}, Shape{2, 131073}, Shape{5, 1, 7}};
+  for (const char* descr : {"<u1", "<u2", ">u2", "<u4", ">i4", "<u8", ">f8"}) {
+    for (const Shape& shape : shapes) {
+      SCOPED_TRACE(std::string(descr) + " " + shape.to_string());
+      const Tensor t = read(fortran_file(descr, shape));
+      ASSERT_EQ(t.shape(), shape);
+      const std::size_t size = static_cast<std::size_t>(descr[2] - '0');
+      const std::uint64_t mask = size == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * size)) - 1;
+      std::uint64_t wrong = 0, first_wrong = 0;
+      for (std::uint64_t n = 0; n < t.element_count(); ++n)
+        if (t.bits_at(n) != (pattern(n) & mask) && wrong++ == 0) first_wrong = n;
+      EXPECT_EQ(wrong, 0u) << "first at " << first_wrong;
+    }
+  }
+}
+
+TEST(NpyTest, SwapsBigEndianInPiecesOfAnyLength) {
+  // C-order big-endian data is swapped 256 KiB at a time, in blocks of 64 bytes: lengths that
+  // end inside a block and inside a piece.
+  for (const char* descr : {">u2", ">u4", ">u8"}) {
+    const std::size_t size = static_cast<std::size_t>(descr[2] - '0');
+    for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t{7}, std::uint64_t{33}, (std::uint64_t{256} << 10) / size + 5}) {
+      std::string data;
+      for (std::uint64_t i = 0; i < n; ++i) data += be(pattern(i), size);
+      const Tensor t = read(make_npy(dict_for(descr, fmt::format("({},)", n)), data));
+      const std::uint64_t mask = size == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * size)) - 1;
+      for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(t.bits_at(i), pattern(i) & mask) << descr << " " << n << " at " << i;
+    }
+  }
+}
+
+TEST(NpyTest, DecoderPiecesCoverTheDataOnce) {
+  // What a reader of a file sees: pieces in order, adjacent, adding up to the data.
+  for (const std::string& file : {fortran_file(">u2", Shape{1000, 3000}), fortran_file("<u2", Shape{3, 5}),
+                                  make_npy(dict_for(">u8", "(70000,)"), std::string(560000, '\x01')),
+                                  make_npy(dict_for("<u4", "(0, 4)", true))}) {
+    const NpyHeader h = inspect_npy(as_bytes(file));
+    NpyDecoder decoder(h);
+    std::uint64_t total = 0;
+    for (std::size_t i = 0; i < decoder.pieces(); ++i) {
+      EXPECT_EQ(decoder.offset(i), total);
+      const std::span<std::byte> piece = decoder.buffer(i);
+      std::memcpy(piece.data(), file.data() + h.data_offset + total, piece.size());
+      total += piece.size();
+      decoder.convert(i);
+    }
+    EXPECT_EQ(total, h.data_bytes);
+    EXPECT_EQ(all_bits(decoder.take()), all_bits(read(file)));
+    EXPECT_LE(decoder.pieces(), 3u) << h.descr;  // no piece is needlessly small
+  }
+  EXPECT_EQ(NpyDecoder(inspect_npy(as_bytes(fortran_file(">u2", Shape{1000, 3000})))).pieces(), 2u);
+}
+
 TEST(NpyTest, ReadsZeroDimensional) {
   const std::string file = make_npy(dict_for("<u4", "()"), le(0xdeadbeef, 4));
   const NpyHeader h = inspect_npy(as_bytes(file));

@@ -164,7 +164,8 @@ TEST(ValidateTest, AcceptsExactlyWhatTheDocumentedTierAllows) {
             // Refused because the operator does not exist yet: the message points to the lowest
             // level accepting the whole operation, or says that none does.
             if (auto lowest = doc_lowest(op.verb, dt.dml_name, dims))
-              EXPECT_TRUE(contains(msg, "needs " + level_enum(*lowest) + " or later (requested " + level.short_name() + ")"))
+              EXPECT_TRUE(contains(msg, " " + level_enum(*lowest) + " or later (requested " + level.short_name() + ")") &&
+                          (contains(msg, "needs ") || contains(msg, "need ")))  // "2 dimensions need"
                   << ctx << ": " << msg;
             else
               EXPECT_TRUE(contains(msg, "not supported at any feature level")) << ctx << ": " << msg;
@@ -175,7 +176,8 @@ TEST(ValidateTest, AcceptsExactlyWhatTheDocumentedTierAllows) {
             EXPECT_TRUE(contains(msg, "data type " + std::string(dt.dml_name))) << ctx << ": " << msg;
           }
           if (auto lowest = doc_lowest(op.verb, dt.dml_name, dims)) {
-            EXPECT_TRUE(contains(msg, "needs " + level_enum(*lowest) + " or later (requested " + level.short_name() + ")"))
+            EXPECT_TRUE(contains(msg, " " + level_enum(*lowest) + " or later (requested " + level.short_name() + ")") &&
+                          (contains(msg, "needs ") || contains(msg, "need ")))  // "2 dimensions need"
                 << ctx << ": " << msg;
           } else {
             EXPECT_TRUE(contains(msg, "not supported at any feature level")) << ctx << ": " << msg;
@@ -252,7 +254,7 @@ TEST(ValidateTest, ShiftsAt2_1TakeExactlyFourDimensions) {
     EXPECT_FALSE(refusal(request(op, DType::uint32, FeatureLevel(2, 1), Shape{2, 1, 3, 2})));
     const auto why = refusal(request(op, DType::uint32, FeatureLevel(2, 1), Shape{2, 3, 2}));
     ASSERT_TRUE(why);
-    EXPECT_TRUE(contains(*why, "3 dimensions needs DML_FEATURE_LEVEL_3_0 or later (requested 2_1)")) << *why;
+    EXPECT_TRUE(contains(*why, "3 dimensions need DML_FEATURE_LEVEL_3_0 or later (requested 2_1)")) << *why;
     EXPECT_FALSE(refusal(request(op, DType::uint32, FeatureLevel(3, 0), Shape{2, 3, 2})));
   }
   // The broadcast result's rank is what counts: (2,1,3,2) with (2,) is 4-d.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "dmlbits/compare.hpp"
+#include "dmlbits/run.hpp"
 
 namespace dmlbits {
 
@@ -46,7 +47,38 @@ struct CheckSummary {
   std::size_t failed() const;  // fail + error
 };
 
-// Throws Error for an unreadable or malformed manifest; case failures are results.
+// Throws Errc::usage (or Errc::unsupported for an instruction set this CPU lacks) for options
+// no case could run with: an unknown backend or instruction set, an instruction set with a
+// backend that has no choice of one, and DMLBITS_ISA or DMLBITS_THREADS values the CPU backend
+// refuses. These are the command line's mistakes, refused before any case runs, not failures
+// of every case.
+void check_check_options(const CheckOptions& options);
+
+// One case of a manifest, validated and resolved (file names against the root).
+struct CheckCase {
+  std::string name;
+  OperationSpec spec;
+  std::string golden;          // resolved path, or ""
+  std::string expect_error;    // error name, or ""
+  std::string expect_message;  // substring, or ""
+};
+
+struct Manifest {
+  std::string path;
+  std::size_t total = 0;         // cases in the manifest
+  std::vector<CheckCase> cases;  // those the filter selects, in manifest order
+};
+
+// Reads and validates a whole manifest without running anything. Throws Errc::invalid_input for
+// a malformed one (JSON syntax errors with their line and column, unknown or duplicate keys,
+// values of the wrong kind, options the case's operator does not take, no cases at all), naming
+// the case and the key; Errc::io if it cannot be read.
+Manifest load_manifest(const std::string& manifest_path, const CheckOptions& options);
+
+// Runs the cases of a loaded manifest; case failures are results.
+CheckSummary run_manifest(const Manifest& manifest, const CheckOptions& options);
+
+// load_manifest and run_manifest.
 CheckSummary run_check(const std::string& manifest_path, const CheckOptions& options);
 
 // JUnit XML, as CI systems read it: one document, a testsuite per manifest, a testcase per case.

@@ -35,8 +35,10 @@ struct CompareReport {
 // Compares bit patterns (so NaN == NaN when the payload is the same, and -0.0 != 0.0).
 CompareReport compare_tensors(const TensorView& expected, const TensorView& actual, std::size_t max_listed);
 
-// A readable report; `label` names the golden file.
-std::string compare_text(const CompareReport& r, const std::string& label);
+// A readable report; `label` names the golden file. At most `max_shown` of the listed elements
+// are shown (a report listed in full for JSON is shown as --show asks).
+std::string compare_text(const CompareReport& r, const std::string& label,
+                         std::size_t max_shown = static_cast<std::size_t>(-1));
 nlohmann::json compare_json(const CompareReport& r);
 
 // The outcome of checking a result against a golden file.
@@ -44,6 +46,7 @@ struct GoldenCheck {
   enum class Outcome { matched, differed, updated };
   Outcome outcome = Outcome::matched;
   CompareReport report;  // empty when the golden was missing or unreadable and was created
+  bool created = false;  // updated, and there was no golden file before
 };
 
 // Compares `actual` with the tensor in the golden file `path`. With `update`, a golden that

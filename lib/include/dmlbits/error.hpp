@@ -20,6 +20,8 @@ enum class Errc {
   backend,        // a device or runtime call failed
   internal,       // a bug in dmlbits
   interrupted,    // SIGINT or SIGTERM arrived during the run
+  broken_pipe,    // the reader of standard output or a FIFO went away (EPIPE): not an error
+                  // to report, but the end of the run
 };
 
 struct ErrcInfo {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dmlbits/json_tensor.hpp"
+#include "dmlbits/memory.hpp"
 #include "dmlbits/npy.hpp"
 #include "dmlbits/tensor.hpp"
 
@@ -23,6 +24,7 @@ std::string_view format_name(TensorFormat f);
 std::optional<TensorFormat> parse_format_name(std::string_view name);
 
 struct InputSummary;
+struct InputContent;
 
 // The bytes of a file, or of standard input ("-"), read into memory with read(2). Files are not
 // memory-mapped: a mapped file that another process truncates kills the reader with SIGBUS,
@@ -43,22 +45,45 @@ class InputBytes {
   std::span<const std::byte> bytes() const { return {buffer_.data(), buffer_.size()}; }
 
   // A byte vector whose resize() leaves new bytes uninitialised: they are about to be read over,
-  // and zeroing them first would touch every page twice.
+  // and zeroing them first would touch every page twice. Its memory is allocate_buffer's
+  // (huge pages when large), not prefaulted: a reservation (JSON from a pipe) stays untouched
+  // until data arrives in it.
   template <class T>
   struct UninitAllocator : std::allocator<T> {
     template <class U> struct rebind { using other = UninitAllocator<U>; };
     UninitAllocator() = default;
     template <class U> UninitAllocator(const UninitAllocator<U>&) noexcept {}
     template <class U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
+    T* allocate(std::size_t n) { return reinterpret_cast<T*>(allocate_buffer(n * sizeof(T))); }
+    void deallocate(T* p, std::size_t n) noexcept { free_buffer(reinterpret_cast<std::byte*>(p), n * sizeof(T)); }
   };
   using Buffer = std::vector<std::byte, UninitAllocator<std::byte>>;
 
  private:
   friend struct InputReader;
   friend InputSummary inspect_input(const std::string& path);
+  friend InputContent read_input(const std::string& path);
   InputBytes() = default;
   Buffer buffer_;
 };
+
+// An input read whole, as an operation needs it: .npy as a tensor (C order, native byte order,
+// as read_npy gives it), anything else as the bytes of JSON text. A regular .npy file's data
+// goes straight into the tensor's storage through NpyDecoder, converted as it arrives, so the
+// file is never held in memory as well; its header is checked against the file's size first,
+// so a header that promises more data than there is allocates nothing. Standard input, and
+// anything else whose length is unknown until its end, is read whole (InputBytes) and then
+// converted. Errors are those of InputBytes::open, read_npy and detect_format, with the
+// caller's context to add ("reading 'a.npy': ..."); a regular file that shrinks while it is
+// read is "file shrank while reading: expected N bytes, found M" (Errc::io), N and M counting
+// the whole file.
+struct InputContent {
+  TensorFormat format{};
+  std::optional<NpyHeader> npy;     // .npy
+  Tensor tensor;                    // .npy
+  std::optional<InputBytes> json;   // JSON
+};
+InputContent read_input(const std::string& path);
 
 // What `dmlbits info` needs from an input, with its data left unread: for .npy, the header,
 // checked against the length of the data (a regular file's size, or a pipe read through and
@@ -116,6 +141,12 @@ class OutputFile {
   int fd_ = -1;
   bool committed_ = false;
 };
+
+// Throws the Errc::io error that writing `path` would meet at its start, without creating
+// anything: a folder, a missing or read-only folder, a device that cannot be opened. Called for
+// every output before an operation computes, so that a bad side-output path does not leave the
+// main output written and the run's outcome hidden behind an I/O error.
+void check_output_path(const std::string& path);
 
 // Writes `t` in `format` to `path` ("-" for standard output), atomically for files.
 void write_tensor(const TensorView& t, const std::string& path, TensorFormat format,

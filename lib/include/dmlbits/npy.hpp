@@ -51,6 +51,40 @@ NpyHeader inspect_npy(std::span<const std::byte> file);
 // Fortran-order data transposed), as NumPy's np.load presents it.
 Tensor read_npy(std::span<const std::byte> file);
 
+// read_npy's conversion for data that arrives in pieces, so that a reader puts each where it
+// belongs and the file is never held in memory besides the tensor: C-order data is read
+// straight into the tensor's storage and swapped there a piece at a time, while the piece is
+// still in cache; Fortran-order data goes to a scratch buffer of a few slices of the last axis,
+// and is transposed into the tensor from there.
+//   NpyDecoder d(h);
+//   for (std::size_t i = 0; i < d.pieces(); ++i) { fill d.buffer(i) from data offset d.offset(i); d.convert(i); }
+class NpyDecoder {
+ public:
+  // Allocates the tensor (and the scratch buffer); `h` comes from parse_npy_header.
+  explicit NpyDecoder(const NpyHeader& h);
+  std::size_t pieces() const { return pieces_; }
+  // Piece i is the data's bytes [offset(i), offset(i) + buffer(i).size()).
+  std::uint64_t offset(std::size_t i) const;
+  // Where piece i goes, to be filled whole before convert(i): the tensor's own storage in C
+  // order, the scratch buffer in Fortran order (so piece i + 1 is filled after convert(i)).
+  std::span<std::byte> buffer(std::size_t i);
+  // Converts piece i, in order of i.
+  void convert(std::size_t i);
+  // The tensor, once every piece is converted.
+  Tensor take() { return std::move(tensor_); }
+
+ private:
+  Tensor tensor_;
+  AlignedBuffer scratch_;     // Fortran order: the piece being converted
+  std::size_t size_ = 1;      // element size
+  bool swap_ = false;
+  bool fortran_ = false;      // transposed through scratch_ (rank >= 2, two axes longer than 1)
+  std::size_t pieces_ = 0;
+  std::uint64_t piece_bytes_ = 0;     // every piece but perhaps the last
+  std::uint64_t slice_elements_ = 0;  // Fortran order: elements in one slice (all axes but the last)
+  std::uint64_t slices_per_piece_ = 0;
+};
+
 // The header (magic, version, length, dict, padding) for a C-order, little-endian array; its
 // length is a multiple of 64. Version 1.0 unless the header needs 2.0.
 std::string npy_header(DType dtype, const Shape& shape);

@@ -49,7 +49,7 @@ enum class LoadMode {
 };
 
 // Loads every operand; at most one may be "-" (Errc::usage otherwise). Errors name the operand
-// ("reading 'a.npy': ...", "operand 2 (literal '0x1ff'): ...").
+// ("reading 'a.npy': ...", "operand B (literal '0x1ff'): ...").
 std::vector<LoadedOperand> load_operands(const std::vector<std::string>& operands, std::optional<DType> dtype,
                                          LoadMode mode = LoadMode::whole);
 

@@ -16,21 +16,26 @@ namespace dmlbits {
 
 inline constexpr std::size_t kTensorAlignment = 64;
 
-// Uninitialised, 64-byte-aligned bytes.
+// Uninitialised, 64-byte-aligned bytes, from allocate_buffer (memory.hpp): a large buffer
+// has huge pages and is resident from the start (Prefault::yes), because every AlignedBuffer is
+// written whole soon after (a read, an execution), and a timed execution should not pay the
+// page faults of its output.
 class AlignedBuffer {
  public:
   AlignedBuffer() = default;
   explicit AlignedBuffer(std::size_t size);
   std::byte* data() { return data_.get(); }
   const std::byte* data() const { return data_.get(); }
-  std::size_t size() const { return size_; }
+  std::size_t size() const { return data_.get_deleter().size; }
 
  private:
   struct Free {
+    // 0 in an empty buffer: unique_ptr value-initialises its deleter. (An initialiser here would
+    // keep Free from being default-constructible within AlignedBuffer, where unique_ptr needs it.)
+    std::size_t size;
     void operator()(std::byte* p) const;
   };
   std::unique_ptr<std::byte, Free> data_;
-  std::size_t size_ = 0;
 };
 
 struct TensorView {

@@ -24,14 +24,20 @@ class Stopwatch {
 };
 
 struct PhaseTime {
-  std::string name;  // "read", "validate", "execute", "write"
+  std::string name;  // "read", "backend", "validate", "allocate", "warmup", "execute", "write"
   double seconds = 0;
 };
 
+// The phases are consecutive stretches of the run's wall-clock time, so that they add up to
+// total_seconds: "backend" is choosing and creating the backend (for d3d12, loading vkd3d,
+// enumerating adapters and creating the device), "warmup" the unmeasured executions and
+// "execute" all the measured ones. In a streamed run whose reading and computing overlap
+// writing on a second thread, read and execute are the time the writer waited for them.
 struct RunTiming {
   std::vector<PhaseTime> phases;
   double total_seconds = 0;
-  std::uint64_t execute_bytes = 0;  // bytes the execute step read and wrote
+  std::uint64_t execute_bytes = 0;  // bytes one execution read and wrote
+  int execute_runs = 1;             // measured executions in the "execute" phase
   std::string backend;
   std::string device;
   std::string selection;  // why auto chose the backend (Backend::selection_reason), or ""
