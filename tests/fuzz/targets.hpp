@@ -458,6 +458,16 @@ inline std::uint64_t expected_element(const ValidatedOp& v, const std::vector<st
   }
 }
 
+// validate(req), or nothing when it refuses the request as it should (Errc::invalid_input).
+inline std::optional<ValidatedOp> validate_or_refuse(const OpRequest& req) {
+  try {
+    return validate(req);
+  } catch (const Error& e) {
+    expect_code(e, Errc::invalid_input, "validate");
+    return std::nullopt;
+  }
+}
+
 // Dimension sizes the option bytes pick from: mostly small (1 so that broadcasting happens),
 // 0 for empty tensors, and a few longer runs for the SIMD loops and their tails.
 inline constexpr std::uint64_t kFuzzDims[16] = {1, 1, 1, 2, 2, 3, 3, 4, 5, 0, 7, 8, 16, 17, 33, 65};
@@ -503,13 +513,8 @@ inline bool op_target(Input in) {
     req.inputs.push_back({dtype, shapes[i]});
   }
 
-  std::optional<ValidatedOp> v;
-  try {
-    v = validate(req);
-  } catch (const Error& e) {
-    expect_code(e, Errc::invalid_input, "validate");
-    return false;
-  }
+  const std::optional<ValidatedOp> v = validate_or_refuse(req);
+  if (!v) return false;
   (void)to_json(v->desc());
 
   // What validate() promised, checked against a broadcast computed here.
@@ -771,13 +776,8 @@ inline bool run_target(Input in) {
   req.out_dtype = spec.out_dtype;
   req.shift_overflow = spec.shift_overflow;
   for (int i = 0; i < op.arity; ++i) req.inputs.push_back({dtype, shapes[i]});
-  std::optional<ValidatedOp> v;
-  try {
-    v = validate(req);
-  } catch (const Error& e) {
-    expect_code(e, Errc::invalid_input, "validate");
-    return false;
-  }
+  const std::optional<ValidatedOp> v = validate_or_refuse(req);
+  if (!v) return false;
   // JSON is bounded (2^23 values, 64 MiB of text): large JSON operands become .npy.
   int layouts[2] = {layout[0], b_layout};
   for (int i = 0; i < op.arity; ++i)
