@@ -782,6 +782,10 @@ inline bool run_target(Input in) {
   int layouts[2] = {layout[0], b_layout};
   for (int i = 0; i < op.arity; ++i)
     if (layouts[i] >= 6 && shapes[i].element_count() > 200000) layouts[i] = 3;
+  // A nested array cannot say (0, cols): `[]` is shape (0,), as in NumPy. Such operands name
+  // their shape in the JSON object form instead.
+  for (int i = 0; i < op.arity; ++i)
+    if (layouts[i] == 7 && shapes[i].rank() == 2 && shapes[i][0] == 0) layouts[i] = 6;
   // At most one operand may be a nested array without a dtype only if the other names one.
   spec.dtype = dtype;
 
