@@ -1,16 +1,8 @@
 // dmlbits devices: every backend dmlbits can run on, and what it runs on.
 #include <iostream>
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
 #include "app.hpp"
-#include "dmlbits/backend.hpp"
-#include "dmlbits/byte_size.hpp"
-#include "dmlbits/cpu_backend.hpp"
-#include "dmlbits/cpu_isa.hpp"
-#include "dmlbits/d3d12_backend.hpp"
-#include "dmlbits/error.hpp"
+#include "dmlbits/devices.hpp"
 
 namespace dmlbits::app {
 namespace {
@@ -19,133 +11,10 @@ struct DevicesOptions {
   bool json = false;
 };
 
-// One adapter with what its D3D12 device reports (the device is created here: a few tens of
-// milliseconds each).
-struct AdapterReport {
-  GpuAdapter adapter;
-  std::optional<D3d12DeviceInfo> device;
-  std::string error;  // why no device could be created
-};
-
-std::vector<AdapterReport> adapter_reports(const AdapterList& list, bool runtime_ok) {
-  std::vector<AdapterReport> out;
-  for (const auto& a : list.adapters) {
-    AdapterReport r{a, std::nullopt, {}};
-    if (runtime_ok) {
-      try {
-        r.device = probe_d3d12_device(a);
-      } catch (const Error& e) {
-        r.error = e.what();
-      }
-    }
-    out.push_back(std::move(r));
-  }
-  return out;
-}
-
 void run_devices(const DevicesOptions& o) {
-  nlohmann::json backends = nlohmann::json::array();
-  std::string text;
-  const auto line = [&](std::string_view name, const std::string& what) { text += fmt::format("{:<15}{}\n", name, what); };
-
-  // The CPU backends. The SIMD one can be held to any instruction set this CPU has (--isa).
-  for (auto name : {std::string_view("cpu"), std::string_view("cpu-reference")}) {
-    auto b = make_backend(name);
-    nlohmann::json j = {{"name", name}, {"device", b->device_description()}};
-    std::string desc = b->device_description();
-    if (name == "cpu") {
-      std::vector<std::string> isas;
-      for (Isa isa : supported_isas()) isas.emplace_back(isa_name(isa));
-      const auto& cpu = static_cast<const CpuBackend&>(*b);
-      j["isas"] = isas;
-      j["isa"] = isa_name(cpu.isa());
-      j["threads"] = cpu.threads();
-      desc += fmt::format(" (--isa {})", fmt::join(isas, ", "));
-    }
-    line(name, desc);
-    backends.push_back(j);
-  }
-
-  // The D3D12 backend: the runtime, then each adapter with its device's report.
-  const auto unavailable = d3d12_runtime_unavailable_reason();
-  const AdapterList& list = gpu_adapters();
-  const std::vector<AdapterReport> reports = adapter_reports(list, !unavailable);
-  const GpuAdapter* preferred = default_adapter(list.adapters);
-  std::string reason;
-  if (!d3d12_built() || unavailable) reason = *unavailable;
-  else if (list.adapters.empty()) reason = "no adapter: " + list.error;
-  bool any_device = false;
-  for (const auto& r : reports) any_device = any_device || r.device.has_value();
-  if (reason.empty() && !any_device) reason = "no adapter could create a D3D12 device";
-  nlohmann::json adapters = nlohmann::json::array();
-  if (!reason.empty()) line("d3d12", "unavailable: " + reason);
-  else line("d3d12", fmt::format("{} adapter{}{}", reports.size(), reports.size() == 1 ? "" : "s",
-                                 preferred ? fmt::format(", default {}", preferred->index) : ""));
-  for (const auto& r : reports) {
-    const GpuAdapter& a = r.adapter;
-    nlohmann::json j = {{"index", a.index},
-                        {"name", a.name},
-                        {"vendor", a.vendor},
-                        {"vendor_id", a.vendor_id},
-                        {"device_id", a.device_id},
-                        {"type", a.type},
-                        {"software", a.software},
-                        {"memory_bytes", a.device_local_bytes},
-                        {"vulkan_api", a.api_version},
-                        {"default", preferred && preferred->index == a.index}};
-    std::string desc = fmt::format("{}: {}, {} ({}), {} memory, Vulkan {}", a.name, a.vendor,
-                                   a.software ? "software" : "hardware", a.type, format_byte_size(a.device_local_bytes, false),
-                                   a.api_version);
-    if (r.device) {
-      j["feature_level"] = r.device->feature_level;
-      j["shader_model"] = r.device->shader_model;
-      j["timestamp_frequency"] = r.device->timestamp_frequency;
-      j["uma"] = r.device->uma;
-      j["cache_coherent_uma"] = r.device->cache_coherent_uma;
-      desc += fmt::format(", D3D feature level {}, shader model {}", r.device->feature_level, r.device->shader_model);
-    } else {
-      j["error"] = r.error.empty() ? reason : r.error;
-      desc += fmt::format(", no D3D12 device: {}", r.error.empty() ? reason : r.error);
-    }
-    text += fmt::format("  adapter {:<5}{}\n", a.index, desc);
-    adapters.push_back(j);
-  }
-  // Listed as a backend only where it runs, so that whoever runs every listed backend can.
-  if (reason.empty()) {
-    const AdapterReport* def = nullptr;
-    for (const auto& r : reports)
-      if (preferred && r.adapter.index == preferred->index) def = &r;
-    nlohmann::json j = {{"name", "d3d12"}, {"adapters", adapters}};
-    if (def && def->device)
-      j["device"] = fmt::format("{}, {} adapter {}, D3D feature level {}, shader model {}", def->adapter.name,
-                                def->adapter.software ? "software" : "hardware", def->adapter.index,
-                                def->device->feature_level, def->device->shader_model);
-    backends.push_back(j);
-  }
-
-  // What auto does with a large output here.
-  std::string large = "cpu";
-  const GpuAdapter* hardware = nullptr;
-  if (reason.empty())
-    for (const auto& r : reports)
-      if (!hardware && r.device && !r.adapter.software) hardware = &r.adapter;
-  if (hardware) large = fmt::format("d3d12 on adapter {} ({})", hardware->index, hardware->name);
-  line("auto", fmt::format("cpu below {} MiB of output; above, {}", kAutoGpuMinBytes >> 20,
-                           hardware ? large : "cpu too (no hardware adapter)"));
-
-  if (!o.json) {
-    std::cout << text;
-    return;
-  }
-  nlohmann::json d3d12 = {{"built", d3d12_built()},
-                          {"available", reason.empty()},
-                          {"adapters", adapters},
-                          {"enumeration_s", list.seconds}};
-  if (!reason.empty()) d3d12["reason"] = reason;
-  nlohmann::json out = {{"backends", backends},
-                        {"d3d12", d3d12},
-                        {"auto", {{"gpu_min_bytes", kAutoGpuMinBytes}, {"large_outputs", large}}}};
-  std::cout << out.dump(2) << '\n';
+  const DevicesReport report = describe_devices();
+  if (o.json) std::cout << report.json.dump(2) << '\n';
+  else std::cout << report.text;
 }
 
 }  // namespace

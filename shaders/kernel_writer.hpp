@@ -6,8 +6,8 @@
 
 #include <span>
 
-#include "dmlbits/dxbc.hpp"
-#include "dmlbits/gpu_kernel.hpp"
+#include "dxbc.hpp"
+#include "gpu_kernel.hpp"
 
 namespace dmlbits::gpu::shader {
 

@@ -2,7 +2,7 @@
 #include <string>
 
 #include "dmlbits/error.hpp"
-#include "dmlbits/gpu_kernel.hpp"
+#include "gpu_kernel.hpp"
 #include "kernel_writer.hpp"
 
 namespace dmlbits::gpu {

@@ -16,7 +16,7 @@
 #include <random>
 #include <string>
 
-#include "dmlbits/cpu_backend.hpp"
+#include "cpu_backend.hpp"
 #include "dmlbits/tensor.hpp"
 #include "dmlbits/validate.hpp"
 

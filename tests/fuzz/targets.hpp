@@ -35,9 +35,9 @@
 #include <nlohmann/json.hpp>
 
 #include "dmlbits/backend.hpp"
-#include "dmlbits/cpu_backend.hpp"
-#include "dmlbits/cpu_isa.hpp"
-#include "dmlbits/cpu_reference.hpp"
+#include "cpu_backend.hpp"
+#include "cpu_isa.hpp"
+#include "cpu_reference.hpp"
 #include "dmlbits/dml_desc.hpp"
 #include "dmlbits/dtype.hpp"
 #include "dmlbits/error.hpp"

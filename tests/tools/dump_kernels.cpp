@@ -10,7 +10,7 @@
 #include <string>
 
 #include "dmlbits/error.hpp"
-#include "dmlbits/gpu_kernel.hpp"
+#include "gpu_kernel.hpp"
 
 namespace {
 

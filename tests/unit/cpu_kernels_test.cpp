@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "dmlbits/backend.hpp"
-#include "dmlbits/cpu_backend.hpp"
-#include "dmlbits/cpu_isa.hpp"
-#include "dmlbits/cpu_reference.hpp"
+#include "cpu_backend.hpp"
+#include "cpu_isa.hpp"
+#include "cpu_reference.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/tensor.hpp"
 #include "dmlbits/validate.hpp"

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "dmlbits/cpu_reference.hpp"
+#include "cpu_reference.hpp"
 #include "dmlbits/validate.hpp"
 
 namespace dmlbits {

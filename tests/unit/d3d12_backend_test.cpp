@@ -21,10 +21,10 @@
 #include <fmt/format.h>
 
 #include "dmlbits/backend.hpp"
-#include "dmlbits/cpu_reference.hpp"
-#include "dmlbits/d3d12_backend.hpp"
+#include "cpu_reference.hpp"
+#include "d3d12_backend.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/gpu_kernel.hpp"
+#include "gpu_kernel.hpp"
 #include "dmlbits/ops.hpp"
 #include "dmlbits/validate.hpp"
 

@@ -1,4 +1,4 @@
-// DirectML descriptors: NumPy broadcasting, stride-0 broadcast dimensions, DMLCalcBufferTensorSize
+// DirectML descriptors: stride-0 broadcast dimensions, DMLCalcBufferTensorSize
 // and the JSON field names. Expected values are hand-computed from NumPy's rules and
 // directml-bitwise.md ("round up to a multiple of 4 of ceil(((sum (Sizes[i]-1)*Strides[i]) + 1)
 // * element_bits / 8)").
@@ -13,42 +13,6 @@ namespace dmlbits {
 namespace {
 
 using U64s = std::vector<std::uint64_t>;
-
-// ---- broadcast_shapes ----
-
-void expect_broadcast(const Shape& a, const Shape& b, const Shape& want) {
-  auto got = broadcast_shapes(a, b);
-  ASSERT_TRUE(got) << a.to_string() << " with " << b.to_string();
-  EXPECT_EQ(*got, want) << a.to_string() << " with " << b.to_string() << " gave " << got->to_string();
-  auto swapped = broadcast_shapes(b, a);  // symmetric
-  ASSERT_TRUE(swapped);
-  EXPECT_EQ(*swapped, want) << b.to_string() << " with " << a.to_string();
-}
-
-TEST(DmlDescTest, BroadcastFollowsNumPy) {
-  expect_broadcast(Shape{}, Shape{}, Shape{});
-  expect_broadcast(Shape{}, Shape{5}, Shape{5});
-  expect_broadcast(Shape{3}, Shape{3}, Shape{3});
-  expect_broadcast(Shape{2, 3, 4}, Shape{4}, Shape{2, 3, 4});
-  expect_broadcast(Shape{3, 1}, Shape{1, 4}, Shape{3, 4});
-  expect_broadcast(Shape{2, 1, 3}, Shape{4, 1}, Shape{2, 4, 3});
-  expect_broadcast(Shape{1}, Shape{7, 1, 2}, Shape{7, 1, 2});
-  expect_broadcast(Shape{1, 1}, Shape{1}, Shape{1, 1});
-  // A zero dimension broadcasts like any other size: 1 stretches to 0.
-  expect_broadcast(Shape{0}, Shape{1}, Shape{0});
-  expect_broadcast(Shape{1, 0}, Shape{4, 1}, Shape{4, 0});
-  expect_broadcast(Shape{0, 3}, Shape{3}, Shape{0, 3});
-  expect_broadcast(Shape{2, 1, 2, 1, 2, 1, 2, 1}, Shape{3}, Shape{2, 1, 2, 1, 2, 1, 2, 3});
-  expect_broadcast(Shape{1, 2, 1, 2, 1, 2, 1, 2}, Shape{2, 1, 2, 1, 2, 1, 2, 1}, Shape{2, 2, 2, 2, 2, 2, 2, 2});
-}
-
-TEST(DmlDescTest, BroadcastRefusesIncompatibleShapes) {
-  EXPECT_FALSE(broadcast_shapes(Shape{3}, Shape{4}));
-  EXPECT_FALSE(broadcast_shapes(Shape{2, 3}, Shape{4}));
-  EXPECT_FALSE(broadcast_shapes(Shape{2, 3}, Shape{3, 2}));
-  EXPECT_FALSE(broadcast_shapes(Shape{0}, Shape{2}));  // 0 is not 1
-  EXPECT_FALSE(broadcast_shapes(Shape{4}, Shape{2, 1, 3}));
-}
 
 // ---- make_tensor_desc ----
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "dmlbits/dxbc.hpp"
+#include "dxbc.hpp"
 #include "dmlbits/error.hpp"
 
 namespace dmlbits::dxbc {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "dmlbits/float16.hpp"
+#include "float16.hpp"
 
 namespace dmlbits {
 namespace {

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "dmlbits/cpu_reference.hpp"
-#include "dmlbits/dxbc.hpp"
+#include "cpu_reference.hpp"
+#include "dxbc.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/gpu_kernel.hpp"
+#include "gpu_kernel.hpp"
 
 namespace dmlbits::gpu {
 namespace {

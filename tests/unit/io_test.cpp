@@ -15,7 +15,7 @@
 #include "dmlbits/io.hpp"
 #include "dmlbits/json_tensor.hpp"
 #include "dmlbits/npy.hpp"
-#include "dmlbits/npy_stream.hpp"
+#include "npy_stream.hpp"
 
 namespace dmlbits {
 namespace {

@@ -47,9 +47,6 @@ struct DmlOperatorDesc {
 std::uint64_t calc_buffer_tensor_size(DType dtype, const std::vector<std::uint64_t>& sizes,
                                       const std::vector<std::uint64_t>& strides);
 
-// NumPy's broadcast of two shapes, or nullopt if they are incompatible.
-std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
-
 // The descriptor of `input` (shape `in_shape`) read as a tensor of shape `out_shape`: sizes are
 // out_shape's, strides are the packed strides of in_shape with 0 where it broadcasts. A 0-d
 // shape becomes 1 dimension of size 1 (DirectML's DimensionCount is at least 1).

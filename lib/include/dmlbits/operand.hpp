@@ -12,10 +12,11 @@
 #include <vector>
 
 #include "dmlbits/io.hpp"
-#include "dmlbits/npy_stream.hpp"
 #include "dmlbits/tensor.hpp"
 
 namespace dmlbits {
+
+class NpyStream;  // private: npy_stream.hpp
 
 enum class OperandKind { file, standard_input, scalar_literal, array_literal };
 
@@ -27,8 +28,8 @@ struct LoadedOperand {
   OperandKind kind{};
   TensorFormat format = TensorFormat::npy;  // of a file or standard input
 
-  DType dtype() const { return stream ? stream->header().dtype : tensor.dtype(); }
-  Shape shape() const { return stream ? stream->header().shape : tensor.shape(); }
+  DType dtype() const;
+  Shape shape() const;
   // Reads a streamed operand whole (for an input that is broadcast rather than streamed).
   void materialize();
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -44,5 +45,8 @@ class Shape {
 
 // a * b, or throws Errc::invalid_input with `what` in the message.
 std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const char* what);
+
+// NumPy's broadcast of two shapes, or nullopt if they are incompatible.
+std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
 
 }  // namespace dmlbits

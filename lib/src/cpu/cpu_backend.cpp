@@ -1,4 +1,4 @@
-#include "dmlbits/cpu_backend.hpp"
+#include "cpu_backend.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "dmlbits/cpu_reference.hpp"
+#include "cpu_reference.hpp"
 #include "dmlbits/error.hpp"
 
 namespace dmlbits {

@@ -1,4 +1,4 @@
-#include "dmlbits/cpu_isa.hpp"
+#include "cpu_isa.hpp"
 
 #include <array>
 #include <atomic>

@@ -23,7 +23,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "dmlbits/cpu_backend.hpp"
+#include "cpu_backend.hpp"
 #include "kernels.hpp"
 
 #ifndef DMLBITS_TARGET

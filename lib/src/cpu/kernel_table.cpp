@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "dmlbits/cpu_backend.hpp"
+#include "cpu_backend.hpp"
 #include "dmlbits/error.hpp"
 #include "kernels.hpp"
 

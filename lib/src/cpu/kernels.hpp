@@ -3,7 +3,7 @@
 
 #include <span>
 
-#include "dmlbits/cpu_backend.hpp"
+#include "cpu_backend.hpp"
 
 namespace dmlbits::cpu {
 

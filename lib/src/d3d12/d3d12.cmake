@@ -1,4 +1,4 @@
-# The D3D12 backend, included from lib/CMakeLists.txt. Nothing links against a D3D12 runtime:
+# The D3D12 backend's sources (target dmlbits_d3d12), included from lib/CMakeLists.txt. Nothing links against a D3D12 runtime:
 # d3d12_runtime.cpp loads it with dlopen (libvkd3d-utils.so.1 on Linux) so that one binary runs
 # with or without it. Only that file sees the D3D12 headers, chosen by DMLBITS_D3D12_HEADERS
 # (see d3d12_api.hpp for why the choice matters):
@@ -49,7 +49,7 @@ endif()
 if(_d3d12_headers_found AND DMLBITS_HAVE_VULKAN_H)
   message(STATUS "D3D12 backend: built against ${DMLBITS_D3D12_HEADERS} headers, runtime loaded with dlopen")
   dmlbits_d3d12_header_flags(_d3d12_flags ${DMLBITS_D3D12_HEADERS})
-  target_sources(dmlbits_lib PRIVATE
+  target_sources(dmlbits_d3d12 PRIVATE
     ${_d3d12_dir}/d3d12_runtime.cpp
     ${_d3d12_dir}/d3d12_backend.cpp
     ${_d3d12_dir}/vulkan_adapters.cpp)
@@ -59,11 +59,10 @@ if(_d3d12_headers_found AND DMLBITS_HAVE_VULKAN_H)
     list(APPEND _d3d12_flags -fno-sanitize=vptr)
   endif()
   set_source_files_properties(${_d3d12_dir}/d3d12_runtime.cpp PROPERTIES COMPILE_OPTIONS "${_d3d12_flags}")
-  target_compile_definitions(dmlbits_lib PUBLIC DMLBITS_HAVE_D3D12=1)
-  target_link_libraries(dmlbits_lib PRIVATE ${CMAKE_DL_LIBS})
+  target_compile_definitions(dmlbits_d3d12 PUBLIC DMLBITS_HAVE_D3D12=1)
 else()
   message(STATUS "D3D12 backend: not built (no ${DMLBITS_D3D12_HEADERS} headers or no vulkan/vulkan.h)")
-  target_sources(dmlbits_lib PRIVATE ${_d3d12_dir}/d3d12_not_built.cpp)
+  target_sources(dmlbits_d3d12 PRIVATE ${_d3d12_dir}/d3d12_not_built.cpp)
 endif()
 
 # The other header set, compiled but not linked, so that the variant not in use keeps
@@ -81,8 +80,7 @@ if(DEFINED _d3d12_other)
   add_library(dmlbits_d3d12_${_d3d12_other}_check OBJECT ${_d3d12_check_source})
   target_include_directories(dmlbits_d3d12_${_d3d12_other}_check PRIVATE ${_d3d12_dir})
   target_compile_options(dmlbits_d3d12_${_d3d12_other}_check PRIVATE ${_d3d12_other_flags})
-  target_include_directories(dmlbits_d3d12_${_d3d12_other}_check PRIVATE ${PROJECT_SOURCE_DIR}/lib/include)
-  target_link_libraries(dmlbits_d3d12_${_d3d12_other}_check PRIVATE fmt::fmt nlohmann_json::nlohmann_json dmlbits_warnings)
+  target_link_libraries(dmlbits_d3d12_${_d3d12_other}_check PRIVATE dmlbits_shaders dmlbits_platform dmlbits_warnings)
   if(_d3d12_other STREQUAL "vkd3d")
     # The target's own -std=c++20 would follow (and override) the -std=gnu++20 above.
     set_target_properties(dmlbits_d3d12_vkd3d_check PROPERTIES CXX_EXTENSIONS ON)

@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "d3d12_runtime.hpp"
-#include "dmlbits/d3d12_backend.hpp"
+#include "d3d12_backend.hpp"
 #include "dmlbits/error.hpp"
 
 namespace dmlbits {

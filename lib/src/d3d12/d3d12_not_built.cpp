@@ -2,7 +2,7 @@
 // listed (devices, --backend d3d12) and says why it cannot run.
 #include <fmt/format.h>
 
-#include "dmlbits/d3d12_backend.hpp"
+#include "d3d12_backend.hpp"
 #include "dmlbits/error.hpp"
 
 namespace dmlbits {

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "dmlbits/d3d12_backend.hpp"
-#include "dmlbits/gpu_kernel.hpp"
+#include "d3d12_backend.hpp"
+#include "gpu_kernel.hpp"
 
 namespace dmlbits::d3d12 {
 

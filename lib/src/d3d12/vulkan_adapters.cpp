@@ -15,7 +15,7 @@
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
 
-#include "dmlbits/d3d12_backend.hpp"
+#include "d3d12_backend.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/timing.hpp"
 #include "foreign_allocations.hpp"

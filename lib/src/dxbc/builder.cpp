@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <string>
 
-#include "dmlbits/dxbc.hpp"
+#include "dxbc.hpp"
 #include "dmlbits/error.hpp"
 
 namespace dmlbits::dxbc {

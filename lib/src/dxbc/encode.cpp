@@ -1,7 +1,7 @@
 // The tokenized program format (SHEX): operand tokens, instruction tokens, the program header.
 #include <string>
 
-#include "dmlbits/dxbc.hpp"
+#include "dxbc.hpp"
 #include "dmlbits/error.hpp"
 
 namespace dmlbits::dxbc {

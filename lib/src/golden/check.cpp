@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "dmlbits/backend.hpp"
-#include "dmlbits/cpu_backend.hpp"
-#include "dmlbits/cpu_isa.hpp"
+#include "cpu_backend.hpp"
+#include "cpu_isa.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/io.hpp"
 #include "dmlbits/run.hpp"

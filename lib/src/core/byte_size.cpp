@@ -1,4 +1,4 @@
-#include "dmlbits/byte_size.hpp"
+#include "byte_size.hpp"
 
 #include <iterator>
 

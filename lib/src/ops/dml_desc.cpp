@@ -33,19 +33,6 @@ std::uint64_t calc_buffer_tensor_size(DType dtype, const std::vector<std::uint64
   return (bytes + 3) & ~std::uint64_t{3};
 }
 
-std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
-  const std::size_t rank = std::max(a.rank(), b.rank());
-  Shape out;
-  for (std::size_t i = 0; i < rank; ++i) {
-    // Align from the right.
-    const std::uint64_t da = i + a.rank() >= rank ? a[i + a.rank() - rank] : 1;
-    const std::uint64_t db = i + b.rank() >= rank ? b[i + b.rank() - rank] : 1;
-    if (da != db && da != 1 && db != 1) return std::nullopt;
-    out.push_back(da == 1 ? db : da);
-  }
-  return out;
-}
-
 DmlTensorDesc make_tensor_desc(DType dtype, const Shape& in_shape, const Shape& out_shape) {
   DmlTensorDesc d;
   d.dtype = dtype;

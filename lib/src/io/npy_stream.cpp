@@ -1,4 +1,4 @@
-#include "dmlbits/npy_stream.hpp"
+#include "npy_stream.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

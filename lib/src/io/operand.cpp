@@ -5,8 +5,14 @@
 #include <fmt/format.h>
 
 #include "dmlbits/error.hpp"
+#include "npy_stream.hpp"
 
 namespace dmlbits {
+
+DType LoadedOperand::dtype() const { return stream ? stream->header().dtype : tensor.dtype(); }
+
+Shape LoadedOperand::shape() const { return stream ? stream->header().shape : tensor.shape(); }
+
 namespace {
 
 // What each operand holds before dtypes are resolved.

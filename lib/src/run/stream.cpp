@@ -12,10 +12,11 @@
 
 #include <fmt/format.h>
 
-#include "dmlbits/cpu_backend.hpp"
+#include "cpu_backend.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/interrupt.hpp"
 #include "dmlbits/io.hpp"
+#include "npy_stream.hpp"
 
 namespace dmlbits {
 namespace {

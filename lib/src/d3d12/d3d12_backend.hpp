@@ -60,6 +60,15 @@ const GpuAdapter& find_adapter(const std::vector<GpuAdapter>& adapters, std::str
 // discrete GPU, else the first integrated one, else the first device (vkd3d 1.2's own rule).
 // nullptr when there are no adapters.
 const GpuAdapter* default_adapter(const std::vector<GpuAdapter>& adapters);
+// The adapter `--backend auto` runs a large output on when no adapter is named: the default
+// adapter if it is hardware, else the first hardware adapter; nullptr when all are software
+// (lavapipe is slower than the CPU backend). `dmlbits devices` reports the same choice.
+inline const GpuAdapter* auto_adapter(const std::vector<GpuAdapter>& adapters) {
+  if (const GpuAdapter* preferred = default_adapter(adapters); preferred && !preferred->software) return preferred;
+  for (const auto& a : adapters)
+    if (!a.software) return &a;
+  return nullptr;
+}
 
 // What the D3D12 device reports.
 struct D3d12DeviceInfo {

@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "dmlbits/byte_size.hpp"
+#include "byte_size.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/interrupt.hpp"
 

@@ -14,9 +14,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "dmlbits/byte_size.hpp"
+#include "byte_size.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/float16.hpp"
+#include "float16.hpp"
 
 namespace dmlbits {
 namespace {

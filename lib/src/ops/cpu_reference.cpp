@@ -1,4 +1,4 @@
-#include "dmlbits/cpu_reference.hpp"
+#include "cpu_reference.hpp"
 
 #include <array>
 #include <cstring>

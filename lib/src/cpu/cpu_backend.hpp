@@ -16,7 +16,7 @@
 #include <string>
 
 #include "dmlbits/backend.hpp"
-#include "dmlbits/cpu_isa.hpp"
+#include "cpu_isa.hpp"
 
 namespace dmlbits {
 

@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
-#include "dmlbits/byte_size.hpp"
-#include "dmlbits/cpu_backend.hpp"
-#include "dmlbits/cpu_reference.hpp"
-#include "dmlbits/d3d12_backend.hpp"
+#include "byte_size.hpp"
+#include "cpu_backend.hpp"
+#include "cpu_reference.hpp"
+#include "d3d12_backend.hpp"
 #include "dmlbits/dml_desc.hpp"
 #include "dmlbits/error.hpp"
 
@@ -76,10 +76,7 @@ std::unique_ptr<Backend> make_auto(const BackendOptions& options) {
       return cpu(fmt::format("adapter {} ({}) is software, slower than the CPU backend; --backend d3d12 uses it anyway",
                              chosen->index, chosen->name));
   } else {
-    const GpuAdapter* preferred = default_adapter(list.adapters);
-    if (preferred && !preferred->software) chosen = preferred;
-    for (const auto& a : list.adapters)
-      if (!chosen && !a.software) chosen = &a;
+    chosen = auto_adapter(list.adapters);
     if (!chosen) {
       std::string names;
       for (const auto& a : list.adapters) names += fmt::format("{}{}", names.empty() ? "" : ", ", a.name);

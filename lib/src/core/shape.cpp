@@ -1,5 +1,6 @@
 #include "dmlbits/shape.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include <fmt/format.h>
@@ -67,6 +68,19 @@ bool Shape::operator==(const Shape& o) const {
   for (std::size_t i = 0; i < rank_; ++i)
     if (dims_[i] != o.dims_[i]) return false;
   return true;
+}
+
+std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
+  const std::size_t rank = std::max(a.rank(), b.rank());
+  Shape out;
+  for (std::size_t i = 0; i < rank; ++i) {
+    // Align from the right.
+    const std::uint64_t da = i + a.rank() >= rank ? a[i + a.rank() - rank] : 1;
+    const std::uint64_t db = i + b.rank() >= rank ? b[i + b.rank() - rank] : 1;
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    out.push_back(da == 1 ? db : da);
+  }
+  return out;
 }
 
 }  // namespace dmlbits

@@ -1,4 +1,4 @@
-#include "dmlbits/float16.hpp"
+#include "float16.hpp"
 
 #include <bit>
 #include <cmath>
