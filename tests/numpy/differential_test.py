@@ -92,14 +92,15 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import zlib
 
 import numpy as np
 
-DMLBITS = os.environ.get("DMLBITS")
+import dmlbits_testlib as testlib
+
+DMLBITS = testlib.DMLBITS
 DEFAULT_SEED = 20261123
 RUN_TIMEOUT = 300
 
@@ -1141,7 +1142,7 @@ def self_check_routes(runner, backends):
 # ---- Main ------------------------------------------------------------------------------------------
 
 def discover_backends():
-    r = subprocess.run([DMLBITS, "devices", "--json"], capture_output=True, text=True, timeout=120)
+    r = testlib.run("devices", "--json", timeout=120)
     if r.returncode != 0:
         raise SystemExit("dmlbits devices --json failed (%d): %s" % (r.returncode, r.stderr))
     dev = json.loads(r.stdout)
@@ -1173,9 +1174,10 @@ def main():
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
 
-    if not DMLBITS or not os.access(DMLBITS, os.X_OK):
-        print("differential_test: DMLBITS is not set to an executable", file=sys.stderr)
-        return 1
+    missing = testlib.dmlbits_missing("differential_test: DMLBITS is not set to an executable", stream=sys.stderr,
+                                      need="executable")
+    if missing is not None:
+        return missing
     started = time.monotonic()
     backends, isas, d3d12_missing = discover_backends()
     if d3d12_missing is not None:
@@ -1233,7 +1235,7 @@ def main():
         work = os.path.abspath(args.keep)
         os.makedirs(work, exist_ok=True)
     else:
-        tmp = tempfile.TemporaryDirectory(prefix="dmlbits-diff-")
+        tmp = testlib.temp_dir(prefix="dmlbits-diff-")
         work = tmp.name
     failures = []
     out_lock = threading.Lock()

@@ -11,23 +11,21 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
-SOURCE_DIR = os.environ.get("DMLBITS_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-DMLBITS = os.environ.get("DMLBITS")
-GOLDEN_DIR = os.path.join(SOURCE_DIR, "testdata", "golden")
+import dmlbits_testlib as testlib
+
+SOURCE_DIR = testlib.SOURCE_DIR
+DMLBITS = testlib.DMLBITS
+GOLDEN_DIR = testlib.testdata("golden")
 OPS = {"and", "or", "xor", "not", "popcount", "shl", "shr"}
 # The generator writes well over this many; fewer means the manifest lost cases.
 MIN_CASES = 100
 
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL: " + msg)
+CHECKS = testlib.Checks()
+fail = CHECKS.fail
+failures = CHECKS.failures
 
 
 def describe(arr):
@@ -54,7 +52,7 @@ def same_array(got, want):
 def check_goldens_are_current(manifest):
     """Regenerates into a temporary directory and compares the arrays and the manifest."""
     script = os.path.join(SOURCE_DIR, "scripts", "make_goldens.py")
-    with tempfile.TemporaryDirectory() as tmp:
+    with testlib.temp_dir() as tmp:
         r = subprocess.run([sys.executable, script, "--out", tmp], capture_output=True, text=True)
         if r.returncode != 0:
             fail("make_goldens.py failed (%d): %s" % (r.returncode, r.stderr.strip()))
@@ -84,7 +82,7 @@ def run_case(case, tmp):
         if key in case:
             args += [flag, case[key]]
     cmd = [DMLBITS, case["op"], *inputs, *args, "-o", out]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = testlib.run(*cmd[1:])
     if r.returncode != 0:
         fail("%s: exit %d: %s" % (name, r.returncode, r.stderr.strip()))
         return
@@ -101,9 +99,9 @@ def run_case(case, tmp):
 
 
 def main():
-    if not DMLBITS:
-        print("golden_test: set DMLBITS to the dmlbits binary")
-        return 1
+    missing = testlib.dmlbits_missing("golden_test: set DMLBITS to the dmlbits binary")
+    if missing is not None:
+        return missing
     with open(os.path.join(GOLDEN_DIR, "manifest.json"), encoding="utf-8") as f:
         manifest = json.load(f)
     cases = manifest["cases"]
@@ -114,7 +112,7 @@ def main():
         fail("no golden case for %s" % sorted(missing))
 
     check_goldens_are_current(manifest)
-    with tempfile.TemporaryDirectory() as tmp:
+    with testlib.temp_dir() as tmp:
         for case in cases:
             run_case(case, tmp)
 

@@ -19,29 +19,18 @@ Expected bits are the arrays NumPy generated, never dmlbits output.
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
-DMLBITS = os.environ.get("DMLBITS")
+import dmlbits_testlib as testlib
 
-failures = []
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
+CHECKS = testlib.stderr_checks()
+check = CHECKS.check
 
 
 def run(*args):
-    return subprocess.run([DMLBITS, *args], capture_output=True, text=True, timeout=120)
+    return testlib.run(*args, timeout=120)
 
 
 UINT = {np.float16: np.uint16, np.float32: np.uint32, np.float64: np.uint64}
@@ -161,11 +150,12 @@ def check_hex(ftype, path, original, label):
 
 
 def main():
-    if not DMLBITS or not os.path.exists(DMLBITS):
-        print("DMLBITS is not set to the dmlbits binary", file=sys.stderr)
-        return 2
+    missing = testlib.dmlbits_missing("DMLBITS is not set to the dmlbits binary", status=2, stream=sys.stderr,
+                                      need="exists")
+    if missing is not None:
+        return missing
     rng = np.random.default_rng(20261121)
-    with tempfile.TemporaryDirectory() as tmp:
+    with testlib.temp_dir() as tmp:
         for ftype in (np.float16, np.float32, np.float64):
             name = NAME[ftype]
             values = sample(ftype, rng)
@@ -202,10 +192,10 @@ def main():
             # -0.0 is written with its sign.
             doc = load_raw(os.path.join(tmp, f"{name}_negzero.json"))
             check([v[1] for v in doc["data"]] == ["-0.0", "0.0", "-0.0"], f"{name}: -0.0 written as {doc['data']}")
-    if failures:
-        print(f"{len(failures)} of {checks} checks failed", file=sys.stderr)
+    if CHECKS.failures:
+        print(f"{len(CHECKS.failures)} of {CHECKS.count} checks failed", file=sys.stderr)
         return 1
-    print(f"{checks} checks passed")
+    print(f"{CHECKS.count} checks passed")
     return 0
 
 

@@ -14,37 +14,24 @@ Expected values come from NumPy reading the fixture, cross-checked against the s
 expected.json (also written by NumPy), never from dmlbits.
 """
 
-import io
 import json
 import math
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 from numpy.lib import format as npf
 
-DMLBITS = os.environ.get("DMLBITS")
-SOURCE_DIR = os.environ.get("DMLBITS_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
-NPY_DIR = os.path.join(SOURCE_DIR, "testdata", "npy")
+import dmlbits_testlib as testlib
 
-failures = []
-checks = 0
+NPY_DIR = testlib.testdata("npy")
 
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
+CHECKS = testlib.stderr_checks()
+check = CHECKS.check
 
 
 def run(*args):
-    return subprocess.run([DMLBITS, *args], capture_output=True, text=True, timeout=60)
+    return testlib.run(*args, timeout=60)
 
 
 def bits_view(arr):
@@ -142,16 +129,16 @@ def check_json_values(name, doc, arr, want_bits):
 
 
 def main():
-    if not DMLBITS or not os.access(DMLBITS, os.X_OK):
-        print("DMLBITS is not set to an executable", file=sys.stderr)
-        return 1
+    missing = testlib.dmlbits_missing("DMLBITS is not set to an executable", stream=sys.stderr, need="executable")
+    if missing is not None:
+        return missing
     with open(os.path.join(NPY_DIR, "expected.json")) as f:
         expected = json.load(f)
     names = sorted(n for n in os.listdir(NPY_DIR) if n.endswith(".npy"))
     check(sorted(expected) == names, f"expected.json lists {sorted(expected)}, the folder has {names}")
     check(len(names) >= 40, f"only {len(names)} fixtures")
 
-    with tempfile.TemporaryDirectory() as tmp:
+    with testlib.temp_dir() as tmp:
         for name in names:
             path = os.path.join(NPY_DIR, name)
             exp = expected.get(name)
@@ -187,10 +174,10 @@ def main():
                 if os.path.exists(p):
                     os.remove(p)
 
-    if failures:
-        print(f"{len(failures)} of {checks} checks failed", file=sys.stderr)
+    if CHECKS.failures:
+        print(f"{len(CHECKS.failures)} of {CHECKS.count} checks failed", file=sys.stderr)
         return 1
-    print(f"{checks} checks passed on {len(names)} fixtures")
+    print(f"{CHECKS.count} checks passed on {len(names)} fixtures")
     return 0
 
 

@@ -9,25 +9,21 @@ Env: DMLBITS, DMLBITS_CONFORMANCE_DIR. Exit 77 if the conformance data is absent
 
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
-DMLBITS = os.environ.get("DMLBITS")
-CONFORMANCE_DIR = os.environ.get("DMLBITS_CONFORMANCE_DIR", "")
-ONNX_DIR = os.path.join(CONFORMANCE_DIR, "onnx-node")
+import dmlbits_testlib as testlib
+
+DMLBITS = testlib.DMLBITS
+ONNX_DIR = os.path.join(testlib.CONFORMANCE_DIR, "onnx-node")
 EXPECTED_CASES = 23  # README: "23 cases"
 REFUSAL = "needs DML_FEATURE_LEVEL_4_1 or later (requested 4_0)"
 EXIT_INVALID_INPUT = 3
 
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL: " + msg)
+CHECKS = testlib.Checks()
+fail = CHECKS.fail
+failures = CHECKS.failures
 
 
 def compare(name, got, want):
@@ -41,18 +37,17 @@ def compare(name, got, want):
 
 def main():
     if not os.path.isfile(os.path.join(ONNX_DIR, "manifest.json")):
-        print("onnx_conformance_test: no conformance data at %r; skipped" % ONNX_DIR)
-        return 77
-    if not DMLBITS:
-        print("onnx_conformance_test: set DMLBITS to the dmlbits binary")
-        return 1
+        return testlib.skip("onnx_conformance_test: no conformance data at %r; skipped" % ONNX_DIR)
+    missing = testlib.dmlbits_missing("onnx_conformance_test: set DMLBITS to the dmlbits binary")
+    if missing is not None:
+        return missing
     with open(os.path.join(ONNX_DIR, "manifest.json"), encoding="utf-8") as f:
         cases = json.load(f)["cases"]
     if len(cases) != EXPECTED_CASES:
         fail("manifest lists %d cases, expected %d" % (len(cases), EXPECTED_CASES))
 
     refusals = 0
-    with tempfile.TemporaryDirectory() as tmp:
+    with testlib.temp_dir() as tmp:
         for case in cases:
             name = case["name"]
             case_dir = os.path.join(ONNX_DIR, name)
@@ -60,7 +55,7 @@ def main():
             level = case["min_feature_level"]
             out = os.path.join(tmp, name + ".npy")
             cmd = [DMLBITS, case["op"], *inputs, "--feature-level", level, "-o", out]
-            r = subprocess.run(cmd, capture_output=True, text=True)
+            r = testlib.run(*cmd[1:])
             if r.returncode != 0:
                 fail("%s at %s: exit %d: %s" % (name, level, r.returncode, r.stderr.strip()))
             else:
@@ -71,7 +66,7 @@ def main():
                 refusals += 1
                 out40 = os.path.join(tmp, name + ".4_0.npy")
                 cmd = [DMLBITS, case["op"], *inputs, "--feature-level", "4_0", "-o", out40]
-                r = subprocess.run(cmd, capture_output=True, text=True)
+                r = testlib.run(*cmd[1:])
                 if r.returncode != EXIT_INVALID_INPUT:
                     fail("%s at 4_0: exit %d, expected %d; stderr: %s" % (
                         name, r.returncode, EXIT_INVALID_INPUT, r.stderr.strip()))

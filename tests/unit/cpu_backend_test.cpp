@@ -12,9 +12,11 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dmlbits/backend.hpp"
@@ -645,6 +647,54 @@ TEST(CpuBackendTest, RefusesBuffersShorterThanTheDescriptors) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::internal);
     EXPECT_NE(std::string(e.what()).find("input 1 has 14 bytes, its descriptor reads 16"), std::string::npos) << e.what();
+  }
+}
+
+// ---- Thread count ----
+
+// Restores DMLBITS_THREADS after a test.
+class CpuThreadsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const char* v = std::getenv("DMLBITS_THREADS")) saved_ = v;
+    ::unsetenv("DMLBITS_THREADS");
+  }
+  void TearDown() override {
+    if (saved_) ::setenv("DMLBITS_THREADS", saved_->c_str(), 1);
+    else ::unsetenv("DMLBITS_THREADS");
+  }
+  std::optional<std::string> saved_;
+};
+
+TEST_F(CpuThreadsTest, ARequestWinsOverTheEnvironment) {
+  ::setenv("DMLBITS_THREADS", "bogus", 1);  // not read when a count is asked for
+  EXPECT_EQ(cpu_threads(1), 1u);
+  EXPECT_EQ(cpu_threads(7), 7u);
+  EXPECT_EQ(CpuBackend(Isa::scalar, {.threads = 3}).threads(), 3u);
+}
+
+TEST_F(CpuThreadsTest, TheDefaultIsTwoWhereTheMachineHasTwo) {
+  EXPECT_EQ(cpu_threads(0), std::thread::hardware_concurrency() >= 2 ? 2u : 1u);
+  ::setenv("DMLBITS_THREADS", "", 1);  // empty is unset
+  EXPECT_EQ(cpu_threads(0), std::thread::hardware_concurrency() >= 2 ? 2u : 1u);
+  ::setenv("DMLBITS_THREADS", "5", 1);
+  EXPECT_EQ(cpu_threads(0), 5u);
+  EXPECT_EQ(CpuBackend(Isa::scalar).threads(), 5u);
+  ::setenv("DMLBITS_THREADS", "256", 1);
+  EXPECT_EQ(cpu_threads(0), 256u);
+}
+
+TEST_F(CpuThreadsTest, BadEnvironmentValuesAreUsageErrors) {
+  for (const char* bad : {"0", "257", "-1", "2x", " 2", "two", "99999999999"}) {
+    ::setenv("DMLBITS_THREADS", bad, 1);
+    try {
+      (void)cpu_threads(0);
+      ADD_FAILURE() << "DMLBITS_THREADS=" << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::usage) << bad;
+      EXPECT_EQ(std::string(e.what()),
+                "DMLBITS_THREADS: '" + std::string(bad) + "' is not a thread count from 1 to 256");
+    }
   }
 }
 

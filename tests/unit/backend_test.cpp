@@ -1,0 +1,140 @@
+// The backend interface and factory (dmlbits/backend.hpp): the names --backend accepts, the
+// refusals of check_backend_options (each a usage error, before anything is created), what
+// make_backend builds for the CPU names and for a small `auto` run, the process-wide default
+// adapter, and output_size_hint's broadcast arithmetic.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dmlbits/backend.hpp"
+#include "dmlbits/cpu_backend.hpp"
+#include "dmlbits/error.hpp"
+
+namespace dmlbits {
+namespace {
+
+std::optional<Error> refusal(std::string_view name, const BackendOptions& options) {
+  try {
+    check_backend_options(name, options);
+  } catch (const Error& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+
+void expect_usage(std::string_view name, const BackendOptions& options, const std::string& message) {
+  const auto e = refusal(name, options);
+  ASSERT_TRUE(e.has_value()) << name << " was accepted";
+  EXPECT_EQ(e->code(), Errc::usage);
+  EXPECT_EQ(std::string(e->what()), message);
+}
+
+BackendOptions with_threads(unsigned threads) {
+  BackendOptions o;
+  o.threads = threads;
+  return o;
+}
+
+BackendOptions with_adapter(std::string adapter) {
+  BackendOptions o;
+  o.adapter = std::move(adapter);
+  return o;
+}
+
+TEST(BackendNamesTest, InHelpOrder) {
+  const auto names = backend_names();
+  EXPECT_EQ(std::vector<std::string_view>(names.begin(), names.end()),
+            (std::vector<std::string_view>{"auto", "cpu", "d3d12", "cpu-reference"}));
+}
+
+TEST(CheckBackendOptionsTest, AcceptsWhatEachBackendTakes) {
+  for (const char* name : {"auto", "cpu", "d3d12", "cpu-reference"}) EXPECT_FALSE(refusal(name, {})) << name;
+  EXPECT_FALSE(refusal("cpu", BackendOptions{"scalar"}));
+  EXPECT_FALSE(refusal("auto", BackendOptions{"scalar"}));
+  EXPECT_FALSE(refusal("cpu", with_threads(1)));
+  EXPECT_FALSE(refusal("cpu-reference", with_threads(kMaxThreads)));
+  EXPECT_FALSE(refusal("d3d12", with_adapter("0")));
+  EXPECT_FALSE(refusal("auto", with_adapter("0")));
+}
+
+TEST(CheckBackendOptionsTest, RefusesWithAUsageError) {
+  expect_usage("gpu", {}, "unknown backend 'gpu' (available: auto, cpu, d3d12, cpu-reference)");
+  expect_usage("CPU", {}, "unknown backend 'CPU' (available: auto, cpu, d3d12, cpu-reference)");
+  expect_usage("cpu-reference", BackendOptions{"scalar"},
+               "the cpu-reference backend has no choice of instruction set (asked for 'scalar')");
+  expect_usage("d3d12", BackendOptions{"avx2"}, "the d3d12 backend has no choice of instruction set (asked for 'avx2')");
+  expect_usage("cpu", BackendOptions{"neon"}, "unknown instruction set 'neon' (known: scalar, avx2, avx512)");
+  expect_usage("d3d12", with_threads(2), "the d3d12 backend has no choice of CPU threads (--threads)");
+  expect_usage("cpu", with_threads(kMaxThreads + 1), "--threads: 257 is more than 256");
+  expect_usage("cpu", with_adapter("0"), "--adapter applies to the d3d12 and auto backends, not cpu");
+  expect_usage("cpu-reference", with_adapter("x"), "--adapter applies to the d3d12 and auto backends, not cpu-reference");
+}
+
+// The default adapter reaches every backend made without one, as --adapter does through
+// OperationSpec; it is process-wide, so the test puts it back.
+TEST(CheckBackendOptionsTest, TheDefaultAdapterCountsAsGiven) {
+  set_default_adapter("1");
+  const auto cpu = refusal("cpu", {});
+  const auto d3d12 = refusal("d3d12", {});
+  set_default_adapter("");
+  ASSERT_TRUE(cpu.has_value());
+  EXPECT_EQ(std::string(cpu->what()), "--adapter applies to the d3d12 and auto backends, not cpu");
+  EXPECT_FALSE(d3d12.has_value());
+  EXPECT_FALSE(refusal("cpu", {}));  // restored
+}
+
+TEST(MakeBackendTest, BuildsTheNamedCpuBackends) {
+  const auto cpu = make_backend("cpu", with_threads(1));
+  EXPECT_EQ(cpu->name(), "cpu");
+  EXPECT_EQ(cpu->selection_reason(), "");  // named, not chosen
+  EXPECT_TRUE(cpu->detail_phases().empty());
+  const auto* as_cpu = dynamic_cast<const CpuBackend*>(cpu.get());
+  ASSERT_NE(as_cpu, nullptr);
+  EXPECT_EQ(as_cpu->threads(), 1u);
+  const auto scalar = make_backend("cpu", BackendOptions{"scalar"});
+  ASSERT_NE(dynamic_cast<const CpuBackend*>(scalar.get()), nullptr);
+  EXPECT_EQ(dynamic_cast<const CpuBackend*>(scalar.get())->isa(), Isa::scalar);
+  EXPECT_EQ(make_backend("cpu-reference")->name(), "cpu-reference");
+  EXPECT_THROW(make_backend("gpu"), Error);
+}
+
+TEST(MakeBackendTest, AutoKeepsASmallRunOnTheCpuAndSaysWhy) {
+  BackendOptions o;
+  o.size_hint = 3 << 20;  // 3 MiB, below kAutoGpuMinBytes (16 MiB)
+  const auto b = make_backend("auto", o);
+  EXPECT_EQ(b->name(), "cpu");
+  EXPECT_EQ(b->selection_reason(),
+            "auto chose cpu: the output (3 MiB) is below 16 MiB, where the CPU beats starting a GPU device");
+  EXPECT_EQ(b->device_description().rfind("CPU, ", 0), 0u) << b->device_description();
+  // An unknown size counts as small.
+  EXPECT_EQ(make_backend("auto")->selection_reason(),
+            "auto chose cpu: the output (0 bytes) is below 16 MiB, where the CPU beats starting a GPU device");
+}
+
+TEST(OutputSizeHintTest, BroadcastElementsTimesTheWidestInput) {
+  EXPECT_EQ(output_size_hint({}), 0u);
+  // (3, 1) uint8 with (4,) uint32: (3, 4), 12 elements of 4 bytes.
+  EXPECT_EQ(output_size_hint({{DType::uint8, Shape{3, 1}}, {DType::uint32, Shape{4}}}), 48u);
+  // A scalar with (2, 5) uint16: 10 elements of 2 bytes.
+  EXPECT_EQ(output_size_hint({{DType::uint16, Shape{}}, {DType::uint16, Shape{2, 5}}}), 20u);
+  EXPECT_EQ(output_size_hint({{DType::uint64, Shape{7}}}), 56u);
+  // (2,) and (3,) do not broadcast.
+  EXPECT_EQ(output_size_hint({{DType::uint8, Shape{2}}, {DType::uint8, Shape{3}}}), 0u);
+  // A zero-size dimension makes no bytes.
+  EXPECT_EQ(output_size_hint({{DType::uint32, Shape{0, 9}}}), 0u);
+}
+
+TEST(OutputSizeHintTest, SaturatesInsteadOfOverflowing) {
+  // 2^31 * 2^31 = 2^62 elements of 8 bytes is 2^65 bytes: more than 64 bits hold.
+  const std::uint64_t big = std::uint64_t{1} << 31;
+  EXPECT_EQ(output_size_hint({{DType::uint64, Shape{big, big}}}), std::numeric_limits<std::uint64_t>::max());
+  // 2^62 one-byte elements still fit.
+  EXPECT_EQ(output_size_hint({{DType::uint8, Shape{big, big}}}), std::uint64_t{1} << 62);
+}
+
+}  // namespace
+}  // namespace dmlbits

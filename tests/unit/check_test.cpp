@@ -1,0 +1,318 @@
+// `dmlbits check` (dmlbits/check.hpp): manifests written into a temporary folder, then loaded
+// (resolution against the root, defaults, the filter, the refusals of malformed manifests with
+// the case and key named) and run (pass, fail and error outcomes in manifest order, expected
+// errors and messages, --update creating and rewriting goldens), and the JUnit XML they give.
+// Goldens hold values worked out by hand in this file.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "dmlbits/check.hpp"
+#include "dmlbits/error.hpp"
+#include "unit_support.hpp"
+
+namespace dmlbits {
+namespace {
+
+using test::TempDir;
+
+class CheckTest : public ::testing::Test {
+ protected:
+  std::string manifest(const std::string& text, const std::string& name = "manifest.json") {
+    test::write_file(dir_.file(name), text);
+    return dir_.file(name);
+  }
+  // The Error load_manifest throws for `text`.
+  Error load_error(const std::string& text, const CheckOptions& options = {}) {
+    const std::string path = manifest(text);
+    try {
+      load_manifest(path, options);
+    } catch (const Error& e) {
+      return e;
+    }
+    ADD_FAILURE() << "loaded: " << text;
+    return Error(Errc::internal, "");
+  }
+  void expect_refused(const std::string& text, const std::string& message) {
+    const Error e = load_error(text);
+    EXPECT_EQ(e.code(), Errc::invalid_input) << e.what();
+    EXPECT_EQ(std::string(e.what()), "reading manifest '" + dir_.file("manifest.json") + "': " + message) << text;
+  }
+
+  TempDir dir_{"check-test"};
+};
+
+const CaseResult& by_name(const CheckSummary& s, const std::string& name) {
+  for (const auto& c : s.cases)
+    if (c.name == name) return c;
+  ADD_FAILURE() << "no case " << name;
+  static const CaseResult none;
+  return none;
+}
+
+TEST_F(CheckTest, OutcomesOfEveryKindInManifestOrder) {
+  // 0xF0 & 0x3C = 0x30 = 48 and 0x0F & 0x3C = 0x0C = 12.
+  test::write_file(dir_.file("and.json"), R"({"dtype": "uint8", "data": [48, 12]})");
+  test::write_file(dir_.file("wrong.json"), R"({"dtype": "uint8", "data": [48, 13]})");
+  const std::string path = manifest(R"({
+    "defaults": {"op": "and", "inputs": ["[240, 15]", "0x3c"], "dtype": "uint8"},
+    "cases": [
+      {"name": "pass", "expected": "and.json"},
+      {"name": "differs", "expected": "wrong.json"},
+      {"name": "no golden", "expected": "missing.json"},
+      {"name": "expected error", "op": "xor", "dtype": "int32", "feature_level": "3_0",
+       "expect_error": "invalid-input", "expect_message": "needs DML_FEATURE_LEVEL_4_1"},
+      {"name": "other error", "op": "xor", "dtype": "int32", "feature_level": "3_0", "expect_error": "io"},
+      {"name": "other message", "op": "xor", "dtype": "int32", "feature_level": "3_0",
+       "expect_error": "invalid-input", "expect_message": "zzz"},
+      {"name": "unexpected success", "expect_error": "invalid-input"}
+    ]})");
+  CheckOptions options;
+  options.jobs = 2;
+  const CheckSummary s = run_check(path, options);
+  ASSERT_EQ(s.cases.size(), 7u);
+  const std::vector<std::string> order{"pass",        "differs",       "no golden",         "expected error",
+                                       "other error", "other message", "unexpected success"};
+  for (std::size_t i = 0; i < order.size(); ++i) EXPECT_EQ(s.cases[i].name, order[i]);
+  EXPECT_EQ(s.passed(), 2u);
+  EXPECT_EQ(s.failed(), 5u);
+  EXPECT_EQ(s.manifest, path);
+
+  using O = CaseResult::Outcome;
+  EXPECT_EQ(by_name(s, "pass").outcome, O::pass);
+  EXPECT_EQ(by_name(s, "pass").golden, dir_.file("and.json"));
+  const CaseResult& differs = by_name(s, "differs");
+  EXPECT_EQ(differs.outcome, O::fail);
+  EXPECT_EQ(differs.detail, "mismatch with '" + dir_.file("wrong.json") + "': 1 of 2 elements differ (UINT8)");
+  // The report lists element [1]: expected 13 (0x0d), got 12 (0x0c), one differing bit (0x01).
+  EXPECT_NE(differs.report.find("[1]"), std::string::npos) << differs.report;
+  EXPECT_NE(differs.report.find("13 (0x0d)"), std::string::npos) << differs.report;
+  EXPECT_NE(differs.report.find("12 (0x0c)"), std::string::npos) << differs.report;
+  EXPECT_NE(differs.report.find("0x01 (1 bit)"), std::string::npos) << differs.report;
+  const CaseResult& missing = by_name(s, "no golden");
+  EXPECT_EQ(missing.outcome, O::error);
+  EXPECT_EQ(missing.detail.rfind("io error: reading '" + dir_.file("missing.json") + "': ", 0), 0u) << missing.detail;
+  EXPECT_EQ(by_name(s, "expected error").outcome, O::pass) << by_name(s, "expected error").detail;
+  EXPECT_EQ(by_name(s, "other error").outcome, O::fail);
+  EXPECT_EQ(by_name(s, "other error").detail.rfind("expected error 'io', got 'invalid-input': xor: ", 0), 0u)
+      << by_name(s, "other error").detail;
+  EXPECT_EQ(by_name(s, "other message").detail.rfind("error message lacks \"zzz\": ", 0), 0u);
+  EXPECT_EQ(by_name(s, "unexpected success").detail, "expected error 'invalid-input', but the run succeeded");
+  EXPECT_FALSE(test::fs::exists(dir_.file("missing.json")));  // no --update: nothing written
+}
+
+TEST_F(CheckTest, FilesResolveAgainstTheRootAndLiteralsStayLiterals) {
+  test::fs::create_directories(dir_.path() / "sub");
+  const std::string path = manifest(R"({"root": "sub", "cases": [
+      {"name": "one", "op": "or", "inputs": ["a.npy", "0x1"], "expected": "x/../g.npy"},
+      {"name": "two", "op": "not", "inputs": [[1, 2]], "dtype": "uint16", "expected": "g2.json"}]})");
+  const Manifest m = load_manifest(path, {});
+  ASSERT_EQ(m.cases.size(), 2u);
+  EXPECT_EQ(m.total, 2u);
+  EXPECT_EQ(m.path, path);
+  EXPECT_EQ(m.cases[0].spec.operands, (std::vector<std::string>{dir_.file("sub/a.npy"), "0x1"}));
+  EXPECT_EQ(m.cases[0].golden, dir_.file("sub/g.npy"));
+  EXPECT_EQ(m.cases[0].spec.op, OpKind::bit_or);
+  EXPECT_EQ(m.cases[0].spec.backend, "cpu");
+  // An array input is an array literal, written back as JSON text.
+  EXPECT_EQ(m.cases[1].spec.operands, (std::vector<std::string>{"[1,2]"}));
+  EXPECT_EQ(m.cases[1].spec.dtype, DType::uint16);
+}
+
+TEST_F(CheckTest, DefaultsApplyOnlyWhereTheOperatorTakesThem) {
+  const std::string path = manifest(R"({
+    "defaults": {"dtype": "uint8", "out_dtype": "uint32", "shift_overflow": "wrap", "feature_level": "5.0"},
+    "cases": [
+      {"name": "count", "op": "popcount", "inputs": ["1"], "expected": "c.npy"},
+      {"name": "shift", "op": "shl", "inputs": ["1", "9"], "expected": "s.npy"},
+      {"name": "and", "op": "and", "inputs": ["1", "9"], "expected": "a.npy", "backend": "cpu-reference"}]})");
+  const Manifest m = load_manifest(path, {});
+  ASSERT_EQ(m.cases.size(), 3u);
+  EXPECT_EQ(m.cases[0].spec.out_dtype, DType::uint32);
+  EXPECT_EQ(m.cases[0].spec.level, FeatureLevel(5, 0));
+  EXPECT_EQ(m.cases[1].spec.shift_overflow, ShiftOverflow::wrap);
+  EXPECT_FALSE(m.cases[1].spec.out_dtype.has_value());
+  EXPECT_FALSE(m.cases[2].spec.out_dtype.has_value());
+  EXPECT_EQ(m.cases[2].spec.shift_overflow, ShiftOverflow::zero);
+  EXPECT_EQ(m.cases[2].spec.backend, "cpu-reference");
+}
+
+TEST_F(CheckTest, OptionsOverrideTheBackendAndFilterTheCases) {
+  const std::string path = manifest(R"({"defaults": {"dtype": "uint8", "expected": "g.npy"}, "cases": [
+      {"name": "or-1", "op": "or", "inputs": ["1", "2"]},
+      {"name": "and-1", "op": "and", "inputs": ["1", "2"], "backend": "cpu-reference"},
+      {"name": "or-2", "op": "or", "inputs": ["1", "2"], "backend": "auto"}]})");
+  CheckOptions options;
+  options.filter = "or-";
+  options.isa = "scalar";
+  const Manifest m = load_manifest(path, options);
+  EXPECT_EQ(m.total, 3u);
+  ASSERT_EQ(m.cases.size(), 2u);
+  EXPECT_EQ(m.cases[0].name, "or-1");
+  EXPECT_EQ(m.cases[1].name, "or-2");
+  // --isa holds CPU backends (cpu, auto) to the set.
+  EXPECT_EQ(m.cases[0].spec.isa, "scalar");
+  EXPECT_EQ(m.cases[1].spec.isa, "scalar");
+
+  options.filter.clear();
+  options.backend = "cpu-reference";
+  options.isa.clear();
+  for (const auto& c : load_manifest(path, options).cases) EXPECT_EQ(c.spec.backend, "cpu-reference") << c.name;
+  // A --isa with the reference backend: the case has no instruction set to force.
+  options.isa = "scalar";
+  for (const auto& c : load_manifest(path, options).cases) EXPECT_EQ(c.spec.isa, "") << c.name;
+}
+
+TEST_F(CheckTest, UpdateCreatesThenRewritesGoldens) {
+  const std::string path = manifest(R"({"cases": [
+      {"name": "count", "op": "popcount", "inputs": ["[240, 255, 0]"], "dtype": "uint8", "expected": "count.npy"}]})");
+  CheckOptions update;
+  update.update = true;
+  CheckSummary s = run_check(path, update);
+  ASSERT_EQ(s.cases.size(), 1u);
+  EXPECT_EQ(s.cases[0].outcome, CaseResult::Outcome::pass);
+  EXPECT_TRUE(s.cases[0].updated);
+  EXPECT_EQ(s.cases[0].detail, "created " + dir_.file("count.npy"));
+  // popcount: 0xF0 has 4 bits set, 0xFF 8, 0 none.
+  EXPECT_EQ(test::npy_data(test::read_file(dir_.file("count.npy"))), std::string("\x04\x08\x00", 3));
+
+  s = run_check(path, {});
+  EXPECT_EQ(s.cases[0].outcome, CaseResult::Outcome::pass);
+  EXPECT_FALSE(s.cases[0].updated);
+
+  test::write_file(dir_.file("count.npy"), test::npy_header_v1("|u1", "(3,)") + std::string("\x04\x08\x01", 3));
+  s = run_check(path, {});
+  EXPECT_EQ(s.cases[0].outcome, CaseResult::Outcome::fail);
+  s = run_check(path, update);
+  EXPECT_EQ(s.cases[0].detail, "updated " + dir_.file("count.npy"));
+  EXPECT_EQ(test::npy_data(test::read_file(dir_.file("count.npy"))), std::string("\x04\x08\x00", 3));
+  EXPECT_EQ(run_check(path, {}).cases[0].outcome, CaseResult::Outcome::pass);
+}
+
+TEST_F(CheckTest, MalformedManifestsNameTheCaseAndTheKey) {
+  expect_refused(R"({"cases": []})", "\"cases\" is empty: the manifest has no cases to run");
+  expect_refused(R"([1, 2])", "a manifest is an object with a \"cases\" array");
+  expect_refused(R"({"cases": {}})", "a manifest is an object with a \"cases\" array");
+  expect_refused(R"({"cases": [3]})", "cases[0] is not an object");
+  expect_refused(R"({"cases": [{"name": "x", "bogus": 1}]})", "cases[0]: unknown key \"bogus\"");
+  expect_refused(R"({"defaults": {"name": "x"}, "cases": [{}]})", "defaults: unknown key \"name\"");
+  expect_refused(R"({"defaults": [], "cases": [{}]})", "\"defaults\" must be an object");
+  expect_refused(R"({"root": 1, "cases": [{}]})", "\"root\" must be a string");
+  expect_refused(R"({"cases": [{"name": 5}]})", "cases[0]: \"name\" must be a string");
+  expect_refused(R"({"cases": [{"name": "x", "op": "nand", "inputs": ["1", "2"], "expected": "g.npy"}]})",
+                 "case 'x': \"op\": unknown op \"nand\"");
+  expect_refused(R"({"cases": [{"name": "x", "op": "and", "inputs": "1", "expected": "g.npy"}]})",
+                 "case 'x': \"inputs\" must be an array");
+  expect_refused(R"({"cases": [{"name": "x", "op": "and", "inputs": ["1"], "expected": "g.npy"}]})",
+                 "case 'x': and takes 2 input(s), 1 given");
+  expect_refused(R"({"cases": [{"name": "x", "op": "and", "inputs": ["1", 1.5], "expected": "g.npy"}]})",
+                 "case 'x': \"inputs\"[1]: 1.5 is not an operand: give a file name or a literal as a string "
+                 "(\"5\", \"0xff\") or an array ([1.5])");
+  expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["-"], "expected": "g.npy"}]})",
+                 "case 'x': standard input cannot be an operand in a manifest");
+  expect_refused(R"({"cases": [{"name": "x", "op": "and", "inputs": ["1", "2"], "out_dtype": "uint32", "expected": "g.npy"}]})",
+                 "case 'x': \"out_dtype\" does not apply to and (only popcount takes it)");
+  expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "shift_overflow": "wrap", "expected": "g.npy"}]})",
+                 "case 'x': \"shift_overflow\" does not apply to not (only shl and shr takes it)");
+  expect_refused(R"({"cases": [{"name": "x", "op": "shl", "inputs": ["1", "2"], "shift_overflow": "clamp", "expected": "g.npy"}]})",
+                 "case 'x': \"shift_overflow\" must be \"zero\" or \"wrap\"");
+  expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "feature_level": "4_2", "expected": "g.npy"}]})",
+                 "case 'x': \"feature_level\": unknown feature level \"4_2\"");
+  expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "dtype": "uint7", "expected": "g.npy"}]})",
+                 "case 'x': \"dtype\": unknown data type \"uint7\"");
+  expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "backend": "gpu", "expected": "g.npy"}]})",
+                 "case 'x': \"backend\": unknown backend \"gpu\" (available: auto, cpu, d3d12, cpu-reference)");
+  expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"]}]})",
+                 "case 'x': give exactly one of \"expected\" and \"expect_error\"");
+  expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "expected": "g.npy", "expect_error": "io"}]})",
+                 "case 'x': give exactly one of \"expected\" and \"expect_error\"");
+  expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "expect_error": "oops"}]})",
+                 "case 'x': \"expect_error\": unknown error name \"oops\"");
+  expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "expected": "a.npy"},
+                               {"name": "x", "op": "not", "inputs": ["1"], "expected": "b.npy"}]})",
+                 "duplicate case name 'x'");
+  // A case without a name is named by its position.
+  expect_refused(R"({"cases": [{"op": "not", "inputs": ["1"], "expected": "g.npy"}, {"op": "not"}]})",
+                 "case 'case1': \"inputs\" must be an array");
+}
+
+TEST_F(CheckTest, DuplicateKeysAndSyntaxErrorsSayWhere) {
+  expect_refused(R"({"cases": [{"name": "x", "op": "not", "op": "and", "inputs": ["1"], "expected": "g.npy"}]})",
+                 "case 'x': key \"op\" is given twice");
+  expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "expected": "g.npy"}], "cases": []})",
+                 "the manifest: key \"cases\" is given twice");
+  expect_refused(R"({"defaults": {"op": "not", "op": "and"}, "cases": [{}]})", "defaults: key \"op\" is given twice");
+  const Error e = load_error("{\"cases\": [\n  {\"name\": \"x\",, }\n]}");
+  EXPECT_EQ(e.code(), Errc::invalid_input);
+  EXPECT_EQ(std::string(e.what()).rfind("reading manifest '" + dir_.file("manifest.json") + "': invalid JSON at line 2, column ", 0), 0u)
+      << e.what();
+}
+
+TEST_F(CheckTest, AMissingManifestIsAnIoError) {
+  try {
+    load_manifest(dir_.file("none.json"), {});
+    ADD_FAILURE() << "loaded a missing manifest";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::io);
+    EXPECT_EQ(std::string(e.what()).rfind("reading manifest '" + dir_.file("none.json") + "': ", 0), 0u) << e.what();
+  }
+}
+
+TEST(CheckOptionsTest, RefusesOptionsNoCaseCouldRunWith) {
+  const auto code_of = [](const CheckOptions& o) -> std::optional<Errc> {
+    try {
+      check_check_options(o);
+    } catch (const Error& e) {
+      return e.code();
+    }
+    return std::nullopt;
+  };
+  EXPECT_EQ(code_of({}), std::nullopt);
+  CheckOptions o;
+  o.backend = "gpu";
+  EXPECT_EQ(code_of(o), Errc::usage);
+  o.backend.clear();
+  o.isa = "avx9";
+  EXPECT_EQ(code_of(o), Errc::usage);
+  o.isa = "scalar";
+  EXPECT_EQ(code_of(o), std::nullopt);
+  o.backend = "cpu-reference";
+  EXPECT_EQ(code_of(o), Errc::usage);  // no choice of instruction set there
+}
+
+TEST(JunitXmlTest, CountsAndEscapes) {
+  CheckSummary s;
+  s.manifest = "a&b.json";
+  CaseResult pass;
+  pass.name = "ok";
+  CaseResult fail;
+  fail.name = "<bad>";
+  fail.outcome = CaseResult::Outcome::fail;
+  fail.detail = "one \"line\"";
+  fail.report = "line 1\nline 2 'q'";
+  CaseResult error;
+  error.name = std::string("ctl\x01");
+  error.outcome = CaseResult::Outcome::error;
+  error.detail = "io error";
+  s.cases = {pass, fail, error};
+  const std::vector<CheckSummary> summaries{s};
+  EXPECT_EQ(junit_xml(summaries),
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<testsuites tests=\"3\" failures=\"1\" errors=\"1\" time=\"0.000000\">\n"
+            "  <testsuite name=\"a&amp;b.json\" tests=\"3\" failures=\"1\" errors=\"1\" time=\"0.000000\">\n"
+            "    <testcase classname=\"dmlbits.check\" name=\"ok\" time=\"0.000000\"/>\n"
+            "    <testcase classname=\"dmlbits.check\" name=\"&lt;bad&gt;\" time=\"0.000000\">\n"
+            "      <failure message=\"one &quot;line&quot;\">line 1\nline 2 &apos;q&apos;</failure>\n"
+            "    </testcase>\n"
+            "    <testcase classname=\"dmlbits.check\" name=\"ctl?\" time=\"0.000000\">\n"
+            "      <error message=\"io error\">io error</error>\n"
+            "    </testcase>\n"
+            "  </testsuite>\n"
+            "</testsuites>\n");
+  EXPECT_EQ(junit_xml({}), "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                           "<testsuites tests=\"0\" failures=\"0\" errors=\"0\" time=\"0.000000\">\n</testsuites>\n");
+}
+
+}  // namespace
+}  // namespace dmlbits

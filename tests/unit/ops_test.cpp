@@ -1,0 +1,117 @@
+// The operator table (dmlbits/ops.hpp): the seven DML_ELEMENT_WISE_BIT_* operators with
+// DirectML's names and DML_OPERATOR_TYPE values (from DirectML.h), their arity, the support
+// tiers by feature level, and the verbs and aliases find_op answers to.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "dmlbits/ops.hpp"
+
+namespace dmlbits {
+namespace {
+
+TEST(OpTableTest, SevenOperatorsInEnumOrderWithDirectMlsValues) {
+  struct Row {
+    OpKind kind;
+    const char* verb;
+    const char* op_name;
+    int dml_enum;
+    int arity;
+  };
+  // DML_OPERATOR_TYPE values: the two shifts (2_1) are adjacent, and BIT_AND to BIT_COUNT
+  // (3_0) are five consecutive values in DirectML.h's enum.
+  const std::vector<Row> rows{
+      {OpKind::shl, "shl", "DML_OPERATOR_ELEMENT_WISE_BIT_SHIFT_LEFT", 97, 2},
+      {OpKind::shr, "shr", "DML_OPERATOR_ELEMENT_WISE_BIT_SHIFT_RIGHT", 98, 2},
+      {OpKind::bit_and, "and", "DML_OPERATOR_ELEMENT_WISE_BIT_AND", 121, 2},
+      {OpKind::bit_or, "or", "DML_OPERATOR_ELEMENT_WISE_BIT_OR", 122, 2},
+      {OpKind::bit_xor, "xor", "DML_OPERATOR_ELEMENT_WISE_BIT_XOR", 123, 2},
+      {OpKind::bit_not, "not", "DML_OPERATOR_ELEMENT_WISE_BIT_NOT", 124, 1},
+      {OpKind::popcount, "popcount", "DML_OPERATOR_ELEMENT_WISE_BIT_COUNT", 125, 1},
+  };
+  ASSERT_EQ(op_table().size(), rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const OpInfo& op = op_table()[i];
+    EXPECT_EQ(op.kind, rows[i].kind);
+    EXPECT_EQ(&op_info(rows[i].kind), &op);
+    EXPECT_EQ(op.verb, rows[i].verb);
+    EXPECT_EQ(op.dml_operator_name(), rows[i].op_name);
+    EXPECT_EQ(op.dml_enum, rows[i].dml_enum) << op.verb;
+    EXPECT_EQ(op.arity, rows[i].arity) << op.verb;
+    EXPECT_FALSE(op.summary.empty());
+  }
+}
+
+TEST(OpTableTest, DescNamesAndTensorFields) {
+  EXPECT_EQ(op_info(OpKind::bit_and).dml_desc_name(), "DML_ELEMENT_WISE_BIT_AND_OPERATOR_DESC");
+  EXPECT_EQ(op_info(OpKind::popcount).dml_desc_name(), "DML_ELEMENT_WISE_BIT_COUNT_OPERATOR_DESC");
+  EXPECT_EQ(op_info(OpKind::shl).input_field_names(), (std::vector<std::string_view>{"ATensor", "BTensor"}));
+  EXPECT_EQ(op_info(OpKind::bit_not).input_field_names(), (std::vector<std::string_view>{"InputTensor"}));
+}
+
+TEST(OpTableTest, OnlyPopcountHasItsOwnOutputTypesAndRefusesInPlace) {
+  for (const auto& op : op_table()) {
+    EXPECT_EQ(op.output_dtype_is_input_dtype(), op.kind != OpKind::popcount) << op.verb;
+    EXPECT_EQ(op.allows_in_place(), op.kind != OpKind::popcount) << op.verb;
+  }
+}
+
+TEST(OpTableTest, TiersByFeatureLevel) {
+  const OpInfo& shl = op_info(OpKind::shl);
+  // The shifts arrived in 2_1 for 4-D tensors of 8- to 32-bit unsigned integers.
+  EXPECT_EQ(shl.introduced(), FeatureLevel(2, 1));
+  EXPECT_EQ(shl.tier_at(FeatureLevel(2, 0)), nullptr);
+  const OpTier* t21 = shl.tier_at(FeatureLevel(2, 1));
+  ASSERT_NE(t21, nullptr);
+  EXPECT_TRUE(t21->dims.contains(4));
+  EXPECT_FALSE(t21->dims.contains(3));
+  EXPECT_FALSE(t21->dims.contains(5));
+  // 3_0 opens 1 to 8 dimensions; 4_1 adds uint64.
+  const OpTier* t30 = shl.tier_at(FeatureLevel(3, 0));
+  ASSERT_NE(t30, nullptr);
+  EXPECT_TRUE(t30->dims.contains(1));
+  EXPECT_TRUE(t30->dims.contains(8));
+  EXPECT_FALSE(t30->dims.contains(9));
+  EXPECT_FALSE(t30->dims.contains(0));
+  EXPECT_EQ(shl.tier_at(FeatureLevel(4, 0)), t30);  // in force until the next tier
+  EXPECT_EQ(shl.tier_at(FeatureLevel(4, 1))->level, FeatureLevel(4, 1));
+  EXPECT_EQ(shl.tier_at(FeatureLevel(6, 4))->level, FeatureLevel(4, 1));
+
+  for (OpKind k : {OpKind::bit_and, OpKind::bit_or, OpKind::bit_xor, OpKind::bit_not, OpKind::popcount}) {
+    EXPECT_EQ(op_info(k).introduced(), FeatureLevel(3, 0)) << op_info(k).verb;
+    EXPECT_EQ(op_info(k).tier_at(FeatureLevel(2, 1)), nullptr) << op_info(k).verb;
+  }
+}
+
+TEST(FindOpTest, VerbsAndAliases) {
+  EXPECT_EQ(find_op("and"), &op_info(OpKind::bit_and));
+  EXPECT_EQ(find_op("bit-and"), &op_info(OpKind::bit_and));
+  EXPECT_EQ(find_op("BIT_AND"), &op_info(OpKind::bit_and));
+  EXPECT_EQ(find_op("DML_OPERATOR_ELEMENT_WISE_BIT_AND"), &op_info(OpKind::bit_and));
+  EXPECT_EQ(find_op("bit-shift-left"), &op_info(OpKind::shl));
+  EXPECT_EQ(find_op("bit-count"), &op_info(OpKind::popcount));
+  EXPECT_EQ(find_op("BIT_COUNT"), &op_info(OpKind::popcount));
+  EXPECT_EQ(op_info(OpKind::shr).aliases(),
+            (std::vector<std::string>{"bit-shift-right", "BIT_SHIFT_RIGHT", "DML_OPERATOR_ELEMENT_WISE_BIT_SHIFT_RIGHT"}));
+  for (const char* unknown : {"", "AND", "nand", "bit_and", "popcnt", "DML_ELEMENT_WISE_BIT_AND_OPERATOR_DESC"})
+    EXPECT_EQ(find_op(unknown), nullptr) << unknown;
+}
+
+TEST(FindOpTest, NoNameIsShared) {
+  std::set<std::string> names;
+  for (const auto& op : op_table()) {
+    EXPECT_TRUE(names.insert(std::string(op.verb)).second) << op.verb;
+    for (const auto& a : op.aliases()) EXPECT_TRUE(names.insert(a).second) << a;
+  }
+  EXPECT_EQ(names.size(), 7u * 4);
+}
+
+TEST(ShiftOverflowTest, Names) {
+  EXPECT_EQ(shift_overflow_name(ShiftOverflow::zero), "zero");
+  EXPECT_EQ(shift_overflow_name(ShiftOverflow::wrap), "wrap");
+}
+
+}  // namespace
+}  // namespace dmlbits

@@ -1,0 +1,237 @@
+// One operation in memory (dmlbits/run.hpp): run_operation's result for hand-worked operands,
+// its phases in the order they ran, --repeat/--warmup/--in-place refusals before anything is
+// read, errors that name the operand, and the helpers shared with stream_operation
+// (backend_options, make_operation_backend, validate_operation).
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dmlbits/error.hpp"
+#include "dmlbits/run.hpp"
+#include "unit_support.hpp"
+
+namespace dmlbits {
+namespace {
+
+OperationSpec literal_spec(OpKind op, std::vector<std::string> operands, DType dtype = DType::uint8) {
+  OperationSpec s;
+  s.op = op;
+  s.operands = std::move(operands);
+  s.dtype = dtype;
+  return s;
+}
+
+std::vector<std::uint64_t> bits_of(const Tensor& t) {
+  std::vector<std::uint64_t> v;
+  for (std::size_t i = 0; i < t.element_count(); ++i) v.push_back(t.bits_at(i));
+  return v;
+}
+
+std::vector<std::string> phase_names(const RunTiming& t) {
+  std::vector<std::string> v;
+  for (const auto& p : t.phases) v.push_back(p.name);
+  return v;
+}
+
+template <class F>
+Error error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no Error thrown";
+  return Error(Errc::internal, "");
+}
+
+TEST(RunOperationTest, ComputesHandWorkedResults) {
+  // 0xF0 & 0x3C = 0x30, 0x0F & 0x3C = 0x0C, 0xFF & 0x3C = 0x3C.
+  OperationResult r = run_operation(literal_spec(OpKind::bit_and, {"[240, 15, 255]", "0x3c"}));
+  EXPECT_EQ(r.result().dtype(), DType::uint8);
+  EXPECT_EQ(bits_of(r.result()), (std::vector<std::uint64_t>{0x30, 0x0C, 0x3C}));
+  // 1 << 31 = 0x80000000; shifting by 32 or more gives 0 in the default (zero) mode.
+  r = run_operation(literal_spec(OpKind::shl, {"[1, 1, 3]", "[31, 32, 1]"}, DType::uint32));
+  EXPECT_EQ(bits_of(r.result()), (std::vector<std::uint64_t>{0x80000000u, 0, 6}));
+  // popcount(0xF0) = 4, popcount(0) = 0, popcount(0xFFFF) = 16; the output defaults to uint8.
+  r = run_operation(literal_spec(OpKind::popcount, {"[240, 0, 65535]"}, DType::uint16));
+  EXPECT_EQ(r.result().dtype(), DType::uint8);
+  EXPECT_EQ(bits_of(r.result()), (std::vector<std::uint64_t>{4, 0, 16}));
+}
+
+TEST(RunOperationTest, WrapModeTakesTheShiftCountModuloTheWidth) {
+  OperationSpec s = literal_spec(OpKind::shl, {"[1, 1]", "[9, 8]"});
+  s.shift_overflow = ShiftOverflow::wrap;
+  // uint8: 9 % 8 = 1 (1 << 1 = 2), 8 % 8 = 0 (1).
+  EXPECT_EQ(bits_of(run_operation(s).result()), (std::vector<std::uint64_t>{2, 1}));
+  s.shift_overflow = ShiftOverflow::zero;
+  EXPECT_EQ(bits_of(run_operation(s).result()), (std::vector<std::uint64_t>{0, 0}));
+}
+
+TEST(RunOperationTest, EveryBackendNameGivesTheSameBits) {
+  for (const std::string backend : {"cpu", "cpu-reference", "auto"}) {
+    OperationSpec s = literal_spec(OpKind::bit_xor, {"[170, 85]", "255"});
+    s.backend = backend;
+    const OperationResult r = run_operation(s);
+    EXPECT_EQ(bits_of(r.result()), (std::vector<std::uint64_t>{85, 170})) << backend;
+    EXPECT_EQ(r.timing.backend, backend == "cpu-reference" ? "cpu-reference" : "cpu") << backend;
+    // auto says why it chose; a backend named on the command line has no reason to give.
+    EXPECT_EQ(r.timing.selection.rfind("auto chose cpu: ", 0) == 0, backend == "auto") << r.timing.selection;
+  }
+}
+
+TEST(RunOperationTest, PhasesComeInTheOrderTheyRan) {
+  OperationSpec s = literal_spec(OpKind::bit_or, {"[1, 2, 4, 8]", "[16, 32, 64, 128]"});
+  s.warmup = 2;
+  s.repeat = 3;
+  const OperationResult r = run_operation(s);
+  EXPECT_EQ(phase_names(r.timing),
+            (std::vector<std::string>{"read", "backend", "validate", "allocate", "warmup", "execute"}));
+  EXPECT_EQ(r.execute_samples.size(), 3u);
+  EXPECT_EQ(r.timing.execute_runs, 3);
+  EXPECT_EQ(r.execute_stats().count, 3u);
+  // One execution reads two 4-byte inputs and writes a 4-byte output.
+  EXPECT_EQ(r.timing.execute_bytes, 12u);
+  EXPECT_EQ(bits_of(r.result()), (std::vector<std::uint64_t>{17, 34, 68, 136}));
+
+  const OperationResult once = run_operation(literal_spec(OpKind::bit_not, {"[0]"}));
+  EXPECT_EQ(phase_names(once.timing), (std::vector<std::string>{"read", "backend", "validate", "allocate", "execute"}));
+  EXPECT_EQ(bits_of(once.result()), (std::vector<std::uint64_t>{255}));
+}
+
+TEST(RunOperationTest, ExplainOnlyStopsAfterValidation) {
+  OperationSpec s = literal_spec(OpKind::bit_and, {"[1, 2, 3]", "1"});
+  s.explain_only = true;
+  const OperationResult r = run_operation(s);
+  ASSERT_NE(r.op, nullptr);
+  EXPECT_EQ(r.op->output_shape(), Shape({3}));
+  EXPECT_EQ(phase_names(r.timing), (std::vector<std::string>{"read", "backend", "validate"}));
+  EXPECT_TRUE(r.execute_samples.empty());
+  EXPECT_EQ(r.output.byte_size(), 0u);
+}
+
+TEST(RunOperationTest, InPlaceWritesOverInputA) {
+  OperationSpec s = literal_spec(OpKind::bit_not, {"[0, 15, 255]"});
+  s.in_place = true;
+  const OperationResult r = run_operation(s);
+  EXPECT_EQ(r.output.byte_size(), 0u);
+  EXPECT_EQ(&r.result(), &r.inputs[0].tensor);
+  EXPECT_EQ(bits_of(r.inputs[0].tensor), (std::vector<std::uint64_t>{255, 240, 0}));
+  // Output and input A are one buffer: 3 bytes read, 3 written.
+  EXPECT_EQ(r.timing.execute_bytes, 6u);
+}
+
+TEST(RunOperationTest, RefusesRepeatWarmupAndInPlaceMisuse) {
+  OperationSpec s = literal_spec(OpKind::bit_not, {"[1]"});
+  s.repeat = 0;
+  EXPECT_EQ(error_of([&] { run_operation(s); }).code(), Errc::usage);
+  s.repeat = 1;
+  s.warmup = -1;
+  EXPECT_EQ(error_of([&] { run_operation(s); }).code(), Errc::usage);
+  s.warmup = 1;
+  s.in_place = true;
+  const Error e = error_of([&] { run_operation(s); });
+  EXPECT_EQ(e.code(), Errc::usage);
+  EXPECT_NE(std::string(e.what()).find("--in-place runs once"), std::string::npos) << e.what();
+  // popcount cannot run in place (DirectML's docs): refused by validation.
+  OperationSpec p = literal_spec(OpKind::popcount, {"[1]"});
+  p.in_place = true;
+  EXPECT_EQ(error_of([&] { run_operation(p); }).code(), Errc::invalid_input);
+}
+
+TEST(RunOperationTest, BackendMistakesComeBeforeReading) {
+  test::TempDir dir("run-test");
+  OperationSpec s = literal_spec(OpKind::bit_not, {dir.file("missing.npy")});
+  s.backend = "cpu-reference";
+  s.isa = "scalar";
+  const Error e = error_of([&] { run_operation(s); });
+  EXPECT_EQ(e.code(), Errc::usage);
+  EXPECT_NE(std::string(e.what()).find("no choice of instruction set"), std::string::npos) << e.what();
+  // The same spec with a valid backend reaches the file, and names it.
+  s.backend = "cpu";
+  s.isa.clear();
+  const Error missing = error_of([&] { run_operation(s); });
+  EXPECT_EQ(missing.code(), Errc::io);
+  EXPECT_EQ(std::string(missing.what()).rfind("reading '" + dir.file("missing.npy") + "': ", 0), 0u) << missing.what();
+}
+
+TEST(RunOperationTest, InvalidOperationsNameTheOperator) {
+  // xor of int32 needs feature level 4_1.
+  OperationSpec s = literal_spec(OpKind::bit_xor, {"[1]", "[2]"}, DType::int32);
+  s.level = FeatureLevel(3, 0);
+  const Error e = error_of([&] { run_operation(s); });
+  EXPECT_EQ(e.code(), Errc::invalid_input);
+  EXPECT_EQ(std::string(e.what()).rfind("xor: ", 0), 0u) << e.what();
+  // Shapes that do not broadcast.
+  const Error shapes = error_of([&] { run_operation(literal_spec(OpKind::bit_and, {"[1, 2]", "[1, 2, 3]"})); });
+  EXPECT_EQ(shapes.code(), Errc::invalid_input);
+}
+
+TEST(BackendOptionsTest, CarriesTheInstructionSetAndThreadsOnly) {
+  OperationSpec s;
+  s.isa = "scalar";
+  s.threads = 3;
+  const BackendOptions o = backend_options(s);
+  EXPECT_EQ(o.isa, "scalar");
+  EXPECT_EQ(o.threads, 3u);
+  EXPECT_EQ(o.adapter, "");
+  EXPECT_EQ(o.size_hint, 0u);
+}
+
+// A backend that refuses everything, for validate_operation's refusal.
+class RefusingBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "refusing"; }
+  std::string device_description() const override { return "nothing"; }
+  std::optional<std::string> unsupported_reason(const ValidatedOp&) const override { return "it never runs"; }
+  void run(const ValidatedOp&, const ExecuteBuffers&) override { ADD_FAILURE() << "ran"; }
+};
+
+TEST(ValidateOperationTest, ABackendsRefusalIsUnsupported) {
+  OperationSpec s = literal_spec(OpKind::bit_or, {"[1, 2]", "3"});
+  const auto inputs = load_operands(s.operands, s.dtype);
+  RefusingBackend backend;
+  const Error e = error_of([&] { validate_operation(s, inputs, backend); });
+  EXPECT_EQ(e.code(), Errc::unsupported);
+  EXPECT_STREQ(e.what(), "or: the refusing backend cannot run this: it never runs");
+
+  const auto cpu = make_operation_backend(s, inputs);
+  const ValidatedOp v = validate_operation(s, inputs, *cpu);
+  EXPECT_EQ(v.op().kind, OpKind::bit_or);
+  EXPECT_EQ(v.output_shape(), Shape({2}));
+  EXPECT_EQ(v.output_dtype(), DType::uint8);
+}
+
+TEST(ValidateOperationTest, TheSpecsOptionsReachTheValidatedOp) {
+  OperationSpec s = literal_spec(OpKind::popcount, {"[7]"}, DType::uint16);
+  s.out_dtype = DType::uint32;
+  s.level = FeatureLevel(4, 1);
+  const auto inputs = load_operands(s.operands, s.dtype);
+  const auto backend = make_operation_backend(s, inputs);
+  const ValidatedOp v = validate_operation(s, inputs, *backend);
+  EXPECT_EQ(v.output_dtype(), DType::uint32);
+  EXPECT_EQ(v.input_dtype(), DType::uint16);
+  EXPECT_EQ(v.level(), FeatureLevel(4, 1));
+  OperationSpec shift = literal_spec(OpKind::shr, {"[7]", "1"});
+  shift.shift_overflow = ShiftOverflow::wrap;
+  const auto shift_inputs = load_operands(shift.operands, shift.dtype);
+  EXPECT_EQ(validate_operation(shift, shift_inputs, *backend).shift_overflow(), ShiftOverflow::wrap);
+}
+
+TEST(MakeOperationBackendTest, AutoSizesTheOutputFromTheOperands) {
+  // 1024 uint16 elements broadcast with one: a 2048-byte output, far below the GPU threshold.
+  std::string a = "[0";
+  for (int i = 1; i < 1024; ++i) a += ", " + std::to_string(i);
+  a += "]";
+  OperationSpec s = literal_spec(OpKind::bit_and, {a, "1"}, DType::uint16);
+  s.backend = "auto";
+  const auto inputs = load_operands(s.operands, s.dtype);
+  const auto backend = make_operation_backend(s, inputs);
+  EXPECT_EQ(backend->name(), "cpu");
+  EXPECT_NE(backend->selection_reason().find("the output (2 KiB) is below 16 MiB"), std::string::npos)
+      << backend->selection_reason();
+}
+
+}  // namespace
+}  // namespace dmlbits

@@ -1,0 +1,338 @@
+// Streamed runs (dmlbits/stream.hpp): stream_operation over several kStreamChunkBytes chunks
+// must write, byte for byte, what run_operation computes in memory and what the test computes
+// by hand, in chunk order whether reading and computing run on a second thread (threads = 2,
+// run_pipelined) or not (threads = 1); a failure mid-stream (an output that cannot be created,
+// an input that shrinks or a pipe that ends after the first chunk, a progress callback that
+// throws) must leave neither the output nor a temporary file, and an existing output as it was.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "dmlbits/error.hpp"
+#include "dmlbits/interrupt.hpp"
+#include "dmlbits/run.hpp"
+#include "dmlbits/stream.hpp"
+#include "unit_support.hpp"
+
+namespace dmlbits {
+namespace {
+
+using test::TempDir;
+
+// uint32 elements per chunk: 512 KiB / 4 bytes.
+constexpr std::uint64_t kChunk = 131072;
+static_assert(kStreamChunkBytes == 524288, "the element counts below are worked out for 512 KiB chunks");
+
+// Distinct values in every position, so that a chunk written twice, dropped or out of order shows.
+std::vector<std::uint32_t> ramp(std::uint64_t n) {
+  std::vector<std::uint32_t> v(n);
+  for (std::uint64_t i = 0; i < n; ++i) v[i] = static_cast<std::uint32_t>(i);
+  return v;
+}
+
+std::vector<std::uint32_t> scrambled(std::uint64_t n) {
+  std::vector<std::uint32_t> v(n);
+  for (std::uint64_t i = 0; i < n; ++i) v[i] = static_cast<std::uint32_t>(i * 2654435761u) ^ 0x5a5a5a5au;
+  return v;
+}
+
+OperationSpec spec_of(OpKind op, std::vector<std::string> operands, unsigned threads) {
+  OperationSpec s;
+  s.op = op;
+  s.operands = std::move(operands);
+  s.backend = "cpu";
+  s.threads = threads;
+  return s;
+}
+
+std::string run_in_memory(const OperationSpec& spec) {
+  const OperationResult r = run_operation(spec);
+  const TensorView v = r.result().view();
+  return {reinterpret_cast<const char*>(v.data), v.byte_size()};
+}
+
+class StreamTest : public ::testing::TestWithParam<unsigned> {
+ protected:
+  TempDir dir_{"stream-test"};
+};
+
+// Three full chunks and a partial one of two full-size inputs; the output's data is the
+// elementwise xor, as run_operation and the loop below have it.
+TEST_P(StreamTest, ChunksMatchTheInMemoryRunAndTheHandResult) {
+  const std::uint64_t n = 3 * kChunk + 5;
+  const auto a = ramp(n), b = scrambled(n);
+  test::write_file(dir_.file("a.npy"), test::npy_1d(a));
+  test::write_file(dir_.file("b.npy"), test::npy_1d(b));
+  const OperationSpec spec = spec_of(OpKind::bit_xor, {dir_.file("a.npy"), dir_.file("b.npy")}, GetParam());
+
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> progress;
+  const StreamResult r = stream_operation(spec, dir_.file("out.npy"),
+                                          [&](std::uint64_t done, std::uint64_t total) { progress.emplace_back(done, total); });
+  EXPECT_TRUE(r.streamed);
+
+  std::vector<std::uint32_t> expected(n);
+  for (std::uint64_t i = 0; i < n; ++i) expected[i] = a[i] ^ b[i];
+  const std::string file = test::read_file(dir_.file("out.npy"));
+  const std::string data = test::npy_data(file);
+  ASSERT_EQ(data.size(), n * 4);
+  EXPECT_EQ(data, test::le_bytes(expected));
+  EXPECT_EQ(data, run_in_memory(spec));
+  EXPECT_NE(file.find("'shape': (393221,)"), std::string::npos) << file.substr(0, 128);
+
+  // Once per chunk, in order, on the calling thread's schedule: 3 * 131072 + 5 = 393221.
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> want{
+      {131072, 393221}, {262144, 393221}, {393216, 393221}, {393221, 393221}};
+  EXPECT_EQ(progress, want);
+  EXPECT_EQ(dir_.names(), (std::set<std::string>{"a.npy", "b.npy", "out.npy"}));
+}
+
+// A literal B is one element broadcast over every chunk; the chunks must still land in order.
+TEST_P(StreamTest, ABroadcastLiteralKeepsChunkOrder) {
+  const std::uint64_t n = 5 * kChunk;
+  test::write_file(dir_.file("a.npy"), test::npy_1d(ramp(n)));
+  const OperationSpec spec = spec_of(OpKind::bit_and, {dir_.file("a.npy"), "0xffff0000"}, GetParam());
+  const StreamResult r = stream_operation(spec, dir_.file("out.npy"), {});
+  EXPECT_TRUE(r.streamed);
+  const auto out = test::values_of<std::uint32_t>(test::npy_data(test::read_file(dir_.file("out.npy"))));
+  ASSERT_EQ(out.size(), n);
+  // i & 0xffff0000 for i < 655360 (0xa0000): the chunk number's two high halfwords.
+  for (std::uint64_t i : {std::uint64_t{0}, std::uint64_t{65535}, std::uint64_t{65536}, kChunk, 2 * kChunk + 7,
+                          n - 1})
+    EXPECT_EQ(out[i], static_cast<std::uint32_t>(i) & 0xffff0000u) << "element " << i;
+  EXPECT_EQ(out[n - 1], 0x90000u);  // 655359 = 0x9ffff
+  std::vector<std::uint32_t> expected(n);
+  for (std::uint64_t i = 0; i < n; ++i) expected[i] = static_cast<std::uint32_t>(i) & 0xffff0000u;
+  EXPECT_EQ(out, expected);
+}
+
+// Popcount narrows the output (uint32 to uint8): the chunk is sized by the wider input.
+TEST_P(StreamTest, PopcountIntoANarrowerOutput) {
+  const std::uint64_t n = 2 * kChunk + 1;
+  std::vector<std::uint32_t> a(n);
+  for (std::uint64_t i = 0; i < n; ++i) a[i] = (i % 3 == 0) ? 0xF0u : (i % 3 == 1 ? 0xFFFFFFFFu : 0x80000001u);
+  test::write_file(dir_.file("a.npy"), test::npy_1d(a));
+  OperationSpec spec = spec_of(OpKind::popcount, {dir_.file("a.npy")}, GetParam());
+  spec.out_dtype = DType::uint8;
+  stream_operation(spec, dir_.file("out.npy"), {});
+  const std::string file = test::read_file(dir_.file("out.npy"));
+  EXPECT_NE(file.find("'descr': '|u1'"), std::string::npos);
+  const std::string data = test::npy_data(file);
+  ASSERT_EQ(data.size(), n);
+  // popcount(0xF0) = 4, popcount(0xFFFFFFFF) = 32, popcount(0x80000001) = 2.
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const int want = i % 3 == 0 ? 4 : (i % 3 == 1 ? 32 : 2);
+    if (static_cast<unsigned char>(data[i]) != want) {
+      ADD_FAILURE() << "element " << i << ": " << int(static_cast<unsigned char>(data[i])) << ", want " << want;
+      break;
+    }
+  }
+}
+
+// An operation that broadcasts along an axis runs in memory (streamed = false) with the same result.
+TEST_P(StreamTest, AxisBroadcastRunsInMemory) {
+  test::write_file(dir_.file("a.npy"), test::npy_header_v1("|u1", "(2, 3)") + std::string("\x01\x02\x04\x08\x10\x20", 6));
+  test::write_file(dir_.file("b.npy"), test::npy_header_v1("|u1", "(3,)") + std::string("\xff\x00\x0f", 3));
+  const OperationSpec spec = spec_of(OpKind::bit_or, {dir_.file("a.npy"), dir_.file("b.npy")}, GetParam());
+  const StreamResult r = stream_operation(spec, dir_.file("out.npy"), {});
+  EXPECT_FALSE(r.streamed);
+  // Rows [1 2 4] and [8 16 32] or [255 0 15]: [255 2 15], [255 16 47].
+  EXPECT_EQ(test::npy_data(test::read_file(dir_.file("out.npy"))), std::string("\xff\x02\x0f\xff\x10\x2f", 6));
+}
+
+TEST_P(StreamTest, AnOutputThatCannotBeCreatedLeavesNothing) {
+  const std::uint64_t n = 2 * kChunk;
+  test::write_file(dir_.file("a.npy"), test::npy_1d(ramp(n)));
+  test::write_file(dir_.file("plain"), "not a folder");
+  const OperationSpec spec = spec_of(OpKind::bit_not, {dir_.file("a.npy")}, GetParam());
+  for (const std::string& out : {dir_.file("missing/out.npy"), dir_.file("plain/out.npy")}) {
+    try {
+      stream_operation(spec, out, {});
+      ADD_FAILURE() << out << " was written";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::io) << e.what();
+    }
+  }
+  EXPECT_EQ(dir_.names(), (std::set<std::string>{"a.npy", "plain"}));
+}
+
+// Progress throwing on the second chunk: the run stops there, the first chunk written to the
+// temporary file is discarded with it, and an existing output is left as it was.
+TEST_P(StreamTest, AProgressCallbackThatThrowsLeavesTheOldOutput) {
+  const std::uint64_t n = 6 * kChunk;
+  test::write_file(dir_.file("a.npy"), test::npy_1d(ramp(n)));
+  test::write_file(dir_.file("out.npy"), "previous contents");
+  const OperationSpec spec = spec_of(OpKind::bit_not, {dir_.file("a.npy")}, GetParam());
+  int calls = 0;
+  const auto progress = [&](std::uint64_t done, std::uint64_t) {
+    ++calls;
+    if (calls == 2) {
+      EXPECT_EQ(done, 2 * kChunk);
+      throw std::runtime_error("stop at the second chunk");
+    }
+  };
+  EXPECT_THROW(
+      {
+        try {
+          stream_operation(spec, dir_.file("out.npy"), progress);
+        } catch (const std::runtime_error& e) {
+          EXPECT_STREQ(e.what(), "stop at the second chunk");
+          throw;
+        }
+      },
+      std::runtime_error);
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(test::read_file(dir_.file("out.npy")), "previous contents");
+  EXPECT_EQ(dir_.names(), (std::set<std::string>{"a.npy", "out.npy"}));
+}
+
+// The input is cut to its header after the first chunk is written: a later chunk's read finds
+// it short (Errc::io, naming the file), and no output is left. With a second thread up to four
+// chunks may have been read before the cut, so the failure comes by the fifth of eight.
+TEST_P(StreamTest, AnInputThatShrinksAfterTheFirstChunkLeavesNothing) {
+  const std::uint64_t n = 8 * kChunk;
+  const std::string header = test::npy_header_v1("<u4", "(1048576,)");
+  test::write_file(dir_.file("a.npy"), header + test::le_bytes(ramp(n)));
+  const OperationSpec spec = spec_of(OpKind::bit_not, {dir_.file("a.npy")}, GetParam());
+  int calls = 0;
+  const auto progress = [&](std::uint64_t, std::uint64_t) {
+    if (++calls == 1) std::filesystem::resize_file(dir_.file("a.npy"), header.size());
+  };
+  try {
+    stream_operation(spec, dir_.file("out.npy"), progress);
+    ADD_FAILURE() << "the run succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::io) << e.what();
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("reading '" + dir_.file("a.npy") + "': file shrank while reading", 0), 0u) << what;
+  }
+  if (GetParam() == 1) { EXPECT_EQ(calls, 1); }
+  EXPECT_GE(calls, 1);
+  EXPECT_LE(calls, 4);
+  EXPECT_EQ(dir_.names(), (std::set<std::string>{"a.npy"}));
+}
+
+TEST_P(StreamTest, OnValidatedRunsBeforeTheOutputExists) {
+  test::write_file(dir_.file("a.npy"), test::npy_1d(ramp(2 * kChunk)));
+  const OperationSpec spec = spec_of(OpKind::shl, {dir_.file("a.npy"), "3"}, GetParam());
+  int calls = 0;
+  stream_operation(spec, dir_.file("out.npy"), {}, [&](const ValidatedOp& op, const RunTiming& t) {
+    ++calls;
+    EXPECT_EQ(op.op().kind, OpKind::shl);
+    EXPECT_EQ(t.backend, "cpu");
+    EXPECT_EQ(dir_.names(), (std::set<std::string>{"a.npy"}));
+  });
+  EXPECT_EQ(calls, 1);
+  const auto out = test::values_of<std::uint32_t>(test::npy_data(test::read_file(dir_.file("out.npy"))));
+  ASSERT_EQ(out.size(), 2 * kChunk);
+  EXPECT_EQ(out[1], 8u);
+  EXPECT_EQ(out[kChunk + 1], (kChunk + 1) << 3);  // 131073 * 8 = 1048584
+  EXPECT_EQ(out[kChunk + 1], 1048584u);
+}
+
+std::string threads_name(const ::testing::TestParamInfo<unsigned>& param) {
+  return "threads" + std::to_string(param.param);
+}
+INSTANTIATE_TEST_SUITE_P(Threads, StreamTest, ::testing::Values(1u, 2u), threads_name);
+
+// A pipe (standard input) that ends in the second chunk: Errc::invalid_input ("truncated"),
+// found only after the first chunk was written, and no output left.
+TEST(StreamPipeTest, AStandardInputThatEndsEarlyLeavesNothing) {
+  TempDir dir("stream-pipe-test");
+  const std::string bytes = test::npy_header_v1("<u4", "(393216,)") + test::le_bytes(ramp(kChunk + kChunk / 2));
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const int saved = ::dup(STDIN_FILENO);
+  ASSERT_GE(saved, 0);
+  ASSERT_EQ(::dup2(fds[0], STDIN_FILENO), STDIN_FILENO);
+  ::close(fds[0]);
+  std::thread writer([&] {
+    std::size_t off = 0;
+    while (off < bytes.size()) {
+      const ssize_t w = ::write(fds[1], bytes.data() + off, bytes.size() - off);
+      if (w <= 0) break;
+      off += static_cast<std::size_t>(w);
+    }
+    ::close(fds[1]);
+  });
+  int calls = 0;
+  try {
+    stream_operation(spec_of(OpKind::bit_not, {"-"}, 1), dir.file("out.npy"), [&](auto, auto) { ++calls; });
+    ADD_FAILURE() << "the run succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::invalid_input) << e.what();
+    // 1.5 chunks of 4-byte elements: 196608 * 4 = 786432 of 393216 * 4 = 1572864 bytes.
+    EXPECT_STREQ(e.what(), "reading standard input: truncated: expected 1572864 bytes of data, found 786432");
+  }
+  writer.join();
+  ::dup2(saved, STDIN_FILENO);
+  ::close(saved);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(dir.names(), std::set<std::string>{});
+}
+
+TEST(StreamSpecTest, RepeatOrWarmupIsRefused) {
+  TempDir dir("stream-spec-test");
+  OperationSpec spec = spec_of(OpKind::bit_not, {"[1, 2]"}, 1);
+  spec.dtype = DType::uint8;
+  spec.repeat = 2;
+  try {
+    stream_operation(spec, dir.file("out.npy"), {});
+    ADD_FAILURE() << "repeat 2 was streamed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::internal);
+  }
+  spec.repeat = 1;
+  spec.warmup = 1;
+  EXPECT_THROW(stream_operation(spec, dir.file("out.npy"), {}), Error);
+  EXPECT_EQ(dir.names(), std::set<std::string>{});
+}
+
+// A wrong backend is refused before any operand is read: the missing file is not reported.
+TEST(StreamSpecTest, AnUnknownBackendIsRefusedBeforeReading) {
+  TempDir dir("stream-spec-test");
+  OperationSpec spec = spec_of(OpKind::bit_not, {dir.file("missing.npy")}, 0);
+  spec.backend = "gpu";
+  try {
+    stream_operation(spec, dir.file("out.npy"), {});
+    ADD_FAILURE() << "an unknown backend ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::usage) << e.what();
+    EXPECT_NE(std::string(e.what()).find("unknown backend 'gpu'"), std::string::npos) << e.what();
+  }
+}
+
+// The interrupt flag is process-wide and never cleared, so the interrupted run is in a child.
+TEST(StreamInterruptDeathTest, AnInterruptBetweenChunksLeavesNothing) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  TempDir dir("stream-interrupt-test");
+  test::write_file(dir.file("a.npy"), test::npy_1d(ramp(4 * kChunk)));
+  const auto child = [&] {
+    int calls = 0;
+    try {
+      stream_operation(spec_of(OpKind::bit_not, {dir.file("a.npy")}, 1), dir.file("out.npy"), [&](auto, auto) {
+        if (++calls == 1) request_interrupt();
+      });
+    } catch (const Error& e) {
+      const bool clean = e.code() == Errc::interrupted && calls == 1 && dir.names() == std::set<std::string>{"a.npy"};
+      std::fprintf(stderr, "%s: %s\n", clean ? "clean" : "unclean", e.what());
+      std::fflush(stderr);
+      std::error_code ec;
+      std::filesystem::remove_all(dir.path(), ec);  // _Exit runs no destructors
+      std::_Exit(clean ? 0 : 1);
+    }
+    std::_Exit(2);
+  };
+  EXPECT_EXIT(child(), ::testing::ExitedWithCode(0), "clean: interrupted");
+}
+
+}  // namespace
+}  // namespace dmlbits
