@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "dmlbits/backend.hpp"
-#include "dmlbits/cpu_backend.hpp"
+#include "cpu_backend.hpp"
 #include "dmlbits/error.hpp"
 
 namespace dmlbits {

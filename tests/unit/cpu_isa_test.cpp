@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "dmlbits/cpu_isa.hpp"
+#include "cpu_isa.hpp"
 #include "dmlbits/error.hpp"
 
 namespace dmlbits {

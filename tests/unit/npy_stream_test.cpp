@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "dmlbits/error.hpp"
-#include "dmlbits/npy_stream.hpp"
+#include "npy_stream.hpp"
 #include "unit_support.hpp"
 
 namespace dmlbits {
