@@ -340,7 +340,7 @@ void setup_op_commands(CLI::App& app, const OpInfo* only) {
     sub->add_option("-l,--feature-level", opt->feature_level,
                     "DirectML feature level: " + level_choices() + " (also 4.1, DML_FEATURE_LEVEL_4_1)")
         ->capture_default_str();
-    if (op.kind == OpKind::shl || op.kind == OpKind::shr)
+    if (op.shift)
       sub->add_option("--shift-overflow", opt->shift_overflow,
                       "Counts >= the element width: zero (result 0) or wrap (count modulo width)")
           ->type_name("MODE")  // short enough that the description shares the option's line

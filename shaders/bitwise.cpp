@@ -10,7 +10,7 @@ class Logic final : public Family {
  public:
   explicit Logic(const KernelKey& key) : op_(key.op), bits_(key.in_bits) {}
 
-  unsigned inputs() const override { return op_ == OpKind::bit_not ? 1 : 2; }
+  unsigned inputs() const override { return static_cast<unsigned>(op_info(op_).arity); }
 
   void element(ProgramBuilder& b, const Value& a, const Value& bv, const Value& out) const override {
     apply(b, out.lo, a.lo, bv.lo);
@@ -29,8 +29,11 @@ class Logic final : public Family {
       case OpKind::bit_or: b.or_(d, a, bv); return;
       case OpKind::bit_xor: b.xor_(d, a, bv); return;
       case OpKind::bit_not: b.not_(d, a); return;  // bits above a narrow element are dropped by bfi
-      default: throw Error(Errc::internal, "bitwise kernel for a non-logic op");
+      case OpKind::shl:
+      case OpKind::shr:
+      case OpKind::popcount: break;  // other families (OpInfo::shader)
     }
+    throw Error(Errc::internal, "bitwise kernel for a non-logic op");
   }
 
   OpKind op_;

@@ -8,35 +8,38 @@
 namespace dmlbits::gpu {
 namespace {
 
-bool is_shift(OpKind op) { return op == OpKind::shl || op == OpKind::shr; }
 bool valid_width(unsigned bits) { return bits == 8 || bits == 16 || bits == 32 || bits == 64; }
 
+// The output widths an operator's kernels produce for `in_bits` inputs: the input's, or those
+// of the table's output types (popcount: 8 and 32).
+std::vector<unsigned> output_widths(const OpInfo& op, unsigned in_bits) {
+  if (op.output_dtype_is_input_dtype()) return {in_bits};
+  std::vector<unsigned> widths;
+  for (const DTypeInfo& t : dtype_table())
+    if (op.tiers.back().outputs.contains(t.dtype)) widths.push_back(static_cast<unsigned>(t.size * 8));
+  return widths;
+}
+
 void check_key(const KernelKey& key) {
-  bool ok = valid_width(key.in_bits);
-  switch (key.op) {
-    case OpKind::popcount: ok = ok && (key.out_bits == 8 || key.out_bits == 32); break;
-    case OpKind::shl:
-    case OpKind::shr:
-    case OpKind::bit_and:
-    case OpKind::bit_or:
-    case OpKind::bit_xor:
-    case OpKind::bit_not: ok = ok && key.out_bits == key.in_bits; break;
-    default: ok = false;
-  }
-  if (!is_shift(key.op)) ok = ok && key.shift_overflow == ShiftOverflow::zero;
+  const OpInfo& op = op_info(key.op);
+  bool ok = op.shader != ShaderFamily::none && valid_width(key.in_bits);
+  bool out_ok = false;
+  for (unsigned w : output_widths(op, key.in_bits)) out_ok = out_ok || w == key.out_bits;
+  ok = ok && out_ok && (op.shift || key.shift_overflow == ShiftOverflow::zero);
   if (!ok)
-    throw Error(Errc::internal, "no GPU kernel for op " + std::to_string(static_cast<int>(key.op)) + ", " +
-                                    std::to_string(key.in_bits) + "-bit in, " + std::to_string(key.out_bits) + "-bit out");
+    throw Error(Errc::internal, "no GPU kernel for " + std::string(op.verb) + ", " + std::to_string(key.in_bits) +
+                                    "-bit in, " + std::to_string(key.out_bits) + "-bit out");
 }
 
 dxbc::Program program(const KernelKey& key) {
   check_key(key);
-  switch (key.op) {
-    case OpKind::popcount: return shader::popcount_kernel(key);
-    case OpKind::shl:
-    case OpKind::shr: return shader::shift_kernel(key);
-    default: return shader::bitwise_kernel(key);
+  switch (op_info(key.op).shader) {
+    case ShaderFamily::bitwise: return shader::bitwise_kernel(key);
+    case ShaderFamily::shift: return shader::shift_kernel(key);
+    case ShaderFamily::popcount: return shader::popcount_kernel(key);
+    case ShaderFamily::none: break;  // refused by check_key
   }
+  throw Error(Errc::internal, "no GPU kernel family for " + std::string(op_info(key.op).verb));
 }
 
 }  // namespace
@@ -49,24 +52,23 @@ std::uint32_t output_units(const KernelKey& key, std::uint32_t count) {
 
 std::vector<KernelKey> all_kernel_keys() {
   std::vector<KernelKey> keys;
-  for (bool strided : {false, true}) {
-    for (unsigned bits : {8u, 16u, 32u, 64u}) {
-      for (OpKind op : {OpKind::bit_and, OpKind::bit_or, OpKind::bit_xor, OpKind::bit_not})
-        keys.push_back({op, bits, bits, ShiftOverflow::zero, strided});
-      for (OpKind op : {OpKind::shl, OpKind::shr})
-        for (ShiftOverflow mode : {ShiftOverflow::zero, ShiftOverflow::wrap})
-          keys.push_back({op, bits, bits, mode, strided});
-      for (unsigned out : {8u, 32u}) keys.push_back({OpKind::popcount, bits, out, ShiftOverflow::zero, strided});
-    }
-  }
+  for (bool strided : {false, true})
+    for (unsigned bits : {8u, 16u, 32u, 64u})
+      for (const OpInfo& op : op_table()) {
+        if (op.shader == ShaderFamily::none) continue;
+        for (unsigned out : output_widths(op, bits)) {
+          keys.push_back({op.kind, bits, out, ShiftOverflow::zero, strided});
+          if (op.shift) keys.push_back({op.kind, bits, out, ShiftOverflow::wrap, strided});
+        }
+      }
   return keys;
 }
 
 std::string to_string(const KernelKey& key) {
   std::string s(op_info(key.op).verb);
   s += "_u" + std::to_string(key.in_bits);
-  if (key.op == OpKind::popcount) s += "_to_u" + std::to_string(key.out_bits);
-  if (is_shift(key.op)) s += "_" + std::string(shift_overflow_name(key.shift_overflow));
+  if (!op_info(key.op).output_dtype_is_input_dtype()) s += "_to_u" + std::to_string(key.out_bits);
+  if (op_info(key.op).shift) s += "_" + std::string(shift_overflow_name(key.shift_overflow));
   if (key.strided) s += "_strided";
   return s;
 }

@@ -54,11 +54,7 @@ Buffers& buffers(std::size_t bytes) {
   return *slot;
 }
 
-std::size_t out_width(const KernelInfo& k) {
-  if (k.op == KernelOp::popcnt_u8) return 1;
-  if (k.op == KernelOp::popcnt_u32) return 4;
-  return k.width;
-}
+std::size_t out_width(const KernelInfo& k) { return k.out_width; }
 
 // Each iteration also copies A with memcpy just before the kernel, and the "x_memcpy" counter
 // is the kernel's GB/s over that memcpy's (read + write): a ratio to a baseline measured at the
@@ -86,7 +82,7 @@ void bench_kernel(benchmark::State& state, const KernelInfo* k, std::size_t byte
   }
   std::size_t moved = n * out_width(*k);
   if (k->operands != Operands::a_scalar) moved += n * k->width;
-  if (kernel_op_is_binary(k->op) && k->operands != Operands::b_scalar) moved += n * k->width;
+  if (op_info(k->op).arity == 2 && k->operands != Operands::b_scalar) moved += n * k->width;
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * moved));
   const std::size_t read = moved - n * out_width(*k);
   state.counters["read"] = benchmark::Counter(static_cast<double>(state.iterations() * read),

@@ -32,9 +32,6 @@ namespace {
 
 using Bytes = std::vector<std::byte>;
 
-constexpr std::array<KernelOp, kKernelOpCount> kAllKernelOps{
-    KernelOp::bit_and, KernelOp::bit_or, KernelOp::bit_xor, KernelOp::bit_not,
-    KernelOp::shl,     KernelOp::shr,    KernelOp::popcnt_u8, KernelOp::popcnt_u32};
 constexpr std::array<unsigned, 4> kWidths{1, 2, 4, 8};
 constexpr std::array<Operands, 3> kAllOperands{Operands::vectors, Operands::b_scalar, Operands::a_scalar};
 
@@ -47,25 +44,19 @@ DType unsigned_dtype(unsigned width) {
   }
 }
 
-OpKind op_kind(KernelOp op) {
-  switch (op) {
-    case KernelOp::bit_and: return OpKind::bit_and;
-    case KernelOp::bit_or: return OpKind::bit_or;
-    case KernelOp::bit_xor: return OpKind::bit_xor;
-    case KernelOp::bit_not: return OpKind::bit_not;
-    case KernelOp::shl: return OpKind::shl;
-    case KernelOp::shr: return OpKind::shr;
-    default: return OpKind::popcount;
-  }
+// The output widths of an operator's kernels at input width `width`: the input's, or those of
+// the table's output types (popcount: 1 and 4).
+std::vector<unsigned> out_widths(OpKind op, unsigned width) {
+  const OpInfo& info = op_info(op);
+  if (info.output_dtype_is_input_dtype()) return {width};
+  std::vector<unsigned> widths;
+  for (const DTypeInfo& t : dtype_table())
+    if (info.tiers.back().outputs.contains(t.dtype)) widths.push_back(static_cast<unsigned>(t.size));
+  return widths;
 }
 
-std::size_t out_width(KernelOp op, unsigned width) {
-  if (op == KernelOp::popcnt_u8) return 1;
-  if (op == KernelOp::popcnt_u32) return 4;
-  return width;
-}
-
-bool is_shift(KernelOp op) { return op == KernelOp::shl || op == KernelOp::shr; }
+bool is_shift(OpKind op) { return op_info(op).shift; }
+bool is_binary(OpKind op) { return op_info(op).arity == 2; }
 
 // Element values: for shift counts, a mix that puts many counts just below, at and just above
 // the width, and some far beyond it (whole-width values such as 2^40 for 64-bit elements);
@@ -92,23 +83,22 @@ Bytes random_elements(std::size_t n, unsigned width, bool counts, std::mt19937_6
 }
 
 // The reference backend's result for the same operation, built through validate().
-Bytes reference_result(KernelOp op, unsigned width, Operands operands, ShiftOverflow mode, const Bytes& a,
-                       const Bytes& b, std::size_t n) {
+Bytes reference_result(OpKind op, unsigned width, unsigned out_width, Operands operands, ShiftOverflow mode,
+                       const Bytes& a, const Bytes& b, std::size_t n) {
   const DType dt = unsigned_dtype(width);
   OpRequest r;
-  r.op = op_kind(op);
+  r.op = op;
   r.shift_overflow = mode;
   const Shape run{n};
   const Shape one{};  // 0-d: broadcast over the run
   r.inputs.push_back({dt, operands == Operands::a_scalar ? one : run});
-  if (kernel_op_is_binary(op)) r.inputs.push_back({dt, operands == Operands::b_scalar ? one : run});
-  if (op == KernelOp::popcnt_u8) r.out_dtype = DType::uint8;
-  if (op == KernelOp::popcnt_u32) r.out_dtype = DType::uint32;
+  if (is_binary(op)) r.inputs.push_back({dt, operands == Operands::b_scalar ? one : run});
+  if (!op_info(op).output_dtype_is_input_dtype()) r.out_dtype = unsigned_dtype(out_width);
   const ValidatedOp v = validate(r);
-  Bytes out(n * out_width(op, width));
+  Bytes out(n * out_width);
   ExecuteBuffers buffers;
   buffers.inputs.push_back(a);
-  if (kernel_op_is_binary(op)) buffers.inputs.push_back(b);
+  if (is_binary(op)) buffers.inputs.push_back(b);
   buffers.output = out;
   CpuReferenceBackend().run(v, buffers);
   return out;
@@ -139,10 +129,9 @@ TEST_P(KernelTest, MatchesReference) {
     GTEST_SKIP() << k.name << ": this CPU lacks " << isa_name(k.isa)
                  << (k.extension != CpuExtension::none ? " or the kernel's extension" : "")
                  << " (compiled, not run)";
-  const bool binary = kernel_op_is_binary(k.op);
-  const std::size_t ow = out_width(k.op, k.width);
-  const bool may_run_in_place = k.op != KernelOp::popcnt_u8 && k.op != KernelOp::popcnt_u32 &&
-                                k.operands != Operands::a_scalar;
+  const bool binary = is_binary(k.op);
+  const std::size_t ow = k.out_width;
+  const bool may_run_in_place = op_info(k.op).allows_in_place() && k.operands != Operands::a_scalar;
   std::mt19937_64 rng(0x5eed0000 + GetParam());
   int cases = 0;
   for (const ShiftOverflow mode : {ShiftOverflow::zero, ShiftOverflow::wrap}) {
@@ -152,7 +141,7 @@ TEST_P(KernelTest, MatchesReference) {
       const std::size_t nb = k.operands == Operands::b_scalar ? 1 : n;
       const Bytes a = random_elements(na, k.width, false, rng);
       const Bytes b = binary ? random_elements(nb, k.width, is_shift(k.op), rng) : Bytes{};
-      const Bytes expect = reference_result(k.op, k.width, k.operands, mode, a, b, n);
+      const Bytes expect = reference_result(k.op, k.width, k.out_width, k.operands, mode, a, b, n);
       // Misaligned by 0..3 bytes, each buffer differently; canaries either side of the output.
       // SIMD kernels switch to non-temporal stores for large outputs; a threshold of 0 takes
       // that path (aligned head, streamed body, tail) at every size. Those passes put the
@@ -232,7 +221,7 @@ TEST(CpuKernelsTest, HandWorkedValues) {
     SCOPED_TRACE(k.name);
     ++checked;
     switch (k.op) {
-      case KernelOp::shl:
+      case OpKind::shl:
         if (k.width == 1) {
           EXPECT_EQ(run_one<std::uint8_t>(k, 0x81, 1, kZero), 0x02);
           EXPECT_EQ(run_one<std::uint8_t>(k, 0xFF, 7, kZero), 0x80);
@@ -257,7 +246,7 @@ TEST(CpuKernelsTest, HandWorkedValues) {
           EXPECT_EQ(run_one<std::uint64_t>(k, 1, (std::uint64_t{1} << 40) + 3, kWrap), 8u);
         }
         break;
-      case KernelOp::shr:
+      case OpKind::shr:
         if (k.width == 1) {
           EXPECT_EQ(run_one<std::uint8_t>(k, 0x81, 1, kZero), 0x40);
           EXPECT_EQ(run_one<std::uint8_t>(k, 0x80, 7, kZero), 0x01);
@@ -277,29 +266,31 @@ TEST(CpuKernelsTest, HandWorkedValues) {
           EXPECT_EQ(run_one<std::uint64_t>(k, 0x8000000000000000u, std::uint64_t{1} << 40, kZero), 0u);
         }
         break;
-      case KernelOp::bit_xor:
+      case OpKind::bit_xor:
         if (k.width == 1) { EXPECT_EQ(run_one<std::uint8_t>(k, 42, 15, kZero), 37); }  // DirectML's example
         if (k.width == 8) {
           EXPECT_EQ(run_one<std::uint64_t>(k, 0xFFFF0000FFFF0000u, 0x0123456789ABCDEFu, kZero), 0xFEDC45677654CDEFu);
         }
         break;
-      case KernelOp::bit_not:
+      case OpKind::bit_not:
         if (k.width == 1) { EXPECT_EQ(run_one<std::uint8_t>(k, 42, 0, kZero), 213); }  // DirectML's example
         if (k.width == 4) { EXPECT_EQ(run_one<std::uint32_t>(k, 0x80000001u, 0, kZero), 0x7FFFFFFEu); }
         break;
-      case KernelOp::popcnt_u8:
+      case OpKind::popcount:
+        if (k.out_width == 4) {
+          if (k.width == 1) { EXPECT_EQ((popcount_one<std::uint32_t, std::uint8_t>(k, 0x80)), 1u); }
+          if (k.width == 2) { EXPECT_EQ((popcount_one<std::uint32_t, std::uint16_t>(k, 0x0F0F)), 8u); }
+          if (k.width == 4) { EXPECT_EQ((popcount_one<std::uint32_t, std::uint32_t>(k, 123)), 6u); }
+          if (k.width == 8) { EXPECT_EQ((popcount_one<std::uint32_t, std::uint64_t>(k, 0x8000000000000001u)), 2u); }
+          break;
+        }
         if (k.width == 1) { EXPECT_EQ((popcount_one<std::uint8_t, std::uint8_t>(k, 0xFF)), 8); }
         if (k.width == 2) { EXPECT_EQ((popcount_one<std::uint8_t, std::uint16_t>(k, 0xFFFF)), 16); }
         if (k.width == 4) { EXPECT_EQ((popcount_one<std::uint8_t, std::uint32_t>(k, 789)), 5); }  // DirectML's example
         if (k.width == 8) { EXPECT_EQ((popcount_one<std::uint8_t, std::uint64_t>(k, ~std::uint64_t{0})), 64); }
         break;
-      case KernelOp::popcnt_u32:
-        if (k.width == 1) { EXPECT_EQ((popcount_one<std::uint32_t, std::uint8_t>(k, 0x80)), 1u); }
-        if (k.width == 2) { EXPECT_EQ((popcount_one<std::uint32_t, std::uint16_t>(k, 0x0F0F)), 8u); }
-        if (k.width == 4) { EXPECT_EQ((popcount_one<std::uint32_t, std::uint32_t>(k, 123)), 6u); }
-        if (k.width == 8) { EXPECT_EQ((popcount_one<std::uint32_t, std::uint64_t>(k, 0x8000000000000001u)), 2u); }
-        break;
-      default:
+      case OpKind::bit_and:
+      case OpKind::bit_or:
         break;
     }
   }
@@ -313,24 +304,35 @@ TEST(CpuKernelsTest, NoElementsTouchNoMemory) {
 
 // ---- The kernel table ----
 
-TEST(CpuKernelsTest, EveryInstructionSetCoversEveryOperation) {
-  for (const Isa isa : supported_isas()) {
-    for (const KernelOp op : kAllKernelOps) {
+// SIMD kernels are optional (an operator may have only its reference function), but an
+// operator that has kernels has them at every instruction set, width and layout.
+TEST(CpuKernelsTest, EveryInstructionSetCoversEveryOperationWithKernels) {
+  int covered = 0;
+  for (const OpInfo& op : op_table()) {
+    const bool has_kernels = std::any_of(kernel_table().begin(), kernel_table().end(),
+                                         [&](const KernelInfo& k) { return k.op == op.kind; });
+    if (!has_kernels) continue;
+    ++covered;
+    for (const Isa isa : supported_isas()) {
       for (const unsigned width : kWidths) {
-        for (const Operands o : kAllOperands) {
-          const KernelInfo* k = lookup_kernel(op, width, isa, o);
-          if (!kernel_op_is_binary(op) && o != Operands::vectors) {
-            EXPECT_EQ(k, nullptr) << kernel_op_name(op);
-            continue;
+        for (const unsigned ow : out_widths(op.kind, width)) {
+          for (const Operands o : kAllOperands) {
+            const KernelInfo* k = lookup_kernel(op.kind, width, ow, isa, o);
+            const std::string name = kernel_op_name(op.kind, ow);
+            if (!is_binary(op.kind) && o != Operands::vectors) {
+              EXPECT_EQ(k, nullptr) << name;
+              continue;
+            }
+            ASSERT_NE(k, nullptr) << isa_name(isa) << " " << name << " x" << width * 8;
+            EXPECT_EQ(k->isa, isa);
+            EXPECT_TRUE(kernel_runnable(*k));
+            EXPECT_EQ(select_kernel(op.kind, width, ow, isa, o), k);
           }
-          ASSERT_NE(k, nullptr) << isa_name(isa) << " " << kernel_op_name(op) << " x" << width * 8;
-          EXPECT_EQ(k->isa, isa);
-          EXPECT_TRUE(kernel_runnable(*k));
-          EXPECT_EQ(select_kernel(op, width, isa, o).fn, k->fn);
         }
       }
     }
   }
+  EXPECT_EQ(covered, 7);  // today every operator has kernels
 }
 
 TEST(CpuKernelsTest, NamesFollowTheConvention) {
@@ -349,14 +351,16 @@ TEST(CpuKernelsTest, NamesFollowTheConvention) {
 
 TEST(CpuKernelsTest, SelectFallsBackToNarrowerSets) {
   // Asking for the host's best set always answers with a kernel of a set the host has.
-  const KernelInfo& k = select_kernel(KernelOp::shl, 8, host_isa(), Operands::a_scalar);
+  const KernelInfo& k = *select_kernel(OpKind::shl, 8, 8, host_isa(), Operands::a_scalar);
   EXPECT_LE(k.isa, host_isa());
   EXPECT_TRUE(kernel_runnable(k));
   if (!isa_supported(Isa::avx512)) {
-    EXPECT_EQ(lookup_kernel(KernelOp::bit_and, 4, Isa::avx512, Operands::vectors), nullptr);
-    EXPECT_EQ(select_kernel(KernelOp::bit_and, 4, Isa::avx512, Operands::vectors).isa, host_isa());
+    EXPECT_EQ(lookup_kernel(OpKind::bit_and, 4, 4, Isa::avx512, Operands::vectors), nullptr);
+    EXPECT_EQ(select_kernel(OpKind::bit_and, 4, 4, Isa::avx512, Operands::vectors)->isa, host_isa());
   }
-  const KernelInfo& p = select_kernel(KernelOp::popcnt_u8, 8, Isa::scalar, Operands::vectors);
+  // No kernel of a width the operator does not produce: the caller runs the reference.
+  EXPECT_EQ(select_kernel(OpKind::bit_and, 4, 8, host_isa(), Operands::vectors), nullptr);
+  const KernelInfo& p = *select_kernel(OpKind::popcount, 8, 1, Isa::scalar, Operands::vectors);
   EXPECT_EQ(p.extension, cpu_features().popcnt ? CpuExtension::popcnt : CpuExtension::none);
 }
 

@@ -1,7 +1,10 @@
-// The operator table: the seven DML_ELEMENT_WISE_BIT_* operators with their verbs, DirectML
-// names and enum values, arity, and support tiers by feature level. Validation, the CLI's verbs
-// and help, `dmlbits ops`, the man page's table and the test enumeration all read this table;
-// an operator is added here (plus its reference function in cpu_reference.cpp).
+// The operator table: the seven DML_ELEMENT_WISE_BIT_* operators, each row everything dmlbits
+// knows of one: verb and DirectML names, arity, support tiers by feature level (which give the
+// input and output types), whether B is a shift count, whether the output may alias A, the GPU
+// shader family, the CPU kernels' name, and the reference function, which is the executable
+// specification every kernel and shader is tested against. Validation, the CLI's verbs and help,
+// `dmlbits ops`, the man page's table, the backends and the test enumeration all read this
+// table. docs/adding-an-operator.md lists the few places an operator is added.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +37,15 @@ struct OpTier {
   DTypeSet outputs;  // empty: the output has the inputs' dtype
 };
 
+// One element of an operator's result: A's and B's raw bits (B is 0 for a unary operator),
+// `bits` wide (8, 16, 32 or 64) and zero-extended; returns the result's bits, or for popcount the
+// count. The operators act on bits whatever the dtype.
+using ReferenceFn = std::uint64_t (*)(std::uint64_t a, std::uint64_t b, unsigned bits, ShiftOverflow overflow);
+
+// The compute-shader program family that runs an operator on the d3d12 backend (shaders/*.cpp),
+// or none: the d3d12 backend then reports the operator unsupported, and `auto` uses the CPU.
+enum class ShaderFamily : std::uint8_t { none, bitwise, shift, popcount };
+
 struct OpInfo {
   OpKind kind;
   std::string_view verb;        // "and"
@@ -42,6 +54,11 @@ struct OpInfo {
   int arity;
   std::span<const OpTier> tiers;  // oldest level first
   std::string_view summary;
+  bool shift = false;     // B is a shift count: --shift-overflow applies
+  bool in_place = false;  // the output may alias input A (DirectML's docs: all but BIT_COUNT)
+  ShaderFamily shader = ShaderFamily::none;
+  std::string_view kernel_name;  // the CPU kernels' operation name: "and" in x32_and__avx2
+  ReferenceFn reference = nullptr;
 
   std::string dml_operator_name() const;  // "DML_OPERATOR_ELEMENT_WISE_BIT_AND"
   std::string dml_desc_name() const;      // "DML_ELEMENT_WISE_BIT_AND_OPERATOR_DESC"
@@ -53,8 +70,7 @@ struct OpInfo {
   // The tier in force at `level`, or nullptr before the operator was introduced.
   const OpTier* tier_at(FeatureLevel level) const;
   FeatureLevel introduced() const { return tiers.front().level; }
-  // Output may alias an input buffer (every op but popcount, per DirectML's docs).
-  bool allows_in_place() const { return kind != OpKind::popcount; }
+  bool allows_in_place() const { return in_place; }
 };
 
 std::span<const OpInfo> op_table();

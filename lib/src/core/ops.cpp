@@ -1,6 +1,7 @@
 #include "dmlbits/ops.hpp"
 
 #include <array>
+#include <bit>
 #include <cctype>
 
 namespace dmlbits {
@@ -28,15 +29,59 @@ constexpr std::array<OpTier, 2> kPopcountTiers{{
     {{4, 1}, kAnyDims, kAll, kPopcountOutputs},
 }};
 
+// The reference functions: the semantics, one element at a time.
+constexpr std::uint64_t element_mask(unsigned bits) { return bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1; }
+
+std::uint64_t ref_and(std::uint64_t a, std::uint64_t b, unsigned, ShiftOverflow) { return a & b; }
+std::uint64_t ref_or(std::uint64_t a, std::uint64_t b, unsigned, ShiftOverflow) { return a | b; }
+std::uint64_t ref_xor(std::uint64_t a, std::uint64_t b, unsigned, ShiftOverflow) { return a ^ b; }
+std::uint64_t ref_not(std::uint64_t a, std::uint64_t, unsigned bits, ShiftOverflow) { return ~a & element_mask(bits); }
+// Set bits of the element's encoding: two's complement for signed types (-1 as INT8 -> 8), the
+// IEEE pattern for floats.
+std::uint64_t ref_popcount(std::uint64_t a, std::uint64_t, unsigned bits, ShiftOverflow) {
+  return static_cast<std::uint64_t>(std::popcount(a & element_mask(bits)));
+}
+// The count is B's whole value. Counts of `bits` or more give 0 (NumPy, XLA, ONNX opset 28)
+// unless --shift-overflow wrap asks for count modulo bits (HLSL's behaviour).
+std::uint64_t shift(std::uint64_t a, std::uint64_t b, unsigned bits, ShiftOverflow overflow, bool left) {
+  if (b >= bits && overflow == ShiftOverflow::zero) return 0;
+  const std::uint64_t count = b % bits, value = a & element_mask(bits);
+  return (left ? value << count : value >> count) & element_mask(bits);
+}
+std::uint64_t ref_shl(std::uint64_t a, std::uint64_t b, unsigned bits, ShiftOverflow o) { return shift(a, b, bits, o, true); }
+std::uint64_t ref_shr(std::uint64_t a, std::uint64_t b, unsigned bits, ShiftOverflow o) { return shift(a, b, bits, o, false); }
+
+// Rows in OpKind order: op_info() indexes the table by kind.
 constexpr std::array<OpInfo, 7> kOps{{
-    {OpKind::shl, "shl", "BIT_SHIFT_LEFT", 97, 2, kShiftTiers, "logical shift left of A by B bits"},
-    {OpKind::shr, "shr", "BIT_SHIFT_RIGHT", 98, 2, kShiftTiers, "logical shift right of A by B bits"},
-    {OpKind::bit_and, "and", "BIT_AND", 121, 2, kLogicTiers, "bitwise AND of A and B"},
-    {OpKind::bit_or, "or", "BIT_OR", 122, 2, kLogicTiers, "bitwise OR of A and B"},
-    {OpKind::bit_xor, "xor", "BIT_XOR", 123, 2, kLogicTiers, "bitwise exclusive OR of A and B"},
-    {OpKind::bit_not, "not", "BIT_NOT", 124, 1, kLogicTiers, "bitwise complement of A"},
-    {OpKind::popcount, "popcount", "BIT_COUNT", 125, 1, kPopcountTiers, "number of set bits in each element of A"},
+    {.kind = OpKind::shl, .verb = "shl", .dml_suffix = "BIT_SHIFT_LEFT", .dml_enum = 97, .arity = 2,
+     .tiers = kShiftTiers, .summary = "logical shift left of A by B bits", .shift = true, .in_place = true,
+     .shader = ShaderFamily::shift, .kernel_name = "shl", .reference = ref_shl},
+    {.kind = OpKind::shr, .verb = "shr", .dml_suffix = "BIT_SHIFT_RIGHT", .dml_enum = 98, .arity = 2,
+     .tiers = kShiftTiers, .summary = "logical shift right of A by B bits", .shift = true, .in_place = true,
+     .shader = ShaderFamily::shift, .kernel_name = "shr", .reference = ref_shr},
+    {.kind = OpKind::bit_and, .verb = "and", .dml_suffix = "BIT_AND", .dml_enum = 121, .arity = 2,
+     .tiers = kLogicTiers, .summary = "bitwise AND of A and B", .in_place = true,
+     .shader = ShaderFamily::bitwise, .kernel_name = "and", .reference = ref_and},
+    {.kind = OpKind::bit_or, .verb = "or", .dml_suffix = "BIT_OR", .dml_enum = 122, .arity = 2,
+     .tiers = kLogicTiers, .summary = "bitwise OR of A and B", .in_place = true,
+     .shader = ShaderFamily::bitwise, .kernel_name = "or", .reference = ref_or},
+    {.kind = OpKind::bit_xor, .verb = "xor", .dml_suffix = "BIT_XOR", .dml_enum = 123, .arity = 2,
+     .tiers = kLogicTiers, .summary = "bitwise exclusive OR of A and B", .in_place = true,
+     .shader = ShaderFamily::bitwise, .kernel_name = "xor", .reference = ref_xor},
+    {.kind = OpKind::bit_not, .verb = "not", .dml_suffix = "BIT_NOT", .dml_enum = 124, .arity = 1,
+     .tiers = kLogicTiers, .summary = "bitwise complement of A", .in_place = true,
+     .shader = ShaderFamily::bitwise, .kernel_name = "not", .reference = ref_not},
+    {.kind = OpKind::popcount, .verb = "popcount", .dml_suffix = "BIT_COUNT", .dml_enum = 125, .arity = 1,
+     .tiers = kPopcountTiers, .summary = "number of set bits in each element of A", .in_place = false,
+     .shader = ShaderFamily::popcount, .kernel_name = "popcnt", .reference = ref_popcount},
 }};
+
+constexpr bool rows_in_kind_order() {
+  for (std::size_t i = 0; i < kOps.size(); ++i)
+    if (static_cast<std::size_t>(kOps[i].kind) != i) return false;
+  return true;
+}
+static_assert(rows_in_kind_order(), "kOps rows must follow OpKind's order");
 
 }  // namespace
 

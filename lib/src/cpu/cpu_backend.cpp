@@ -157,15 +157,19 @@ void CpuBackend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {
     repeated[i] = !single && s == 0;
   }
   if (repeated[0] && (d.inputs.size() == 1 || repeated[1])) vector_layout = false;
-  if (!vector_layout) {
+  const Operands operands = repeated[0] ? Operands::a_scalar : repeated[1] ? Operands::b_scalar : Operands::vectors;
+  // An operator without kernels for this layout (SIMD kernels are optional) runs as the reference.
+  const KernelInfo* kernel = vector_layout ? select_kernel(d.op, static_cast<unsigned>(in_size),
+                                                           static_cast<unsigned>(out_size), isa_, operands)
+                                           : nullptr;
+  if (!kernel) {
     CpuReferenceBackend().run(op, buffers);
     return;
   }
-  const Operands operands = repeated[0] ? Operands::a_scalar : repeated[1] ? Operands::b_scalar : Operands::vectors;
 
   Job job{};
   job.plan = &plan;
-  job.fn = select_kernel(kernel_op(d.op, d.output.dtype), static_cast<unsigned>(in_size), isa_, operands).fn;
+  job.fn = kernel->fn;
   job.params.shift_overflow = d.shift_overflow;
   for (std::size_t i = 0; i < d.inputs.size(); ++i) job.in[i] = buffers.inputs[i].data();
   job.in_size = in_size;

@@ -2,8 +2,8 @@
 // run time for the instruction sets this CPU has (cpu_isa.hpp). Results are byte for byte those
 // of CpuReferenceBackend, which the tests check for every kernel.
 //
-// Kernels are keyed by (operation, element width, instruction set, operand layout) and named
-// as in XNNPACK: x<bits>_<op>[_c|_rc]__<isa>, e.g. "x32_shl__avx2" (A and B both runs),
+// Kernels are keyed by (operator, input width, output width, instruction set, operand layout)
+// and named as in XNNPACK: x<bits>_<op>[_c|_rc]__<isa>, e.g. "x32_shl__avx2" (A and B both runs),
 // "x32_shl_c__avx2" (B is one element repeated: a constant), "x32_shl_rc__avx2" (A is the
 // constant), "x16_popcnt_u8__avx2" (16-bit elements counted into uint8). Variants that need an
 // extension beyond their set say so in place of the set: "x32_popcnt_u32__avx512vpopcntdq",
@@ -34,10 +34,6 @@ struct KernelParams {
 // every position (a at one element for a_scalar).
 using KernelFn = void (*)(std::size_t n, const void* a, const void* b, void* out, const KernelParams& params);
 
-// Popcount is two kernels, one per output type.
-enum class KernelOp : std::uint8_t { bit_and, bit_or, bit_xor, bit_not, shl, shr, popcnt_u8, popcnt_u32 };
-inline constexpr std::size_t kKernelOpCount = 8;
-
 enum class Operands : std::uint8_t {
   vectors,   // A and B both advance (and unary kernels)
   b_scalar,  // B is one element broadcast over the run
@@ -48,8 +44,9 @@ enum class Operands : std::uint8_t {
 enum class CpuExtension : std::uint8_t { none, popcnt, avx512vpopcntdq, avx512bitalg };
 
 struct KernelInfo {
-  KernelOp op{};
-  unsigned width = 0;  // input element size in bytes: 1, 2, 4, 8
+  OpKind op{};
+  unsigned width = 0;      // input element size in bytes: 1, 2, 4, 8
+  unsigned out_width = 0;  // output element size: the input's, or popcount's 1 or 4
   Operands operands{};
   Isa isa{};
   CpuExtension extension = CpuExtension::none;
@@ -57,10 +54,9 @@ struct KernelInfo {
   std::string name;  // "x32_shl_c__avx2"
 };
 
-std::string_view kernel_op_name(KernelOp op);  // "and", "popcnt_u8"
-bool kernel_op_is_binary(KernelOp op);
-// The kernel operation for an operator and its output type (popcount's u8 or u32).
-KernelOp kernel_op(OpKind op, DType out_dtype);
+// The operation part of a kernel's name: the table's kernel_name, plus the output type where
+// it is not the input's ("and", "popcnt_u8").
+std::string kernel_op_name(OpKind op, unsigned out_width);
 
 // Every kernel compiled in, including those this CPU cannot run.
 std::span<const KernelInfo> kernel_table();
@@ -68,9 +64,10 @@ std::span<const KernelInfo> kernel_table();
 bool kernel_runnable(const KernelInfo& k);
 // The preferred runnable kernel of exactly `isa`, or nullptr (no kernel of that set, or the
 // CPU cannot run it). Unary operations exist only with Operands::vectors.
-const KernelInfo* lookup_kernel(KernelOp op, unsigned width, Isa isa, Operands operands);
-// lookup_kernel() at `isa`, else at each narrower set in turn; scalar covers everything.
-const KernelInfo& select_kernel(KernelOp op, unsigned width, Isa isa, Operands operands);
+const KernelInfo* lookup_kernel(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands);
+// lookup_kernel() at `isa`, else at each narrower set in turn; nullptr when no set has one (an
+// operator may ship with only its reference function: CpuBackend then runs that).
+const KernelInfo* select_kernel(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands);
 
 // ---- Backend ------------------------------------------------------------------------------
 

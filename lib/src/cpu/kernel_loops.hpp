@@ -275,17 +275,16 @@ DMLBITS_TARGET void unary_kernel(std::size_t n, const void* a, const void*, void
 }  // namespace dmlbits::cpu
 
 // Table rows for one element type T, in a scope that defines V, kIsa and kTag.
-#define DMLBITS_BINARY_ROWS(KOP, OP, T)                                                                    \
-  ::dmlbits::cpu::KernelRow{KernelOp::KOP, sizeof(T), Operands::vectors, kIsa, CpuExtension::none, kTag,   \
-                            &binary_kernel<V, T, OP, Operands::vectors>},                                   \
-      ::dmlbits::cpu::KernelRow{KernelOp::KOP, sizeof(T), Operands::b_scalar, kIsa, CpuExtension::none, kTag, \
-                                &binary_kernel<V, T, OP, Operands::b_scalar>},                              \
-      ::dmlbits::cpu::KernelRow {                                                                          \
-    KernelOp::KOP, sizeof(T), Operands::a_scalar, kIsa, CpuExtension::none, kTag,                          \
-        &binary_kernel<V, T, OP, Operands::a_scalar>                                                       \
+#define DMLBITS_BINARY_ROW(OPKIND, OP, T, OPERANDS)                                                     \
+  ::dmlbits::cpu::KernelRow {                                                                            \
+    OpKind::OPKIND, sizeof(T), sizeof(T), Operands::OPERANDS, kIsa, CpuExtension::none, kTag,            \
+        &binary_kernel<V, T, OP, Operands::OPERANDS>                                                     \
   }
-#define DMLBITS_UNARY_ROW(KOP, EXT, ...)                                                                   \
-  ::dmlbits::cpu::KernelRow {                                                                              \
-    KernelOp::KOP, sizeof(typename __VA_ARGS__::In), Operands::vectors, kIsa, CpuExtension::EXT, kTag,     \
-        &unary_kernel<V, __VA_ARGS__>                                                                      \
+#define DMLBITS_BINARY_ROWS(OPKIND, OP, T)                                                                 \
+  DMLBITS_BINARY_ROW(OPKIND, OP, T, vectors), DMLBITS_BINARY_ROW(OPKIND, OP, T, b_scalar),                \
+      DMLBITS_BINARY_ROW(OPKIND, OP, T, a_scalar)
+#define DMLBITS_UNARY_ROW(OPKIND, EXT, ...)                                                                \
+  ::dmlbits::cpu::KernelRow {                                                                            \
+    OpKind::OPKIND, sizeof(typename __VA_ARGS__::In), sizeof(typename __VA_ARGS__::Out), Operands::vectors, \
+        kIsa, CpuExtension::EXT, kTag, &unary_kernel<V, __VA_ARGS__>                                      \
   }

@@ -12,9 +12,6 @@
 namespace dmlbits {
 namespace {
 
-constexpr std::array<std::string_view, kKernelOpCount> kKernelOpNames{
-    "and", "or", "xor", "not", "shl", "shr", "popcnt_u8", "popcnt_u32"};
-
 std::string_view operands_suffix(Operands o) {
   switch (o) {
     case Operands::vectors: return "";
@@ -33,11 +30,12 @@ std::vector<KernelInfo> build_table() {
       KernelInfo k;
       k.op = r.op;
       k.width = r.width;
+      k.out_width = r.out_width;
       k.operands = r.operands;
       k.isa = r.isa;
       k.extension = r.extension;
       k.fn = r.fn;
-      k.name = fmt::format("x{}_{}{}__{}", r.width * 8, kernel_op_name(r.op), operands_suffix(r.operands), r.tag);
+      k.name = fmt::format("x{}_{}{}__{}", r.width * 8, kernel_op_name(r.op, r.out_width), operands_suffix(r.operands), r.tag);
       table.push_back(std::move(k));
     }
   }
@@ -46,24 +44,10 @@ std::vector<KernelInfo> build_table() {
 
 }  // namespace
 
-std::string_view kernel_op_name(KernelOp op) { return kKernelOpNames.at(static_cast<std::size_t>(op)); }
-
-bool kernel_op_is_binary(KernelOp op) {
-  return op == KernelOp::bit_and || op == KernelOp::bit_or || op == KernelOp::bit_xor || op == KernelOp::shl ||
-         op == KernelOp::shr;
-}
-
-KernelOp kernel_op(OpKind op, DType out_dtype) {
-  switch (op) {
-    case OpKind::shl: return KernelOp::shl;
-    case OpKind::shr: return KernelOp::shr;
-    case OpKind::bit_and: return KernelOp::bit_and;
-    case OpKind::bit_or: return KernelOp::bit_or;
-    case OpKind::bit_xor: return KernelOp::bit_xor;
-    case OpKind::bit_not: return KernelOp::bit_not;
-    case OpKind::popcount: return out_dtype == DType::uint32 ? KernelOp::popcnt_u32 : KernelOp::popcnt_u8;
-  }
-  throw Error(Errc::internal, "kernel_op: unknown operator");
+std::string kernel_op_name(OpKind op, unsigned out_width) {
+  const OpInfo& info = op_info(op);
+  if (info.output_dtype_is_input_dtype()) return std::string(info.kernel_name);
+  return fmt::format("{}_u{}", info.kernel_name, out_width * 8);
 }
 
 std::span<const KernelInfo> kernel_table() {
@@ -83,18 +67,19 @@ bool kernel_runnable(const KernelInfo& k) {
   return false;
 }
 
-const KernelInfo* lookup_kernel(KernelOp op, unsigned width, Isa isa, Operands operands) {
+const KernelInfo* lookup_kernel(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands) {
   const KernelInfo* found = nullptr;
   for (const KernelInfo& k : kernel_table())
-    if (k.op == op && k.width == width && k.isa == isa && k.operands == operands && kernel_runnable(k)) found = &k;
+    if (k.op == op && k.width == width && k.out_width == out_width && k.isa == isa && k.operands == operands &&
+        kernel_runnable(k))
+      found = &k;
   return found;
 }
 
-const KernelInfo& select_kernel(KernelOp op, unsigned width, Isa isa, Operands operands) {
+const KernelInfo* select_kernel(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands) {
   for (int i = static_cast<int>(isa); i >= 0; --i)
-    if (const KernelInfo* k = lookup_kernel(op, width, static_cast<Isa>(i), operands)) return *k;
-  throw Error(Errc::internal, fmt::format("no CPU kernel for x{}_{} ({} operands)", width * 8, kernel_op_name(op),
-                                          operands_suffix(operands)));
+    if (const KernelInfo* k = lookup_kernel(op, width, out_width, static_cast<Isa>(i), operands)) return k;
+  return nullptr;
 }
 
 }  // namespace dmlbits

@@ -8,8 +8,9 @@
 namespace dmlbits::cpu {
 
 struct KernelRow {
-  KernelOp op;
-  unsigned width;
+  OpKind op;
+  unsigned width;      // input element bytes
+  unsigned out_width;  // output element bytes
   Operands operands;
   Isa isa;
   CpuExtension extension;

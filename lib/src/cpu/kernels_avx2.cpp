@@ -304,8 +304,8 @@ constexpr const char* kTag = "avx2";
   DMLBITS_BINARY_ROWS(bit_and, AndOp, T), DMLBITS_BINARY_ROWS(bit_or, OrOp, T),                 \
       DMLBITS_BINARY_ROWS(bit_xor, XorOp, T), DMLBITS_BINARY_ROWS(shl, ShlOp, T),               \
       DMLBITS_BINARY_ROWS(shr, ShrOp, T), DMLBITS_UNARY_ROW(bit_not, none, NotOp<T>),           \
-      DMLBITS_UNARY_ROW(popcnt_u8, none, PopcntOp<T, std::uint8_t>),                            \
-      DMLBITS_UNARY_ROW(popcnt_u32, none, PopcntOp<T, std::uint32_t>)
+      DMLBITS_UNARY_ROW(popcount, none, PopcntOp<T, std::uint8_t>),                            \
+      DMLBITS_UNARY_ROW(popcount, none, PopcntOp<T, std::uint32_t>)
 
 constexpr std::array kRows{
     DMLBITS_WIDTH_ROWS(std::uint8_t),

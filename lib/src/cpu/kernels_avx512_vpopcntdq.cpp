@@ -21,10 +21,10 @@ struct NativeCounter {
 constexpr const char* kTag = "avx512vpopcntdq";
 
 constexpr std::array kRows{
-    DMLBITS_UNARY_ROW(popcnt_u8, avx512vpopcntdq, PopcntOp<std::uint32_t, std::uint8_t, NativeCounter>),
-    DMLBITS_UNARY_ROW(popcnt_u32, avx512vpopcntdq, PopcntOp<std::uint32_t, std::uint32_t, NativeCounter>),
-    DMLBITS_UNARY_ROW(popcnt_u8, avx512vpopcntdq, PopcntOp<std::uint64_t, std::uint8_t, NativeCounter>),
-    DMLBITS_UNARY_ROW(popcnt_u32, avx512vpopcntdq, PopcntOp<std::uint64_t, std::uint32_t, NativeCounter>),
+    DMLBITS_UNARY_ROW(popcount, avx512vpopcntdq, PopcntOp<std::uint32_t, std::uint8_t, NativeCounter>),
+    DMLBITS_UNARY_ROW(popcount, avx512vpopcntdq, PopcntOp<std::uint32_t, std::uint32_t, NativeCounter>),
+    DMLBITS_UNARY_ROW(popcount, avx512vpopcntdq, PopcntOp<std::uint64_t, std::uint8_t, NativeCounter>),
+    DMLBITS_UNARY_ROW(popcount, avx512vpopcntdq, PopcntOp<std::uint64_t, std::uint32_t, NativeCounter>),
 };
 
 }  // namespace

@@ -149,35 +149,25 @@ __attribute__((target("popcnt"))) void popcnt_insn_kernel(std::size_t n, const v
   }
 }
 
-#define DMLBITS_SCALAR_BINARY(KOP, OP, T)                                                              \
-  KernelRow{KernelOp::KOP, sizeof(T), Operands::vectors, Isa::scalar, CpuExtension::none, "scalar",    \
-            &binary_kernel<T, OP, Operands::vectors>},                                                 \
-      KernelRow{KernelOp::KOP, sizeof(T), Operands::b_scalar, Isa::scalar, CpuExtension::none, "scalar", \
-                &binary_kernel<T, OP, Operands::b_scalar>},                                            \
-      KernelRow {                                                                                      \
-    KernelOp::KOP, sizeof(T), Operands::a_scalar, Isa::scalar, CpuExtension::none, "scalar",           \
-        &binary_kernel<T, OP, Operands::a_scalar>                                                      \
-  }
+#define DMLBITS_SCALAR_ROW(OPKIND, T, OUT, OPERANDS, EXT, TAG, FN) \
+  KernelRow { OpKind::OPKIND, sizeof(T), sizeof(OUT), Operands::OPERANDS, Isa::scalar, CpuExtension::EXT, TAG, FN }
+#define DMLBITS_SCALAR_BINARY(OPKIND, OP, T)                                                          \
+  DMLBITS_SCALAR_ROW(OPKIND, T, T, vectors, none, "scalar", (&binary_kernel<T, OP, Operands::vectors>)), \
+      DMLBITS_SCALAR_ROW(OPKIND, T, T, b_scalar, none, "scalar", (&binary_kernel<T, OP, Operands::b_scalar>)), \
+      DMLBITS_SCALAR_ROW(OPKIND, T, T, a_scalar, none, "scalar", (&binary_kernel<T, OP, Operands::a_scalar>))
 
-#define DMLBITS_SCALAR_WIDTH(T)                                                                          \
-  DMLBITS_SCALAR_BINARY(bit_and, AndOp, T), DMLBITS_SCALAR_BINARY(bit_or, OrOp, T),                      \
-      DMLBITS_SCALAR_BINARY(bit_xor, XorOp, T), DMLBITS_SCALAR_BINARY(shl, ShlOp, T),                    \
-      DMLBITS_SCALAR_BINARY(shr, ShrOp, T),                                                              \
-      KernelRow{KernelOp::bit_not, sizeof(T), Operands::vectors, Isa::scalar, CpuExtension::none, "scalar", \
-                &not_kernel<T>},                                                                         \
-      KernelRow{KernelOp::popcnt_u8, sizeof(T), Operands::vectors, Isa::scalar, CpuExtension::popcnt,     \
-                "scalar_popcnt", &popcnt_insn_kernel<T, std::uint8_t>},                                  \
-      KernelRow {                                                                                        \
-    KernelOp::popcnt_u32, sizeof(T), Operands::vectors, Isa::scalar, CpuExtension::popcnt, "scalar_popcnt", \
-        &popcnt_insn_kernel<T, std::uint32_t>                                                            \
-  }
-#define DMLBITS_SCALAR_SWAR_POPCOUNT(T)                                                                 \
-  KernelRow{KernelOp::popcnt_u8, sizeof(T), Operands::vectors, Isa::scalar, CpuExtension::none, "scalar",  \
-            &popcount_kernel<T, std::uint8_t>},                                                         \
-      KernelRow {                                                                                       \
-    KernelOp::popcnt_u32, sizeof(T), Operands::vectors, Isa::scalar, CpuExtension::none, "scalar",      \
-        &popcount_kernel<T, std::uint32_t>                                                              \
-  }
+#define DMLBITS_SCALAR_WIDTH(T)                                                                              \
+  DMLBITS_SCALAR_BINARY(bit_and, AndOp, T), DMLBITS_SCALAR_BINARY(bit_or, OrOp, T),                          \
+      DMLBITS_SCALAR_BINARY(bit_xor, XorOp, T), DMLBITS_SCALAR_BINARY(shl, ShlOp, T),                        \
+      DMLBITS_SCALAR_BINARY(shr, ShrOp, T),                                                                  \
+      DMLBITS_SCALAR_ROW(bit_not, T, T, vectors, none, "scalar", &not_kernel<T>),                            \
+      DMLBITS_SCALAR_ROW(popcount, T, std::uint8_t, vectors, popcnt, "scalar_popcnt",                        \
+                         (&popcnt_insn_kernel<T, std::uint8_t>)),                                            \
+      DMLBITS_SCALAR_ROW(popcount, T, std::uint32_t, vectors, popcnt, "scalar_popcnt",                       \
+                         (&popcnt_insn_kernel<T, std::uint32_t>))
+#define DMLBITS_SCALAR_SWAR_POPCOUNT(T)                                                                     \
+  DMLBITS_SCALAR_ROW(popcount, T, std::uint8_t, vectors, none, "scalar", (&popcount_kernel<T, std::uint8_t>)), \
+      DMLBITS_SCALAR_ROW(popcount, T, std::uint32_t, vectors, none, "scalar", (&popcount_kernel<T, std::uint32_t>))
 
 // Within one (operation, width), later rows are preferred when the CPU runs them. Measured with
 // GCC 12 -O3 (tests/bench): the vectorised bit trick beats one POPCNT per element for 8- to

@@ -91,6 +91,7 @@ std::string D3d12Backend::device_description() const {
 }
 
 std::optional<std::string> D3d12Backend::unsupported_reason(const ValidatedOp& op) const {
+  if (op.op().shader == ShaderFamily::none) return fmt::format("no GPU kernel for {} (the CPU backends run it)", op.op().verb);
   if (op.desc().output.dimension_count() > gpu::kMaxRank)
     return fmt::format("{} dimensions (the kernels take at most {})", op.desc().output.dimension_count(), gpu::kMaxRank);
   return std::nullopt;
@@ -116,7 +117,7 @@ void D3d12Backend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {
   key.op = d.op;
   key.in_bits = static_cast<unsigned>(in_size * 8);
   key.out_bits = static_cast<unsigned>(out_size * 8);
-  if (d.op == OpKind::shl || d.op == OpKind::shr) key.shift_overflow = d.shift_overflow;
+  if (op.op().shift) key.shift_overflow = d.shift_overflow;
   key.strided = false;
   for (const auto& in : d.inputs)
     if (in.sizes != d.output.sizes || !in.is_packed()) key.strided = true;

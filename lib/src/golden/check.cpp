@@ -60,7 +60,7 @@ CaseSpec parse_case(const json& defaults, const json& c, std::size_t index, cons
     // cases whose operator takes them.
     const auto applies = [&](const char* key) {
       if (std::string_view(key) == "out_dtype") return !op->output_dtype_is_input_dtype();
-      return op->kind == OpKind::shl || op->kind == OpKind::shr;  // shift_overflow
+      return op->shift;  // shift_overflow
     };
     for (const char* key : {"out_dtype", "shift_overflow"}) {
       if (c.contains(key) && !applies(key))

@@ -41,37 +41,30 @@ void for_each_element(const DmlOperatorDesc& d, F&& f) {
   }
 }
 
-template <class T>
-void run_width(const ValidatedOp& v, const ExecuteBuffers& b) {
+// Every operator through its reference function: In and Out are the unsigned integers of the
+// input and output element widths.
+template <class In, class Out>
+void run_typed(const ValidatedOp& v, const ExecuteBuffers& b) {
   const DmlOperatorDesc& d = v.desc();
+  const ReferenceFn f = v.op().reference;
+  const ShiftOverflow mode = d.shift_overflow;
   const std::byte* a = b.inputs[0].data();
+  const std::byte* bb = b.inputs.size() > 1 ? b.inputs[1].data() : nullptr;
   std::byte* out = b.output.data();
-  switch (d.op) {
-    case OpKind::bit_not:
-      for_each_element(d, [&](std::uint64_t o, std::uint64_t i, std::uint64_t) {
-        store<T>(out, o, reference_not(load<T>(a, i)));
-      });
-      return;
-    case OpKind::popcount:
-      if (d.output.dtype == DType::uint32) {
-        for_each_element(d, [&](std::uint64_t o, std::uint64_t i, std::uint64_t) {
-          store<std::uint32_t>(out, o, reference_popcount(load<T>(a, i)));
-        });
-      } else {
-        for_each_element(d, [&](std::uint64_t o, std::uint64_t i, std::uint64_t) {
-          store<std::uint8_t>(out, o, static_cast<std::uint8_t>(reference_popcount(load<T>(a, i))));
-        });
-      }
-      return;
-    default: {
-      const std::byte* bb = b.inputs[1].data();
-      const OpKind op = d.op;
-      const ShiftOverflow mode = d.shift_overflow;
-      for_each_element(d, [&](std::uint64_t o, std::uint64_t i, std::uint64_t j) {
-        store<T>(out, o, reference_binary<T>(op, load<T>(a, i), load<T>(bb, j), mode));
-      });
-      return;
-    }
+  for_each_element(d, [&](std::uint64_t o, std::uint64_t i, std::uint64_t j) {
+    const std::uint64_t rhs = bb ? load<In>(bb, j) : 0;
+    store<Out>(out, o, static_cast<Out>(f(load<In>(a, i), rhs, sizeof(In) * 8, mode)));
+  });
+}
+
+template <class In>
+void run_width(const ValidatedOp& v, const ExecuteBuffers& b) {
+  switch (dtype_info(v.output_dtype()).size) {
+    case 1: return run_typed<In, std::uint8_t>(v, b);
+    case 2: return run_typed<In, std::uint16_t>(v, b);
+    case 4: return run_typed<In, std::uint32_t>(v, b);
+    case 8: return run_typed<In, std::uint64_t>(v, b);
+    default: throw Error(Errc::internal, "unexpected element size");
   }
 }
 

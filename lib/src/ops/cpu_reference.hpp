@@ -1,51 +1,33 @@
-// The CPU reference backend: plain scalar loops per (op, element width), written to be read.
+// The CPU reference backend: one plain loop over the output that calls the operator table's
+// reference function (OpInfo::reference) per element, written to be read.
 // It is the executable specification of dmlbits' semantics; every faster kernel and shader is
 // tested against it byte for byte.
 #pragma once
 
-#include <bit>
 #include <cstdint>
 #include <type_traits>
 
 #include "dmlbits/backend.hpp"
+#include "dmlbits/ops.hpp"
 
 namespace dmlbits {
 
-// The semantics, one element at a time. T is the unsigned integer of the element width: the
-// operators act on raw bits, whatever the dtype.
+// The operator table's reference functions (OpInfo::reference) at one element type T, the
+// unsigned integer of the element width.
 template <class T>
-constexpr T reference_binary(OpKind op, T a, T b, ShiftOverflow overflow) {
+T reference_binary(OpKind op, T a, T b, ShiftOverflow overflow) {
   static_assert(std::is_unsigned_v<T>);
-  constexpr unsigned width = sizeof(T) * 8;
-  switch (op) {
-    case OpKind::bit_and: return static_cast<T>(a & b);
-    case OpKind::bit_or: return static_cast<T>(a | b);
-    case OpKind::bit_xor: return static_cast<T>(a ^ b);
-    case OpKind::shl:
-    case OpKind::shr: {
-      // The count is B's whole value. Counts of `width` or more give 0 (NumPy, XLA, ONNX
-      // opset 28) unless --shift-overflow wrap asks for count modulo width (HLSL's behaviour).
-      std::uint64_t count = b;
-      if (count >= width) {
-        if (overflow == ShiftOverflow::zero) return 0;
-        count %= width;
-      }
-      return op == OpKind::shl ? static_cast<T>(a << count) : static_cast<T>(a >> count);
-    }
-    default: return 0;  // not a binary op; validate() never lets this through
-  }
+  return static_cast<T>(op_info(op).reference(a, b, sizeof(T) * 8, overflow));
 }
 
 template <class T>
-constexpr T reference_not(T a) {
-  return static_cast<T>(~a);
+T reference_not(T a) {
+  return reference_binary<T>(OpKind::bit_not, a, 0, ShiftOverflow::zero);
 }
 
-// Set bits of the element's encoding: two's complement for signed types (-1 as INT8 -> 8),
-// the IEEE pattern for floats.
 template <class T>
-constexpr unsigned reference_popcount(T a) {
-  return static_cast<unsigned>(std::popcount(a));
+unsigned reference_popcount(T a) {
+  return static_cast<unsigned>(op_info(OpKind::popcount).reference(a, 0, sizeof(T) * 8, ShiftOverflow::zero));
 }
 
 class CpuReferenceBackend final : public Backend {

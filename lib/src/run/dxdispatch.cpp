@@ -153,7 +153,7 @@ nlohmann::json dxdispatch_model(const ValidatedOp& op, const std::vector<std::st
       {"dxdispatch_arguments", {"--dml_feature_level", dxdispatch_level_argument(op.level())}},
       {"output", {{"path", output_npy_name}, {"dtype", dtype_info(out.dtype).numpy_name}, {"shape", std::vector<std::uint64_t>(op.output_shape().dims().begin(), op.output_shape().dims().end())}}},
   };
-  if (info.kind == OpKind::shl || info.kind == OpKind::shr)
+  if (info.shift)
     note["shift_overflow"] = shift_overflow_name(op.shift_overflow());
 
   nlohmann::json model = nlohmann::json::object();
