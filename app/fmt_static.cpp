@@ -1,7 +1,8 @@
 // {fmt}'s compiled part (the contents of fmt 9's src/format.cc), built into the executable so
 // that it needs no libfmt.so: with libstdc++ and libgcc linked statically too (app/CMakeLists.txt),
-// the dynamic loader no longer maps and relocates three C++ libraries at every start, which was
-// about 1 ms of a 4x4 run's 3 ms. Compiled only when the system's fmt is a shared library.
+// the dynamic loader no longer maps and relocates three C++ libraries at every start, a third of
+// a small run (testdata/benchmarks.md, "Process start"). Compiled only when the system's fmt is
+// a shared library.
 #include <fmt/format-inl.h>
 
 FMT_BEGIN_NAMESPACE

@@ -68,13 +68,11 @@ DMLBITS_TARGET inline void binary_partial(const std::byte* a, const std::byte* b
 }
 
 // The large (streaming) paths also prefetch their inputs this far ahead: a popcount block is
-// dozens of instructions, so the out-of-order window alone keeps few cache-line reads in
-// flight and a narrowing popcount read memory at about 0.65x the speed of a plain read loop;
-// with the prefetch, about 0.75x against 0.76x (256 MiB, AVX2 EPYC; 0.5-8 KiB tried, 2 best).
-// The 8- and 16-bit AVX2 shifts, a dozen instructions per vector, gain the same way (0.78x ->
-// 0.95-0.99x memcpy), but a one-instruction and/xor loses (1.07-1.19x -> 0.85-0.95x): a binary
-// Op opts in with `static constexpr bool kPrefetch = true`. Unary blocks always prefetch (for
-// `not` it made no difference either way); see also unary_body_pages.
+// dozens of instructions, so the out-of-order window alone keeps too few cache-line reads in
+// flight to read memory at full speed. Long blocks (popcounts, the 8- and 16-bit AVX2 shifts)
+// gain; a one-instruction and/xor loses, so a binary Op opts in with
+// `static constexpr bool kPrefetch = true`. Unary blocks always prefetch; see also
+// unary_body_pages. Figures: testdata/benchmarks.md, "Input prefetch distance".
 constexpr std::size_t kPrefetchBytes = 2048;
 
 template <class Op>
@@ -200,14 +198,11 @@ DMLBITS_TARGET inline std::size_t unary_body(std::size_t n, const std::byte* pa,
 // The streaming path's whole blocks from element i, reading kLanes neighbouring 4 KiB spans of
 // the input side by side (as glibc's memcpy does with pages for large copies; the spans need
 // not be page-aligned, and in-place `not` reads and writes each block in one place, as
-// unary_body does): one thread reads memory
-// faster from several sequential streams than from one. Measured at 256 MiB (AVX2 EPYC, ratio
-// to a same-moment memcpy, A/B runs of builds with 1, 2 and 4 lanes): `not` 0.93-0.97x with one
-// lane, 0.99-1.05x with two, 0.44-0.49x with four; the narrowing popcounts gain most from four
-// (u16->u8 0.72x -> 0.96-1.10x, u32->u8 0.66-0.70x -> 0.76-0.78x, u64->u8 0.59-0.63x ->
-// 0.66-0.70x, u64->u32 0.75-0.78x -> 0.88-0.92x). Four lanes collapse only where input and
-// output elements have the same size, likely because every load then shares its address's low
-// 12 bits with a recent store (4 KiB aliasing); those ops use two.
+// unary_body does): one thread reads memory faster from several sequential streams than from
+// one. The narrowing popcounts gain most from four lanes; four collapse where input and output
+// elements have the same size, likely because every load then shares its address's low 12 bits
+// with a recent store (4 KiB aliasing), so those ops use two. Figures: testdata/benchmarks.md,
+// "Page lanes of the streaming unary path".
 template <class Op>
 constexpr std::size_t kPageLanes = sizeof(typename Op::In) == sizeof(typename Op::Out) ? 2 : 4;
 

@@ -240,8 +240,8 @@ struct PopcntOp<std::uint32_t, std::uint8_t> {
   DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) {
     // Pairs of byte counts into words (each <= 16, so they fit a byte again), packed to bytes:
     // each element's two half-counts are then neighbours, and a second vpmaddubsw adds them.
-    // Two packs and two multiply-adds instead of four vpmaddwd and two 32-bit packs: with the
-    // vpmulhuw nibble split, 33.0 -> 37.7 GB/s of input at 128 KiB in a standalone loop (Zen 3).
+    // Two packs and two multiply-adds instead of four vpmaddwd and two 32-bit packs: fewer
+    // shuffle-port instructions per vector (testdata/benchmarks.md, "AVX2 32-bit popcount packing").
     // Packing works within 128-bit lanes: the permute restores the order.
     const reg one = bytes8(1);
     const reg w0 = _mm256_maddubs_epi16(count8<true>(V::load(in)), one);

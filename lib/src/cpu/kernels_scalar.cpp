@@ -169,9 +169,9 @@ __attribute__((target("popcnt"))) void popcnt_insn_kernel(std::size_t n, const v
   DMLBITS_SCALAR_ROW(popcount, T, std::uint8_t, vectors, none, "scalar", (&popcount_kernel<T, std::uint8_t>)), \
       DMLBITS_SCALAR_ROW(popcount, T, std::uint32_t, vectors, none, "scalar", (&popcount_kernel<T, std::uint32_t>))
 
-// Within one (operation, width), later rows are preferred when the CPU runs them. Measured with
-// GCC 12 -O3 (tests/bench): the vectorised bit trick beats one POPCNT per element for 8- to
-// 32-bit elements, POPCNT wins for 64-bit ones.
+// Within one (operation, widths), later rows are preferred when the CPU runs them: the
+// vectorised bit trick for 8- to 32-bit elements, where it beats one POPCNT per element, and
+// POPCNT for 64-bit ones (testdata/benchmarks.md, "Scalar popcount rows").
 
 constexpr std::array kRows{
     DMLBITS_SCALAR_WIDTH(std::uint8_t),  DMLBITS_SCALAR_SWAR_POPCOUNT(std::uint8_t),

@@ -219,9 +219,9 @@ U swapped(U v) {
 }
 
 #if defined(__SSE2__)
-// SSE2 (every x86-64 CPU has it), 16 bytes at a time. For 128 MiB of uint32 on the test host,
-// a byte-swap instruction per element took 16 ms (5 ms this way), about as long as reading the
-// file from the page cache; a transpose element by element took 85 ms (10 ms this way).
+// SSE2 (every x86-64 CPU has it), 16 bytes at a time: element by element, byte-swapping took
+// about as long as reading the file from the page cache, and transposing much longer
+// (testdata/benchmarks.md, "Byte-swapping and transposing .npy input").
 using Vec = __m128i;
 
 // Each S-byte lane of v byte-swapped.
@@ -362,7 +362,7 @@ void fortran_slices_to_c(const std::byte* src, std::byte* dst, const Shape& shap
   const std::uint64_t blocks = lines + (count - lines) / kBlock * kBlock;  // and in blocks
 #if defined(__SSE2__)
   // Non-temporal stores for a tensor larger than a last-level cache, which it would only flush:
-  // they write whole lines without reading them first (about 10% faster here).
+  // they write whole lines without reading them first.
   const bool stream_large = shape.element_count() * S >= kStreamBytes && (row * S) % 16 == 0;
   // Rows [0, s0_blocks) of slices [0, blocks), a square of cache lines at a time: a line of
   // each of kLine slices becomes a line of each of kLine rows, so every line of `src` is
