@@ -1,7 +1,4 @@
 // dmlbits and|or|xor|shl|shr A B, dmlbits not|popcount A: one subcommand per operator-table row.
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <iostream>
 #include <limits>
 
@@ -11,7 +8,9 @@
 #include "dmlbits/compare.hpp"
 #include "dmlbits/dxdispatch.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/io.hpp"
 #include "dmlbits/run.hpp"
+#include "dmlbits/standard_streams.hpp"
 #include "dmlbits/stream.hpp"
 #include "report.hpp"
 
@@ -66,8 +65,7 @@ bool looks_like_number(const std::string& text) {
 
 void check_operand(const std::string& text, const char* name) {
   if (classify_operand(text) != OperandKind::file || !looks_like_number(text)) return;
-  struct stat st {};
-  if (::stat(text.c_str(), &st) == 0) return;  // a file by that name: it is read
+  if (path_exists(text)) return;  // a file by that name: it is read
   std::string lower(text);
   for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const std::string_view unsigned_text = lower[0] == '+' || lower[0] == '-' ? std::string_view(lower).substr(1) : lower;
@@ -131,11 +129,6 @@ OperationSpec make_spec(const OpOptions& o) {
   return spec;
 }
 
-bool is_special_file(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
-}
-
 // --expect: compare with the golden file; --update rewrites it instead of failing.
 // Standard output carries the result (-o -): reports then go to standard error, so that the
 // reader of the tensor gets the tensor and nothing after it.
@@ -191,10 +184,10 @@ OutputTarget output_target(const OpOptions& o) {
   if (!format && path == "-") format = TensorFormat::npy;
   if (!format && o.in_place) format = inspect_input(path).format;  // keep A's format (reads its header only)
   if (!format) format = format_from_extension(path);
-  if (!format && is_special_file(path)) format = TensorFormat::npy;  // /dev/null, a FIFO
+  if (!format && is_device_or_pipe(path)) format = TensorFormat::npy;  // /dev/null, a FIFO
   if (!format)
     throw Error(Errc::usage, fmt::format("cannot tell the output format from '{}': name it .npy or .json, or use --format", path));
-  if (path == "-" && *format == TensorFormat::npy && ::isatty(STDOUT_FILENO))
+  if (path == "-" && *format == TensorFormat::npy && standard_output_is_terminal())
     throw Error(Errc::usage, "refusing to write binary .npy to a terminal; redirect it, or use --format json");
   return {path, *format};
 }
@@ -202,7 +195,7 @@ OutputTarget output_target(const OpOptions& o) {
 // A progress line on a terminal's standard error for runs longer than a second.
 class Progress {
  public:
-  Progress(bool enabled, std::string label) : enabled_(enabled && ::isatty(STDERR_FILENO)), label_(std::move(label)) {}
+  Progress(bool enabled, std::string label) : enabled_(enabled && standard_error_is_terminal()), label_(std::move(label)) {}
   ~Progress() {
     if (shown_) std::cerr << "\r\033[K" << std::flush;
   }
