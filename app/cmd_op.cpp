@@ -106,6 +106,7 @@ OperationSpec make_spec(const OpOptions& o) {
   spec.backend = o.backend;
   spec.isa = o.isa;
   spec.threads = o.threads;
+  spec.adapter = o.adapter;
   spec.repeat = o.repeat;
   spec.warmup = o.warmup;
   spec.explain_only = o.explain;
@@ -249,7 +250,6 @@ void emit_dxdispatch(const OpOptions& o, const OperationResult& r) {
 
 void run_op(const OpOptions& o) {
   const OpInfo& op = op_info(o.op);
-  set_default_adapter(o.adapter);  // OperationSpec carries no adapter; make_backend reads this
   const OperationSpec spec = make_spec(o);
   check_output_paths(o);
   if (o.in_place && o.verbose) {
