@@ -14,7 +14,6 @@ namespace {
 
 struct CheckCmdOptions {
   std::vector<std::string> manifests;
-  std::string adapter;
   std::string junit;
   CheckOptions check;
   bool verbose = false;
@@ -24,14 +23,13 @@ struct CheckCmdOptions {
 void run_check_cmd(const CheckCmdOptions& o) {
   // The command line first, as for the operator commands: its mistakes are usage errors
   // before any case runs, not a failure of every case.
-  if (o.adapter_option->count() > 0 && o.adapter.empty())
+  if (o.adapter_option->count() > 0 && o.check.adapter.empty())
     throw Error(Errc::usage, "--adapter: an empty name matches no adapter (give an index or part of a name)");
-  // Cases build their backends through OperationSpec, which carries no adapter.
-  if (!o.adapter.empty() && o.check.backend != "d3d12" && o.check.backend != "auto")
+  // Every case runs on the one backend --backend names, so --adapter needs one that has adapters.
+  if (!o.check.adapter.empty() && o.check.backend != "d3d12" && o.check.backend != "auto")
     throw Error(Errc::usage, "--adapter needs --backend d3d12 or --backend auto");
   check_check_options(o.check);
   if (!o.junit.empty()) check_output_path(o.junit);
-  set_default_adapter(o.adapter);
   // Every manifest is read and validated before any case runs.
   std::vector<Manifest> manifests;
   std::size_t selected = 0;
@@ -86,7 +84,7 @@ void setup_check(CLI::App& app) {
   sub->add_option("--backend", opt->check.backend, "Run every case on this backend");
   sub->add_option("--isa", opt->check.isa, "CPU backend: use this instruction set");
   opt->adapter_option =
-      sub->add_option("--adapter", opt->adapter, "d3d12 and auto: run on this adapter, an index or part of its name");
+      sub->add_option("--adapter", opt->check.adapter, "d3d12 and auto: run on this adapter, an index or part of its name");
   sub->add_option("--show", opt->check.max_listed, "List at most N differing elements per case")
       ->type_name("N")
       ->check(count_validator())

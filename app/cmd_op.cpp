@@ -1,7 +1,4 @@
 // dmlbits and|or|xor|shl|shr A B, dmlbits not|popcount A: one subcommand per operator-table row.
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <iostream>
 #include <limits>
 
@@ -11,7 +8,9 @@
 #include "dmlbits/compare.hpp"
 #include "dmlbits/dxdispatch.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/io.hpp"
 #include "dmlbits/run.hpp"
+#include "dmlbits/standard_streams.hpp"
 #include "dmlbits/stream.hpp"
 #include "report.hpp"
 
@@ -66,8 +65,7 @@ bool looks_like_number(const std::string& text) {
 
 void check_operand(const std::string& text, const char* name) {
   if (classify_operand(text) != OperandKind::file || !looks_like_number(text)) return;
-  struct stat st {};
-  if (::stat(text.c_str(), &st) == 0) return;  // a file by that name: it is read
+  if (path_exists(text)) return;  // a file by that name: it is read
   std::string lower(text);
   for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const std::string_view unsigned_text = lower[0] == '+' || lower[0] == '-' ? std::string_view(lower).substr(1) : lower;
@@ -108,6 +106,7 @@ OperationSpec make_spec(const OpOptions& o) {
   spec.backend = o.backend;
   spec.isa = o.isa;
   spec.threads = o.threads;
+  spec.adapter = o.adapter;
   spec.repeat = o.repeat;
   spec.warmup = o.warmup;
   spec.explain_only = o.explain;
@@ -129,11 +128,6 @@ OperationSpec make_spec(const OpOptions& o) {
   if (op_info(o.op).arity == 2) check_operand(o.b, "B");
   if (!o.emit_dxdispatch.empty()) dxdispatch_file_names(o.emit_dxdispatch, op_info(o.op).arity);  // refused early
   return spec;
-}
-
-bool is_special_file(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
 // --expect: compare with the golden file; --update rewrites it instead of failing.
@@ -191,10 +185,10 @@ OutputTarget output_target(const OpOptions& o) {
   if (!format && path == "-") format = TensorFormat::npy;
   if (!format && o.in_place) format = inspect_input(path).format;  // keep A's format (reads its header only)
   if (!format) format = format_from_extension(path);
-  if (!format && is_special_file(path)) format = TensorFormat::npy;  // /dev/null, a FIFO
+  if (!format && is_device_or_pipe(path)) format = TensorFormat::npy;  // /dev/null, a FIFO
   if (!format)
     throw Error(Errc::usage, fmt::format("cannot tell the output format from '{}': name it .npy or .json, or use --format", path));
-  if (path == "-" && *format == TensorFormat::npy && ::isatty(STDOUT_FILENO))
+  if (path == "-" && *format == TensorFormat::npy && standard_output_is_terminal())
     throw Error(Errc::usage, "refusing to write binary .npy to a terminal; redirect it, or use --format json");
   return {path, *format};
 }
@@ -202,7 +196,7 @@ OutputTarget output_target(const OpOptions& o) {
 // A progress line on a terminal's standard error for runs longer than a second.
 class Progress {
  public:
-  Progress(bool enabled, std::string label) : enabled_(enabled && ::isatty(STDERR_FILENO)), label_(std::move(label)) {}
+  Progress(bool enabled, std::string label) : enabled_(enabled && standard_error_is_terminal()), label_(std::move(label)) {}
   ~Progress() {
     if (shown_) std::cerr << "\r\033[K" << std::flush;
   }
@@ -256,7 +250,6 @@ void emit_dxdispatch(const OpOptions& o, const OperationResult& r) {
 
 void run_op(const OpOptions& o) {
   const OpInfo& op = op_info(o.op);
-  set_default_adapter(o.adapter);  // OperationSpec carries no adapter; make_backend reads this
   const OperationSpec spec = make_spec(o);
   check_output_paths(o);
   if (o.in_place && o.verbose) {

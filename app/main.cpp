@@ -1,14 +1,11 @@
 // dmlbits: DirectML's element-wise bitwise operators on tensors, from the command line.
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <streambuf>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
@@ -17,24 +14,19 @@
 #include "dmlbits/error.hpp"
 #include "dmlbits/interrupt.hpp"
 #include "dmlbits/ops.hpp"
+#include "dmlbits/standard_streams.hpp"
 #include "report.hpp"
 
 namespace {
 
-// SIGINT/SIGTERM: ask the library to stop at its next chunk, which unwinds and removes any
-// temporary output; a second signal ends the process at once.
-void on_interrupt(int sig) {
-  dmlbits::request_interrupt();
-  std::signal(sig, SIG_DFL);
-}
-
-// Standard output for std::cout, written with write(2) so that the first failure's errno is
-// kept: iostreams only set badbit, and by the time main() flushes, errno says nothing. A closed
-// pipe (EPIPE) must be told apart from a full disk, which is reported with its reason.
+// Standard output for std::cout, written with write_standard_output so that the first
+// failure's reason is kept: iostreams only set badbit, and by the time main() flushes, errno
+// says nothing. A closed pipe must be told apart from a full disk, which is reported with its
+// reason.
 class StdoutBuf : public std::streambuf {
  public:
   StdoutBuf() { setp(buffer_, buffer_ + sizeof buffer_); }
-  int error() const { return error_; }
+  std::error_code error() const { return error_; }
 
  protected:
   int_type overflow(int_type c) override {
@@ -49,18 +41,12 @@ class StdoutBuf : public std::streambuf {
 
  private:
   bool flush_buffer() {
-    const char* p = pbase();
-    while (p < pptr() && error_ == 0) {
-      const ssize_t n = ::write(STDOUT_FILENO, p, static_cast<std::size_t>(pptr() - p));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) error_ = errno;
-      else p += n;
-    }
+    if (!error_) error_ = dmlbits::write_standard_output({pbase(), static_cast<std::size_t>(pptr() - pbase())});
     setp(buffer_, buffer_ + sizeof buffer_);
-    return error_ == 0;
+    return !error_;
   }
   char buffer_[1 << 16];
-  int error_ = 0;
+  std::error_code error_;
 };
 
 std::string lower(std::string_view s) {
@@ -201,11 +187,10 @@ std::string parse_error_text(const CLI::ParseError& e) {
 
 int main(int argc, char** argv) {
   using namespace dmlbits;
-  std::signal(SIGINT, on_interrupt);
-  std::signal(SIGTERM, on_interrupt);
-  // A closed pipe is seen as EPIPE from write(2), not as a signal: dmlbits then removes its
-  // temporary files and exits with 141 quietly, as a tool ended by SIGPIPE would (main below).
-  std::signal(SIGPIPE, SIG_IGN);
+  // SIGINT/SIGTERM ask the library to stop; a closed pipe is an error from the write, not a
+  // signal: dmlbits then removes its temporary files and exits with 141 quietly, as a tool
+  // ended by SIGPIPE would (main below).
+  install_interrupt_handlers();
   // Never destroyed: std::cout is flushed once more after main returns (by the library's exit
   // handler), and must not reach a buffer that is gone by then.
   StdoutBuf& stdout_buf = *new StdoutBuf;
@@ -296,9 +281,9 @@ int main(int argc, char** argv) {
   // Output may be buffered in std::cout; a failed flush (a full disk) is an I/O error, not a
   // success, and a closed pipe is the reader's choice (`| head -1`): exit as SIGPIPE would.
   std::cout.flush();
-  if (const int err = stdout_buf.error()) {
-    if (err == EPIPE) return exit_status(Errc::broken_pipe);
-    std::cerr << "dmlbits: writing standard output: " << std::strerror(err) << '\n';
+  if (const std::error_code err = stdout_buf.error()) {
+    if (err == std::errc::broken_pipe) return exit_status(Errc::broken_pipe);
+    std::cerr << "dmlbits: writing standard output: " << err.message() << '\n';
     return status != 0 ? status : exit_status(Errc::io);
   }
   return status;

@@ -77,10 +77,6 @@ std::span<const std::string_view> backend_names();
 // lacks, Errc::usage for a thread count given to d3d12 or outside 1..kMaxThreads, and
 // Errc::backend when d3d12 cannot run here (no runtime, no adapter).
 std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOptions& options = {});
-// The adapter make_backend() uses when BackendOptions::adapter is empty, for the whole
-// process: --adapter reaches the runs that `dmlbits check` and the operator verbs build
-// through OperationSpec, which carries no adapter. "" restores the default adapter.
-void set_default_adapter(std::string adapter);
 // Throws make_backend()'s usage errors for `name` and `options` without creating anything, so
 // that a command line is refused before its operands are read.
 void check_backend_options(std::string_view name, const BackendOptions& options);

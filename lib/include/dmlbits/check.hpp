@@ -23,6 +23,7 @@ namespace dmlbits {
 struct CheckOptions {
   std::string backend;       // overrides every case's backend when set
   std::string isa;           // forces an instruction set on CPU backends
+  std::string adapter;       // d3d12 and auto cases run on this adapter (index or name part)
   std::string filter;        // run only cases whose name contains this
   bool update = false;       // rewrite goldens from the results
   unsigned jobs = 0;         // parallel cases; 0 = the number of CPUs

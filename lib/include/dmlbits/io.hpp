@@ -25,6 +25,7 @@ std::optional<TensorFormat> parse_format_name(std::string_view name);
 
 struct InputSummary;
 struct InputContent;
+class File;
 
 // The bytes of a file, or of standard input ("-"), read into memory with read(2). Files are not
 // memory-mapped: a mapped file that another process truncates kills the reader with SIGBUS,
@@ -138,7 +139,7 @@ class OutputFile {
  private:
   std::string path_;
   std::string temp_path_;
-  int fd_ = -1;
+  std::unique_ptr<File> file_;  // the platform layer's (files.hpp): no descriptor in this header
   bool committed_ = false;
 };
 
@@ -147,6 +148,11 @@ class OutputFile {
 // every output before an operation computes, so that a bad side-output path does not leave the
 // main output written and the run's outcome hidden behind an I/O error.
 void check_output_path(const std::string& path);
+
+// Whether something exists at `path` (a file by that name is read, not taken for a literal).
+bool path_exists(const std::string& path);
+// Whether `path` is an existing device, FIFO or socket: written in place, never replaced.
+bool is_device_or_pipe(const std::string& path);
 
 // Writes `t` in `format` to `path` ("-" for standard output), atomically for files.
 void write_tensor(const TensorView& t, const std::string& path, TensorFormat format,

@@ -27,6 +27,7 @@ struct OperationSpec {
   std::string backend = "cpu";
   std::string isa;             // force a lower instruction set on CPU backends ("" = best)
   unsigned threads = 0;        // CPU backends: BackendOptions::threads (0 = the default)
+  std::string adapter;         // d3d12 and auto: BackendOptions::adapter ("" = the default)
   int warmup = 0;              // untimed runs before the measured ones
   int repeat = 1;              // measured runs (>= 1)
   bool explain_only = false;   // stop after validation
@@ -46,7 +47,7 @@ struct OperationResult {
 // Throws Error (usage, invalid_input, unsupported, io, backend) as the phases fail.
 OperationResult run_operation(const OperationSpec& spec);
 
-// The backend options `spec` gives (instruction set, threads), without the size hint.
+// The backend options `spec` gives (instruction set, threads, adapter), without the size hint.
 BackendOptions backend_options(const OperationSpec& spec);
 
 // The backend `spec` names, for these loaded operands: auto decides from the output's size;

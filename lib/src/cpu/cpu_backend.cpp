@@ -14,6 +14,7 @@
 
 #include "cpu_reference.hpp"
 #include "dmlbits/error.hpp"
+#include "environment.hpp"
 
 namespace dmlbits {
 namespace {
@@ -109,11 +110,11 @@ std::uint64_t extent_bytes(const DmlTensorDesc& t, std::size_t element_size) {
 
 unsigned cpu_threads(unsigned requested) {
   if (requested != 0) return requested;
-  const char* env = std::getenv("DMLBITS_THREADS");
-  if (env == nullptr || *env == '\0') return std::thread::hardware_concurrency() >= 2 ? 2 : 1;
+  const std::string env = environment_variable("DMLBITS_THREADS").value_or("");
+  if (env.empty()) return std::thread::hardware_concurrency() >= 2 ? 2 : 1;
   unsigned n = 0;
-  const char* end = env + std::strlen(env);
-  const auto [p, ec] = std::from_chars(env, end, n);
+  const char* end = env.data() + env.size();
+  const auto [p, ec] = std::from_chars(env.data(), end, n);
   if (ec != std::errc{} || p != end || n < 1 || n > kMaxThreads)
     throw Error(Errc::usage, fmt::format("DMLBITS_THREADS: '{}' is not a thread count from 1 to {}", env, kMaxThreads));
   return n;

@@ -3,12 +3,10 @@
 #define INITGUID  // exactly one translation unit defines the IIDs vkd3d's headers declare
 #include "d3d12_api.hpp"
 
-#include <dlfcn.h>
-
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -16,7 +14,12 @@
 #include "dmlbits/error.hpp"
 #include "dmlbits/memory.hpp"
 #include "dmlbits/timing.hpp"
+#include "dynamic_library.hpp"
+#include "environment.hpp"
 #include "foreign_allocations.hpp"
+#if defined(DMLBITS_D3D12_HEADERS_VKD3D)
+#include "vulkan_loader.hpp"
+#endif
 
 namespace dmlbits {
 namespace d3d12 {
@@ -65,7 +68,7 @@ void check(HRESULT hr, std::string_view call, std::string_view what = {}) {
 // ---- the library -----------------------------------------------------------------------------
 
 struct Library {
-  void* handle = nullptr;
+  DynamicLibrary handle;
   std::string name;
   std::string error;
   PFN_D3D12_CREATE_DEVICE create_device = nullptr;
@@ -74,30 +77,41 @@ struct Library {
   decltype(&::vkd3d_create_event) create_event = nullptr;
   decltype(&::vkd3d_wait_event) wait_event = nullptr;
   decltype(&::vkd3d_destroy_event) destroy_event = nullptr;
+  // vkd3d's own device creation (libvkd3d.so.1, which libvkd3d-utils loads), to choose the
+  // Vulkan physical device ourselves: see create_device below.
+  decltype(&::vkd3d_signal_event) signal_event = nullptr;
+  decltype(&::vkd3d_create_instance) create_instance = nullptr;
+  decltype(&::vkd3d_instance_get_vk_instance) instance_get_vk_instance = nullptr;
+  decltype(&::vkd3d_instance_decref) instance_decref = nullptr;
+  decltype(&::vkd3d_create_device) create_vkd3d_device = nullptr;
 #endif
 };
 
 // vkd3d writes fixme/err lines to standard error; they are noise for dmlbits' users unless
-// they asked for them. Set before the library's first use, because vkd3d reads them once.
-void quiet_vkd3d() {
-  ::setenv("VKD3D_DEBUG", "none", 0);
-  ::setenv("VKD3D_SHADER_DEBUG", "none", 0);
-}
+// they asked for them (VKD3D_DEBUG, VKD3D_SHADER_DEBUG). vkd3d 1.2 has no other way to quiet
+// it than its environment, which it reads once, at its first message. Writing the environment
+// races with any thread reading it (glibc's getenv does not lock), so the defaults are set
+// here, during static initialisation, before main() and before any thread of the process
+// exists, rather than when the library is first loaded, which `dmlbits check -j` does on a
+// worker thread while others read DMLBITS_THREADS.
+[[maybe_unused]] const bool vkd3d_quiet = [] {
+  set_environment_default("VKD3D_DEBUG", "none");
+  set_environment_default("VKD3D_SHADER_DEBUG", "none");
+  return true;
+}();
 
 Library load() {
   const d3d12_detail::ForeignAllocations foreign;  // see foreign_allocations.hpp
   Library lib;
-  const char* env = std::getenv("DMLBITS_VKD3D_LIBRARY");
-  lib.name = env && *env ? env : d3d12api::kDefaultLibrary;
-  quiet_vkd3d();
-  lib.handle = ::dlopen(lib.name.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib.handle) {
-    const char* e = ::dlerror();
-    lib.error = e ? e : fmt::format("{}: cannot be loaded", lib.name);
+  const std::string env = environment_variable("DMLBITS_VKD3D_LIBRARY").value_or("");
+  lib.name = !env.empty() ? env : d3d12api::kDefaultLibrary;
+  lib.handle = DynamicLibrary::open(lib.name);
+  if (!lib.handle.loaded()) {
+    lib.error = lib.handle.error();
     return lib;
   }
   const auto sym = [&](const char* name) {
-    void* p = ::dlsym(lib.handle, name);
+    void* p = lib.handle.symbol(name);
     if (!p && lib.error.empty()) lib.error = fmt::format("{}: no symbol {}", lib.name, name);
     return p;
   };
@@ -108,6 +122,12 @@ Library load() {
   lib.create_event = reinterpret_cast<decltype(lib.create_event)>(sym("vkd3d_create_event"));
   lib.wait_event = reinterpret_cast<decltype(lib.wait_event)>(sym("vkd3d_wait_event"));
   lib.destroy_event = reinterpret_cast<decltype(lib.destroy_event)>(sym("vkd3d_destroy_event"));
+  lib.signal_event = reinterpret_cast<decltype(lib.signal_event)>(sym("vkd3d_signal_event"));
+  lib.create_instance = reinterpret_cast<decltype(lib.create_instance)>(sym("vkd3d_create_instance"));
+  lib.instance_get_vk_instance =
+      reinterpret_cast<decltype(lib.instance_get_vk_instance)>(sym("vkd3d_instance_get_vk_instance"));
+  lib.instance_decref = reinterpret_cast<decltype(lib.instance_decref)>(sym("vkd3d_instance_decref"));
+  lib.create_vkd3d_device = reinterpret_cast<decltype(lib.create_vkd3d_device)>(sym("vkd3d_create_device"));
 #endif
   return lib;
 }
@@ -241,8 +261,75 @@ void query_features(ID3D12Device* device, D3d12DeviceInfo& info) {
   }
 }
 
-// vkd3d picks its Vulkan device from VKD3D_VULKAN_DEVICE when it creates the device.
-std::mutex env_mutex;
+#if defined(DMLBITS_D3D12_HEADERS_VKD3D)
+// The device on `adapter`, whose index is its place in the Vulkan loader's list of physical
+// devices (vulkan_adapters.cpp). libvkd3d-utils' D3D12CreateDevice ignores its adapter argument
+// and lets vkd3d pick the device from the environment variable VKD3D_VULKAN_DEVICE, which
+// dmlbits used to set around the call; but setenv races with getenv on other threads (`dmlbits
+// check -j` creates devices while other cases read the environment), and a lock of ours cannot
+// cover vkd3d's and the Vulkan loader's own getenv calls. So this does what D3D12CreateDevice
+// does, with the same instance and device extensions, but creates the vkd3d instance first,
+// lists its physical devices and passes the chosen one in vkd3d_device_create_info
+// (vk_physical_device), which vkd3d uses instead of choosing. A user's VKD3D_VULKAN_DEVICE
+// still picks the default adapter (default_adapter). Failures are reported as
+// D3D12CreateDevice's, the call this stands for.
+// D3D12_ERROR_ADAPTER_NOT_FOUND, which vkd3d's headers do not define.
+constexpr HRESULT kAdapterNotFound = static_cast<HRESULT>(0x887E0001u);
+
+HRESULT create_device(const Library& lib, const GpuAdapter& adapter, Com<ID3D12Device>& device) {
+  const VulkanLoader& loader = vulkan_loader();
+  if (!loader.get_instance_proc_addr) return kAdapterNotFound;
+  static const char* const kInstanceExtensions[] = {VK_KHR_SURFACE_EXTENSION_NAME};
+  static const char* const kOptionalInstanceExtensions[] = {"VK_KHR_xcb_surface", "VK_MVK_macos_surface"};
+  static const char* const kDeviceExtensions[] = {VK_KHR_SWAPCHAIN_EXTENSION_NAME};
+  vkd3d_application_info application{};
+  application.type = VKD3D_STRUCTURE_TYPE_APPLICATION_INFO;
+  application.api_version = VKD3D_API_VERSION_1_0;
+  vkd3d_optional_instance_extensions_info optional{};
+  optional.type = VKD3D_STRUCTURE_TYPE_OPTIONAL_INSTANCE_EXTENSIONS_INFO;
+  optional.next = &application;
+  optional.extensions = kOptionalInstanceExtensions;
+  optional.extension_count = 2;
+  vkd3d_instance_create_info instance_info{};
+  instance_info.type = VKD3D_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+  instance_info.next = &optional;
+  instance_info.pfn_signal_event = lib.signal_event;
+  instance_info.wchar_size = sizeof(WCHAR);
+  instance_info.pfn_vkGetInstanceProcAddr = loader.get_instance_proc_addr;  // the loader that listed the adapters
+  instance_info.instance_extensions = kInstanceExtensions;
+  instance_info.instance_extension_count = 1;
+  vkd3d_instance* instance = nullptr;
+  if (const HRESULT hr = lib.create_instance(&instance_info, &instance); FAILED(hr)) return hr;
+  struct Release {
+    const Library& lib;
+    vkd3d_instance* instance;
+    ~Release() { lib.instance_decref(instance); }  // the device keeps its own reference
+  } release{lib, instance};
+  const VkInstance vk_instance = lib.instance_get_vk_instance(instance);
+  const auto list = reinterpret_cast<PFN_vkEnumeratePhysicalDevices>(
+      loader.get_instance_proc_addr(vk_instance, "vkEnumeratePhysicalDevices"));
+  std::uint32_t count = 0;
+  if (!list || list(vk_instance, &count, nullptr) != VK_SUCCESS) return kAdapterNotFound;
+  std::vector<VkPhysicalDevice> devices(count);
+  if (list(vk_instance, &count, devices.data()) < 0) return kAdapterNotFound;
+  devices.resize(count);
+  if (adapter.index >= devices.size()) return kAdapterNotFound;
+  vkd3d_device_create_info device_info{};
+  device_info.type = VKD3D_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+  device_info.minimum_feature_level = D3D_FEATURE_LEVEL_11_0;
+  device_info.instance = instance;
+  device_info.vk_physical_device = devices[adapter.index];
+  device_info.device_extensions = kDeviceExtensions;
+  device_info.device_extension_count = 1;
+  return lib.create_vkd3d_device(&device_info, iid_of<ID3D12Device>(), device.out());
+}
+#else
+// Windows' d3d12.dll and WSL's libd3d12.so: the default adapter. (Choosing one takes an
+// IDXGIAdapter from DXGI, which the Windows build will add.)
+HRESULT create_device(const Library& lib, const GpuAdapter&, Com<ID3D12Device>& device) {
+  return lib.create_device(nullptr, D3D_FEATURE_LEVEL_11_0, iid_of<ID3D12Device>(), device.out());
+}
+#endif
 
 DeviceImpl::DeviceImpl(const GpuAdapter& adapter) {
   const d3d12_detail::ForeignAllocations foreign;  // see foreign_allocations.hpp
@@ -250,16 +337,7 @@ DeviceImpl::DeviceImpl(const GpuAdapter& adapter) {
   if (!lib.error.empty()) throw Error(Errc::backend, fmt::format("no D3D12 runtime: {}", lib.error));
   info_.adapter = adapter;
   Stopwatch clock;
-  {
-    std::lock_guard lock(env_mutex);
-    const char* old = std::getenv("VKD3D_VULKAN_DEVICE");
-    const std::string saved = old ? old : "";
-    ::setenv("VKD3D_VULKAN_DEVICE", std::to_string(adapter.index).c_str(), 1);
-    const HRESULT hr = lib.create_device(nullptr, D3D_FEATURE_LEVEL_11_0, iid_of<ID3D12Device>(), device_.out());
-    if (old) ::setenv("VKD3D_VULKAN_DEVICE", saved.c_str(), 1);
-    else ::unsetenv("VKD3D_VULKAN_DEVICE");
-    check(hr, "D3D12CreateDevice", fmt::format("(adapter {} {})", adapter.index, adapter.name));
-  }
+  check(create_device(lib, adapter, device_), "D3D12CreateDevice", fmt::format("(adapter {} {})", adapter.index, adapter.name));
   query_features(device_.get(), info_);
 
   D3D12_COMMAND_QUEUE_DESC qd{};

@@ -1,8 +1,6 @@
 // Adapters for the D3D12 backend: vkd3d runs on a Vulkan physical device, so the adapters are
 // what the Vulkan loader lists. Enumerating them needs a VkInstance (a few milliseconds) but no
 // D3D12 device (25-45 ms on lavapipe), which is what lets `auto` decide cheaply.
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -18,7 +16,10 @@
 #include "d3d12_backend.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/timing.hpp"
+#include "dynamic_library.hpp"
+#include "environment.hpp"
 #include "foreign_allocations.hpp"
+#include "vulkan_loader.hpp"
 
 namespace dmlbits {
 namespace {
@@ -55,16 +56,13 @@ AdapterList enumerate() {
   const d3d12_detail::ForeignAllocations foreign;  // see foreign_allocations.hpp
   AdapterList out;
   Stopwatch clock;
-  // The loader stays loaded: vkd3d loads the same library when a device is created.
-  const char* name = "libvulkan.so.1";
-  void* lib = ::dlopen(name, RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char* e = ::dlerror();
-    out.error = fmt::format("no Vulkan loader: {}", e ? e : name);
+  const VulkanLoader& loader = vulkan_loader();
+  if (!loader.error.empty()) {
+    out.error = loader.error;
     out.seconds = clock.seconds();
     return out;
   }
-  auto gipa = reinterpret_cast<PFN_vkGetInstanceProcAddr>(::dlsym(lib, "vkGetInstanceProcAddr"));
+  const PFN_vkGetInstanceProcAddr gipa = loader.get_instance_proc_addr;
   auto create = gipa ? reinterpret_cast<PFN_vkCreateInstance>(gipa(nullptr, "vkCreateInstance")) : nullptr;
   if (!create) {
     out.error = "the Vulkan loader lacks vkCreateInstance";
@@ -136,6 +134,18 @@ std::string adapters_help(const std::vector<GpuAdapter>& adapters) {
 
 }  // namespace
 
+const VulkanLoader& vulkan_loader() {
+  // The loader stays loaded (DynamicLibrary never unloads): vkd3d uses it for every device.
+  static const VulkanLoader loader = [] {
+    VulkanLoader l;
+    const DynamicLibrary lib = DynamicLibrary::open("libvulkan.so.1");
+    if (!lib.loaded()) l.error = fmt::format("no Vulkan loader: {}", lib.error());
+    else l.get_instance_proc_addr = lib.function<PFN_vkGetInstanceProcAddr>("vkGetInstanceProcAddr");
+    return l;
+  }();
+  return loader;
+}
+
 bool d3d12_built() { return true; }
 
 std::optional<std::string> gpu_device_node() {
@@ -177,9 +187,9 @@ const GpuAdapter& find_adapter(const std::vector<GpuAdapter>& adapters, std::str
 
 const GpuAdapter* default_adapter(const std::vector<GpuAdapter>& adapters) {
   if (adapters.empty()) return nullptr;
-  if (const char* env = std::getenv("VKD3D_VULKAN_DEVICE"); env && *env) {
+  if (const std::string env = environment_variable("VKD3D_VULKAN_DEVICE").value_or(""); !env.empty()) {
     char* end = nullptr;
-    const unsigned long index = std::strtoul(env, &end, 0);
+    const unsigned long index = std::strtoul(env.c_str(), &end, 0);
     if (end && *end == '\0')
       for (const auto& a : adapters)
         if (a.index == index) return &a;

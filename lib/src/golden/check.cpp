@@ -105,6 +105,8 @@ CaseSpec parse_case(const json& defaults, const json& c, std::size_t index, cons
     cs.spec.backend = options.backend.empty() ? backend : options.backend;
     // --isa holds the CPU backend to an instruction set; cases on other backends have none.
     if (cs.spec.backend == "cpu" || cs.spec.backend == "auto") cs.spec.isa = options.isa;
+    // --adapter likewise, for the backends that run on one.
+    if (cs.spec.backend == "d3d12" || cs.spec.backend == "auto") cs.spec.adapter = options.adapter;
     if (auto g = get_string(merged, "expected"); !g.empty()) cs.golden = (root / g).lexically_normal().string();
     cs.expect_error = get_string(merged, "expect_error");
     cs.expect_message = get_string(merged, "expect_message");

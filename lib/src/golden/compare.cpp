@@ -1,7 +1,5 @@
 #include "dmlbits/compare.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -13,6 +11,7 @@
 #include "dmlbits/error.hpp"
 #include "dmlbits/io.hpp"
 #include "dmlbits/json_tensor.hpp"
+#include "files.hpp"
 
 namespace dmlbits {
 namespace {
@@ -149,8 +148,7 @@ GoldenCheck check_golden(const TensorView& actual, const std::string& path, std:
   }
   if (update) {
     const auto format = golden ? golden->format : format_from_extension(path).value_or(TensorFormat::npy);
-    struct stat st {};
-    out.created = ::lstat(path.c_str(), &st) != 0;
+    out.created = !link_info(path).has_value();
     write_tensor(actual, path, format);
     out.outcome = GoldenCheck::Outcome::updated;
   }

@@ -1,15 +1,8 @@
 #include "dmlbits/io.hpp"
 
-#include <fcntl.h>
-#include <limits.h>  // NAME_MAX
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>  // renameat2
 #include <algorithm>
-#include <cstring>
 #include <cstdint>
+#include <system_error>
 #include <utility>
 
 #include <fmt/format.h>
@@ -17,12 +10,23 @@
 #include "byte_size.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/interrupt.hpp"
+#include "files.hpp"
 
 namespace dmlbits {
 namespace {
 
-[[noreturn]] void io_fail(std::string_view what) {
-  throw Error(Errc::io, fmt::format("{}: {}", what, std::strerror(errno)));
+[[noreturn]] void io_fail(std::string_view what, const std::error_code& error) {
+  throw Error(Errc::io, fmt::format("{}: {}", what, error.message()));
+}
+
+// Runs f(), a platform call, turning its std::system_error into Errc::io "WHAT: reason".
+template <class F>
+auto os_call(std::string_view what, F&& f) {
+  try {
+    return f();
+  } catch (const std::system_error& e) {
+    io_fail(what, e.code());
+  }
 }
 
 std::string directory_of(const std::string& path) {
@@ -32,35 +36,20 @@ std::string directory_of(const std::string& path) {
   return path.substr(0, slash);
 }
 
-std::string base_name(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// The mkstemp template for an output named `base`: ".BASE.dmlbits-XXXXXX", with BASE cut short
-// when the whole would pass NAME_MAX (255 bytes), so that names of 241 to 255 bytes can be
-// written too. The cut falls between UTF-8 characters, keeping the name readable.
-std::string temporary_name(const std::string& base) {
-  constexpr std::string_view kSuffix = ".dmlbits-XXXXXX";
-  constexpr std::size_t kMaxBase = NAME_MAX - 1 - kSuffix.size();
-  std::size_t keep = std::min(base.size(), kMaxBase);
-  while (keep > 0 && keep < base.size() && (static_cast<unsigned char>(base[keep]) & 0xC0) == 0x80) --keep;
-  return "." + base.substr(0, keep) + std::string(kSuffix);
-}
-
-void write_all(int fd, const std::byte* data, std::size_t size) {
+void write_all(File& file, const std::byte* data, std::size_t size) {
   constexpr std::size_t kMaxWrite = 8 << 20;  // bounded writes, so that an interrupt is seen
   while (size > 0) {
     throw_if_interrupted();
-    const ssize_t n = ::write(fd, data, std::min(size, kMaxWrite));
-    if (n < 0) {
-      if (errno == EINTR) continue;
+    std::size_t n = 0;
+    try {
+      n = file.write({data, std::min(size, kMaxWrite)});
+    } catch (const std::system_error& e) {
       // The reader of a pipe went away (`| head`): the end of the run, not a failure to report.
-      if (errno == EPIPE) throw Error(Errc::broken_pipe, "write failed: the reader closed the pipe");
-      io_fail("write failed");
+      if (e.code() == std::errc::broken_pipe) throw Error(Errc::broken_pipe, "write failed: the reader closed the pipe");
+      io_fail("write failed", e.code());
     }
     data += n;
-    size -= static_cast<std::size_t>(n);
+    size -= n;
   }
 }
 
@@ -84,17 +73,14 @@ constexpr std::size_t kReadChunk = 8 << 20;  // bounded reads, so that an interr
 constexpr std::size_t kHeadBytes = 4096;     // enough to tell .npy from JSON from neither
 
 // Reads `size` bytes, or fewer at the end of the input.
-std::size_t read_full(int fd, std::byte* dst, std::size_t size, const std::string& path) {
+std::size_t read_full(File& file, std::byte* dst, std::size_t size, const std::string& path) {
   std::size_t done = 0;
   while (done < size) {
     throw_if_interrupted();
-    const ssize_t n = ::read(fd, dst + done, std::min(size - done, kReadChunk));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      io_fail(fmt::format("cannot read {}", quote_path(path)));
-    }
+    const std::size_t n = os_call(fmt::format("cannot read {}", quote_path(path)),
+                                  [&] { return file.read({dst + done, std::min(size - done, kReadChunk)}); });
     if (n == 0) break;
-    done += static_cast<std::size_t>(n);
+    done += n;
   }
   return done;
 }
@@ -111,13 +97,13 @@ std::size_t read_full(int fd, std::byte* dst, std::size_t size, const std::strin
 
 }  // namespace
 
-// Fills an InputBytes buffer from a descriptor.
+// Fills an InputBytes buffer from a file.
 struct InputReader {
-  int fd;
+  File& fd;
   const std::string& path;
   InputBytes::Buffer& buf;
 
-  // A regular file of `size` bytes (at fstat): the head first, so that a JSON file over the
+  // A regular file of `size` bytes (at open): the head first, so that a JSON file over the
   // bound is refused before its data is read; then exactly `size` bytes, fewer being an error.
   void read_file(std::uint64_t size) {
     read_head(size);
@@ -168,8 +154,7 @@ struct InputReader {
     }
     h = parse_npy_header(buf);  // the buffer holds the file if it is shorter than the header says
     check_npy_data_size(h, size - h.data_offset);  // before the tensor is allocated
-    if (::lseek(fd, static_cast<off_t>(h.data_offset), SEEK_SET) < 0)
-      io_fail(fmt::format("cannot seek in {}", quote_path(path)));
+    os_call(fmt::format("cannot seek in {}", quote_path(path)), [&] { fd.seek(h.data_offset); });
     NpyDecoder decoder(h);
     for (std::size_t i = 0; i < decoder.pieces(); ++i) {
       const std::span<std::byte> piece = decoder.buffer(i);
@@ -217,48 +202,38 @@ struct InputReader {
 
 namespace {
 // Opens `path` for reading ("-": standard input, which stays open), refuses a folder, and
-// returns f(fd, stat, is_stdin); a file is closed however f ends.
+// returns f(file, info, is_stdin); a file is closed however f ends.
 template <class F>
 auto with_input_fd(const std::string& path, F&& f) {
   const bool is_stdin = path == "-";
-  const int fd = is_stdin ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) io_fail(fmt::format("cannot open {}", quote_path(path)));
-  struct FdCloser {
-    int fd;
-    bool close;
-    ~FdCloser() {
-      if (close) ::close(fd);
-    }
-  } closer{fd, !is_stdin};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) io_fail(fmt::format("cannot stat {}", quote_path(path)));
-  if (S_ISDIR(st.st_mode)) {
-    errno = EISDIR;
-    io_fail(fmt::format("cannot read {}", quote_path(path)));
-  }
-  return f(fd, st, is_stdin);
+  File file = is_stdin ? File::standard_input()
+                       : os_call(fmt::format("cannot open {}", quote_path(path)), [&] { return File::open_for_reading(path); });
+  const FileInfo info = os_call(fmt::format("cannot stat {}", quote_path(path)), [&] { return file.info(); });
+  if (info.type == FileType::directory)
+    io_fail(fmt::format("cannot read {}", quote_path(path)), std::make_error_code(std::errc::is_a_directory));
+  return f(file, info, is_stdin);
 }
 }  // namespace
 
 InputBytes InputBytes::open(const std::string& path) {
-  return with_input_fd(path, [&](int fd, const struct stat& st, bool is_stdin) {
+  return with_input_fd(path, [&](File& fd, const FileInfo& st, bool is_stdin) {
     InputBytes in;
     InputReader reader{fd, path, in.buffer_};
     // Standard input redirected from a file is read from where its offset stands, as a stream.
-    if (S_ISREG(st.st_mode) && !is_stdin) reader.read_file(static_cast<std::uint64_t>(st.st_size));
+    if (st.type == FileType::regular && !is_stdin) reader.read_file(st.size);
     else reader.read_stream(is_stdin ? "standard input has more" : "the input has more");
     return in;
   });
 }
 
 InputContent read_input(const std::string& path) {
-  return with_input_fd(path, [&](int fd, const struct stat& st, bool is_stdin) {
+  return with_input_fd(path, [&](File& fd, const FileInfo& st, bool is_stdin) {
     InputContent out;
     InputBytes in;
     InputReader reader{fd, path, in.buffer_};
     // Standard input redirected from a file is read from where its offset stands, as a stream.
-    if (S_ISREG(st.st_mode) && !is_stdin) {
-      const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (st.type == FileType::regular && !is_stdin) {
+      const auto size = st.size;
       reader.read_head(size);
       if (is_npy(in.buffer_)) {
         out.format = TensorFormat::npy;
@@ -283,7 +258,8 @@ InputContent read_input(const std::string& path) {
 InputBytes InputBytes::read_rest_of_stdin(std::vector<std::byte> prefix) {
   InputBytes in;
   in.buffer_.assign(prefix.begin(), prefix.end());
-  InputReader{STDIN_FILENO, "-", in.buffer_}.read_stream("standard input has more");
+  File input = File::standard_input();
+  InputReader{input, "-", in.buffer_}.read_stream("standard input has more");
   return in;
 }
 
@@ -326,7 +302,7 @@ LoadedTensor read_tensor(const std::string& path, const ReadOptions& options) {
 }
 
 InputSummary inspect_input(const std::string& path) {
-  return with_input_fd(path, [&](int fd, const struct stat& st, bool is_stdin) {
+  return with_input_fd(path, [&](File& fd, const FileInfo& st, bool is_stdin) {
     return with_context(fmt::format("reading {}", quote_path(path)), [&] {
       InputSummary out;
       InputBytes in;
@@ -334,12 +310,12 @@ InputSummary inspect_input(const std::string& path) {
       // The magic, version and header length: 12 bytes, or the whole input if shorter.
       in.buffer_.resize(12);
       in.buffer_.resize(read_full(fd, in.buffer_.data(), in.buffer_.size(), path));
-      const bool regular = S_ISREG(st.st_mode) && !is_stdin;
+      const bool regular = st.type == FileType::regular && !is_stdin;
       if (!is_npy(in.buffer_)) {
         if (regular) {  // from the start, as InputBytes::open reads it: the JSON bound from the size
-          if (::lseek(fd, 0, SEEK_SET) != 0) io_fail(fmt::format("cannot seek in {}", quote_path(path)));
+          os_call(fmt::format("cannot seek in {}", quote_path(path)), [&] { fd.seek(0); });
           in.buffer_.clear();
-          reader.read_file(static_cast<std::uint64_t>(st.st_size));
+          reader.read_file(st.size);
         } else {
           reader.read_stream(is_stdin ? "standard input has more" : "the input has more");
         }
@@ -364,7 +340,7 @@ InputSummary inspect_input(const std::string& path) {
       const NpyHeader h = parse_npy_header(in.bytes());
       std::uint64_t found = in.buffer_.size() - h.data_offset;
       if (regular) {
-        const auto size = static_cast<std::uint64_t>(st.st_size);
+        const auto size = st.size;
         found = size > h.data_offset ? size - h.data_offset : 0;
       } else {
         // A pipe: count the rest without keeping it.
@@ -391,110 +367,54 @@ std::optional<TensorFormat> format_from_extension(std::string_view path) {
   return std::nullopt;
 }
 
-namespace {
-
-// Puts `temp` in place of an existing regular file at `path` by exchanging the two names
-// (renameat2 RENAME_EXCHANGE) and then removing the old file, now at `temp`. Readers see the
-// old file or the new one, as with rename(). The reason: rename() over an existing file makes
-// ext4 (auto_da_alloc) start write-back of the whole new file inside the call, 0.17-0.19 s for
-// 256 MiB on the test host, more than reading, computing and writing it took; the exchange
-// leaves write-back to the kernel's usual timing. Returns false, having changed nothing, when
-// there is no regular file to replace or the file system cannot exchange; rename() then does.
-bool replace_by_exchange(const std::string& temp, const std::string& path) {
-#ifdef RENAME_EXCHANGE
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) != 0) return false;
-  if (::unlink(temp.c_str()) == 0 || errno == ENOENT) return true;
-  // Whatever came back (a folder swapped in since the lstat, say) is not ours to remove: swap back.
-  const int err = errno;
-  ::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE);
-  errno = err;
-  io_fail("cannot remove the replaced file");
-#else
-  (void)temp;
-  (void)path;
-  return false;
-#endif
-}
-
-}  // namespace
-
-OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
+OutputFile::OutputFile(std::string path) : path_(std::move(path)), file_(std::make_unique<File>()) {
   with_context(fmt::format("writing {}", path_ == "-" ? std::string("standard output") : quote_path(path_)), [&] {
     if (path_ == "-") {
-      fd_ = STDOUT_FILENO;
+      *file_ = File::standard_output();
       return;
     }
-    if (path_.empty() || path_.back() == '/') {
-      errno = EISDIR;
-      io_fail("not a file name");
-    }
-    struct stat st {};
-    if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (path_.empty() || path_.back() == '/') io_fail("not a file name", std::make_error_code(std::errc::is_a_directory));
+    if (const auto st = file_info(path_); st && st->type != FileType::regular) {
       // A device or FIFO (/dev/null, a named pipe) is written in place: it cannot be renamed over.
-      fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
-      if (fd_ < 0) io_fail("cannot open");
+      *file_ = os_call("cannot open", [&] { return File::open_existing_for_writing(path_); });
       return;
     }
-    std::string tmpl = directory_of(path_) + "/" + temporary_name(base_name(path_));
-    fd_ = ::mkstemp(tmpl.data());
-    if (fd_ < 0) io_fail(fmt::format("cannot create a temporary file in '{}'", directory_of(path_)));
-    temp_path_ = tmpl;
-    struct stat old {};
-    if (::lstat(path_.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
-      // Replacing a file keeps its owner (where permitted) and mode, as sed -i does: a 0600
-      // file must not become readable by others because dmlbits rewrote it. The owner first:
-      // chown clears the set-user-ID and set-group-ID bits that fchmod then restores.
-      if (old.st_uid != ::geteuid() || old.st_gid != ::getegid()) (void)::fchown(fd_, old.st_uid, old.st_gid);
-      ::fchmod(fd_, old.st_mode & 07777);
-    } else {
-      // mkstemp makes the file 0600; a new file gets the mode creat() would give (0666 & ~umask).
-      const mode_t mask = ::umask(0);
-      ::umask(mask);
-      ::fchmod(fd_, 0666 & ~mask);
-    }
+    TemporaryFile temp = os_call(fmt::format("cannot create a temporary file in '{}'", directory_of(path_)),
+                                 [&] { return create_temporary_beside(path_); });
+    *file_ = std::move(temp.file);
+    temp_path_ = std::move(temp.path);
   });
 }
 
 void check_output_path(const std::string& path) {
   if (path == "-") return;
   with_context(fmt::format("writing {}", quote_path(path)), [&] {
-    if (path.empty() || path.back() == '/') {
-      errno = EISDIR;
-      io_fail("not a file name");
-    }
-    struct stat st {};
-    if (::stat(path.c_str(), &st) == 0) {
-      if (S_ISDIR(st.st_mode)) {
-        errno = EISDIR;
-        io_fail("cannot write");
-      }
-      if (!S_ISREG(st.st_mode)) {  // a device or FIFO is opened in place
-        if (::access(path.c_str(), W_OK) != 0) io_fail("cannot open");
+    if (path.empty() || path.back() == '/') io_fail("not a file name", std::make_error_code(std::errc::is_a_directory));
+    std::error_code error;
+    if (const auto st = file_info(path, error)) {
+      if (st->type == FileType::directory) io_fail("cannot write", std::make_error_code(std::errc::is_a_directory));
+      if (st->type != FileType::regular) {  // a device or FIFO is opened in place
+        if (!can_write_file(path, error)) io_fail("cannot open", error);
         return;
       }
     }
     // A new or replaced file is created in its folder, which must exist and be writable.
     const std::string dir = directory_of(path);
-    struct stat dst {};
-    if (::stat(dir.c_str(), &dst) != 0) io_fail(fmt::format("cannot create a file in '{}'", dir));
-    if (!S_ISDIR(dst.st_mode)) {
-      errno = ENOTDIR;
-      io_fail(fmt::format("cannot create a file in '{}'", dir));
-    }
-    if (::access(dir.c_str(), W_OK | X_OK) != 0) io_fail(fmt::format("cannot create a file in '{}'", dir));
+    const std::string cannot_create = fmt::format("cannot create a file in '{}'", dir);
+    const auto dst = file_info(dir, error);
+    if (!dst) io_fail(cannot_create, error);
+    if (dst->type != FileType::directory) io_fail(cannot_create, std::make_error_code(std::errc::not_a_directory));
+    if (!can_create_in(dir, error)) io_fail(cannot_create, error);
   });
 }
 
 OutputFile::~OutputFile() {
-  if (!temp_path_.empty() && !committed_) ::unlink(temp_path_.c_str());
-  if (fd_ > STDERR_FILENO) ::close(fd_);
+  if (!temp_path_.empty() && !committed_) remove_file(temp_path_);
 }
 
 void OutputFile::write(std::span<const std::byte> data) {
   with_context(fmt::format("writing {}", path_ == "-" ? std::string("standard output") : quote_path(path_)),
-               [&] { write_all(fd_, data.data(), data.size()); });
+               [&] { write_all(*file_, data.data(), data.size()); });
 }
 
 void OutputFile::commit() {
@@ -502,15 +422,21 @@ void OutputFile::commit() {
     if (temp_path_.empty()) return;  // standard output or a device: nothing to rename
     // No fsync: like cp and sed -i, dmlbits relies on rename's atomicity for readers, not on
     // durability across a power cut, which would cost a disk flush per run.
-    if (::close(fd_) != 0) {
-      fd_ = -1;
-      io_fail("close failed");
+    os_call("close failed", [&] { file_->close(); });
+    try {
+      replace_file(temp_path_, path_);
+    } catch (const std::system_error& e) {
+      throw Error(Errc::io, e.what());  // "cannot rename the temporary file into place: ..."
     }
-    fd_ = -1;
-    if (!replace_by_exchange(temp_path_, path_) && ::rename(temp_path_.c_str(), path_.c_str()) != 0)
-      io_fail("cannot rename the temporary file into place");
     committed_ = true;
   });
+}
+
+bool path_exists(const std::string& path) { return file_info(path).has_value(); }
+
+bool is_device_or_pipe(const std::string& path) {
+  const auto st = file_info(path);
+  return st && st->type == FileType::other;
 }
 
 void write_text_file(const std::string& path, std::string_view text) {

@@ -1,11 +1,6 @@
 #include "npy_stream.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -16,59 +11,57 @@ namespace dmlbits {
 namespace {
 
 // `context` is "" in open(), whose caller adds "reading 'PATH'", and that context elsewhere.
-[[noreturn]] void io_fail(const std::string& context, std::string_view what) {
-  throw Error(Errc::io, fmt::format("{}{}: {}", context, what, std::strerror(errno)));
+[[noreturn]] void io_fail(const std::string& context, std::string_view what, const std::error_code& error) {
+  throw Error(Errc::io, fmt::format("{}{}: {}", context, what, error.message()));
 }
 
 // Reads up to `size` bytes at `offset` (or sequentially); returns the count read (< size at
-// end of file).
-std::size_t read_some(int fd, bool seekable, std::uint64_t offset, std::byte* dst, std::size_t size,
+// end of file). An interrupted read checks for an interrupt and goes on (File's contract).
+std::size_t read_some(File& file, bool seekable, std::uint64_t offset, std::byte* dst, std::size_t size,
                       const std::string& context) {
   std::size_t done = 0;
   while (done < size) {
-    const ssize_t n = seekable ? ::pread(fd, dst + done, size - done, static_cast<off_t>(offset + done))
-                               : ::read(fd, dst + done, size - done);
-    if (n < 0) {
-      if (errno == EINTR) {
-        throw_if_interrupted();
-        continue;
-      }
-      io_fail(context, "read failed");
+    std::size_t n = 0;
+    try {
+      n = seekable ? file.read_at(offset + done, {dst + done, size - done}) : file.read({dst + done, size - done});
+    } catch (const std::system_error& e) {
+      io_fail(context, "read failed", e.code());
     }
     if (n == 0) break;
-    done += static_cast<std::size_t>(n);
+    done += n;
   }
   return done;
 }
 
 }  // namespace
 
-NpyStream::~NpyStream() {
-  if (owns_fd_ && fd_ >= 0) ::close(fd_);
-}
+NpyStream::~NpyStream() = default;
 
 std::unique_ptr<NpyStream> NpyStream::open(const std::string& path, std::vector<std::byte>& consumed) {
   std::unique_ptr<NpyStream> s(new NpyStream);
   s->path_ = path;
   if (path == "-") {
-    s->fd_ = STDIN_FILENO;
+    s->file_ = File::standard_input();
   } else {
-    s->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (s->fd_ < 0) throw Error(Errc::io, fmt::format("cannot open {}: {}", quote_path(path), std::strerror(errno)));
-    s->owns_fd_ = true;
+    try {
+      s->file_ = File::open_for_reading(path);
+    } catch (const std::system_error& e) {
+      throw Error(Errc::io, fmt::format("cannot open {}: {}", quote_path(path), e.code().message()));
+    }
   }
-  struct stat st {};
-  if (::fstat(s->fd_, &st) != 0) io_fail("", "cannot stat");
-  if (S_ISDIR(st.st_mode)) {
-    errno = EISDIR;
-    io_fail("", "cannot read");
+  FileInfo st;
+  try {
+    st = s->file_.info();
+  } catch (const std::system_error& e) {
+    io_fail("", "cannot stat", e.code());
   }
+  if (st.type == FileType::directory) io_fail("", "cannot read", std::make_error_code(std::errc::is_a_directory));
   // Standard input is read in order even when it is a regular file (`< a.npy`): its offset may
   // not be 0, and a caller that reads it whole after a nullptr must find it past `consumed`.
-  s->seekable_ = S_ISREG(st.st_mode) && path != "-";
+  s->seekable_ = st.type == FileType::regular && path != "-";
   // The header: magic, version, length, then the dict.
   consumed.resize(12);
-  std::size_t got = read_some(s->fd_, s->seekable_, 0, consumed.data(), consumed.size(), "");
+  std::size_t got = read_some(s->file_, s->seekable_, 0, consumed.data(), consumed.size(), "");
   consumed.resize(got);
   if (!is_npy(consumed) || got < 10) return nullptr;
   const int major = std::to_integer<int>(consumed[6]);
@@ -82,11 +75,11 @@ std::unique_ptr<NpyStream> NpyStream::open(const std::string& path, std::vector<
   if (want > consumed.size()) {
     const std::size_t have = consumed.size();
     consumed.resize(want);
-    consumed.resize(have + read_some(s->fd_, s->seekable_, have, consumed.data() + have, want - have, ""));
+    consumed.resize(have + read_some(s->file_, s->seekable_, have, consumed.data() + have, want - have, ""));
   }
   NpyHeader h = parse_npy_header(consumed);
   if (s->seekable_) {  // before anything is read whole, or any output made
-    const auto size = static_cast<std::uint64_t>(st.st_size);
+    const auto size = st.size;
     const std::uint64_t found = size > h.data_offset ? size - h.data_offset : 0;
     check_npy_data_size(h, found);
   }
@@ -106,7 +99,7 @@ void NpyStream::read(std::uint64_t first, std::size_t count, std::byte* dst) {
   if (!seekable_ && first != position_)
     throw Error(Errc::internal, "a pipe must be read in order");
   const std::size_t got =
-      read_some(fd_, seekable_, header_.data_offset + first * size, dst, bytes, fmt::format("reading {}: ", quote_path(path_)));
+      read_some(file_, seekable_, header_.data_offset + first * size, dst, bytes, fmt::format("reading {}: ", quote_path(path_)));
   if (got < bytes) {
     // A regular file's size was checked at open, so a short read means another program cut it
     // since: an I/O failure, not a malformed file. A pipe that ends early is truncated input.
@@ -122,7 +115,7 @@ void NpyStream::read(std::uint64_t first, std::size_t count, std::byte* dst) {
 void NpyStream::finish() {
   if (seekable_) return;
   std::byte extra[1];
-  if (read_some(fd_, false, 0, extra, 1, fmt::format("reading {}: ", quote_path(path_))) != 0)
+  if (read_some(file_, false, 0, extra, 1, fmt::format("reading {}: ", quote_path(path_))) != 0)
     throw Error(Errc::invalid_input,
                 fmt::format("reading {}: trailing garbage after {} bytes of data", quote_path(path_), header_.data_bytes));
 }

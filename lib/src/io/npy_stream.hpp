@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dmlbits/npy.hpp"
+#include "files.hpp"
 
 namespace dmlbits {
 
@@ -40,8 +41,7 @@ class NpyStream {
  private:
   NpyStream() = default;
   std::string path_;
-  int fd_ = -1;
-  bool owns_fd_ = false;
+  File file_;  // standard input is not closed by it
   bool seekable_ = false;
   std::uint64_t position_ = 0;  // pipes: element index of the next read
   NpyHeader header_;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <limits>
-#include <mutex>
 
 #include <fmt/format.h>
 
@@ -17,9 +16,6 @@
 namespace dmlbits {
 namespace {
 constexpr std::array<std::string_view, 4> kBackendNames{"auto", "cpu", "d3d12", "cpu-reference"};
-
-std::mutex default_adapter_mutex;
-std::string default_adapter_spec;
 
 // A backend chosen by `auto`: itself in every way, plus the reason it was chosen.
 class ChosenBackend final : public Backend {
@@ -39,12 +35,6 @@ class ChosenBackend final : public Backend {
   std::string reason_;
 };
 
-std::string effective_adapter(const BackendOptions& options) {
-  if (!options.adapter.empty()) return options.adapter;
-  std::lock_guard lock(default_adapter_mutex);
-  return default_adapter_spec;
-}
-
 // `options` have passed check_backend_options, which refuses an unknown instruction set.
 std::unique_ptr<Backend> make_cpu(const BackendOptions& options) {
   const CpuBackendOptions cpu{.threads = options.threads};
@@ -55,7 +45,7 @@ std::unique_ptr<Backend> make_cpu(const BackendOptions& options) {
 // auto: the CPU unless the output is large and a hardware adapter exists. Each test is cheaper
 // than the next, so a small run never loads vkd3d nor enumerates Vulkan devices.
 std::unique_ptr<Backend> make_auto(const BackendOptions& options) {
-  const std::string adapter = effective_adapter(options);
+  const std::string& adapter = options.adapter;
   const auto cpu = [&](const std::string& why) {
     return std::make_unique<ChosenBackend>(make_cpu(options), "auto chose cpu: " + why);
   };
@@ -99,11 +89,6 @@ std::unique_ptr<Backend> make_auto(const BackendOptions& options) {
 
 std::span<const std::string_view> backend_names() { return kBackendNames; }
 
-void set_default_adapter(std::string adapter) {
-  std::lock_guard lock(default_adapter_mutex);
-  default_adapter_spec = std::move(adapter);
-}
-
 void check_backend_options(std::string_view name, const BackendOptions& options) {
   if (std::find(kBackendNames.begin(), kBackendNames.end(), name) == kBackendNames.end())
     throw Error(Errc::usage, fmt::format("unknown backend '{}' (available: {})", name, fmt::join(kBackendNames, ", ")));
@@ -119,7 +104,7 @@ void check_backend_options(std::string_view name, const BackendOptions& options)
     if (options.threads > kMaxThreads)
       throw Error(Errc::usage, fmt::format("--threads: {} is more than {}", options.threads, kMaxThreads));
   }
-  if (!effective_adapter(options).empty() && (name == "cpu" || name == "cpu-reference"))
+  if (!options.adapter.empty() && (name == "cpu" || name == "cpu-reference"))
     throw Error(Errc::usage, fmt::format("--adapter applies to the d3d12 and auto backends, not {}", name));
 }
 
@@ -127,7 +112,7 @@ std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOption
   check_backend_options(name, options);
   if (name == "cpu") return make_cpu(options);
   if (name == "cpu-reference") return std::make_unique<CpuReferenceBackend>();
-  if (name == "d3d12") return std::make_unique<D3d12Backend>(D3d12BackendOptions{effective_adapter(options)});
+  if (name == "d3d12") return std::make_unique<D3d12Backend>(D3d12BackendOptions{options.adapter});
   return make_auto(options);
 }
 

@@ -9,6 +9,7 @@ namespace dmlbits {
 BackendOptions backend_options(const OperationSpec& spec) {
   BackendOptions options{spec.isa};
   options.threads = spec.threads;
+  options.adapter = spec.adapter;
   return options;
 }
 

@@ -1,8 +1,5 @@
 #include "dmlbits/stream.hpp"
 
-#include <pthread.h>
-#include <signal.h>
-
 #include <algorithm>
 #include <condition_variable>
 #include <exception>
@@ -17,6 +14,7 @@
 #include "dmlbits/interrupt.hpp"
 #include "dmlbits/io.hpp"
 #include "npy_stream.hpp"
+#include "signals.hpp"
 
 namespace dmlbits {
 namespace {
@@ -50,9 +48,7 @@ bool run_pipelined(std::uint64_t chunks, std::size_t slots, const Backend& backe
   try {
     worker = std::thread([&] {
       // Signals (SIGINT, SIGTERM, SIGPIPE) stay with the calling thread, as before.
-      sigset_t all;
-      sigfillset(&all);
-      pthread_sigmask(SIG_BLOCK, &all, nullptr);
+      keep_signals_off_this_thread();
       for (std::uint64_t c = 0; c < chunks; ++c) {
         {
           std::unique_lock lock(m);

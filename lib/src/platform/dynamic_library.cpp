@@ -1,0 +1,22 @@
+// The POSIX implementation of dynamic_library.hpp.
+#include "dynamic_library.hpp"
+
+#include <dlfcn.h>
+
+namespace dmlbits {
+
+DynamicLibrary DynamicLibrary::open(const std::string& name) {
+  DynamicLibrary lib;
+  lib.handle_ = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (lib.handle_ == nullptr) {
+    const char* e = ::dlerror();
+    lib.error_ = e ? e : name + ": cannot be loaded";
+  }
+  return lib;
+}
+
+void* DynamicLibrary::symbol(const char* symbol) const noexcept {
+  return handle_ ? ::dlsym(handle_, symbol) : nullptr;
+}
+
+}  // namespace dmlbits

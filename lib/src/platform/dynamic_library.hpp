@@ -1,0 +1,37 @@
+// Libraries loaded at run time (vkd3d, the Vulkan loader; d3d12.dll in a Windows build), so
+// that one binary runs with or without them. POSIX dlopen today (dynamic_library.cpp).
+#pragma once
+
+#include <string>
+
+namespace dmlbits {
+
+class DynamicLibrary {
+ public:
+  DynamicLibrary() = default;  // nothing loaded: loaded() is false, error() is empty
+  // Loads `name` (a file name searched as the system's loader searches, or a path), resolving
+  // all its symbols now and keeping them out of the global namespace. On failure loaded() is
+  // false and error() holds the loader's reason ("NAME: cannot open shared object file: ...").
+  static DynamicLibrary open(const std::string& name);
+
+  bool loaded() const noexcept { return handle_ != nullptr; }
+  const std::string& error() const noexcept { return error_; }
+  // The address of `symbol` in the library or the libraries it loaded; nullptr when it has
+  // none (or nothing is loaded).
+  void* symbol(const char* symbol) const noexcept;
+  // symbol() as a function pointer of type F.
+  template <class F>
+  F function(const char* name) const noexcept {
+    return reinterpret_cast<F>(symbol(name));
+  }
+
+  // A library stays loaded for the rest of the process: the object can go, the code cannot.
+  // vkd3d and the Vulkan loader start threads and register callbacks that may outlive any
+  // owner here, and unloading them at exit would run their destructors in the wrong order.
+
+ private:
+  void* handle_ = nullptr;
+  std::string error_;
+};
+
+}  // namespace dmlbits

@@ -1,0 +1,114 @@
+// Files through the operating system: open, read, write, seek, look up, create a temporary file
+// beside a destination, replace a file atomically, remove. POSIX today (files.cpp); a Windows
+// build replaces files.cpp and keeps this interface, which holds no descriptor and no POSIX
+// type.
+//
+// Errors: functions that can fail throw std::system_error whose code() is the operating
+// system's (std::generic_category on POSIX, where code().message() is strerror's text). The
+// callers word the message ("cannot open 'a.npy': No such file or directory"), so the same
+// failure reads the same whatever the platform. A read or write that a signal interrupts
+// (EINTR) is retried after throw_if_interrupted(), which throws Error(Errc::interrupted) once
+// SIGINT or SIGTERM arrived.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <system_error>
+
+namespace dmlbits {
+
+enum class FileType {
+  regular,
+  directory,
+  other,  // a device, FIFO, socket or terminal: read and written in place, never renamed over
+};
+
+struct FileInfo {
+  FileType type = FileType::other;
+  std::uint64_t size = 0;  // bytes, for a regular file; 0 otherwise
+};
+
+struct TemporaryFile;
+
+// An open file, closed by its destructor unless it is one of the standard streams, which stay
+// open for the rest of the process.
+class File {
+ public:
+  File() = default;  // no file: is_open() is false
+  File(File&& other) noexcept;
+  File& operator=(File&& other) noexcept;
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+  ~File();  // closes, ignoring errors (call close() to see them)
+
+  // For reading. The file is not inherited by programs this process starts.
+  static File open_for_reading(const std::string& path);
+  // For writing in place, without creating or truncating: devices and FIFOs (/dev/null, a
+  // named pipe), which cannot be replaced by renaming.
+  static File open_existing_for_writing(const std::string& path);
+  static File standard_input() noexcept;
+  static File standard_output() noexcept;
+
+  bool is_open() const noexcept { return handle_ >= 0; }
+  // True for standard input and output, which the destructor leaves open.
+  bool is_standard() const noexcept { return is_open() && !owned_; }
+
+  FileInfo info() const;
+  // One read of at most `buffer.size()` bytes from the current position; 0 only at the end of
+  // the input (or for an empty buffer).
+  std::size_t read(std::span<std::byte> buffer);
+  // One read at `offset`, leaving the position alone; 0 only at or past the end.
+  std::size_t read_at(std::uint64_t offset, std::span<std::byte> buffer);
+  // Moves the position to `offset` bytes from the start.
+  void seek(std::uint64_t offset);
+  // One write of at most `data.size()` bytes; returns how many were written (at least 1 for
+  // non-empty data). A reader that closed its pipe is std::errc::broken_pipe: SIGPIPE is
+  // ignored (install_interrupt_handlers), so it arrives as an error rather than a signal.
+  std::size_t write(std::span<const std::byte> data);
+  // Closes the file and reports the operating system's error (a delayed write failure on some
+  // file systems). The file is closed afterwards either way; a standard stream is only let go.
+  void close();
+
+ private:
+  friend TemporaryFile create_temporary_beside(const std::string& destination);
+  File(int handle, bool owned) noexcept : handle_(handle), owned_(owned) {}
+  int handle_ = -1;  // the descriptor, private to files.cpp; a Windows build keeps a HANDLE
+  bool owned_ = false;
+};
+
+// The file at `path`, following symbolic links; nullopt when there is none or it cannot be
+// looked up, with the reason in `error`.
+std::optional<FileInfo> file_info(const std::string& path, std::error_code& error);
+std::optional<FileInfo> file_info(const std::string& path);
+// The same for the link itself when `path` is a symbolic link.
+std::optional<FileInfo> link_info(const std::string& path);
+
+// Whether this process may write the existing file `path` (the reason in `error` if not).
+bool can_write_file(const std::string& path, std::error_code& error);
+// Whether this process may create files in the folder `path` (the reason in `error` if not).
+bool can_create_in(const std::string& path, std::error_code& error);
+
+// A new, empty file beside `destination`, named ".NAME.dmlbits-XXXXXX" after the
+// destination's NAME (cut short, between UTF-8 characters, where the whole would pass the file
+// system's 255-byte limit), with the permissions `destination` will need: those of the file it
+// replaces (its owner too, where this process may set it), else those a new file would get.
+// Throws std::system_error when the folder does not let the file be created.
+struct TemporaryFile {
+  File file;
+  std::string path;
+};
+TemporaryFile create_temporary_beside(const std::string& destination);
+// The name create_temporary_beside() gives, its X's not yet replaced (for tests).
+std::string temporary_name_for(const std::string& destination);
+
+// Puts the file at `from` in the place of `to`, atomically: readers of `to` see the old file or
+// the new one, never a mixture. Throws std::system_error whose what() names the step that
+// failed ("cannot rename the temporary file into place: ..."), leaving `to` as it was.
+void replace_file(const std::string& from, const std::string& to);
+// Removes the file at `path`; a missing file is not an error. Returns false on failure.
+bool remove_file(const std::string& path) noexcept;
+
+}  // namespace dmlbits

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The library's layers hold in the source, where the build cannot see them:
+#   (a) each public header (lib/include/dmlbits) includes only public headers, and the public
+#       headers form the same layers as lib/src: no file includes a public header of a layer
+#       above its own (the build already refuses a private header of a layer above, which is not
+#       on that layer's include path)
+#   (b) app/ includes only public headers (and its own)
+#   (c) operating-system headers and calls are made only in lib/src/platform: no <unistd.h>,
+#       <fcntl.h>, <signal.h>, <dlfcn.h>, <pthread.h>, <sys/...> or <windows.h> elsewhere, and no
+#       getenv/setenv/unsetenv/putenv outside it
+# Each finding names the file and the line.
+source "$(dirname "$0")/lib.sh" || exit 1
+
+/usr/bin/python3 - "$DMLBITS_SOURCE_DIR" > "$WORK/findings" <<'EOF'
+import pathlib, re, sys
+
+root = pathlib.Path(sys.argv[1])
+# Each layer and the layers it may use (all those below it).
+below = {
+    "core": set(),
+    "platform": {"core"},
+    "io": {"platform", "core"},
+    "ops": {"io", "platform", "core"},
+    "cpu": {"ops", "io", "platform", "core"},
+    "dxbc": {"core"},
+    "shaders": {"dxbc", "core"},
+    "d3d12": {"shaders", "dxbc", "ops", "io", "platform", "core"},
+}
+below["run"] = {"cpu", "d3d12"} | below["cpu"] | below["d3d12"]
+below["golden"] = {"run"} | below["run"]
+# The layer of each public header.
+public = {
+    "core": "error dtype shape feature_level ops timing stats",
+    "platform": "interrupt memory standard_streams",
+    "io": "tensor npy json_tensor io operand",
+    "ops": "validate dml_desc backend",
+    "run": "run stream devices dxdispatch",
+    "golden": "check compare",
+}
+owner = {f"{h}.hpp": layer for layer, names in public.items() for h in names.split()}
+include_dir = root / "lib/include/dmlbits"
+findings = []
+for h in sorted(include_dir.glob("*.hpp")):
+    if h.name not in owner:
+        findings.append(f"{h.relative_to(root)}: a public header with no layer in tests/cli/layers.sh")
+
+def layer_of(path):
+    rel = path.relative_to(root)
+    if rel.parts[:2] == ("lib", "src"):
+        return rel.parts[2]
+    if rel.parts[0] == "shaders":
+        return "shaders"
+    if rel.parts[:2] == ("lib", "include"):
+        return owner.get(path.name)
+    return None
+
+include_re = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+os_headers = re.compile(r"^(unistd\.h|fcntl\.h|signal\.h|csignal|dlfcn\.h|pthread\.h|sys/.*|windows\.h|io\.h)$")
+env_call = re.compile(r"\b(getenv|setenv|unsetenv|putenv|_putenv|_wgetenv)\s*\(")
+sources = [p for d in ("lib", "app", "shaders") for p in (root / d).rglob("*") if p.suffix in (".cpp", ".hpp")]
+for path in sorted(sources):
+    rel = path.relative_to(root)
+    layer = layer_of(path)
+    in_platform = rel.parts[:3] == ("lib", "src", "platform")
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        where = f"{rel}:{n}"
+        m = include_re.match(line)
+        if m:
+            kind, name = m.groups()
+            if kind == "<" and os_headers.match(name) and not in_platform:
+                findings.append(f"{where}: <{name}> outside lib/src/platform")
+            if kind == '"':
+                if rel.parts[:2] == ("lib", "include") and not name.startswith("dmlbits/"):
+                    findings.append(f'{where}: public header includes private "{name}"')
+                if rel.parts[0] == "app" and not name.startswith("dmlbits/") and not (path.parent / name).exists():
+                    findings.append(f'{where}: app/ includes private "{name}"')
+                if name.startswith("dmlbits/") and layer is not None:
+                    used = owner.get(name.removeprefix("dmlbits/"))
+                    if used is not None and used != layer and used not in below.get(layer, set()):
+                        findings.append(f"{where}: layer {layer} includes {name} of layer {used}, above it")
+        code = line.split("//", 1)[0]
+        if env_call.search(code) and not in_platform:
+            findings.append(f"{where}: environment access outside lib/src/platform")
+if findings:
+    print("\n".join(findings))
+EOF
+checks=$((checks + 1))
+if [ -s "$WORK/findings" ]; then
+  while IFS= read -r f; do fail "$f"; done < "$WORK/findings"
+fi
+finish
