@@ -147,7 +147,7 @@ void write_whole(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs,
   backend.run(v, buffers);
   s.execute = phase.lap();
   out.write(result.view().bytes());
-  s.write = phase.lap();
+  s.write += phase.lap();
 }
 
 // A streamed operation's chunks. A slot is one chunk's input buffers and result. produce(c)
