@@ -192,7 +192,7 @@ OutputTarget output_target(const OpOptions& o) {
     throw Error(Errc::usage, fmt::format("cannot tell the output format from '{}': name it .npy or .json, or use --format", path));
   if (path == "-" && *format == TensorFormat::npy && ::isatty(STDOUT_FILENO))
     throw Error(Errc::usage, "refusing to write binary .npy to a terminal; redirect it, or use --format json");
-  return {path, *format, JsonWriteOptions{o.hex}};
+  return {path, *format};
 }
 
 // A progress line on a terminal's standard error for runs longer than a second.
@@ -256,7 +256,11 @@ OutputRequest output_request(const OpOptions& o, Progress& progress) {
   OutputRequest request;
   // With --expect the result is compared, and only written where -o or --in-place asks.
   if (o.expect.empty() || !o.output.empty() || o.in_place) {
-    request.target = [&o] { return output_target(o); };
+    request.target = [&o] {
+      OutputTarget target = output_target(o);
+      target.json.hex = o.hex;
+      return target;
+    };
   }
   request.keep_result = !o.expect.empty();
   // --emit-dxdispatch needs the inputs, which streaming does not keep.

@@ -55,7 +55,7 @@ class OperationOutputTest : public ::testing::Test {
   fs::path dir_;
 };
 
-OutputTarget npy_target(const std::string& path) { return {path, TensorFormat::npy, {}}; }
+OutputTarget npy_target(const std::string& path) { return {path, TensorFormat::npy}; }
 
 std::vector<std::string> phase_names(const RunTiming& t) {
   std::vector<std::string> names;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dmlbits/io.hpp"
@@ -19,8 +20,11 @@ namespace dmlbits {
 
 // Where a result is written.
 struct OutputTarget {
+  OutputTarget(std::string to, TensorFormat as, JsonWriteOptions json_options = {})
+      : path(std::move(to)), format(as), json(json_options) {}
+
   std::string path;  // a file (written atomically), or "-" for standard output
-  TensorFormat format = TensorFormat::npy;
+  TensorFormat format;
   JsonWriteOptions json;  // TensorFormat::json only
 };
 
