@@ -32,7 +32,7 @@ struct OutputTarget {
 struct OutputRequest {
   // Where the result goes; empty when it is written nowhere. Called at most once: before
   // anything is read when the run could stream (to learn the format, so that a target the
-  // function refuses fails before the work), else after the run, after on_validated. What it
+  // callback refuses fails before the work), else after the run, after on_validated. What it
   // throws, run_to_output throws.
   std::function<OutputTarget()> target;
   // The caller needs the whole result in memory afterwards (to compare it): the run is not
@@ -54,9 +54,10 @@ struct OutputRequest {
 struct OutputRun {
   std::unique_ptr<ValidatedOp> op;
   // Consecutive phases adding up to total_seconds: read, backend, validate, [allocate,
-  // warmup,] execute, write. "write" is everything after the execution: before_write,
-  // on_validated (in memory), creating and writing the output. With spec.explain_only: read,
-  // backend and validate only.
+  // warmup,] execute, write. In memory, "write" is everything after the execution:
+  // before_write, on_validated, creating and writing the output; streamed, it is creating and
+  // writing the output (on_validated counts as reading). With spec.explain_only: read, backend
+  // and validate only.
   RunTiming timing;
   std::vector<double> execute_samples;  // seconds, one per measured run (a streamed run: its execute phase)
   std::optional<Tensor> result;         // the whole result, with keep_result (and not explain_only)
