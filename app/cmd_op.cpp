@@ -9,6 +9,7 @@
 #include "dmlbits/dxdispatch.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/io.hpp"
+#include "dmlbits/operation_output.hpp"
 #include "dmlbits/run.hpp"
 #include "dmlbits/standard_streams.hpp"
 #include "dmlbits/stream.hpp"
@@ -168,12 +169,8 @@ void check_output_paths(const OpOptions& o) {
   }
 }
 
-// The output path and format, or nullopt for JSON on standard output.
-struct OutputTarget {
-  std::string path;
-  TensorFormat format;
-};
-
+// Where the result goes: without -o, JSON on standard output. Refuses an output whose format
+// cannot be told, and binary .npy to a terminal.
 OutputTarget output_target(const OpOptions& o) {
   std::optional<TensorFormat> format;
   if (!o.format.empty()) format = parse_format_name(o.format);
@@ -248,6 +245,26 @@ void emit_dxdispatch(const OpOptions& o, const OperationResult& r) {
   write_dxdispatch_model(o.emit_dxdispatch, *r.op, inputs);
 }
 
+// What the run must do besides its timing: write the result where -o or --in-place asks (with
+// --expect only there), keep it for --expect, write the DxDispatch model before the output.
+OutputRequest output_request(const OpOptions& o, Progress& progress) {
+  OutputRequest request;
+  // With --expect the result is compared, and only written where -o or --in-place asks.
+  if (o.expect.empty() || !o.output.empty() || o.in_place) {
+    request.target = [&o] {
+      OutputTarget target = output_target(o);
+      target.json.hex = o.hex;
+      return target;
+    };
+  }
+  request.keep_result = !o.expect.empty();
+  // --emit-dxdispatch needs the inputs, which streaming does not keep.
+  if (!o.emit_dxdispatch.empty()) request.before_write = [&o](const OperationResult& r) { emit_dxdispatch(o, r); };
+  request.on_validated = [&o](const ValidatedOp& v, const RunTiming& t) { report_validated(o, v, t); };
+  request.progress = std::ref(progress);
+  return request;
+}
+
 void run_op(const OpOptions& o) {
   const OpInfo& op = op_info(o.op);
   const OperationSpec spec = make_spec(o);
@@ -261,42 +278,14 @@ void run_op(const OpOptions& o) {
                                                            ? "big-endian and in Fortran order" : "in Fortran order")
                                                     : "big-endian");
   }
-  // Straight to an .npy output, chunk by chunk, when nothing needs the whole result in memory.
-  // (--emit-dxdispatch needs the inputs, which streaming does not keep.)
-  if (o.expect.empty() && !o.explain && spec.repeat == 1 && spec.warmup == 0 && o.emit_dxdispatch.empty()) {
-    const OutputTarget target = output_target(o);
-    if (target.format == TensorFormat::npy) {
-      Progress progress(!o.quiet, std::string(op.verb));
-      StreamResult r = stream_operation(spec, target.path, std::ref(progress),
-                                        [&](const ValidatedOp& v, const RunTiming& t) { report_validated(o, v, t); });
-      report_timing(o, *r.op, r.timing, spec, {r.timing.phase("execute")});
-      return;
-    }
-  }
-  OperationResult r = run_operation(spec);
-  // Everything after the run is writing (the model, the description, the result), so that
-  // the phases add up to the total.
-  Stopwatch write;
-  if (!o.emit_dxdispatch.empty()) emit_dxdispatch(o, r);
-
-  const std::string explain = to_json(r.op->desc()).dump(2) + "\n";
+  Progress progress(!o.quiet, std::string(op.verb));
+  const OutputRun r = run_to_output(spec, output_request(o, progress));
   if (o.explain) {
-    std::cout << explain;
+    std::cout << to_json(r.op->desc()).dump(2) + "\n";
     return;
   }
-  report_validated(o, *r.op, r.timing);
-
-  const Tensor& result = r.result();
-  // With --expect the result is compared, and only written where -o or --in-place asks.
-  if (o.expect.empty() || !o.output.empty() || o.in_place) {
-    const OutputTarget target = output_target(o);
-    write_tensor(result.view(), target.path, target.format, JsonWriteOptions{o.hex});
-  }
-  const double write_s = write.seconds();
-  r.timing.phases.push_back({"write", write_s});
-  r.timing.total_seconds += write_s;
   report_timing(o, *r.op, r.timing, spec, r.execute_samples);
-  if (!o.expect.empty()) check_expected(o, result);
+  if (!o.expect.empty()) check_expected(o, *r.result);
 }
 
 std::string level_choices() {

@@ -34,7 +34,7 @@ public = {
     "platform": "interrupt memory standard_streams",
     "io": "tensor npy json_tensor io operand",
     "ops": "validate dml_desc backend",
-    "run": "run stream devices dxdispatch",
+    "run": "run stream operation_output devices dxdispatch",
     "golden": "check compare",
 }
 owner = {f"{h}.hpp": layer for layer, names in public.items() for h in names.split()}

@@ -13,6 +13,7 @@
 #include "dmlbits/backend.hpp"
 #include "cpu_backend.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/run.hpp"
 
 namespace dmlbits {
 namespace {
@@ -74,17 +75,18 @@ TEST(CheckBackendOptionsTest, RefusesWithAUsageError) {
   expect_usage("cpu-reference", with_adapter("x"), "--adapter applies to the d3d12 and auto backends, not cpu-reference");
 }
 
-// The default adapter reaches every backend made without one, as --adapter does through
-// OperationSpec; it is process-wide, so the test puts it back.
-TEST(CheckBackendOptionsTest, TheDefaultAdapterCountsAsGiven) {
-  set_default_adapter("1");
-  const auto cpu = refusal("cpu", {});
-  const auto d3d12 = refusal("d3d12", {});
-  set_default_adapter("");
+// --adapter travels in the operation's spec (there is no process-wide default adapter): the
+// backend options built from it carry it, and the CPU backends refuse it.
+TEST(CheckBackendOptionsTest, TheOperationsAdapterReachesItsBackendOptions) {
+  OperationSpec spec;
+  spec.adapter = "1";
+  const BackendOptions options = backend_options(spec);
+  EXPECT_EQ(options.adapter, "1");
+  const auto cpu = refusal("cpu", options);
   ASSERT_TRUE(cpu.has_value());
   EXPECT_EQ(std::string(cpu->what()), "--adapter applies to the d3d12 and auto backends, not cpu");
-  EXPECT_FALSE(d3d12.has_value());
-  EXPECT_FALSE(refusal("cpu", {}));  // restored
+  EXPECT_FALSE(refusal("d3d12", options).has_value());
+  EXPECT_FALSE(refusal("cpu", backend_options(OperationSpec{})));  // none given
 }
 
 TEST(MakeBackendTest, BuildsTheNamedCpuBackends) {

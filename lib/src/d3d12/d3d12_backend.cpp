@@ -37,6 +37,105 @@ namespace {
 
 constexpr std::uint64_t kMaxBufferLimit = std::uint64_t{1} << 30;
 
+// The kernel that runs `d`: its operator and element widths, and whether it needs strides.
+gpu::KernelKey kernel_key(const DmlOperatorDesc& d, std::uint64_t in_size, std::uint64_t out_size) {
+  gpu::KernelKey key;
+  key.op = d.op;
+  key.in_bits = static_cast<unsigned>(in_size * 8);
+  key.out_bits = static_cast<unsigned>(out_size * 8);
+  if (op_info(d.op).shift) key.shift_overflow = d.shift_overflow;
+  key.strided = false;
+  for (const auto& in : d.inputs)
+    if (in.sizes != d.output.sizes || !in.is_packed()) key.strided = true;
+  return key;
+}
+
+// The inputs of one run as its dispatches take them: an input that fits in one buffer is
+// uploaded whole by the first dispatch and kept by the others; a larger one is uploaded range
+// by range.
+class InputUploads {
+ public:
+  // Throws Errc::internal if an input's buffer holds fewer elements than the operation reads.
+  InputUploads(const DmlOperatorDesc& d, const ExecuteBuffers& buffers, std::uint64_t in_size, std::uint64_t max_bytes)
+      : buffers_(buffers), in_size_(in_size), count_(static_cast<unsigned>(d.inputs.size())) {
+    const std::size_t rank = d.output.sizes.size();
+    // Elements each input spans (its buffer holds at least these, rounded down to whole elements).
+    for (unsigned j = 0; j < count_; ++j) {
+      std::uint64_t span = 1;
+      for (std::size_t i = 0; i < rank; ++i) span += (d.output.sizes[i] - 1) * d.inputs[j].strides[i];
+      in_elems_[j] = span;
+      if (buffers.inputs[j].size() < span * in_size)
+        throw Error(Errc::internal, fmt::format("d3d12: input {} holds {} bytes, the operation reads {}", j,
+                                                buffers.inputs[j].size(), span * in_size));
+    }
+    for (unsigned j = 0; j < count_; ++j) whole_[j] = in_elems_[j] * in_size <= max_bytes;
+  }
+
+  unsigned count() const { return count_; }
+
+  // Input j's range [start, start + count) for one dispatch: uploaded whole once (base = start)
+  // or as this range alone (base = 0).
+  d3d12::DispatchJob::Input range(unsigned j, std::uint64_t start, std::uint64_t count, std::uint32_t& base) {
+    d3d12::DispatchJob::Input in;
+    if (whole_[j]) {
+      base = static_cast<std::uint32_t>(start);
+      if (uploaded_[j]) in.keep = true;
+      else in.upload = buffers_.inputs[j].first(in_elems_[j] * in_size_);
+      uploaded_[j] = true;
+    } else {
+      base = 0;
+      in.upload = buffers_.inputs[j].subspan(start * in_size_, count * in_size_);
+    }
+    return in;
+  }
+
+ private:
+  const ExecuteBuffers& buffers_;
+  std::uint64_t in_size_;
+  unsigned count_;
+  std::array<std::uint64_t, 2> in_elems_{};
+  std::array<bool, 2> whole_{};
+  std::array<bool, 2> uploaded_{};  // whole inputs already on the device for this run
+};
+
+// How a strided run is cut into boxes: split at the outermost dimension `split` whose inner
+// block fits in one dispatch, `rows` of that dimension per box, the outer dimensions fixed.
+struct BoxGrid {
+  std::vector<std::uint64_t> sizes;  // the output's
+  std::size_t split = 0;
+  std::uint64_t rows = 0;
+  std::vector<std::uint64_t> out_strides;  // the packed output's, in elements
+
+  BoxGrid(const std::vector<std::uint64_t>& s, std::uint64_t total, std::uint64_t max_elems) : sizes(s) {
+    const std::size_t rank = s.size();
+    std::uint64_t inner = total;  // elements of dimensions split+1.. (or all when one box fits)
+    if (total > max_elems) {
+      split = rank - 1;
+      inner = 1;
+      while (split > 0 && inner * s[split] <= max_elems) {
+        inner *= s[split];
+        --split;
+      }
+    }
+    rows = total > max_elems ? std::max<std::uint64_t>(1, max_elems / inner) : s[0];
+    out_strides.assign(rank, 1);
+    for (std::size_t i = rank - 1; i > 0; --i) out_strides[i - 1] = out_strides[i] * s[i];
+  }
+
+  // Moves `index`, a box's first element, to the next box's: along `split` by the `r` rows of
+  // the box, then carrying into the outer dimensions. False after the last box.
+  bool advance(std::vector<std::uint64_t>& index, std::uint64_t r) const {
+    index[split] += r;
+    std::size_t i = split;
+    while (index[i] >= sizes[i]) {
+      if (i == 0) return false;
+      index[i] = 0;
+      ++index[--i];
+    }
+    return true;
+  }
+};
+
 }  // namespace
 
 struct D3d12Backend::Impl {
@@ -63,6 +162,56 @@ struct D3d12Backend::Impl {
     job.output_buffer_bytes = std::max<std::uint64_t>(units, 1) * unit_bytes;
     job.output = out;
     device->dispatch(job, phases);
+  }
+
+  // A packed run: flat chunks of at most max_elems outputs.
+  void run_packed(const gpu::KernelKey& key, InputUploads& uploads, std::span<std::byte> output, std::uint64_t total,
+                  std::uint64_t max_elems, std::uint64_t out_size) {
+    for (std::uint64_t done = 0; done < total;) {
+      const std::uint64_t n = std::min(max_elems, total - done);
+      gpu::KernelConstants c;
+      std::array<d3d12::DispatchJob::Input, 2> in{};
+      for (unsigned j = 0; j < uploads.count(); ++j) in[j] = uploads.range(j, done, n, c.base[j]);
+      dispatch(key, c, uploads.count(), in, static_cast<std::uint32_t>(n), output.subspan(done * out_size, n * out_size));
+      done += n;
+    }
+  }
+
+  // A strided run: one dispatch per box of `grid`.
+  void run_strided(const gpu::KernelKey& key, const DmlOperatorDesc& d, InputUploads& uploads,
+                   std::span<std::byte> output, const BoxGrid& grid, std::uint64_t out_size) {
+    const auto& s = d.output.sizes;
+    const std::size_t rank = s.size();
+    std::vector<std::uint64_t> index(rank, 0);  // the box's first element
+    const std::size_t pad = gpu::kMaxRank - rank;
+    std::uint64_t r = 0;  // the box's rows along grid.split
+    do {
+      r = std::min(grid.rows, s[grid.split] - index[grid.split]);
+      gpu::KernelConstants c;
+      std::uint64_t count = 1;
+      for (std::size_t i = 0; i < gpu::kMaxRank; ++i) c.sizes[i] = 1;
+      for (std::size_t i = 0; i < rank; ++i) {
+        const std::uint64_t size = i < grid.split ? 1 : i == grid.split ? r : s[i];
+        c.sizes[pad + i] = static_cast<std::uint32_t>(size);
+        count *= size;
+      }
+      std::uint64_t out_offset = 0;
+      for (std::size_t i = 0; i < rank; ++i) out_offset += index[i] * grid.out_strides[i];
+      std::array<d3d12::DispatchJob::Input, 2> in{};
+      for (unsigned j = 0; j < uploads.count(); ++j) {
+        const auto& st = d.inputs[j].strides;
+        std::uint64_t start = 0, extent = 1;
+        for (std::size_t i = 0; i < rank; ++i) {
+          start += index[i] * st[i];
+          const std::uint64_t size = c.sizes[pad + i];
+          extent += (size - 1) * st[i];
+          c.strides[j][pad + i] = size == 1 ? 0 : static_cast<std::uint32_t>(st[i]);
+        }
+        in[j] = uploads.range(j, start, extent, c.base[j]);
+      }
+      dispatch(key, c, uploads.count(), in, static_cast<std::uint32_t>(count),
+               output.subspan(out_offset * out_size, count * out_size));
+    } while (grid.advance(index, r));
   }
 };
 
@@ -113,116 +262,17 @@ void D3d12Backend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {
   if (rank > gpu::kMaxRank || inputs < 1 || inputs > 2)
     throw Error(Errc::internal, "d3d12: operation outside the kernels' contract");
 
-  gpu::KernelKey key;
-  key.op = d.op;
-  key.in_bits = static_cast<unsigned>(in_size * 8);
-  key.out_bits = static_cast<unsigned>(out_size * 8);
-  if (op.op().shift) key.shift_overflow = d.shift_overflow;
-  key.strided = false;
-  for (const auto& in : d.inputs)
-    if (in.sizes != d.output.sizes || !in.is_packed()) key.strided = true;
-
+  const gpu::KernelKey key = kernel_key(d, in_size, out_size);
   const std::uint64_t max_bytes = impl_->options.max_buffer_bytes;
   // Outputs per dispatch: a multiple of 64 elements, so that packed chunks start on a word.
   const std::uint64_t max_elems = std::max<std::uint64_t>(64, (max_bytes / std::max(in_size, out_size)) & ~std::uint64_t{63});
+  InputUploads uploads(d, buffers, in_size, max_bytes);
+
   const std::uint64_t total = d.output.element_count();
 
-  // Elements each input spans (its buffer holds at least these, rounded down to whole elements).
-  std::array<std::uint64_t, 2> in_elems{};
-  for (unsigned j = 0; j < inputs; ++j) {
-    std::uint64_t span = 1;
-    for (std::size_t i = 0; i < rank; ++i) span += (d.output.sizes[i] - 1) * d.inputs[j].strides[i];
-    in_elems[j] = span;
-    if (buffers.inputs[j].size() < span * in_size)
-      throw Error(Errc::internal, fmt::format("d3d12: input {} holds {} bytes, the operation reads {}", j,
-                                              buffers.inputs[j].size(), span * in_size));
-  }
-  std::array<bool, 2> whole{};
-  for (unsigned j = 0; j < inputs; ++j) whole[j] = in_elems[j] * in_size <= max_bytes;
-  std::array<bool, 2> uploaded{};  // whole inputs already on the device for this run
-
   std::lock_guard lock(impl_->device->mutex());
-  // Input j's range [start, start + count) for one dispatch: uploaded whole once (base = start)
-  // or as this range alone (base = 0).
-  const auto input_for = [&](unsigned j, std::uint64_t start, std::uint64_t count, std::uint32_t& base) {
-    d3d12::DispatchJob::Input in;
-    if (whole[j]) {
-      base = static_cast<std::uint32_t>(start);
-      if (uploaded[j]) in.keep = true;
-      else in.upload = buffers.inputs[j].first(in_elems[j] * in_size);
-      uploaded[j] = true;
-    } else {
-      base = 0;
-      in.upload = buffers.inputs[j].subspan(start * in_size, count * in_size);
-    }
-    return in;
-  };
-
-  if (!key.strided) {
-    for (std::uint64_t done = 0; done < total;) {
-      const std::uint64_t n = std::min(max_elems, total - done);
-      gpu::KernelConstants c;
-      std::array<d3d12::DispatchJob::Input, 2> in{};
-      for (unsigned j = 0; j < inputs; ++j) in[j] = input_for(j, done, n, c.base[j]);
-      impl_->dispatch(key, c, inputs, in, static_cast<std::uint32_t>(n),
-                      buffers.output.subspan(done * out_size, n * out_size));
-      done += n;
-    }
-    return;
-  }
-
-  // Strided: split at the outermost dimension `split` whose inner block fits in one dispatch.
-  const auto& s = d.output.sizes;
-  std::size_t split = 0;
-  std::uint64_t inner = total;  // elements of dimensions split+1.. (or all when one box fits)
-  if (total > max_elems) {
-    split = rank - 1;
-    inner = 1;
-    while (split > 0 && inner * s[split] <= max_elems) {
-      inner *= s[split];
-      --split;
-    }
-  }
-  const std::uint64_t rows = total > max_elems ? std::max<std::uint64_t>(1, max_elems / inner) : s[0];
-  std::vector<std::uint64_t> out_strides(rank, 1);
-  for (std::size_t i = rank - 1; i > 0; --i) out_strides[i - 1] = out_strides[i] * s[i];
-  std::vector<std::uint64_t> index(rank, 0);  // the box's first element
-  const std::size_t pad = gpu::kMaxRank - rank;
-  while (true) {
-    const std::uint64_t r = std::min(rows, s[split] - index[split]);
-    gpu::KernelConstants c;
-    std::uint64_t count = 1;
-    for (std::size_t i = 0; i < gpu::kMaxRank; ++i) c.sizes[i] = 1;
-    for (std::size_t i = 0; i < rank; ++i) {
-      const std::uint64_t size = i < split ? 1 : i == split ? r : s[i];
-      c.sizes[pad + i] = static_cast<std::uint32_t>(size);
-      count *= size;
-    }
-    std::uint64_t out_offset = 0;
-    for (std::size_t i = 0; i < rank; ++i) out_offset += index[i] * out_strides[i];
-    std::array<d3d12::DispatchJob::Input, 2> in{};
-    for (unsigned j = 0; j < inputs; ++j) {
-      const auto& st = d.inputs[j].strides;
-      std::uint64_t start = 0, extent = 1;
-      for (std::size_t i = 0; i < rank; ++i) {
-        start += index[i] * st[i];
-        const std::uint64_t size = c.sizes[pad + i];
-        extent += (size - 1) * st[i];
-        c.strides[j][pad + i] = size == 1 ? 0 : static_cast<std::uint32_t>(st[i]);
-      }
-      in[j] = input_for(j, start, extent, c.base[j]);
-    }
-    impl_->dispatch(key, c, inputs, in, static_cast<std::uint32_t>(count),
-                    buffers.output.subspan(out_offset * out_size, count * out_size));
-    // Next box: advance along `split`, then carry into the outer dimensions.
-    index[split] += r;
-    std::size_t i = split;
-    while (index[i] >= s[i]) {
-      if (i == 0) return;
-      index[i] = 0;
-      ++index[--i];
-    }
-  }
+  if (!key.strided) impl_->run_packed(key, uploads, buffers.output, total, max_elems, out_size);
+  else impl_->run_strided(key, d, uploads, buffers.output, BoxGrid(d.output.sizes, total, max_elems), out_size);
 }
 
 D3d12DeviceInfo probe_d3d12_device(const GpuAdapter& adapter) {

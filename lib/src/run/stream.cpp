@@ -96,6 +96,178 @@ bool run_pipelined(std::uint64_t chunks, std::size_t slots, const Backend& backe
   return true;
 }
 
+// The seconds of a streamed run's read, execute and write phases from validation on, added
+// to as its steps go.
+struct PhaseSeconds {
+  double read = 0, execute = 0, write = 0;
+};
+
+// The steps a streamed run shares with an in-memory one: read the operands (as streams where
+// they can be), make the backend and validate. `r` gets the operation, the backend's
+// description and the read, backend and validate phases.
+std::unique_ptr<Backend> load_and_validate(const OperationSpec& spec, std::vector<LoadedOperand>& inputs,
+                                           StreamResult& r, Stopwatch& phase) {
+  check_backend_options(spec.backend, backend_options(spec));  // a wrong --backend before any reading
+  inputs = load_operands(spec.operands, spec.dtype, LoadMode::streams);
+  const double read_s = phase.lap();
+  auto backend = make_operation_backend(spec, inputs);
+  const double backend_s = phase.lap();
+
+  r.op = std::make_unique<ValidatedOp>(validate_operation(spec, inputs, *backend));
+  r.timing.backend = std::string(backend->name());
+  r.timing.device = backend->device_description();
+  r.timing.selection = backend->selection_reason();
+  r.timing.phases.push_back({"read", read_s});
+  r.timing.phases.push_back({"backend", backend_s});
+  r.timing.phases.push_back({"validate", phase.lap()});
+  return backend;
+}
+
+// Inputs that are not full-size runs of the output are read whole: broadcast operands and
+// everything when the operation broadcasts along an axis. Returns whether the rest streams.
+bool materialize_unstreamable(const ValidatedOp& v, std::vector<LoadedOperand>& inputs) {
+  const bool streamed = v.is_flat_streamable();
+  for (auto& in : inputs)
+    if (in.stream && (!streamed || !(in.shape() == v.output_shape()))) in.materialize();
+  return streamed;
+}
+
+// An operation that does not stream: computed whole in memory, then written after the header.
+void write_whole(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs, Backend& backend, OutputFile& out,
+                 Stopwatch& phase, PhaseSeconds& s) {
+  Tensor result(v.output_dtype(), v.output_shape());
+  ExecuteBuffers buffers;
+  for (const auto& in : inputs) buffers.inputs.push_back({in.tensor.data(), in.tensor.byte_size()});
+  buffers.output = {result.data(), result.byte_size()};
+  s.write += phase.lap();  // creating the output and writing its header
+  backend.run(v, buffers);
+  s.execute = phase.lap();
+  out.write(result.view().bytes());
+  s.write += phase.lap();
+}
+
+// A streamed operation's chunks. A slot is one chunk's input buffers and result. produce(c)
+// fills chunk c's slot (reads the streamed inputs, runs the backend); consume(c) writes it
+// out. Chunks are consumed in order, so results, errors and progress come exactly as from a
+// plain loop.
+class ChunkWriter {
+ public:
+  ChunkWriter(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Backend& backend, OutputFile& out,
+              const ProgressFn& progress)
+      : v_(v), inputs_(inputs), backend_(backend), out_(out), progress_(progress),
+        in_size_(dtype_info(v.input_dtype()).size), out_size_(dtype_info(v.output_dtype()).size),
+        count_(v.output_shape().element_count()),
+        chunk_(std::max<std::size_t>(1, kStreamChunkBytes / std::max(in_size_, out_size_))),
+        chunks_((count_ + chunk_ - 1) / chunk_), full_(v.flat_chunk(chunk_)),
+        slots_(std::min<std::uint64_t>(kStreamSlots, chunks_)) {
+    const std::size_t slot_elements = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_, count_));
+    for (Slot& slot : slots_) {
+      for (const auto& in : inputs_) slot.in.emplace_back(in.chunk_needs_scratch() ? slot_elements * in_size_ : 0);
+      slot.out = AlignedBuffer(slot_elements * out_size_);
+    }
+  }
+
+  std::uint64_t chunks() const { return chunks_; }
+  std::size_t slot_count() const { return slots_.size(); }
+
+  // Records a failure in the chunk's slot and returns false.
+  bool produce(std::uint64_t c) {
+    Slot& slot = slots_[c % slots_.size()];
+    try {
+      Stopwatch watch;
+      throw_if_interrupted();
+      const std::uint64_t first = c * chunk_;
+      slot.n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_, count_ - first));
+      ExecuteBuffers buffers;
+      for (std::size_t i = 0; i < inputs_.size(); ++i) {
+        const auto bytes = inputs_[i].chunk(first, slot.n, slot.in[i].data());
+        buffers.inputs.push_back({bytes.data(), bytes.size()});
+      }
+      produce_read_s += watch.lap();
+      buffers.output = {slot.out.data(), slot.n * out_size_};
+      backend_.run(slot.n == chunk_ ? full_ : v_.flat_chunk(slot.n), buffers);
+      produce_execute_s += watch.lap();
+      return true;
+    } catch (...) {
+      slot.error = std::current_exception();
+      return false;
+    }
+  }
+
+  // Throws the producer's failure on this chunk, if any.
+  void consume(std::uint64_t c) {
+    Slot& slot = slots_[c % slots_.size()];
+    if (slot.error) std::rethrow_exception(slot.error);
+    throw_if_interrupted();
+    Stopwatch watch;
+    out_.write(std::span<const std::byte>(slot.out.data(), slot.n * out_size_));
+    write_s += watch.lap();
+    if (progress_) progress_(std::min<std::uint64_t>((c + 1) * chunk_, count_), count_);
+  }
+
+  double produce_read_s = 0, produce_execute_s = 0;  // the producer's, summed over the chunks
+  double write_s = 0;                                 // the consumer's writing
+
+ private:
+  struct Slot {
+    std::vector<AlignedBuffer> in;
+    AlignedBuffer out;
+    std::size_t n = 0;
+    std::exception_ptr error;  // the producer failed on this chunk (and stopped)
+  };
+  const ValidatedOp& v_;
+  std::vector<LoadedOperand>& inputs_;
+  Backend& backend_;
+  OutputFile& out_;
+  const ProgressFn& progress_;
+  const std::size_t in_size_, out_size_;
+  const std::uint64_t count_;
+  const std::size_t chunk_;
+  const std::uint64_t chunks_;
+  const ValidatedOp full_;  // the operation on one whole chunk
+  std::vector<Slot> slots_;
+};
+
+// A streamed operation written chunk by chunk after the header, pipelined when it can be.
+void write_chunks(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Backend& backend, unsigned threads,
+                  OutputFile& out, const ProgressFn& progress, Stopwatch& phase, PhaseSeconds& s) {
+  ChunkWriter writer(v, inputs, backend, out, progress);
+  auto produce = [&](std::uint64_t c) { return writer.produce(c); };
+  auto consume = [&](std::uint64_t c) { writer.consume(c); };
+  s.write += phase.lap();  // creating the output and writing its header
+  if (!run_pipelined(writer.chunks(), writer.slot_count(), backend, threads, produce, consume)) {
+    for (std::uint64_t c = 0; c < writer.chunks(); ++c) {
+      produce(c);
+      consume(c);
+    }
+  }
+  // The loop's wall-clock time, less its writing, went to reading and computing: all of it
+  // on one thread, or, when they overlap the writing on a second one, the time the writer
+  // waited for them. Shared in the proportion the producer spent on each, so that the
+  // phases add up to the total.
+  s.write += writer.write_s;
+  const double rest = std::max(0.0, phase.lap() - writer.write_s);
+  const double produced = writer.produce_read_s + writer.produce_execute_s;
+  const double read_share = produced > 0 ? writer.produce_read_s / produced : 0.0;
+  s.read += rest * read_share;
+  s.execute += rest * (1 - read_share);
+  for (auto& in : inputs)
+    if (in.stream) in.stream->finish();
+  s.read += phase.lap();
+}
+
+// The phases after validation and the bytes one execution reads and writes.
+void record_phases(RunTiming& t, const PhaseSeconds& s, const ValidatedOp& v, const std::vector<LoadedOperand>& inputs,
+                   const Backend& backend) {
+  t.phases[0].seconds += s.read;
+  t.phases.push_back({"execute", s.execute});
+  t.phases.push_back({"write", s.write});
+  t.backend_phases = backend.detail_phases();
+  const std::size_t in_size = dtype_info(v.input_dtype()).size;
+  t.execute_bytes = v.output_shape().element_count() * dtype_info(v.output_dtype()).size;
+  for (const auto& in : inputs) t.execute_bytes += in.shape().byte_size(in_size);
+}
+
 }  // namespace
 
 StreamResult stream_operation(const OperationSpec& spec, const std::string& out_path, const ProgressFn& progress,
@@ -104,128 +276,21 @@ StreamResult stream_operation(const OperationSpec& spec, const std::string& out_
   Stopwatch total;
   Stopwatch phase;
   StreamResult r;
-  check_backend_options(spec.backend, backend_options(spec));  // a wrong --backend before any reading
-
-  std::vector<LoadedOperand> inputs = load_operands(spec.operands, spec.dtype, LoadMode::streams);
-  double read_s = phase.lap();
-  auto backend = make_operation_backend(spec, inputs);
-  const double backend_s = phase.lap();
-
-  r.op = std::make_unique<ValidatedOp>(validate_operation(spec, inputs, *backend));
+  std::vector<LoadedOperand> inputs;
+  const std::unique_ptr<Backend> backend = load_and_validate(spec, inputs, r, phase);
   const ValidatedOp& v = *r.op;
-  r.timing.backend = std::string(backend->name());
-  r.timing.device = backend->device_description();
-  r.timing.selection = backend->selection_reason();
-  r.timing.phases.push_back({"read", read_s});
-  r.timing.phases.push_back({"backend", backend_s});
-  r.timing.phases.push_back({"validate", phase.lap()});
   if (on_validated) on_validated(v, r.timing);
 
-  // Inputs that are not full-size runs of the output are read whole: broadcast operands and
-  // everything when the operation broadcasts along an axis.
-  r.streamed = v.is_flat_streamable();
-  for (auto& in : inputs)
-    if (in.stream && (!r.streamed || !(in.shape() == v.output_shape()))) in.materialize();
-  read_s = phase.lap();
-
-  double execute_s = 0, write_s = 0;
-  const std::size_t out_size = dtype_info(v.output_dtype()).size;
-  const std::size_t in_size = dtype_info(v.input_dtype()).size;
-  const std::uint64_t count = v.output_shape().element_count();
+  r.streamed = materialize_unstreamable(v, inputs);
+  PhaseSeconds s;
+  s.read = phase.lap();
   OutputFile out(out_path);
   out.write(npy_header(v.output_dtype(), v.output_shape()));
-
-  if (!r.streamed) {
-    Tensor result(v.output_dtype(), v.output_shape());
-    ExecuteBuffers buffers;
-    for (const auto& in : inputs) buffers.inputs.push_back({in.tensor.data(), in.tensor.byte_size()});
-    buffers.output = {result.data(), result.byte_size()};
-    write_s += phase.lap();  // creating the output and writing its header
-    backend->run(v, buffers);
-    execute_s = phase.lap();
-    out.write(result.view().bytes());
-    write_s = phase.lap();
-  } else {
-    const std::size_t chunk = std::max<std::size_t>(1, kStreamChunkBytes / std::max(in_size, out_size));
-    const std::uint64_t chunks = (count + chunk - 1) / chunk;
-    const std::size_t slot_elements = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, count));
-    const ValidatedOp full = v.flat_chunk(chunk);
-    // A slot is one chunk's input buffers and result. The producer fills slots in order (reads the
-    // streamed inputs, runs the backend); the consumer writes them out in order, so results,
-    // errors and progress come exactly as from a plain loop.
-    struct Slot {
-      std::vector<AlignedBuffer> in;
-      AlignedBuffer out;
-      std::size_t n = 0;
-      std::exception_ptr error;  // the producer failed on this chunk (and stopped)
-    };
-    const std::size_t slot_count = std::min<std::uint64_t>(kStreamSlots, chunks);
-    std::vector<Slot> slots(slot_count);
-    for (Slot& slot : slots) {
-      for (const auto& in : inputs) slot.in.emplace_back(in.chunk_needs_scratch() ? slot_elements * in_size : 0);
-      slot.out = AlignedBuffer(slot_elements * out_size);
-    }
-    double produce_read_s = 0, produce_execute_s = 0;
-    auto produce = [&](std::uint64_t c) {
-      Slot& slot = slots[c % slot_count];
-      try {
-        Stopwatch watch;
-        throw_if_interrupted();
-        const std::uint64_t first = c * chunk;
-        slot.n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, count - first));
-        ExecuteBuffers buffers;
-        for (std::size_t i = 0; i < inputs.size(); ++i) {
-          const auto bytes = inputs[i].chunk(first, slot.n, slot.in[i].data());
-          buffers.inputs.push_back({bytes.data(), bytes.size()});
-        }
-        produce_read_s += watch.lap();
-        buffers.output = {slot.out.data(), slot.n * out_size};
-        backend->run(slot.n == chunk ? full : v.flat_chunk(slot.n), buffers);
-        produce_execute_s += watch.lap();
-        return true;
-      } catch (...) {
-        slot.error = std::current_exception();
-        return false;
-      }
-    };
-    auto consume = [&](std::uint64_t c) {
-      Slot& slot = slots[c % slot_count];
-      if (slot.error) std::rethrow_exception(slot.error);
-      throw_if_interrupted();
-      Stopwatch watch;
-      out.write(std::span<const std::byte>(slot.out.data(), slot.n * out_size));
-      write_s += watch.lap();
-      if (progress) progress(std::min<std::uint64_t>((c + 1) * chunk, count), count);
-    };
-    write_s += phase.lap();  // creating the output and writing its header
-    const double write_before = write_s;
-    if (!run_pipelined(chunks, slot_count, *backend, spec.threads, produce, consume)) {
-      for (std::uint64_t c = 0; c < chunks; ++c) {
-        produce(c);
-        consume(c);
-      }
-    }
-    // The loop's wall-clock time, less its writing, went to reading and computing: all of it
-    // on one thread, or, when they overlap the writing on a second one, the time the writer
-    // waited for them. Shared in the proportion the producer spent on each, so that the
-    // phases add up to the total.
-    const double rest = std::max(0.0, phase.lap() - (write_s - write_before));
-    const double produced = produce_read_s + produce_execute_s;
-    const double read_share = produced > 0 ? produce_read_s / produced : 0.0;
-    read_s += rest * read_share;
-    execute_s += rest * (1 - read_share);
-    for (auto& in : inputs)
-      if (in.stream) in.stream->finish();
-    read_s += phase.lap();
-  }
+  if (!r.streamed) write_whole(v, inputs, *backend, out, phase, s);
+  else write_chunks(v, inputs, *backend, spec.threads, out, progress, phase, s);
   out.commit();
-  write_s += phase.lap();
-  r.timing.phases[0].seconds += read_s;
-  r.timing.phases.push_back({"execute", execute_s});
-  r.timing.phases.push_back({"write", write_s});
-  r.timing.backend_phases = backend->detail_phases();
-  r.timing.execute_bytes = count * out_size;
-  for (const auto& in : inputs) r.timing.execute_bytes += in.shape().byte_size(in_size);
+  s.write += phase.lap();
+  record_phases(r.timing, s, v, inputs, *backend);
   r.timing.total_seconds = total.seconds();
   return r;
 }
