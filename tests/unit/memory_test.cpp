@@ -93,13 +93,11 @@ TEST(MemoryDeathTest, ASizeWhoseAlignmentSlackWrapsIsAnIoError) {
   expect_refused_in_child(std::numeric_limits<std::size_t>::max() - kLargeBufferBytes);
 }
 
-// KNOWN BUG (disabled until memory.cpp is fixed; run with --gtest_also_run_disabled_tests):
-// within a page of SIZE_MAX, allocate_large's round_up(size, page_size()) wraps (to 0 for
-// SIZE_MAX) or its `length + kHugePage` does (to 2 MiB - 4096 for SIZE_MAX - 4096), mmap
-// succeeds with a small length, and allocate_buffer returns a pointer to a few pages (or none)
-// instead of throwing "out of memory allocating N bytes". (Tensor is not exposed: Shape's
-// byte_size stops at PTRDIFF_MAX; any other caller of allocate_buffer is.)
-TEST(MemoryDeathTest, DISABLED_SizesWhosePageRoundingWrapsAreIoErrors) {
+// Within a page of SIZE_MAX, rounding the size up to pages wraps (to 0 for SIZE_MAX), and so
+// does adding the 2 MiB alignment slack (for SIZE_MAX - 4096): such sizes are refused before
+// mmap, which would otherwise succeed with a small length. (Tensor never asks: Shape's byte_size
+// stops at PTRDIFF_MAX; any other caller of allocate_buffer could.)
+TEST(MemoryDeathTest, SizesWhosePageRoundingWrapsAreIoErrors) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   expect_refused_in_child(std::numeric_limits<std::size_t>::max());
   expect_refused_in_child(std::numeric_limits<std::size_t>::max() - 4096);

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <limits>
 #include <new>
 
 #include <fmt/format.h>
@@ -54,6 +55,9 @@ bool prefault(std::byte* p, std::size_t length) {
 // ranges can be huge pages. The length is `size` in whole 4 KiB pages, so a last partial 2 MiB
 // range has small pages and the buffer holds no more memory than it needs.
 std::byte* allocate_large(std::size_t size, Prefault fault) {
+  // No mapping that large can exist, and rounding it up (or adding the alignment slack) would
+  // wrap around to a small length.
+  if (size > std::numeric_limits<std::size_t>::max() - kHugePage - page_size()) return nullptr;
   const std::size_t length = round_up(size, page_size());
   void* raw = ::mmap(nullptr, length + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return nullptr;
