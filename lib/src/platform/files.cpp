@@ -189,6 +189,15 @@ std::string temporary_name_for(const std::string& destination) {
   return directory_of(destination) + "/." + base.substr(0, keep) + std::string(kSuffix);
 }
 
+// The umask, read once during static initialisation, before main and before any thread: the
+// only way to read it, umask(), also sets it, and a thread creating a file between the two
+// calls (check --update -j) would get mode 0666 & ~0.
+const mode_t process_umask = [] {
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  return mask;
+}();
+
 TemporaryFile create_temporary_beside(const std::string& destination) {
   std::string tmpl = temporary_name_for(destination);
   const int fd = ::mkstemp(tmpl.data());
@@ -203,9 +212,7 @@ TemporaryFile create_temporary_beside(const std::string& destination) {
     ::fchmod(fd, old.st_mode & 07777);
   } else {
     // mkstemp makes the file 0600; a new file gets the mode creat() would give (0666 & ~umask).
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    ::fchmod(fd, 0666 & ~mask);
+    ::fchmod(fd, 0666 & ~process_umask);
   }
   return out;
 }
