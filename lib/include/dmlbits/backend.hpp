@@ -61,7 +61,8 @@ struct BackendOptions {
 };
 
 // auto sends outputs of at least this many bytes to a hardware D3D12 adapter, if there is one.
-// Below it the CPU wins: creating a vkd3d device alone costs 25-45 ms.
+// Below it the CPU wins: creating a vkd3d device alone costs tens of milliseconds
+// (testdata/benchmarks.md, "D3D12 start-up").
 inline constexpr std::uint64_t kAutoGpuMinBytes = std::uint64_t{16} << 20;
 
 // The most threads BackendOptions::threads may ask for.

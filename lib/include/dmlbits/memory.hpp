@@ -9,9 +9,9 @@ namespace dmlbits {
 
 // Buffers from this size up are mapped on their own, aligned to 2 MiB, with transparent huge
 // pages requested (madvise(MADV_HUGEPAGE), as NumPy does for large arrays). The first use of a
-// fresh 4 KiB page is slow on virtual machines (about 0.25 GB/s measured: half a second for
-// 128 MiB), where a 2 MiB page costs about 20 times less per byte; smaller buffers come from
-// the heap, whose pages are mostly reused.
+// fresh 4 KiB page is slow on virtual machines, where a 2 MiB page costs far less per byte
+// (testdata/benchmarks.md, "Fresh pages"); smaller buffers come from the heap, whose pages are
+// mostly reused.
 inline constexpr std::size_t kLargeBufferBytes = std::size_t{2} << 20;
 
 enum class Prefault {

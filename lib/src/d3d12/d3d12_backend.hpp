@@ -47,7 +47,7 @@ const AdapterList& gpu_adapters();
 // A kernel device node a hardware Vulkan driver would use (/dev/dri/renderD*, /dev/nvidia*,
 // /dev/dxg on WSL), or nullopt when there is none: then no hardware adapter can exist, and
 // `auto` need not pay for enumerating adapters (creating a Vulkan instance loads every
-// installed driver: 50-300 ms here).
+// installed driver; testdata/benchmarks.md, "D3D12 start-up").
 std::optional<std::string> gpu_device_node();
 // Loads the D3D12 runtime library if needed: nullopt when it loads, else the reason
 // ("libvkd3d-utils.so.1: cannot open shared object file: No such file or directory").

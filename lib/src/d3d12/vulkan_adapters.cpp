@@ -1,6 +1,7 @@
 // Adapters for the D3D12 backend: vkd3d runs on a Vulkan physical device, so the adapters are
-// what the Vulkan loader lists. Enumerating them needs a VkInstance (a few milliseconds) but no
-// D3D12 device (25-45 ms on lavapipe), which is what lets `auto` decide cheaply.
+// what the Vulkan loader lists. Enumerating them needs a VkInstance but no D3D12 device, which
+// costs several times more (testdata/benchmarks.md, "D3D12 start-up"): that is what lets `auto`
+// decide cheaply.
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>

@@ -25,11 +25,10 @@ constexpr std::size_t kStreamSlots = 4;
 
 // Runs produce(c) for every chunk c on a second thread while the calling thread runs
 // consume(c) in order, at most `slots` chunks apart. Reading and computing a chunk (pread,
-// the kernel: about a third of a streamed `and`) then overlap with writing the previous one,
-// whose cost on a new output file is mostly the kernel allocating page-cache pages. (On the
-// loaded 2-vCPU test host the gain over the same loop on one thread was within the noise,
-// -8% to +8%; see testdata/benchmarks.md.) produce records its failure in the chunk's slot,
-// returns false and stops there; consume throws it.
+// the kernel) then overlap with writing the previous one, whose cost on a new output file is
+// mostly the kernel allocating page-cache pages (testdata/benchmarks.md, "Streamed runs'
+// second thread"). produce records its failure in the chunk's slot, returns false and stops
+// there; consume throws it.
 // Returns false, having run nothing, when there is no second core or thread to be had, the
 // backend is not a CPU one (a device backend is kept on the thread that created it), or it is
 // held to one thread (`threads`, as --threads: 1, or DMLBITS_THREADS=1 for 0).
