@@ -4,7 +4,7 @@
 // shader family, the CPU kernels' name, and the reference function, which is the executable
 // specification every kernel and shader is tested against. Validation, the CLI's verbs and help,
 // `dmlbits ops`, the man page's table, the backends and the test enumeration all read this
-// table. docs/adding-an-operator.md lists the few places an operator is added.
+// table. lib/docs/adding-an-operator.md lists the few places an operator is added.
 #pragma once
 
 #include <cstdint>
