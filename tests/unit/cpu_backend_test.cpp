@@ -24,6 +24,7 @@
 #include "cpu_isa.hpp"
 #include "cpu_reference.hpp"
 #include "dmlbits/error.hpp"
+#include "unit_support.hpp"
 #include "dmlbits/tensor.hpp"
 #include "dmlbits/validate.hpp"
 
@@ -405,21 +406,7 @@ TEST(CpuIsaTest, FeaturesAgreeWithLibgcc) {
 #endif
 }
 
-// Restores DMLBITS_ISA and the forced set after a test.
-class IsaOverrideTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (const char* v = std::getenv("DMLBITS_ISA")) saved_ = v;
-    ::unsetenv("DMLBITS_ISA");
-    force_isa(std::nullopt);
-  }
-  void TearDown() override {
-    force_isa(std::nullopt);
-    if (saved_) ::setenv("DMLBITS_ISA", saved_->c_str(), 1);
-    else ::unsetenv("DMLBITS_ISA");
-  }
-  std::optional<std::string> saved_;
-};
+using IsaOverrideTest = test::IsaOverrideFixture;
 
 Errc error_code_of(void (*f)()) {
   try {

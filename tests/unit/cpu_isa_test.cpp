@@ -10,24 +10,12 @@
 
 #include "cpu_isa.hpp"
 #include "dmlbits/error.hpp"
+#include "unit_support.hpp"
 
 namespace dmlbits {
 namespace {
 
-class CpuIsaOverride : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (const char* v = std::getenv("DMLBITS_ISA")) saved_ = v;
-    ::unsetenv("DMLBITS_ISA");
-    force_isa(std::nullopt);
-  }
-  void TearDown() override {
-    force_isa(std::nullopt);
-    if (saved_) ::setenv("DMLBITS_ISA", saved_->c_str(), 1);
-    else ::unsetenv("DMLBITS_ISA");
-  }
-  std::optional<std::string> saved_;
-};
+using CpuIsaOverride = test::IsaOverrideFixture;
 
 TEST(IsaNamesTest, OrderAndNames) {
   EXPECT_LT(Isa::scalar, Isa::avx2);

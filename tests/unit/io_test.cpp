@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dmlbits/error.hpp"
+#include "unit_support.hpp"
 #include "dmlbits/io.hpp"
 #include "dmlbits/json_tensor.hpp"
 #include "dmlbits/npy.hpp"
@@ -52,16 +53,7 @@ std::string npy_header_text(const std::string& descr, const std::string& shape) 
   return out + dict;
 }
 
-template <class F>
-Error error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no error";
-  return Error(Errc::internal, "");
-}
+using test::error_of;
 
 TEST_F(IoTest, ReadsAFileWhole) {
   std::string content;

@@ -35,16 +35,7 @@ std::vector<std::uint16_t> read16(NpyStream& s, std::uint64_t first, std::size_t
   return v;
 }
 
-template <class F>
-Error error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no Error thrown";
-  return Error(Errc::internal, "");
-}
+using test::error_of;
 
 // Standard input from a pipe fed by a thread, for the length of the test.
 class StdinPipe {

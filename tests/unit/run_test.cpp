@@ -35,16 +35,7 @@ std::vector<std::string> phase_names(const RunTiming& t) {
   return v;
 }
 
-template <class F>
-Error error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no Error thrown";
-  return Error(Errc::internal, "");
-}
+using test::error_of;
 
 TEST(RunOperationTest, ComputesHandWorkedResults) {
   // 0xF0 & 0x3C = 0x30, 0x0F & 0x3C = 0x0C, 0xFF & 0x3C = 0x3C.

@@ -11,9 +11,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cpu_isa.hpp"
+#include "dmlbits/error.hpp"
 
 namespace dmlbits::test {
 
@@ -101,5 +107,34 @@ std::vector<T> values_of(const std::string& bytes) {
   std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
   return v;
 }
+
+// The dmlbits::Error that f throws; a test failure (and an internal error) if it throws none.
+template <class F>
+Error error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no dmlbits::Error thrown";
+  return Error(Errc::internal, "");
+}
+
+// A fixture that runs each test with DMLBITS_ISA unset and no forced instruction set, and puts
+// both back afterwards.
+class IsaOverrideFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const char* v = std::getenv("DMLBITS_ISA")) saved_ = v;
+    ::unsetenv("DMLBITS_ISA");
+    force_isa(std::nullopt);
+  }
+  void TearDown() override {
+    force_isa(std::nullopt);
+    if (saved_) ::setenv("DMLBITS_ISA", saved_->c_str(), 1);
+    else ::unsetenv("DMLBITS_ISA");
+  }
+  std::optional<std::string> saved_;
+};
 
 }  // namespace dmlbits::test

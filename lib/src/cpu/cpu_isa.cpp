@@ -15,28 +15,15 @@ namespace {
 
 constexpr std::array<std::string_view, kIsaCount> kIsaNames{"scalar", "avx2", "avx512"};
 
-// The operating system's part (which features it enables, and where to read them cheaply) is
-// the platform layer's.
-CpuFeatures detect() {
-  const X86Features x = detect_x86_features();
-  CpuFeatures f;
-  f.popcnt = x.popcnt;
-  f.avx2 = x.avx2;
-  f.avx512f = x.avx512f;
-  f.avx512bw = x.avx512bw;
-  f.avx512vl = x.avx512vl;
-  f.avx512vpopcntdq = x.avx512vpopcntdq;
-  f.avx512bitalg = x.avx512bitalg;
-  return f;
-}
-
 // -1: no override; else the Isa's value.
 std::atomic<int> g_forced{-1};
 
 }  // namespace
 
 const CpuFeatures& cpu_features() {
-  static const CpuFeatures features = detect();
+  // The operating system's part (which features it enables, and where to read them cheaply) is
+  // the platform layer's.
+  static const CpuFeatures features = detect_x86_features();
   return features;
 }
 

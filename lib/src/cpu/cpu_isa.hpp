@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "cpu_features.hpp"
+
 namespace dmlbits {
 
 // Ordered: each set's kernels may use everything of the sets before it.
@@ -22,17 +24,9 @@ enum class Isa : std::uint8_t {
 
 inline constexpr std::size_t kIsaCount = 3;
 
-// What this CPU (and OS) can run, detected once.
-struct CpuFeatures {
-  bool popcnt = false;
-  bool avx2 = false;
-  bool avx512f = false;
-  bool avx512bw = false;
-  bool avx512vl = false;
-  // Optional extras the avx512 popcount kernels use when present (VPOPCNTD/Q, VPOPCNTB/W).
-  bool avx512vpopcntdq = false;
-  bool avx512bitalg = false;
-};
+// What this CPU (and OS) can run, detected once (the platform layer reads it). The avx512
+// popcount kernels use VPOPCNTD/Q and VPOPCNTB/W when present.
+using CpuFeatures = X86Features;
 const CpuFeatures& cpu_features();
 
 std::string_view isa_name(Isa isa);                   // "scalar", "avx2", "avx512"
