@@ -1,0 +1,71 @@
+// What `dmlbits devices` reports (dmlbits/devices.hpp): the CPU backends with the instruction
+// sets this CPU has, the D3D12 runtime and adapters as d3d12_backend.hpp sees them, and the
+// adapter auto would pick for a large output, which must be the one make_backend("auto") takes.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cpu_isa.hpp"
+#include "d3d12_backend.hpp"
+#include "dmlbits/backend.hpp"
+#include "dmlbits/devices.hpp"
+
+namespace dmlbits {
+namespace {
+
+const DevicesReport& report() {
+  static const DevicesReport r = describe_devices();  // creates a D3D12 device per adapter: once
+  return r;
+}
+
+TEST(DevicesTest, ListsBothCpuBackendsWithTheHostsInstructionSets) {
+  const nlohmann::json& backends = report().json.at("backends");
+  ASSERT_GE(backends.size(), 2u);
+  EXPECT_EQ(backends[0].at("name"), "cpu");
+  EXPECT_EQ(backends[1].at("name"), "cpu-reference");
+  std::vector<std::string> isas;
+  for (Isa isa : supported_isas()) isas.emplace_back(isa_name(isa));
+  EXPECT_EQ(backends[0].at("isas").get<std::vector<std::string>>(), isas);
+  EXPECT_EQ(backends[0].at("isa"), std::string(isa_name(best_isa())));
+  EXPECT_EQ(report().text.rfind("cpu ", 0), 0u) << report().text;
+  EXPECT_NE(report().text.find("\ncpu-reference  "), std::string::npos) << report().text;
+}
+
+TEST(DevicesTest, AutoNamesTheThresholdAndTheAdapterMakeBackendPicks) {
+  const nlohmann::json& a = report().json.at("auto");
+  EXPECT_EQ(a.at("gpu_min_bytes"), kAutoGpuMinBytes);
+  const nlohmann::json& d3d12 = report().json.at("d3d12");
+  const GpuAdapter* hardware = d3d12.at("available").get<bool>() ? auto_adapter(gpu_adapters().adapters) : nullptr;
+  const std::string large = a.at("large_outputs");
+  if (!hardware) {
+    EXPECT_EQ(large, "cpu");  // e.g. only lavapipe, a software adapter
+  } else {
+    EXPECT_EQ(large.rfind("d3d12 on adapter " + std::to_string(hardware->index) + " ", 0), 0u) << large;
+  }
+}
+
+TEST(DevicesTest, TheD3d12SectionAgreesWithTheAdapterList) {
+  const nlohmann::json& d3d12 = report().json.at("d3d12");
+  EXPECT_EQ(d3d12.at("built"), d3d12_built());
+  const AdapterList& list = gpu_adapters();
+  ASSERT_EQ(d3d12.at("adapters").size(), list.adapters.size());
+  const GpuAdapter* preferred = default_adapter(list.adapters);
+  for (std::size_t i = 0; i < list.adapters.size(); ++i) {
+    const nlohmann::json& j = d3d12.at("adapters")[i];
+    EXPECT_EQ(j.at("index"), list.adapters[i].index);
+    EXPECT_EQ(j.at("name"), list.adapters[i].name);
+    EXPECT_EQ(j.at("software"), list.adapters[i].software);
+    EXPECT_EQ(j.at("default"), preferred && preferred->index == list.adapters[i].index);
+  }
+  // Unavailable is said with a reason; available lists d3d12 among the backends.
+  bool listed = false;
+  for (const auto& b : report().json.at("backends")) listed = listed || b.at("name") == "d3d12";
+  EXPECT_EQ(listed, d3d12.at("available").get<bool>());
+  if (!d3d12.at("available").get<bool>()) {
+    EXPECT_FALSE(d3d12.at("reason").get<std::string>().empty());
+  }
+}
+
+}  // namespace
+}  // namespace dmlbits
