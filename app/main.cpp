@@ -198,10 +198,14 @@ int main(int argc, char** argv) {
 
   // The first argument, when it is not an option, is the command: fix its case, turn `help`
   // into --help, and refuse an unknown one by name with the nearest known one.
-  std::vector<const char*> args(argv, argv + argc);
+  // UTF-8 whatever the system: on Windows main's argv is in the ANSI code page.
+  const std::vector<std::string> arguments = command_line_arguments(argc, argv);
+  std::vector<const char*> args;
+  for (const std::string& a : arguments) args.push_back(a.c_str());
+  argc = static_cast<int>(args.size());
   std::string command_arg;
-  if (argc >= 2 && argv[1][0] != '-') {
-    const std::string first = argv[1];
+  if (argc >= 2 && args[1][0] != '-') {
+    const std::string first = args[1];
     if (lower(first) == "help") {
       args.erase(args.begin() + 1);
       if (args.size() >= 2 && args[1][0] != '-') {
