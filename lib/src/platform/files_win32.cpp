@@ -108,6 +108,9 @@ std::size_t File::read(std::span<std::byte> buffer) {
   // A pipe whose writer closed it is the end of the input, as on POSIX.
   const DWORD err = ::GetLastError();
   if (err == ERROR_BROKEN_PIPE || err == ERROR_HANDLE_EOF) return 0;
+  // A folder opened for reading: EISDIR, as read(2) says, not "incorrect function".
+  if (err == ERROR_INVALID_FUNCTION && info().type == FileType::directory)
+    throw std::system_error(std::make_error_code(std::errc::is_a_directory));
   throw std::system_error(win32::error_code(err));
 }
 
