@@ -235,6 +235,10 @@ int main(int argc, char** argv) {
   CLI::App app{"dmlbits: run DirectML's element-wise bitwise operators (DML_ELEMENT_WISE_BIT_*) on tensors", "dmlbits"};
   // Wide enough that no option's description starts on a line of its own.
   app.get_formatter()->column_width(44);
+  // CLI11 takes "/name" for an option on Windows by default, and "/data/a.npy" is a path there
+  // too (on the current drive): options are spelt as the manual spells them, everywhere.
+  // Before the commands are added, which copy the setting.
+  app.allow_windows_style_options(false);
   app.set_version_flag("--version", "dmlbits " DMLBITS_VERSION);
   app.require_subcommand(1);
   app.footer(app::exit_status_summary() + "\n" + app::kSeeManual);
