@@ -198,10 +198,14 @@ int main(int argc, char** argv) {
 
   // The first argument, when it is not an option, is the command: fix its case, turn `help`
   // into --help, and refuse an unknown one by name with the nearest known one.
-  std::vector<const char*> args(argv, argv + argc);
+  // UTF-8 whatever the system: on Windows main's argv is in the ANSI code page.
+  const std::vector<std::string> arguments = command_line_arguments(argc, argv);
+  std::vector<const char*> args;
+  for (const std::string& a : arguments) args.push_back(a.c_str());
+  argc = static_cast<int>(args.size());
   std::string command_arg;
-  if (argc >= 2 && argv[1][0] != '-') {
-    const std::string first = argv[1];
+  if (argc >= 2 && args[1][0] != '-') {
+    const std::string first = args[1];
     if (lower(first) == "help") {
       args.erase(args.begin() + 1);
       if (args.size() >= 2 && args[1][0] != '-') {
@@ -231,6 +235,10 @@ int main(int argc, char** argv) {
   CLI::App app{"dmlbits: run DirectML's element-wise bitwise operators (DML_ELEMENT_WISE_BIT_*) on tensors", "dmlbits"};
   // Wide enough that no option's description starts on a line of its own.
   app.get_formatter()->column_width(44);
+  // CLI11 takes "/name" for an option on Windows by default, and "/data/a.npy" is a path there
+  // too (on the current drive): options are spelt as the manual spells them, everywhere.
+  // Before the commands are added, which copy the setting.
+  app.allow_windows_style_options(false);
   app.set_version_flag("--version", "dmlbits " DMLBITS_VERSION);
   app.require_subcommand(1);
   app.footer(app::exit_status_summary() + "\n" + app::kSeeManual);

@@ -4,7 +4,9 @@
 
 #include <cstddef>
 #include <string_view>
+#include <string>
 #include <system_error>
+#include <vector>
 
 namespace dmlbits {
 
@@ -18,5 +20,10 @@ bool standard_error_is_terminal() noexcept;
 // std::errc::broken_pipe; anything else is an I/O error whose message() says why. Bypasses
 // the C and C++ libraries' buffers, so that the failure's reason is not lost.
 std::error_code write_standard_output(std::string_view data) noexcept;
+
+// The program's arguments as UTF-8, argv[0] first. On POSIX, main's own; on Windows, the
+// command line as the system keeps it (UTF-16), converted, since main's argv holds only what
+// the ANSI code page can spell (a file name in another script arrives as '?').
+std::vector<std::string> command_line_arguments(int argc, char** argv);
 
 }  // namespace dmlbits

@@ -12,6 +12,14 @@ if(NOT DMLBITS_D3D12_HEADERS MATCHES "^(vkd3d|directx)$")
 endif()
 
 set(_d3d12_dir ${CMAKE_CURRENT_LIST_DIR})
+
+# A Windows build has neither vkd3d nor Vulkan: the backend is the stub until it uses
+# d3d12.dll and DXGI. The host's pkg-config must not be asked: it describes Linux packages.
+if(WIN32)
+  message(STATUS "D3D12 backend: not built (Windows)")
+  target_sources(dmlbits_d3d12 PRIVATE ${_d3d12_dir}/d3d12_not_built.cpp)
+  return()
+endif()
 find_package(PkgConfig QUIET)
 if(PKG_CONFIG_FOUND)
   pkg_check_modules(DMLBITS_VKD3D QUIET libvkd3d-utils)

@@ -22,4 +22,6 @@ std::error_code write_standard_output(std::string_view data) noexcept {
   return {};
 }
 
+std::vector<std::string> command_line_arguments(int argc, char** argv) { return {argv, argv + argc}; }
+
 }  // namespace dmlbits
