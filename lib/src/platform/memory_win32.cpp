@@ -1,24 +1,23 @@
 // The Win32 implementation of dmlbits/memory.hpp. Large buffers are VirtualAlloc'd on their
 // own, so that their pages go back to the system when freed; Windows gives large pages only
 // to processes holding SeLockMemoryPrivilege, so there is no huge-page request here.
-#include "dmlbits/memory.hpp"
+#include "mapped_memory.hpp"
 
 #include <cstdint>
 #include <limits>
 #include <new>
 
-#include <fmt/format.h>
 
-#include "dmlbits/error.hpp"
 #include "win32.hpp"
 
 namespace dmlbits {
 namespace {
 
-constexpr std::size_t kSmallAlignment = 64;  // kTensorAlignment, without including tensor.hpp
 constexpr std::size_t kPage = 4096;
 
-std::byte* allocate_large(std::size_t size, Prefault fault) {
+}  // namespace
+
+std::byte* allocate_mapping(std::size_t size, Prefault fault) noexcept {
   if (size > std::numeric_limits<std::size_t>::max() - kPage) return nullptr;
   // Committed memory is charged to the commit limit here, so a machine without it fails now.
   void* raw = ::VirtualAlloc(nullptr, size, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
@@ -31,26 +30,8 @@ std::byte* allocate_large(std::size_t size, Prefault fault) {
   return p;
 }
 
-}  // namespace
 
-std::byte* allocate_buffer(std::size_t size, Prefault fault) {
-  void* p = nullptr;
-  if (size >= kLargeBufferBytes) {
-    p = allocate_large(size, fault);
-  } else {
-    // Round up so that size 0 still yields a valid, unique, aligned pointer.
-    const std::size_t alloc = size == 0 ? kSmallAlignment : (size + kSmallAlignment - 1) / kSmallAlignment * kSmallAlignment;
-    p = ::operator new(alloc, std::align_val_t{kSmallAlignment}, std::nothrow);
-  }
-  if (p == nullptr) throw Error(Errc::io, fmt::format("out of memory allocating {} bytes", size));
-  return static_cast<std::byte*>(p);
-}
-
-void free_buffer(std::byte* p, std::size_t size) noexcept {
-  if (p == nullptr) return;
-  if (size >= kLargeBufferBytes) ::VirtualFree(p, 0, MEM_RELEASE);
-  else ::operator delete(p, std::align_val_t{kSmallAlignment});
-}
+void free_mapping(std::byte* p, std::size_t) noexcept { ::VirtualFree(p, 0, MEM_RELEASE); }
 
 // Nothing to ask for: no huge pages (see above), and Windows has no "populate" for memory
 // another library mapped.
