@@ -25,7 +25,7 @@ struct OpOptions {
   std::string format;
   bool in_place = false;
   std::string feature_level = newest_feature_level().short_name();
-  std::string shift_overflow = "zero";
+  std::string shift_overflow{shift_overflow_name(kDefaultShiftOverflow)};
   std::string out_dtype;
   std::string dtype;
   std::string backend = "auto";
@@ -102,7 +102,11 @@ OperationSpec make_spec(const OpOptions& o) {
   spec.level = *level;
   spec.out_dtype = dtype_option(o.out_dtype, "--out-dtype");
   spec.dtype = dtype_option(o.dtype, "--dtype");
-  spec.shift_overflow = o.shift_overflow == "wrap" ? ShiftOverflow::wrap : ShiftOverflow::zero;
+  const auto shift_overflow = parse_shift_overflow(o.shift_overflow);
+  if (!shift_overflow)  // CLI11's check refuses it first; this keeps the spec total
+    throw Error(Errc::usage, fmt::format("--shift-overflow: unknown mode '{}' ({})", o.shift_overflow,
+                                         shift_overflow_names_help()));
+  spec.shift_overflow = *shift_overflow;
   spec.in_place = o.in_place;
   spec.backend = o.backend;
   spec.isa = o.isa;
@@ -322,12 +326,16 @@ void setup_op_commands(CLI::App& app, const OpInfo* only) {
     sub->add_option("-l,--feature-level", opt->feature_level,
                     "DirectML feature level: " + level_choices() + " (also 4.1, DML_FEATURE_LEVEL_4_1)")
         ->capture_default_str();
-    if (op.shift)
+    if (op.shift) {
+      std::vector<std::string> modes;
+      for (ShiftOverflow m : shift_overflow_modes()) modes.emplace_back(shift_overflow_name(m));
       sub->add_option("--shift-overflow", opt->shift_overflow,
-                      "Counts >= the element width: zero (result 0) or wrap (count modulo width)")
+                      "Counts >= the element width: directml (what DirectML computes; see the manual), "
+                      "zero (result 0) or wrap (count modulo width)")
           ->type_name("MODE")  // short enough that the description shares the option's line
-          ->check(CLI::IsMember({"zero", "wrap"}))
+          ->check(CLI::IsMember(modes))
           ->capture_default_str();
+    }
     if (!op.output_dtype_is_input_dtype())
       sub->add_option("--out-dtype", opt->out_dtype, "Output data type: uint8 (default) or uint32");
     sub->add_option("--dtype", opt->dtype, "Data type for literals and JSON inputs that name none (default: the other operand's)");

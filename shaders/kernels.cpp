@@ -57,8 +57,9 @@ std::vector<KernelKey> all_kernel_keys() {
       for (const OpInfo& op : op_table()) {
         if (op.shader == ShaderFamily::none) continue;
         for (unsigned out : output_widths(op, bits)) {
-          keys.push_back({op.kind, bits, out, ShiftOverflow::zero, strided});
-          if (op.shift) keys.push_back({op.kind, bits, out, ShiftOverflow::wrap, strided});
+          if (!op.shift) keys.push_back({op.kind, bits, out, ShiftOverflow::zero, strided});
+          else
+            for (ShiftOverflow mode : shift_overflow_modes()) keys.push_back({op.kind, bits, out, mode, strided});
         }
       }
   return keys;

@@ -1,8 +1,11 @@
 // shl, shr: logical shifts of A by B's whole element value.
 //
-// Counts >= the element width give 0 (ShiftOverflow::zero) or wrap modulo the width
-// (ShiftOverflow::wrap). vkd3d does not reduce shift counts modulo 32, so no shift here ever
-// receives a count >= 32: counts are masked, and 64-bit shifts are built from 32-bit ones.
+// Counts >= the element width give 0 (ShiftOverflow::zero), wrap modulo the width
+// (ShiftOverflow::wrap), or follow DirectML's measured rule (ShiftOverflow::directml; ops.cpp
+// states it): up to 32 bits, the zero-extended element shifted as a 32-bit lane by count & 31,
+// which is what D3D's ishl/ushr do; 64 bits, by count_lo if it is < 32, else by 32 + (count_lo
+// & 31). vkd3d does not reduce shift counts modulo 32, so no shift here ever receives a count
+// >= 32: counts are masked, and 64-bit shifts are built from 32-bit ones.
 #include "dmlbits/error.hpp"
 #include "kernel_writer.hpp"
 
@@ -26,9 +29,12 @@ class Shift final : public Family {
  private:
   // Elements of up to 32 bits, zero-extended in a and count. A left shift may carry bits past a
   // narrow element's width; packing the element with bfi drops them.
+  // In directml mode the lane is shifted by count & 31 whatever the width: bits shifted past a
+  // narrow element's width are dropped as above, so counts from the width to 31 give 0.
   void element32(ProgramBuilder& b, Reg a, Reg count, Reg out) const {
     const Reg amount = b.scalar();
-    b.and_(amount, count, imm(bits_ - 1));  // count mod width; the count itself when < width
+    // zero, wrap: count mod width, the count itself when < width; directml: count mod 32.
+    b.and_(amount, count, imm(mode_ == ShiftOverflow::directml ? 31 : bits_ - 1));
     if (left_) {
       b.ishl(out, a, amount);
     } else {
@@ -45,6 +51,8 @@ class Shift final : public Family {
   //   shl: hi' = big ? lo << s : (hi << s) | (lo >> (32 - s)),  lo' = big ? 0 : lo << s
   //   shr: lo' = big ? hi >> s : (lo >> s) | (hi << (32 - s)),  hi' = big ? 0 : hi >> s
   // where x >> (32 - s) is computed as (x >> 1) >> (31 - s): 0 for s = 0, no count reaches 32.
+  // zero and wrap: amount = count mod 64. directml: s = count_lo & 31 and big = count_lo >= 32,
+  // a shift by 32 + s for every count_lo of 32 and more.
   void element64(ProgramBuilder& b, const Value& a, const Value& count, const Value& out) const {
     const Reg amount = b.scalar();
     const Reg s = b.scalar();
@@ -52,10 +60,16 @@ class Shift final : public Family {
     const Reg carry = b.scalar();
     const Reg near = b.scalar();
     const Reg far = b.scalar();
-    b.and_(amount, count.lo, imm(63));  // count mod 64: the high word is a multiple of 2^32
-    b.and_(s, amount, imm(31));
-    b.xor_(inverse, s, imm(31));  // 31 - s
-    b.and_(amount, amount, imm(32));
+    if (mode_ == ShiftOverflow::directml) {
+      b.and_(s, count.lo, imm(31));
+      b.xor_(inverse, s, imm(31));  // 31 - s
+      b.and_(amount, count.lo, imm(~31u));  // nonzero: big
+    } else {
+      b.and_(amount, count.lo, imm(63));  // count mod 64: the high word is a multiple of 2^32
+      b.and_(s, amount, imm(31));
+      b.xor_(inverse, s, imm(31));  // 31 - s
+      b.and_(amount, amount, imm(32));
+    }
     if (left_) {
       b.ushr(carry, a.lo, imm(1));
       b.ushr(carry, carry, inverse);

@@ -476,8 +476,9 @@ inline constexpr std::uint64_t kFuzzMaxElements = 1 << 15;
 // Input: 14 option bytes, then data bytes for the inputs (A's bytes, then B's, repeated as needed).
 //   0 op  1 dtype  2 feature level  3 flags  4 out dtype  5 ranks (A low nibble, B high)
 //   6..9 A's dims  10..13 B's dims
-// flags: bit 0 shift overflow wrap; bits 1-2 out dtype (none, uint8, uint32, byte 4); bit 3 in
-// place; bit 4 shift counts reduced to 0..width+1; bit 5 threads; bits 6-7 misalignment.
+// flags: bit 0 shift overflow wrap (else zero if byte 4's top bit is set, else the default,
+// directml); bits 1-2 out dtype (none, uint8, uint32, byte 4); bit 3 in place; bit 4 shift
+// counts reduced to 0..width+1; bit 5 threads; bits 6-7 misalignment.
 // Returns whether the operation was valid and ran (for the regression test's sweep).
 inline bool op_target(Input in) {
   ByteReader r(in);
@@ -488,7 +489,7 @@ inline bool op_target(Input in) {
   const std::uint8_t flags = r.take();
   const std::uint8_t out_byte = r.take();
   const std::uint8_t ranks = r.take();
-  req.shift_overflow = (flags & 1) ? ShiftOverflow::wrap : ShiftOverflow::zero;
+  req.shift_overflow = (flags & 1) ? ShiftOverflow::wrap : (out_byte & 0x80) ? ShiftOverflow::zero : kDefaultShiftOverflow;
   switch ((flags >> 1) & 3) {
     case 1: req.out_dtype = DType::uint8; break;
     case 2: req.out_dtype = DType::uint32; break;
@@ -655,7 +656,8 @@ inline bool op_target(Input in) {
 // output's, (), (1, cols), (rows, 1). Size classes: under 300 elements; the stream chunk +-64;
 // two to three chunks and an odd remainder; a 4 KiB page's elements +-2 times 1-4.
 // flags: bit 0 shift overflow wrap; bit 1 popcount to uint32; bit 2 one thread; bit 3
-// cpu-reference; bit 4 a lower instruction set; bit 5 bool.
+// cpu-reference; bit 4 a lower instruction set; bit 5 bool; bit 6 shift overflow zero (bit 0
+// clear; with neither, the default, directml).
 
 // A scratch folder for one process's files, removed at exit.
 inline const std::string& fuzz_scratch_dir() {
@@ -748,7 +750,7 @@ inline bool run_target(Input in) {
 
   OperationSpec spec;
   spec.op = op.kind;
-  spec.shift_overflow = (flags & 1) ? ShiftOverflow::wrap : ShiftOverflow::zero;
+  spec.shift_overflow = (flags & 1) ? ShiftOverflow::wrap : (flags & 64) ? ShiftOverflow::zero : kDefaultShiftOverflow;
   if (op.kind == OpKind::popcount && (flags & 2)) spec.out_dtype = DType::uint32;
   const std::size_t w = dtype_info(dtype).size;
   const std::size_t out_w = op.kind == OpKind::popcount ? dtype_info(spec.out_dtype.value_or(DType::uint8)).size : w;

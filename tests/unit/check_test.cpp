@@ -120,6 +120,20 @@ TEST_F(CheckTest, FilesResolveAgainstTheRootAndLiteralsStayLiterals) {
   EXPECT_EQ(m.cases[1].spec.dtype, DType::uint16);
 }
 
+TEST_F(CheckTest, ShiftOverflowNamesEveryModeAndDefaultsToDirectml) {
+  const std::string path = manifest(R"({"cases": [
+      {"name": "default", "op": "shl", "inputs": ["1", "9"], "expected": "g.npy"},
+      {"name": "directml", "op": "shl", "inputs": ["1", "9"], "shift_overflow": "directml", "expected": "g.npy"},
+      {"name": "zero", "op": "shr", "inputs": ["1", "9"], "shift_overflow": "zero", "expected": "g.npy"},
+      {"name": "wrap", "op": "shr", "inputs": ["1", "9"], "shift_overflow": "wrap", "expected": "g.npy"}]})");
+  const Manifest m = load_manifest(path, {});
+  ASSERT_EQ(m.cases.size(), 4u);
+  EXPECT_EQ(m.cases[0].spec.shift_overflow, ShiftOverflow::directml);
+  EXPECT_EQ(m.cases[1].spec.shift_overflow, ShiftOverflow::directml);
+  EXPECT_EQ(m.cases[2].spec.shift_overflow, ShiftOverflow::zero);
+  EXPECT_EQ(m.cases[3].spec.shift_overflow, ShiftOverflow::wrap);
+}
+
 TEST_F(CheckTest, DefaultsApplyOnlyWhereTheOperatorTakesThem) {
   const std::string path = manifest(R"({
     "defaults": {"dtype": "uint8", "out_dtype": "uint32", "shift_overflow": "wrap", "feature_level": "5.0"},
@@ -134,7 +148,7 @@ TEST_F(CheckTest, DefaultsApplyOnlyWhereTheOperatorTakesThem) {
   EXPECT_EQ(m.cases[1].spec.shift_overflow, ShiftOverflow::wrap);
   EXPECT_FALSE(m.cases[1].spec.out_dtype.has_value());
   EXPECT_FALSE(m.cases[2].spec.out_dtype.has_value());
-  EXPECT_EQ(m.cases[2].spec.shift_overflow, ShiftOverflow::zero);
+  EXPECT_EQ(m.cases[2].spec.shift_overflow, kDefaultShiftOverflow);
   EXPECT_EQ(m.cases[2].spec.backend, "cpu-reference");
 }
 
@@ -216,7 +230,7 @@ TEST_F(CheckTest, MalformedManifestsNameTheCaseAndTheKey) {
   expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "shift_overflow": "wrap", "expected": "g.npy"}]})",
                  "case 'x': \"shift_overflow\" does not apply to not (only shl and shr takes it)");
   expect_refused(R"({"cases": [{"name": "x", "op": "shl", "inputs": ["1", "2"], "shift_overflow": "clamp", "expected": "g.npy"}]})",
-                 "case 'x': \"shift_overflow\" must be \"zero\" or \"wrap\"");
+                 "case 'x': \"shift_overflow\" must be \"directml\", \"zero\" or \"wrap\"");
   expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "feature_level": "4_2", "expected": "g.npy"}]})",
                  "case 'x': \"feature_level\": unknown feature level \"4_2\"");
   expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "dtype": "uint7", "expected": "g.npy"}]})",

@@ -3,7 +3,7 @@
 // kernel of the table that this CPU can run (one test each, named after the kernel; the others
 // are reported as skipped), at sizes around every vector and block width, at unaligned
 // addresses, in place, with B (or A) a broadcast element, and with shift counts below, at and
-// beyond the element width in both overflow modes; then the backend itself on broadcast
+// beyond the element width in every overflow mode; then the backend itself on broadcast
 // descriptors, threaded runs and each instruction set the CPU has, plus instruction-set
 // detection, overrides and the kernel table's coverage.
 #include <gtest/gtest.h>
@@ -60,20 +60,24 @@ bool is_shift(OpKind op) { return op_info(op).shift; }
 bool is_binary(OpKind op) { return op_info(op).arity == 2; }
 
 // Element values: for shift counts, a mix that puts many counts just below, at and just above
-// the width, and some far beyond it (whole-width values such as 2^40 for 64-bit elements);
-// otherwise random bits with the all-zero and all-one patterns mixed in.
+// the width, some around 32 and its multiples (where the directml mode's 32-bit lane wraps),
+// and some far beyond (whole-width values such as 2^40 for 64-bit elements, and 64-bit counts
+// whose low 32 bits are small or large); otherwise random bits with the all-zero and all-one
+// patterns mixed in.
 Bytes random_elements(std::size_t n, unsigned width, bool counts, std::mt19937_64& rng) {
   const unsigned bits = width * 8;
   const std::uint64_t mask = bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
   Bytes out(n * width);
   for (std::size_t i = 0; i < n; ++i) {
     std::uint64_t v = rng();
-    const unsigned pick = static_cast<unsigned>(rng() % 8);
+    const unsigned pick = static_cast<unsigned>(rng() % 10);
     if (counts) {
       if (pick < 4) v = rng() % (bits + 3);                         // 0 .. width + 2
       else if (pick == 4) v = bits - 1 + rng() % 3;                 // width - 1, width, width + 1
       else if (pick == 5) v = std::uint64_t{1} << (rng() % bits);   // powers of two, up to the top bit
       else if (pick == 6) v = (rng() % 2) ? mask : 2 * bits;        // all ones; twice the width
+      else if (pick == 7) v = rng() % 100;                          // 0 .. 99: 32, 64, 96 and between
+      else if (pick == 8) v = (v & ~std::uint64_t{0xFFFFFFFF}) | (rng() % 70);  // a high word, a small low one
     } else {
       if (pick == 0) v = 0;
       else if (pick == 1) v = mask;
@@ -135,8 +139,8 @@ TEST_P(KernelTest, MatchesReference) {
   const bool may_run_in_place = op_info(k.op).allows_in_place() && k.operands != Operands::a_scalar;
   std::mt19937_64 rng(0x5eed0000 + GetParam());
   int cases = 0;
-  for (const ShiftOverflow mode : {ShiftOverflow::zero, ShiftOverflow::wrap}) {
-    if (mode == ShiftOverflow::wrap && !is_shift(k.op)) continue;
+  for (const ShiftOverflow mode : shift_overflow_modes()) {
+    if (mode != ShiftOverflow::zero && !is_shift(k.op)) continue;
     for (const std::size_t n : test_sizes(k.width)) {
       const std::size_t na = k.operands == Operands::a_scalar ? 1 : n;
       const std::size_t nb = k.operands == Operands::b_scalar ? 1 : n;
@@ -216,6 +220,7 @@ Out popcount_one(const KernelInfo& k, T a) {
 TEST(CpuKernelsTest, HandWorkedValues) {
   constexpr auto kZero = ShiftOverflow::zero;
   constexpr auto kWrap = ShiftOverflow::wrap;
+  constexpr auto kDml = ShiftOverflow::directml;
   int checked = 0;
   for (const KernelInfo& k : kernel_table()) {
     if (!kernel_runnable(k) || k.operands != Operands::vectors) continue;
@@ -229,22 +234,34 @@ TEST(CpuKernelsTest, HandWorkedValues) {
           EXPECT_EQ(run_one<std::uint8_t>(k, 0xFF, 8, kZero), 0x00);
           EXPECT_EQ(run_one<std::uint8_t>(k, 0x01, 9, kWrap), 0x02);   // 9 mod 8 = 1
           EXPECT_EQ(run_one<std::uint8_t>(k, 0x01, 255, kZero), 0x00);
+          EXPECT_EQ(run_one<std::uint8_t>(k, 0xF4, 32, kDml), 0xF4);  // measured on DirectML
+          EXPECT_EQ(run_one<std::uint8_t>(k, 0xF5, 35, kDml), 0xA8);
+          EXPECT_EQ(run_one<std::uint8_t>(k, 0xF7, 41, kDml), 0x00);
+          EXPECT_EQ(run_one<std::uint8_t>(k, 0x81, 8, kDml), 0x00);
         } else if (k.width == 2) {
           EXPECT_EQ(run_one<std::uint16_t>(k, 0x8001, 1, kZero), 0x0002);
           EXPECT_EQ(run_one<std::uint16_t>(k, 0x00FF, 12, kZero), 0xF000);
           EXPECT_EQ(run_one<std::uint16_t>(k, 1, 16, kZero), 0);
           EXPECT_EQ(run_one<std::uint16_t>(k, 1, 17, kWrap), 2);       // 17 mod 16 = 1
           EXPECT_EQ(run_one<std::uint16_t>(k, 1, 0x8000, kZero), 0);
+          EXPECT_EQ(run_one<std::uint16_t>(k, 0xF3F3, 33, kDml), 0xE7E6);  // measured on DirectML
+          EXPECT_EQ(run_one<std::uint16_t>(k, 1, 16, kDml), 0);
+          EXPECT_EQ(run_one<std::uint16_t>(k, 1, 0x8000, kDml), 1);  // 0x8000 & 31 = 0
         } else if (k.width == 4) {
           EXPECT_EQ(run_one<std::uint32_t>(k, 1, 31, kZero), 0x80000000u);
           EXPECT_EQ(run_one<std::uint32_t>(k, 1, 32, kZero), 0u);
           EXPECT_EQ(run_one<std::uint32_t>(k, 1, 33, kWrap), 2u);
           EXPECT_EQ(run_one<std::uint32_t>(k, 3, 0xFFFFFFFFu, kWrap), 0x80000000u);  // count 31
+          EXPECT_EQ(run_one<std::uint32_t>(k, 1, 33, kDml), 2u);
         } else {
           EXPECT_EQ(run_one<std::uint64_t>(k, 1, 63, kZero), 0x8000000000000000u);
           EXPECT_EQ(run_one<std::uint64_t>(k, 1, 64, kZero), 0u);
           EXPECT_EQ(run_one<std::uint64_t>(k, 1, std::uint64_t{1} << 40, kZero), 0u);
           EXPECT_EQ(run_one<std::uint64_t>(k, 1, (std::uint64_t{1} << 40) + 3, kWrap), 8u);
+          EXPECT_EQ(run_one<std::uint64_t>(k, 1, 64, kDml), 0x100000000u);  // by 32
+          EXPECT_EQ(run_one<std::uint64_t>(k, 1, 67, kDml), 0x800000000u);  // by 35
+          EXPECT_EQ(run_one<std::uint64_t>(k, 1, 0xFFFFFFFFu, kDml), 0x8000000000000000u);  // by 63
+          EXPECT_EQ(run_one<std::uint64_t>(k, 5, std::uint64_t{1} << 40, kDml), 5u);  // low word 0
         }
         break;
       case OpKind::shr:
@@ -253,18 +270,25 @@ TEST(CpuKernelsTest, HandWorkedValues) {
           EXPECT_EQ(run_one<std::uint8_t>(k, 0x80, 7, kZero), 0x01);
           EXPECT_EQ(run_one<std::uint8_t>(k, 0x80, 8, kZero), 0x00);
           EXPECT_EQ(run_one<std::uint8_t>(k, 0x80, 15, kWrap), 0x01);  // 15 mod 8 = 7
+          EXPECT_EQ(run_one<std::uint8_t>(k, 0x80, 39, kDml), 0x01);   // 39 & 31 = 7
+          EXPECT_EQ(run_one<std::uint8_t>(k, 0x80, 31, kDml), 0x00);
         } else if (k.width == 2) {
           EXPECT_EQ(run_one<std::uint16_t>(k, 0x8000, 15, kZero), 1);
           EXPECT_EQ(run_one<std::uint16_t>(k, 0x8000, 16, kZero), 0);
           EXPECT_EQ(run_one<std::uint16_t>(k, 0x8000, 31, kWrap), 1);
+          EXPECT_EQ(run_one<std::uint16_t>(k, 0x8000, 31, kDml), 0);
+          EXPECT_EQ(run_one<std::uint16_t>(k, 0x8000, 47, kDml), 1);
         } else if (k.width == 4) {
           EXPECT_EQ(run_one<std::uint32_t>(k, 0x80000000u, 31, kZero), 1u);
           EXPECT_EQ(run_one<std::uint32_t>(k, 0x80000000u, 0x100000000u - 1, kZero), 0u);
           EXPECT_EQ(run_one<std::uint32_t>(k, 0x80000000u, 32 + 4, kWrap), 0x08000000u);
+          EXPECT_EQ(run_one<std::uint32_t>(k, 0x80000000u, 0xFFFFFFFFu, kDml), 1u);
         } else {
           EXPECT_EQ(run_one<std::uint64_t>(k, 0x8000000000000000u, 63, kZero), 1u);
           EXPECT_EQ(run_one<std::uint64_t>(k, 0x8000000000000000u, 64, kZero), 0u);
           EXPECT_EQ(run_one<std::uint64_t>(k, 0x8000000000000000u, std::uint64_t{1} << 40, kZero), 0u);
+          EXPECT_EQ(run_one<std::uint64_t>(k, 0xD69A5E00F2F2F2F2u, 64, kDml), 0xD69A5E00u);  // measured
+          EXPECT_EQ(run_one<std::uint64_t>(k, 0x8000000000000000u, 95, kDml), 1u);  // by 63
         }
         break;
       case OpKind::bit_xor:
@@ -496,7 +520,7 @@ std::string describe(const Case& c) {
                   c.a.to_string();
   if (op_info(c.op).arity == 2) s += " with " + c.b.to_string();
   if (c.out_dtype) s += " -> " + std::string(dtype_info(*c.out_dtype).dml_name);
-  if (c.mode == ShiftOverflow::wrap) s += " wrap";
+  if (op_info(c.op).shift) s += " " + std::string(shift_overflow_name(c.mode));
   if (c.in_place) s += " in place";
   return s;
 }
@@ -568,8 +592,10 @@ std::vector<Case> backend_cases() {
           continue;
         }
         cases.push_back({op.kind, dt, a, b});
-        if (op.kind == OpKind::shl || op.kind == OpKind::shr)
+        if (op.kind == OpKind::shl || op.kind == OpKind::shr) {
           cases.push_back({op.kind, dt, a, b, std::nullopt, ShiftOverflow::wrap});
+          cases.push_back({op.kind, dt, a, b, std::nullopt, ShiftOverflow::directml});
+        }
         if (broadcast_shapes(a, b) == a) cases.push_back({op.kind, dt, a, b, std::nullopt, ShiftOverflow::zero, true});
       }
     }

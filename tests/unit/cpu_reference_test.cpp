@@ -1,5 +1,5 @@
 // The CPU reference backend: the per-element functions on hand-computed values for every element
-// width, the shift edge cases in both overflow modes, and the backend's walk over broadcast
+// width, the shift edge cases in the three overflow modes, and the backend's walk over broadcast
 // (stride-0) descriptors. Expected values are worked out by hand, not by running the code.
 #include <gtest/gtest.h>
 
@@ -14,6 +14,7 @@ namespace {
 
 constexpr auto kZero = ShiftOverflow::zero;
 constexpr auto kWrap = ShiftOverflow::wrap;
+constexpr auto kDml = ShiftOverflow::directml;
 
 // ---- reference_binary / reference_not / reference_popcount ----
 
@@ -69,12 +70,12 @@ TEST(CpuReferenceTest, PopcountEveryWidth) {
   EXPECT_EQ(reference_popcount<std::uint64_t>(0x8000000000000001u), 2u);
 }
 
-// ---- Shifts: every width, counts 0, 1, width-1, width, width+1, large; both modes ----
+// ---- Shifts: every width, counts 0, 1, width-1, width, width+1, large; every mode ----
 
 template <class T>
 void check_shift_edges(T value, T top_bit) {
   constexpr std::uint64_t w = sizeof(T) * 8;
-  for (ShiftOverflow mode : {kZero, kWrap}) {
+  for (ShiftOverflow mode : {kZero, kWrap, kDml}) {
     EXPECT_EQ(reference_binary<T>(OpKind::shl, value, 0, mode), value) << w;
     EXPECT_EQ(reference_binary<T>(OpKind::shr, value, 0, mode), value) << w;
     EXPECT_EQ(reference_binary<T>(OpKind::shl, 1, static_cast<T>(w - 1), mode), top_bit) << w;
@@ -128,6 +129,55 @@ TEST(CpuReferenceTest, ShiftHandComputedValues) {
             0x0400000000000000u);
   EXPECT_EQ(reference_binary<std::uint64_t>(OpKind::shl, 0xFFu, 60, kZero), 0xF000000000000000u);
   EXPECT_EQ(reference_binary<std::uint64_t>(OpKind::shr, 0xFFu, 65, kWrap), 0x7Fu);
+}
+
+// The directml mode, worked out by hand from the rule DirectML 1.15.4 was measured to follow
+// (man page, --shift-overflow): up to 32 bits a 32-bit lane shifted by count & 31 and cut back
+// to the width; 64 bits c = the count's low 32 bits, c if c < 32, else 32 and then c & 31.
+TEST(CpuReferenceTest, ShiftDirectmlMeasuredValues) {
+  // The values measured on DirectML itself (shared reference, directml-under-wine.md).
+  EXPECT_EQ(reference_binary<std::uint8_t>(OpKind::shl, 0xF4, 32, kDml), 0xF4);
+  EXPECT_EQ(reference_binary<std::uint8_t>(OpKind::shl, 0xF5, 35, kDml), 0xA8);  // 0xF5 << 3 = 0x7A8
+  EXPECT_EQ(reference_binary<std::uint8_t>(OpKind::shl, 0xF7, 41, kDml), 0x00);  // by 9
+  EXPECT_EQ(reference_binary<std::uint16_t>(OpKind::shl, 0xF3F3, 33, kDml), 0xE7E6);  // 0x1E7E6
+  EXPECT_EQ(reference_binary<std::uint64_t>(OpKind::shr, 0xD69A5E00F2F2F2F2u, 64, kDml), 0x00000000D69A5E00u);
+}
+
+TEST(CpuReferenceTest, ShiftDirectmlHandComputedValues) {
+  // 8 bits: counts 8..31 empty the lane's low byte, 32..39 shift by count - 32, 40..63 empty it.
+  EXPECT_EQ(reference_binary<std::uint8_t>(OpKind::shl, 0x81, 7, kDml), 0x80);
+  EXPECT_EQ(reference_binary<std::uint8_t>(OpKind::shl, 0x81, 8, kDml), 0x00);
+  EXPECT_EQ(reference_binary<std::uint8_t>(OpKind::shr, 0x81, 8, kDml), 0x00);
+  EXPECT_EQ(reference_binary<std::uint8_t>(OpKind::shl, 0x81, 31, kDml), 0x00);
+  EXPECT_EQ(reference_binary<std::uint8_t>(OpKind::shr, 0x81, 33, kDml), 0x40);
+  EXPECT_EQ(reference_binary<std::uint8_t>(OpKind::shr, 0x81, 39, kDml), 0x01);
+  EXPECT_EQ(reference_binary<std::uint8_t>(OpKind::shr, 0x81, 40, kDml), 0x00);
+  EXPECT_EQ(reference_binary<std::uint8_t>(OpKind::shl, 0x81, 64, kDml), 0x81);   // 64 & 31 = 0
+  EXPECT_EQ(reference_binary<std::uint8_t>(OpKind::shl, 0x81, 225, kDml), 0x02);  // 225 & 31 = 1
+  EXPECT_EQ(reference_binary<std::uint8_t>(OpKind::shl, 0xFF, 255, kDml), 0x00);  // 255 & 31 = 31
+  // 16 bits: 16..31 give 0, 32..47 shift by count - 32.
+  EXPECT_EQ(reference_binary<std::uint16_t>(OpKind::shl, 0x8001, 16, kDml), 0x0000);
+  EXPECT_EQ(reference_binary<std::uint16_t>(OpKind::shr, 0x8001, 17, kDml), 0x0000);
+  EXPECT_EQ(reference_binary<std::uint16_t>(OpKind::shr, 0x8001, 32, kDml), 0x8001);
+  EXPECT_EQ(reference_binary<std::uint16_t>(OpKind::shr, 0x8001, 47, kDml), 0x0001);
+  EXPECT_EQ(reference_binary<std::uint16_t>(OpKind::shl, 0x8001, 48, kDml), 0x0000);
+  EXPECT_EQ(reference_binary<std::uint16_t>(OpKind::shl, 0x00FF, 1000, kDml), 0xFF00);  // 1000 & 31 = 8
+  EXPECT_EQ(reference_binary<std::uint16_t>(OpKind::shl, 0x0001, 65535, kDml), 0x0000);  // by 31
+  // 32 bits: the count modulo 32, as wrap.
+  EXPECT_EQ(reference_binary<std::uint32_t>(OpKind::shl, 0x12345678u, 32, kDml), 0x12345678u);
+  EXPECT_EQ(reference_binary<std::uint32_t>(OpKind::shl, 0x12345678u, 33, kDml), 0x2468ACF0u);
+  EXPECT_EQ(reference_binary<std::uint32_t>(OpKind::shr, 0x12345678u, 0x80000003u, kDml), 0x02468ACFu);
+  EXPECT_EQ(reference_binary<std::uint32_t>(OpKind::shr, 0x80000000u, 0xFFFFFFFFu, kDml), 1u);
+  // 64 bits: 32..63 exact, 64 by 32, 67 by 35, 2^32 - 1 by 63; the high word is ignored.
+  EXPECT_EQ(reference_binary<std::uint64_t>(OpKind::shl, 0xFFu, 60, kDml), 0xF000000000000000u);
+  EXPECT_EQ(reference_binary<std::uint64_t>(OpKind::shl, 1, 64, kDml), 0x100000000u);
+  EXPECT_EQ(reference_binary<std::uint64_t>(OpKind::shl, 1, 67, kDml), 0x800000000u);
+  EXPECT_EQ(reference_binary<std::uint64_t>(OpKind::shr, 0x8000000000000000u, 95, kDml), 1u);    // by 63
+  EXPECT_EQ(reference_binary<std::uint64_t>(OpKind::shr, 0x8000000000000000u, 96, kDml), 0x80000000u);  // by 32
+  EXPECT_EQ(reference_binary<std::uint64_t>(OpKind::shl, 1, 0xFFFFFFFFu, kDml), 0x8000000000000000u);
+  EXPECT_EQ(reference_binary<std::uint64_t>(OpKind::shl, 1, (std::uint64_t{1} << 32) + 3, kDml), 8u);
+  EXPECT_EQ(reference_binary<std::uint64_t>(OpKind::shl, 5, std::uint64_t{1} << 40, kDml), 5u);  // c = 0
+  EXPECT_EQ(reference_binary<std::uint64_t>(OpKind::shr, 0x8000000000000000u, ~std::uint64_t{0}, kDml), 1u);
 }
 
 // ---- The backend on validated descriptors ----

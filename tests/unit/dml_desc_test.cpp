@@ -170,6 +170,8 @@ TEST(DmlDescTest, OperatorDescJsonNamesTheDescFields) {
   EXPECT_EQ(j.at("operator"), "DML_OPERATOR_ELEMENT_WISE_BIT_SHIFT_LEFT");
   EXPECT_EQ(j.at("operator_value"), 97);
   EXPECT_EQ(j.at("dmlbits").at("shift_overflow"), "wrap");
+  s.shift_overflow = kDefaultShiftOverflow;
+  EXPECT_EQ(to_json(validate(s).desc()).at("dmlbits").at("shift_overflow"), "directml");
   EXPECT_EQ(j.at("tensors").at("BTensor").at("Strides"), nlohmann::json::parse("[0]"));
 }
 

@@ -181,6 +181,9 @@ TEST(DxDispatchTest, ShiftsRecordTheOverflowMode) {
   EXPECT_EQ(m.at("dmlbits").at("shift_overflow"), "wrap");
   EXPECT_EQ(m.at("dmlbits").at("dxdispatch_arguments")[1], "2.1");
   EXPECT_EQ(m.at("commands")[1].at("dimensions").get<U64s>(), (U64s{1, 1, 2, 2}));
+  r.shift_overflow = kDefaultShiftOverflow;
+  EXPECT_EQ(dxdispatch_model(validate(r), {"s-a.npy", "s-b.npy"}, "s-out.npy").at("dmlbits").at("shift_overflow"),
+            "directml");
 }
 
 TEST(DxDispatchTest, ScalarOutputGetsOneDimension) {

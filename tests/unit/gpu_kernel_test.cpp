@@ -490,10 +490,18 @@ std::string run_case(const KernelKey& key, const Case& cs, std::mt19937& rng, un
     b.t[t].resize(bytes);
     for (auto& x : b.t[t]) x = static_cast<std::uint8_t>(rng());  // bytes past the data included
     if (t == 1 && is_shift(key.op)) {
-      // Counts around the width, and (for 64-bit) counts with a nonzero high word.
+      // Counts around the width; around 32 and its multiples, where the directml mode's 32-bit
+      // lane wraps; all ones; for 64-bit, counts with a nonzero high word or a large low word.
+      const std::uint64_t all_ones = ~0ull >> (64 - key.in_bits);
       for (std::uint64_t e = 0; e < extent; ++e) {
         std::uint64_t v = rng() % (key.in_bits + 4);
-        if (rng() % 5 == 0) v = key.in_bits == 64 ? (std::uint64_t{rng()} << 32) | (rng() % 8) : (~0ull >> (64 - key.in_bits));
+        switch (rng() % 8) {
+          case 0: v = all_ones; break;
+          case 1: v = rng() % 100; break;
+          case 2: v = key.in_bits == 64 ? (std::uint64_t{rng()} << 32) | (rng() % 8) : v; break;
+          case 3: v = (std::uint64_t{rng()} << 32 | rng()) & all_ones; break;
+          default: break;
+        }
         put(b.t[1], e, key.in_bits, v);
       }
     }
@@ -526,9 +534,9 @@ std::string run_case(const KernelKey& key, const Case& cs, std::mt19937& rng, un
 
 TEST(GpuKernelTest, KeysCoverTheSupportTable) {
   const auto keys = all_kernel_keys();
-  // and/or/xor/not and shl/shr (2 overflow modes) at 4 widths, popcount at 4 widths x 2
+  // and/or/xor/not and shl/shr (3 overflow modes) at 4 widths, popcount at 4 widths x 2
   // outputs; each packed and strided.
-  EXPECT_EQ(keys.size(), (4 * 4 + 2 * 2 * 4 + 4 * 2) * 2u);
+  EXPECT_EQ(keys.size(), (4 * 4 + 2 * 3 * 4 + 4 * 2) * 2u);
   std::set<KernelKey> unique(keys.begin(), keys.end());
   EXPECT_EQ(unique.size(), keys.size());
   std::set<std::string> names;
@@ -540,6 +548,7 @@ TEST(GpuKernelTest, KeysCoverTheSupportTable) {
         EXPECT_TRUE(unique.count({op, bits, bits, ShiftOverflow::zero, strided}));
         if (is_shift(op)) {
           EXPECT_TRUE(unique.count({op, bits, bits, ShiftOverflow::wrap, strided}));
+          EXPECT_TRUE(unique.count({op, bits, bits, ShiftOverflow::directml, strided}));
         }
       }
   for (unsigned bits : {8u, 16u, 32u, 64u})
@@ -549,6 +558,7 @@ TEST(GpuKernelTest, KeysCoverTheSupportTable) {
 TEST(GpuKernelTest, NamesReadAsKeys) {
   EXPECT_EQ(to_string({OpKind::shl, 16, 16, ShiftOverflow::wrap, true}), "shl_u16_wrap_strided");
   EXPECT_EQ(to_string({OpKind::shr, 64, 64, ShiftOverflow::zero, false}), "shr_u64_zero");
+  EXPECT_EQ(to_string({OpKind::shl, 8, 8, ShiftOverflow::directml, false}), "shl_u8_directml");
   EXPECT_EQ(to_string({OpKind::bit_and, 8, 8, ShiftOverflow::zero, false}), "and_u8");
   EXPECT_EQ(to_string({OpKind::popcount, 64, 8, ShiftOverflow::zero, true}), "popcount_u64_to_u8_strided");
 }

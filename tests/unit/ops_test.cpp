@@ -111,6 +111,20 @@ TEST(FindOpTest, NoNameIsShared) {
 TEST(ShiftOverflowTest, Names) {
   EXPECT_EQ(shift_overflow_name(ShiftOverflow::zero), "zero");
   EXPECT_EQ(shift_overflow_name(ShiftOverflow::wrap), "wrap");
+  EXPECT_EQ(shift_overflow_name(ShiftOverflow::directml), "directml");
+  for (ShiftOverflow m : shift_overflow_modes()) EXPECT_EQ(parse_shift_overflow(shift_overflow_name(m)), m);
+  EXPECT_FALSE(parse_shift_overflow("DirectML"));
+  EXPECT_FALSE(parse_shift_overflow("clamp"));
+  EXPECT_FALSE(parse_shift_overflow(""));
+  EXPECT_EQ(shift_overflow_names_help(), "directml, zero or wrap");
+  EXPECT_EQ(shift_overflow_names_help("'"), "'directml', 'zero' or 'wrap'");
+}
+
+// dmlbits promises DirectML's results: DirectML's measured rule is the default, listed first.
+TEST(ShiftOverflowTest, DirectmlIsTheDefault) {
+  EXPECT_EQ(kDefaultShiftOverflow, ShiftOverflow::directml);
+  ASSERT_EQ(shift_overflow_modes().size(), 3u);
+  EXPECT_EQ(shift_overflow_modes().front(), kDefaultShiftOverflow);
 }
 
 }  // namespace

@@ -42,9 +42,9 @@ TEST(RunOperationTest, ComputesHandWorkedResults) {
   OperationResult r = run_operation(literal_spec(OpKind::bit_and, {"[240, 15, 255]", "0x3c"}));
   EXPECT_EQ(r.result().dtype(), DType::uint8);
   EXPECT_EQ(bits_of(r.result()), (std::vector<std::uint64_t>{0x30, 0x0C, 0x3C}));
-  // 1 << 31 = 0x80000000; shifting by 32 or more gives 0 in the default (zero) mode.
+  // 1 << 31 = 0x80000000; in the default (directml) mode a uint32 count of 32 shifts by 32 & 31 = 0.
   r = run_operation(literal_spec(OpKind::shl, {"[1, 1, 3]", "[31, 32, 1]"}, DType::uint32));
-  EXPECT_EQ(bits_of(r.result()), (std::vector<std::uint64_t>{0x80000000u, 0, 6}));
+  EXPECT_EQ(bits_of(r.result()), (std::vector<std::uint64_t>{0x80000000u, 1, 6}));
   // popcount(0xF0) = 4, popcount(0) = 0, popcount(0xFFFF) = 16; the output defaults to uint8.
   r = run_operation(literal_spec(OpKind::popcount, {"[240, 0, 65535]"}, DType::uint16));
   EXPECT_EQ(r.result().dtype(), DType::uint8);
@@ -58,6 +58,19 @@ TEST(RunOperationTest, WrapModeTakesTheShiftCountModuloTheWidth) {
   EXPECT_EQ(bits_of(run_operation(s).result()), (std::vector<std::uint64_t>{2, 1}));
   s.shift_overflow = ShiftOverflow::zero;
   EXPECT_EQ(bits_of(run_operation(s).result()), (std::vector<std::uint64_t>{0, 0}));
+}
+
+TEST(RunOperationTest, TheDefaultModeIsWhatDirectmlComputed) {
+  // DirectML 1.15.4's results (man page, --shift-overflow): the uint8 element as a 32-bit lane
+  // shifted by count & 31: 0xF4 << 32 = 0xF4, 0xF5 << 35 = 0xF5 << 3 = 0x7A8 -> 0xA8, 0xF7 << 41
+  // = 0xF7 << 9 -> 0x00.
+  OperationSpec s = literal_spec(OpKind::shl, {"[244, 245, 247]", "[32, 35, 41]"});
+  EXPECT_EQ(bits_of(run_operation(s).result()), (std::vector<std::uint64_t>{0xF4, 0xA8, 0x00}));
+  s.shift_overflow = ShiftOverflow::directml;
+  EXPECT_EQ(bits_of(run_operation(s).result()), (std::vector<std::uint64_t>{0xF4, 0xA8, 0x00}));
+  // uint64: 0xD69A5E00F2F2F2F2 >> 64 shifts by 32.
+  s = literal_spec(OpKind::shr, {"0xd69a5e00f2f2f2f2", "64"}, DType::uint64);
+  EXPECT_EQ(bits_of(run_operation(s).result()), (std::vector<std::uint64_t>{0xD69A5E00u}));
 }
 
 TEST(RunOperationTest, EveryBackendNameGivesTheSameBits) {

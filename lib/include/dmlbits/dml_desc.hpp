@@ -37,7 +37,7 @@ struct DmlOperatorDesc {
   FeatureLevel level;
   std::vector<DmlTensorDesc> inputs;
   DmlTensorDesc output;
-  ShiftOverflow shift_overflow = ShiftOverflow::zero;
+  ShiftOverflow shift_overflow = kDefaultShiftOverflow;
   // DirectML sizes cannot be 0; an empty result is produced without dispatching anything.
   bool empty = false;
 };

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,9 +21,20 @@ namespace dmlbits {
 
 enum class OpKind : std::uint8_t { shl, shr, bit_and, bit_or, bit_xor, bit_not, popcount };
 
-// What shift counts >= the element width produce (DirectML does not say; see the man page).
-enum class ShiftOverflow : std::uint8_t { zero, wrap };
-std::string_view shift_overflow_name(ShiftOverflow m);
+// What shift counts >= the element width produce. DirectML documents nothing; `directml` is
+// what DirectML 1.15.4 was measured to compute (its shader-model-5.1 path under wine, vkd3d and
+// lavapipe; the man page states the rule and its caveat), `zero` gives 0 (NumPy, ONNX opset 28)
+// and `wrap` takes the count modulo the width. The reference functions (ops.cpp) define each.
+enum class ShiftOverflow : std::uint8_t { zero, wrap, directml };
+// The mode a request, a command line or a manifest case gets when it names none: DirectML's,
+// since dmlbits promises DirectML's results. The one place the default is chosen.
+inline constexpr ShiftOverflow kDefaultShiftOverflow = ShiftOverflow::directml;
+// Every mode, the default first (for help text, errors and test enumeration).
+std::span<const ShiftOverflow> shift_overflow_modes();
+std::string_view shift_overflow_name(ShiftOverflow m);  // "directml", "zero", "wrap"
+std::optional<ShiftOverflow> parse_shift_overflow(std::string_view name);
+// "directml, zero or wrap" (each name between two `quote`s): for help and error messages.
+std::string shift_overflow_names_help(std::string_view quote = "");
 
 struct DimRange {
   std::uint8_t min, max;

@@ -22,7 +22,7 @@ struct OperationSpec {
   FeatureLevel level = newest_feature_level();
   std::optional<DType> out_dtype;
   std::optional<DType> dtype;  // for literals and JSON without a dtype
-  ShiftOverflow shift_overflow = ShiftOverflow::zero;
+  ShiftOverflow shift_overflow = kDefaultShiftOverflow;
   bool in_place = false;       // the output overwrites input A's buffer
   std::string backend = "cpu";
   std::string isa;             // force a lower instruction set on CPU backends ("" = best)

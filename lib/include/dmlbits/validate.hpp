@@ -22,7 +22,7 @@ struct OpRequest {
   FeatureLevel level = newest_feature_level();
   std::vector<OperandInfo> inputs;   // arity of op
   std::optional<DType> out_dtype;    // popcount: UINT8 (default) or UINT32; others: the input's
-  ShiftOverflow shift_overflow = ShiftOverflow::zero;
+  ShiftOverflow shift_overflow = kDefaultShiftOverflow;
   bool in_place = false;             // the output will alias input A
 };
 

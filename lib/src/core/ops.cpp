@@ -41,12 +41,28 @@ std::uint64_t ref_not(std::uint64_t a, std::uint64_t, unsigned bits, ShiftOverfl
 std::uint64_t ref_popcount(std::uint64_t a, std::uint64_t, unsigned bits, ShiftOverflow) {
   return static_cast<std::uint64_t>(std::popcount(a & element_mask(bits)));
 }
-// The count is B's whole value. Counts of `bits` or more give 0 (NumPy, XLA, ONNX opset 28)
-// unless --shift-overflow wrap asks for count modulo bits (HLSL's behaviour).
+// The count is B's whole value. Counts below the width shift alike in every mode; counts of
+// the width and more give
+// - zero: 0 (NumPy, XLA, ONNX opset 28);
+// - wrap: a shift by the count modulo the width (HLSL's rule, at the element's width);
+// - directml: what DirectML 1.15.4 computed (directml-under-wine.md in the shared reference;
+//   the man page states it): an element of up to 32 bits is shifted as a 32-bit lane by the
+//   count's low 5 bits and cut back to its width, so 8- and 16-bit elements give 0 for counts
+//   from the width to 31 and wrap from 32; a 64-bit element is shifted by c, the count's low
+//   32 bits, if c < 32, and otherwise by 32 and then by c & 31 (64 shifts by 32, 2^32 - 1 by 63).
 std::uint64_t shift(std::uint64_t a, std::uint64_t b, unsigned bits, ShiftOverflow overflow, bool left) {
-  if (b >= bits && overflow == ShiftOverflow::zero) return 0;
-  const std::uint64_t count = b % bits, value = a & element_mask(bits);
-  return (left ? value << count : value >> count) & element_mask(bits);
+  const std::uint64_t mask = element_mask(bits), value = a & mask;
+  const auto by = [left](std::uint64_t v, std::uint64_t count) { return left ? v << count : v >> count; };  // count < 64
+  switch (overflow) {
+    case ShiftOverflow::zero: return b >= bits ? 0 : by(value, b) & mask;
+    case ShiftOverflow::wrap: return by(value, b % bits) & mask;
+    case ShiftOverflow::directml: {
+      if (bits <= 32) return static_cast<std::uint32_t>(by(value, b & 31)) & mask;
+      const std::uint64_t c = b & 0xFFFFFFFFu;
+      return c < 32 ? by(value, c) : by(by(value, 32), c & 31);
+    }
+  }
+  return 0;  // not reached: every mode is handled above
 }
 std::uint64_t ref_shl(std::uint64_t a, std::uint64_t b, unsigned bits, ShiftOverflow o) { return shift(a, b, bits, o, true); }
 std::uint64_t ref_shr(std::uint64_t a, std::uint64_t b, unsigned bits, ShiftOverflow o) { return shift(a, b, bits, o, false); }
@@ -85,7 +101,36 @@ static_assert(rows_in_kind_order(), "kOps rows must follow OpKind's order");
 
 }  // namespace
 
-std::string_view shift_overflow_name(ShiftOverflow m) { return m == ShiftOverflow::zero ? "zero" : "wrap"; }
+std::span<const ShiftOverflow> shift_overflow_modes() {
+  static constexpr std::array kModes{ShiftOverflow::directml, ShiftOverflow::zero, ShiftOverflow::wrap};
+  static_assert(kModes.front() == kDefaultShiftOverflow, "the default mode is listed first");
+  return kModes;
+}
+
+std::string_view shift_overflow_name(ShiftOverflow m) {
+  switch (m) {
+    case ShiftOverflow::zero: return "zero";
+    case ShiftOverflow::wrap: return "wrap";
+    case ShiftOverflow::directml: return "directml";
+  }
+  return "?";
+}
+
+std::optional<ShiftOverflow> parse_shift_overflow(std::string_view name) {
+  for (ShiftOverflow m : shift_overflow_modes())
+    if (shift_overflow_name(m) == name) return m;
+  return std::nullopt;
+}
+
+std::string shift_overflow_names_help(std::string_view quote) {
+  std::string s;
+  const auto modes = shift_overflow_modes();
+  for (std::size_t i = 0; i < modes.size(); ++i) {
+    s += i == 0 ? "" : i + 1 == modes.size() ? " or " : ", ";
+    s.append(quote).append(shift_overflow_name(modes[i])).append(quote);
+  }
+  return s;
+}
 
 std::string OpInfo::dml_operator_name() const { return "DML_OPERATOR_ELEMENT_WISE_" + std::string(dml_suffix); }
 

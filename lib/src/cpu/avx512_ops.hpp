@@ -62,10 +62,13 @@ struct XorOp {
 // Shifts: vpsllvw/vpsllvd/vpsllvq (and the right shifts) treat the count as unsigned and give 0
 // for counts >= the width, which is ShiftOverflow::zero; wrap masks the count first. Bytes
 // have no variable shift: each 16-bit lane is shifted twice, once per byte, and the bytes are
-// masked back together (counts 8..255 empty their byte, as they must).
+// masked back together (counts 8..255 empty their byte, as they must). directml (ops.cpp has
+// the rule) is zero mode on the count's low 5 bits up to 32 bits, so a mask by 31; 64 bits:
+// see directml_count64.
 template <bool kLeft, ShiftOverflow M>
 DMLBITS_TARGET inline reg shift8(reg a, reg b) {
   if constexpr (M == ShiftOverflow::wrap) b = _mm512_and_si512(b, bytes8(7));
+  if constexpr (M == ShiftOverflow::directml) b = _mm512_and_si512(b, bytes8(31));
   const reg lo_mask = words16(0x00FF);
   const reg hi_mask = words16(0xFF00);
   const reg count_lo = _mm512_and_si512(b, lo_mask);
@@ -81,18 +84,27 @@ DMLBITS_TARGET inline reg shift8(reg a, reg b) {
   }
 }
 
+// directml's 64-bit count: with c the count's low 32 bits, c if c < 32, else 32 + (c & 31).
+// That is min(c, 32 | (c & 31)) in the low dword (32 | (c & 31) <= c exactly when c >= 32),
+// and min(high dword, 0) = 0 clears the high one.
+DMLBITS_TARGET inline reg directml_count64(reg b) {
+  return _mm512_min_epu32(b, _mm512_or_si512(_mm512_and_si512(b, _mm512_set1_epi64(31)), _mm512_set1_epi64(32)));
+}
+
 template <bool kLeft, class T, ShiftOverflow M>
 DMLBITS_TARGET inline reg shift(reg a, reg b) {
   if constexpr (sizeof(T) == 1) {
     return shift8<kLeft, M>(a, b);
   } else if constexpr (sizeof(T) == 2) {
     if constexpr (M == ShiftOverflow::wrap) b = _mm512_and_si512(b, words16(15));
+    if constexpr (M == ShiftOverflow::directml) b = _mm512_and_si512(b, words16(31));
     return kLeft ? _mm512_sllv_epi16(a, b) : _mm512_srlv_epi16(a, b);
   } else if constexpr (sizeof(T) == 4) {
-    if constexpr (M == ShiftOverflow::wrap) b = _mm512_and_si512(b, _mm512_set1_epi32(31));
+    if constexpr (M != ShiftOverflow::zero) b = _mm512_and_si512(b, _mm512_set1_epi32(31));  // wrap, directml
     return kLeft ? _mm512_sllv_epi32(a, b) : _mm512_srlv_epi32(a, b);
   } else {
     if constexpr (M == ShiftOverflow::wrap) b = _mm512_and_si512(b, _mm512_set1_epi64(63));
+    if constexpr (M == ShiftOverflow::directml) b = directml_count64(b);
     return kLeft ? _mm512_sllv_epi64(a, b) : _mm512_srlv_epi64(a, b);
   }
 }

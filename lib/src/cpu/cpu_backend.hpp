@@ -23,7 +23,7 @@ namespace dmlbits {
 // ---- Kernel table -------------------------------------------------------------------------
 
 struct KernelParams {
-  ShiftOverflow shift_overflow = ShiftOverflow::zero;
+  ShiftOverflow shift_overflow = kDefaultShiftOverflow;
   // Binary SIMD kernels whose output is at least this many bytes write it with non-temporal
   // stores, past the caches (as memcpy does for large copies). Tests lower it to cover that path.
   std::size_t stream_min_bytes = std::size_t{8} << 20;

@@ -146,9 +146,14 @@ DMLBITS_TARGET void binary_kernel(std::size_t n, const void* a, const void* b, v
   const auto* pb = static_cast<const std::byte*>(b);
   auto* po = static_cast<std::byte*>(out);
   if constexpr (Op<V, T, ShiftOverflow::zero>::kUsesMode) {
-    if (params.shift_overflow == ShiftOverflow::wrap) {
-      binary_loop<V, T, Op<V, T, ShiftOverflow::wrap>, K>(n, pa, pb, po, params.stream_min_bytes);
-      return;
+    switch (params.shift_overflow) {
+      case ShiftOverflow::zero: break;
+      case ShiftOverflow::wrap:
+        binary_loop<V, T, Op<V, T, ShiftOverflow::wrap>, K>(n, pa, pb, po, params.stream_min_bytes);
+        return;
+      case ShiftOverflow::directml:
+        binary_loop<V, T, Op<V, T, ShiftOverflow::directml>, K>(n, pa, pb, po, params.stream_min_bytes);
+        return;
     }
   }
   binary_loop<V, T, Op<V, T, ShiftOverflow::zero>, K>(n, pa, pb, po, params.stream_min_bytes);

@@ -70,6 +70,9 @@ struct XorOp {
 // are shifted by 1, 2 and 4 under the control of the count's bits 0..2 (vpblendvb reads each
 // byte's top bit, so the count is first shifted so that bit k lands there); zero mode then
 // clears the bytes whose count is 8 or more.
+// ShiftOverflow::directml (ops.cpp has the rule) is zero mode on the count's low 5 bits for
+// 8 to 32 bits: bytes are cleared when count bit 3 or 4 is set, 16-bit counts are masked to
+// 0..31 (16..31 empty their half), 32-bit ones to 0..31 as in wrap. 64 bits: see count64.
 
 template <bool kLeft, unsigned kBits>
 DMLBITS_TARGET inline reg shift_bytes_by(reg x) {
@@ -83,8 +86,10 @@ DMLBITS_TARGET inline reg shift8(reg a, reg b) {
   x = _mm256_blendv_epi8(x, shift_bytes_by<kLeft, 1>(x), _mm256_slli_epi16(b, 7));
   x = _mm256_blendv_epi8(x, shift_bytes_by<kLeft, 2>(x), _mm256_slli_epi16(b, 6));
   x = _mm256_blendv_epi8(x, shift_bytes_by<kLeft, 4>(x), _mm256_slli_epi16(b, 5));
-  if constexpr (M == ShiftOverflow::zero) {
-    const reg in_range = _mm256_cmpeq_epi8(_mm256_and_si256(b, bytes8(0xF8)), _mm256_setzero_si256());
+  if constexpr (M != ShiftOverflow::wrap) {
+    // Bytes whose count is 8 or more (zero), or whose count & 31 is (directml), become 0.
+    const int over = M == ShiftOverflow::zero ? 0xF8 : 0x18;
+    const reg in_range = _mm256_cmpeq_epi8(_mm256_and_si256(b, bytes8(over)), _mm256_setzero_si256());
     x = _mm256_and_si256(x, in_range);
   }
   return x;
@@ -93,6 +98,7 @@ DMLBITS_TARGET inline reg shift8(reg a, reg b) {
 template <bool kLeft, ShiftOverflow M>
 DMLBITS_TARGET inline reg shift16(reg a, reg b) {
   if constexpr (M == ShiftOverflow::wrap) b = _mm256_and_si256(b, words16(15));
+  if constexpr (M == ShiftOverflow::directml) b = _mm256_and_si256(b, words16(31));
   const reg lo_mask = dwords32(0x0000FFFFu);
   const reg hi_mask = dwords32(0xFFFF0000u);
   const reg count_lo = _mm256_and_si256(b, lo_mask);
@@ -108,6 +114,13 @@ DMLBITS_TARGET inline reg shift16(reg a, reg b) {
   }
 }
 
+// directml's 64-bit count: with c the count's low 32 bits, c if c < 32, else 32 + (c & 31).
+// That is min(c, 32 | (c & 31)) in the low dword (32 | (c & 31) <= c exactly when c >= 32),
+// and min(high dword, 0) = 0 clears the high one: three instructions.
+DMLBITS_TARGET inline reg directml_count64(reg b) {
+  return _mm256_min_epu32(b, _mm256_or_si256(_mm256_and_si256(b, _mm256_set1_epi64x(31)), _mm256_set1_epi64x(32)));
+}
+
 template <bool kLeft, class T, ShiftOverflow M>
 DMLBITS_TARGET inline reg shift(reg a, reg b) {
   if constexpr (sizeof(T) == 1) {
@@ -115,10 +128,11 @@ DMLBITS_TARGET inline reg shift(reg a, reg b) {
   } else if constexpr (sizeof(T) == 2) {
     return shift16<kLeft, M>(a, b);
   } else if constexpr (sizeof(T) == 4) {
-    if constexpr (M == ShiftOverflow::wrap) b = _mm256_and_si256(b, dwords32(31));
+    if constexpr (M != ShiftOverflow::zero) b = _mm256_and_si256(b, dwords32(31));  // wrap, directml
     return kLeft ? _mm256_sllv_epi32(a, b) : _mm256_srlv_epi32(a, b);
   } else {
     if constexpr (M == ShiftOverflow::wrap) b = _mm256_and_si256(b, _mm256_set1_epi64x(63));
+    if constexpr (M == ShiftOverflow::directml) b = directml_count64(b);
     return kLeft ? _mm256_sllv_epi64(a, b) : _mm256_srlv_epi64(a, b);
   }
 }

@@ -42,12 +42,21 @@ struct XorOp {
 };
 
 // The count is B's whole value: zero mode gives 0 for counts >= the width, wrap takes the
-// count modulo the width (a power of two, so a mask).
+// count modulo the width (a power of two, so a mask). directml (the reference in ops.cpp says
+// why): up to 32 bits, zero mode's rule on the count's low 5 bits (a 32-bit lane shifted by
+// count & 31); 64 bits, a shift by count & 31, plus 32 if any of the count's bits 5..31 is set.
+template <class T>
+inline T directml_count(T b) {
+  if constexpr (sizeof(T) < 8) return static_cast<T>(b & 31);
+  else return (b & 31) | ((b & 0xFFFFFFE0u) != 0 ? 32 : 0);
+}
+
 template <class T, ShiftOverflow M>
 struct ShlOp {
   static constexpr bool kUsesMode = true;
   static T apply(T a, T b) {
     constexpr T kMask = sizeof(T) * 8 - 1;
+    if constexpr (M == ShiftOverflow::directml) b = directml_count(b);
     const T shifted = static_cast<T>(a << (b & kMask));
     if constexpr (M == ShiftOverflow::wrap) return shifted;
     else return b > kMask ? T{0} : shifted;
@@ -58,6 +67,7 @@ struct ShrOp {
   static constexpr bool kUsesMode = true;
   static T apply(T a, T b) {
     constexpr T kMask = sizeof(T) * 8 - 1;
+    if constexpr (M == ShiftOverflow::directml) b = directml_count(b);
     const T shifted = static_cast<T>(a >> (b & kMask));
     if constexpr (M == ShiftOverflow::wrap) return shifted;
     else return b > kMask ? T{0} : shifted;
@@ -84,9 +94,10 @@ void binary_kernel(std::size_t n, const void* a, const void* b, void* out, const
   const auto* pb = static_cast<const std::byte*>(b);
   auto* po = static_cast<std::byte*>(out);
   if constexpr (Op<T, ShiftOverflow::zero>::kUsesMode) {
-    if (params.shift_overflow == ShiftOverflow::wrap) {
-      binary_loop<T, Op<T, ShiftOverflow::wrap>, K>(n, pa, pb, po);
-      return;
+    switch (params.shift_overflow) {
+      case ShiftOverflow::zero: break;
+      case ShiftOverflow::wrap: binary_loop<T, Op<T, ShiftOverflow::wrap>, K>(n, pa, pb, po); return;
+      case ShiftOverflow::directml: binary_loop<T, Op<T, ShiftOverflow::directml>, K>(n, pa, pb, po); return;
     }
   }
   binary_loop<T, Op<T, ShiftOverflow::zero>, K>(n, pa, pb, po);

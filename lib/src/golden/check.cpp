@@ -95,9 +95,11 @@ CaseSpec parse_case(const json& defaults, const json& c, std::size_t index, cons
         if (!*target) manifest_fail(fmt::format("\"{}\": unknown data type \"{}\"", key, d));
       }
     }
-    const std::string shift = get_string(merged, "shift_overflow", "zero");
-    if (shift != "zero" && shift != "wrap") manifest_fail("\"shift_overflow\" must be \"zero\" or \"wrap\"");
-    cs.spec.shift_overflow = shift == "wrap" ? ShiftOverflow::wrap : ShiftOverflow::zero;
+    if (merged.contains("shift_overflow")) {  // else the default mode
+      const auto mode = parse_shift_overflow(get_string(merged, "shift_overflow"));
+      if (!mode) manifest_fail(fmt::format("\"shift_overflow\" must be {}", shift_overflow_names_help("\"")));
+      cs.spec.shift_overflow = *mode;
+    }
     const std::string backend = get_string(merged, "backend", "cpu");
     const auto names = backend_names();
     if (std::find(names.begin(), names.end(), backend) == names.end())
