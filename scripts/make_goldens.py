@@ -4,9 +4,12 @@
 Expected values come from NumPy and Python integers, never from dmlbits. Every operator works on
 the raw bits of its elements, so the computation is done on the unsigned integer of the element
 width (a float32 is viewed as uint32) and the result viewed back. Shifts are computed with Python
-integers and an explicit width mask, following the semantics in
-shared/reference/directml-bitwise.md (count >= width: 0 by default, count % width with
---shift-overflow wrap), deliberately not with NumPy's own shift functions. Popcount counts the
+integers and an explicit width mask, deliberately not with NumPy's own shift functions. For counts
+>= the width: --shift-overflow zero gives 0, wrap shifts by count % width, and directml (the
+default) follows what DirectML 1.15.4 was measured to compute (shared/reference/
+directml-under-wine.md, "Shift counts at or above the element width"): up to 32 bits the element
+as a 32-bit lane shifted by count & 31 and cut to its width; 64 bits, c = count & 0xffffffff, a
+shift by c if c < 32, else by 32 and then by c & 31. Popcount counts the
 bits of the encoding (two's complement for signed types, the IEEE pattern for floats) with
 np.unpackbits, since NumPy 1.24 has no bitwise_count (and NumPy's counts |x| for signed types).
 
@@ -28,6 +31,7 @@ ALL_DTYPES = ["uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "
 UNSIGNED = ["uint8", "uint16", "uint32", "uint64"]
 SHIFT_DTYPES = UNSIGNED  # never signed, never float (FL 4_1 and later)
 BINARY_OPS = ["and", "or", "xor"]
+SHIFT_MODES = ["zero", "wrap", "directml"]  # --shift-overflow; directml is the default
 
 
 def le(dtype):
@@ -71,6 +75,18 @@ def expect_not(a):
     return from_bits(~bits(a), a.dtype)
 
 
+def shift_directml(op, x, c, w):
+    """DirectML 1.15.4's measured rule for one element x (w bits) and count c (Python ints)."""
+    def by(v, n, lane_bits):
+        return ((v << n) & ((1 << lane_bits) - 1)) if op == "shl" else (v >> n)
+    if w <= 32:
+        return by(x, c & 31, 32) & ((1 << w) - 1)  # a 32-bit lane, cut back to the element
+    c &= 0xFFFFFFFF
+    if c < 32:
+        return by(x, c, 64)
+    return by(by(x, 32, 64), c & 31, 64)
+
+
 def expect_shift(op, a, b, mode):
     """Elementwise with Python ints: exact, and independent of NumPy's shift rules."""
     w = width(a.dtype)
@@ -79,6 +95,9 @@ def expect_shift(op, a, b, mode):
     out = np.zeros(ua.shape, dtype=unsigned_of(a.dtype))
     for idx in np.ndindex(ua.shape):
         x, c = int(ua[idx]), int(ub[idx])
+        if mode == "directml":
+            out[idx] = shift_directml(op, x, c, w)
+            continue
         if c >= w:
             if mode == "zero":
                 out[idx] = 0
@@ -154,6 +173,28 @@ def shift_counts(dtype):
     return np.array(counts, dtype=unsigned_of(dtype))
 
 
+def edge_counts(dtype):
+    """Every count from 0 to 2*width+2 and the type's maximum; for the directml rule also where
+    its 32-bit lane wraps (8 and 16 bits: every count to 95; 32 bits: to 66) and, for 64 bits,
+    counts whose low 32 bits are small, 32 and more, or all ones, under a nonzero high word."""
+    w = width(dtype)
+    m = (1 << w) - 1
+    counts = list(range(2 * w + 3))
+    if w < 32:
+        counts = list(range(96)) + [m - 32, m - 31, m - 1]
+    elif w == 32:
+        counts = list(range(67)) + [2**31, 2**31 + 33, m - 31, m - 1]
+    else:
+        counts += [2**32 - 33, 2**32 - 32, 2**32 - 1, 2**32, 2**32 + 3, 2**32 + 33, 2**40, 2**40 + 64,
+                   2**63 + 5, m - 31, m - 1]
+    return np.array(counts + [m], dtype=unsigned_of(dtype))
+
+
+def measured_value(dtype):
+    """The value DirectML 1.15.4 was measured on (directml-under-wine.md), per width."""
+    return {8: 0xF4, 16: 0xF3F3, 32: 0xF2F2F2F2, 64: 0xD69A5E00F2F2F2F2}[width(dtype)]
+
+
 class Writer:
     def __init__(self, out_dir):
         self.out_dir = out_dir
@@ -219,15 +260,16 @@ def build(w, rng):
             top = np.array(1 << (width(dt) - 1), dtype=unsigned_of(dt))
             a = from_bits(bits(random_bits(rng, dt, counts.shape)) | top, dt)
             a[0] = from_bits(edge_values(dt)[1:2], dt)[0]  # all ones
-            for mode in ["zero", "wrap"]:
+            for mode in SHIFT_MODES:
                 w.case("%s_%s_%s" % (op, dt, mode), op, [a, counts], expect_shift(op, a, counts, mode),
                        args=["--shift-overflow", mode])
-            # Default mode is zero.
-            w.case("%s_%s_default_mode" % (op, dt), op, [a, counts], expect_shift(op, a, counts, "zero"))
-            # Every count from 0 to 2*width+1 against one value, both modes.
-            all_counts = np.arange(2 * width(dt) + 2, dtype=unsigned_of(dt))
+            # Without --shift-overflow: the default mode, directml.
+            w.case("%s_%s_default_mode" % (op, dt), op, [a, counts], expect_shift(op, a, counts, "directml"),
+                   note="no shift_overflow: the default, directml")
+            # Every count from 0 to 2*width+2 and the maximum against one value, every mode.
+            all_counts = np.array(list(range(2 * width(dt) + 3)) + [(1 << width(dt)) - 1], dtype=unsigned_of(dt))
             v = from_bits(np.array([0xA5A5A5A5A5A5A5A5 & ((1 << width(dt)) - 1)], unsigned_of(dt)), dt)
-            for mode in ["zero", "wrap"]:
+            for mode in SHIFT_MODES:
                 w.case("%s_%s_every_count_%s" % (op, dt, mode), op, [v, all_counts],
                        expect_shift(op, v, all_counts, mode), args=["--shift-overflow", mode],
                        note="A (1,) broadcast against every count")
@@ -249,12 +291,12 @@ def build(w, rng):
     w.case("bcast_or_u64_213_41", "or", [a, b], expect_logic("or", a, b))
     a = random_bits(rng, "uint32", (4, 3))
     b = np.array([0, 31, 32], dtype="<u4")
-    for mode in ["zero", "wrap"]:
+    for mode in SHIFT_MODES:
         w.case("bcast_shl_u32_43_counts3_%s" % mode, "shl", [a, b], expect_shift("shl", a, b, mode),
                args=["--shift-overflow", mode])
     a = random_bits(rng, "uint8", (3, 1))
     b = np.array([[0, 1, 7, 8, 9]], dtype="u1")
-    for mode in ["zero", "wrap"]:
+    for mode in SHIFT_MODES:
         w.case("bcast_shr_u8_31_15_%s" % mode, "shr", [a, b], expect_shift("shr", a, b, mode),
                args=["--shift-overflow", mode])
     a = random_bits(rng, "int8", (2, 2, 1, 3))
@@ -270,7 +312,7 @@ def build(w, rng):
         w.case("scalar_popcount_%s" % dt, "popcount", [a], expect_popcount(a, "uint8"))
     a = np.array(0x81, dtype="u1")
     b = np.array(9, dtype="u1")
-    for mode in ["zero", "wrap"]:
+    for mode in SHIFT_MODES:
         w.case("scalar_shl_u8_9_%s" % mode, "shl", [a, b], expect_shift("shl", a, b, mode),
                args=["--shift-overflow", mode])
 
@@ -309,8 +351,10 @@ def build(w, rng):
     # -- Older feature levels, where their tier accepts the case. --
     a = random_bits(rng, "uint32", (2, 1, 3, 2))
     b = np.array([0, 5, 31, 32, 40, 1], dtype="<u4").reshape(1, 2, 3, 1)
-    w.case("fl2_1_shl_u32_4d", "shl", [a, b], expect_shift("shl", a, b, "zero"), args=["--feature-level", "2_1"],
-           note="shifts at 2_1 take exactly 4 dimensions")
+    w.case("fl2_1_shl_u32_4d", "shl", [a, b], expect_shift("shl", a, b, "directml"), args=["--feature-level", "2_1"],
+           note="shifts at 2_1 take exactly 4 dimensions; the default mode, directml")
+    w.case("fl2_1_shl_u32_4d_zero", "shl", [a, b], expect_shift("shl", a, b, "zero"),
+           args=["--feature-level", "2_1", "--shift-overflow", "zero"])
     w.case("fl2_1_shr_u32_4d_wrap", "shr", [a, b], expect_shift("shr", a, b, "wrap"),
            args=["--feature-level", "2_1", "--shift-overflow", "wrap"])
     a = random_bits(rng, "uint8", (3, 4))
@@ -355,6 +399,31 @@ def build(w, rng):
     w.case("hand_and_f32_sign_mask", "and", [np.array([-2.5, 3.0, -0.0], dtype="<f4"),
                                               np.array([0x7FFFFFFF] * 3, dtype="<u4").view("<f4")],
            np.array([2.5, 3.0, 0.0], dtype="<f4"), note="clearing the sign bit is fabs")
+
+    # -- Shift counts at and beyond the width in the directml mode (the default). --
+    # The results DirectML 1.15.4 gave (directml-under-wine.md), typed in from the page.
+    w.case("measured_directml_shl_u8", "shl", [np.array([0xF4, 0xF5, 0xF7], dtype="u1"),
+                                               np.array([32, 35, 41], dtype="u1")],
+           np.array([0xF4, 0xA8, 0x00], dtype="u1"), note="measured on DirectML 1.15.4; the default mode")
+    w.case("measured_directml_shl_u16", "shl", [np.array([0xF3F3], dtype="<u2"), np.array([33], dtype="<u2")],
+           np.array([0xE7E6], dtype="<u2"), args=["--shift-overflow", "directml"],
+           note="measured on DirectML 1.15.4")
+    w.case("measured_directml_shr_u64", "shr", [np.array([0xD69A5E00F2F2F2F2], dtype="<u8"),
+                                                np.array([64], dtype="<u8")],
+           np.array([0x00000000D69A5E00], dtype="<u8"), args=["--shift-overflow", "directml"],
+           note="measured on DirectML 1.15.4")
+    # Edge counts (edge_counts) against a column of values: all ones, the top bit, 1, the value
+    # DirectML was measured on, alternating bits; every mode, each broadcast (k, 1) x (n,).
+    for dt in SHIFT_DTYPES:
+        wd = width(dt)
+        values = np.array([(1 << wd) - 1, 1 << (wd - 1), 1, measured_value(dt),
+                           0xA5A5A5A5A5A5A5A5 & ((1 << wd) - 1)], dtype=unsigned_of(dt)).reshape(-1, 1)
+        counts = edge_counts(dt)
+        for op in ["shl", "shr"]:
+            for mode in SHIFT_MODES:
+                w.case("%s_%s_edge_counts_%s" % (op, dt, mode), op, [values, counts],
+                       expect_shift(op, values, counts, mode), args=["--shift-overflow", mode],
+                       note="(5, 1) values x edge counts")
 
 
 def main():

@@ -55,12 +55,16 @@ col = rng.integers(0, 40, size=(1000, 1), dtype=np.uint16)
 row = rng.integers(0, 2**16, size=(1, 3000), dtype=np.uint16)
 np.save("col.npy", col); np.save("row.npy", row)
 np.save("shl_wrap.npy", (row.astype(np.uint32) << (col % 16)).astype(np.uint16))
+# The default, directml: the uint16 as a 32-bit lane shifted by count & 31 (counts 16..31: 0).
+np.save("shl_directml.npy", ((row.astype(np.uint64) << (col & 31)) & 0xFFFFFFFF).astype(np.uint16))
 PY
 expect_status 0 xor big_a.npy big_b.npy -o big_out.npy --backend d3d12 -v
 cmp -s big_out.npy big_xor.npy || fail "xor of 20 MiB on d3d12 differs from NumPy"
 expect_err "runs on the d3d12 backend (llvmpipe"
 expect_status 0 shl row.npy col.npy --shift-overflow wrap -o shl_out.npy --backend d3d12
 cmp -s shl_out.npy shl_wrap.npy || fail "broadcast shl --shift-overflow wrap on d3d12 differs from NumPy"
+expect_status 0 shl row.npy col.npy -o shl_out.npy --backend d3d12
+cmp -s shl_out.npy shl_directml.npy || fail "broadcast shl (default mode, directml) on d3d12 differs from NumPy"
 
 # ---- devices --------------------------------------------------------------------------------
 expect_status 0 devices

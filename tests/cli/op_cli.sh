@@ -36,11 +36,19 @@ expect_status 0 BIT_SHIFT_LEFT n8.npy 1
 expect_status 0 shr n8.npy 0b11
 [ "$(printf '%s' "$out" | json_data)" = "[[0, 16], [5, 31]]" ] || fail "shr: $out"
 expect_status 0 bit-count pc.npy
-# Shift counts at the width: 0 by default, count mod width with wrap.
+# Shift counts past the width: by default (directml) a uint8 is shifted as a 32-bit lane by
+# count & 31 (9: 0; 33: as 1); 0 with zero; count mod width with wrap.
 expect_status 0 shl n8.npy 9
-[ "$(printf '%s' "$out" | json_data)" = "[[0, 0], [0, 0]]" ] || fail "shl 9 zero: $out"
+[ "$(printf '%s' "$out" | json_data)" = "[[0, 0], [0, 0]]" ] || fail "shl 9 default: $out"
+expect_status 0 shl n8.npy 33
+[ "$(printf '%s' "$out" | json_data)" = "[[0, 0], [84, 254]]" ] || fail "shl 33 default: $out"
+expect_status 0 shl n8.npy 33 --shift-overflow directml
+[ "$(printf '%s' "$out" | json_data)" = "[[0, 0], [84, 254]]" ] || fail "shl 33 directml: $out"
+expect_status 0 shl n8.npy 33 --shift-overflow zero
+[ "$(printf '%s' "$out" | json_data)" = "[[0, 0], [0, 0]]" ] || fail "shl 33 zero: $out"
 expect_status 0 shl n8.npy 9 --shift-overflow wrap
 [ "$(printf '%s' "$out" | json_data)" = "[[0, 0], [84, 254]]" ] || fail "shl 9 wrap: $out"
+expect_status 2 shl n8.npy 9 --shift-overflow clamp
 
 # Broadcasting: (2,1) with (3,) -> (2,3).
 expect_status 0 or col.npy row.npy

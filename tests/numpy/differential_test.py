@@ -6,7 +6,7 @@ NumPy computes from the same inputs (expected values come from NumPy only, never
 The factors, and their values:
 
   op        and, or, xor, not, popcount (uint8 out), popcount --out-dtype uint32,
-            shl / shr with the default --shift-overflow (zero) and with wrap
+            shl / shr with the default --shift-overflow (directml), with zero and with wrap
   dtype     the 11 DirectML types (shifts: unsigned only)
   size      0, 0-d, 1, SIMD widths (32 and 64 bytes) +-1, 4 unrolled AVX-512 vectors + 1,
             a 4 KiB page +-1, the 512 KiB stream chunk -1/+0/+1 (chunk elements = 512 KiB /
@@ -39,8 +39,8 @@ cases they are in, and their twins would cost the sanitizer build a process star
 
 Data: deterministic random bits (np.random.default_rng from the seed and the operand), with edge
 patterns (0, all ones, sign bit, 0x55.., 0xaa.., infinities, NaNs with payloads, 1.0) at both
-ends; shift counts mostly below the width plus the width, width + 1, 2 x width, 255 and the
-maximum. Element 0 is 0 and the last element is 0x0f0f.. (A), 0x5555.. (B) or a count of 1, and
+ends; shift counts mostly below the width plus the width, width + 1, 2 x width, 31 to 33 and 63
+to 67 (where directml's 32-bit lane wraps), 255, 2^32 - 1, 2^32 + 3 and the maximum. Element 0 is 0 and the last element is 0x0f0f.. (A), 0x5555.. (B) or a count of 1, and
 scalars that broadcast are nonzero, so a chunk that repeats an earlier one changes the result
 whichever operand and operator it hits. Inputs are generated once per (layout, dtype, shape, role)
 in a temporary folder, each checked by NumPy (np.load / json) before use, and large ones are
@@ -118,21 +118,27 @@ DTYPES = ["uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int6
 
 
 class Op:
-    def __init__(self, name, verb, arity, args=(), out_dtype=None, shift=False, wrap=False, manifest=None):
+    def __init__(self, name, verb, arity, args=(), out_dtype=None, shift_mode=None, manifest=None):
         self.name, self.verb, self.arity, self.args = name, verb, arity, list(args)
-        self.out_dtype, self.shift, self.wrap = out_dtype, shift, wrap
+        # shift_mode: None for the other operators, else the --shift-overflow mode in force.
+        self.out_dtype, self.shift, self.shift_mode = out_dtype, shift_mode is not None, shift_mode
         self.manifest = manifest or {}
+
+
+def shift_op(verb, mode=None):
+    """shl/shr with --shift-overflow MODE, or (mode None) without it: the default, directml."""
+    if mode is None:
+        return Op(verb, verb, 2, shift_mode="directml")
+    return Op("%s-%s" % (verb, mode), verb, 2, ["--shift-overflow", mode], shift_mode=mode,
+              manifest={"shift_overflow": mode})
 
 
 OPS = {o.name: o for o in [
     Op("and", "and", 2), Op("or", "or", 2), Op("xor", "xor", 2), Op("not", "not", 1),
     Op("popcount", "popcount", 1, out_dtype="uint8"),
     Op("popcount-u32", "popcount", 1, ["--out-dtype", "uint32"], "uint32", manifest={"out_dtype": "uint32"}),
-    Op("shl", "shl", 2, shift=True), Op("shr", "shr", 2, shift=True),
-    Op("shl-wrap", "shl", 2, ["--shift-overflow", "wrap"], shift=True, wrap=True,
-       manifest={"shift_overflow": "wrap"}),
-    Op("shr-wrap", "shr", 2, ["--shift-overflow", "wrap"], shift=True, wrap=True,
-       manifest={"shift_overflow": "wrap"}),
+    shift_op("shl"), shift_op("shr"), shift_op("shl", "zero"), shift_op("shr", "zero"),
+    shift_op("shl", "wrap"), shift_op("shr", "wrap"),
 ]}
 
 NPY_LAYOUTS = ["npy1", "npy2", "npy3", "be", "f-le", "f-be", "bool"]
@@ -498,7 +504,10 @@ def logical_array(dtype, shape, role, is_bool, seed):
     bits = dt.itemsize * 8
     if role == "count":
         v = rng.integers(0, bits + 3, size=n, dtype=np.uint64)
-        edges = [0, bits - 1, bits, bits + 1, 2 * bits, min(255, (1 << bits) - 1), (1 << bits) - 1, 1 << (bits - 1)]
+        edges = [0, bits - 1, bits, bits + 1, 2 * bits, min(255, (1 << bits) - 1), (1 << bits) - 1, 1 << (bits - 1),
+                 31, 32, 33, 63, 64, 67]
+        if bits >= 32:
+            edges += [2**32 - 1] + ([2**32 + 3] if bits == 64 else [])
         mask = rng.random(n) < 0.08
         v[mask] = rng.choice(np.array(edges, dtype=np.uint64), int(mask.sum()))
         v = v.astype(u)
@@ -628,9 +637,25 @@ def expected_result(op, a, b):
     else:
         width = dt.itemsize * 8
         cnt = ub.astype(np.uint64)
-        if o.wrap:
+
+        def by(x, n):
+            return (x << n) if o.verb == "shl" else (x >> n)
+        if o.shift_mode == "wrap":
             s = (cnt % np.uint64(width)).astype(u)
-            r = (ua << s) if o.verb == "shl" else (ua >> s)
+            r = by(ua, s)
+        elif o.shift_mode == "directml":
+            # DirectML 1.15.4's measured rule (man page, --shift-overflow): up to 32 bits a 32-bit
+            # lane shifted by count & 31 and cut to the width; 64 bits, c = count & 0xffffffff, a
+            # shift by c if c < 32, else by 32 and then by c & 31.
+            if width <= 32:
+                lane = by(ua.astype(np.uint64), cnt & np.uint64(31)) & np.uint64(0xFFFFFFFF)
+                r = lane.astype(u)  # keeps the low `width` bits
+            else:
+                c = cnt & np.uint64(0xFFFFFFFF)
+                big = c >= np.uint64(32)
+                first = np.where(big, np.uint64(32), c)
+                then = np.where(big, c & np.uint64(31), np.uint64(0))
+                r = by(by(ua, first), then)
         else:
             s = np.minimum(cnt, np.uint64(width - 1)).astype(u)
             shifted = (ua << s) if o.verb == "shl" else (ua >> s)
@@ -1106,8 +1131,20 @@ def self_check_comparison():
     # The NumPy semantics themselves, on hand-computed values (man page, SEMANTICS).
     u8 = np.array([1], dtype=np.uint8)
     checks = [
-        (expected_result("shl", u8, np.array([9], np.uint8))[0] == 0, "shl u8 1<<9 is 0 by default"),
+        (expected_result("shl-zero", u8, np.array([9], np.uint8))[0] == 0, "shl u8 1<<9 is 0 in zero mode"),
+        (expected_result("shl", u8, np.array([9], np.uint8))[0] == 0, "shl u8 1<<9 is 0 by default (directml)"),
         (expected_result("shl-wrap", u8, np.array([9], np.uint8))[0] == 2, "shl u8 1<<9 wraps to 2"),
+        # The values DirectML 1.15.4 was measured to give, typed in (directml-under-wine.md).
+        (list(expected_result("shl", np.array([0xF4, 0xF5, 0xF7], np.uint8), np.array([32, 35, 41], np.uint8)))
+         == [0xF4, 0xA8, 0x00], "directml shl u8 by 32, 35, 41"),
+        (expected_result("shl", np.array([0xF3F3], np.uint16), np.array([33], np.uint16))[0] == 0xE7E6,
+         "directml shl u16 0xf3f3 by 33"),
+        (expected_result("shr", np.array([0xD69A5E00F2F2F2F2], np.uint64), np.array([64], np.uint64))[0]
+         == 0xD69A5E00, "directml shr u64 by 64 shifts by 32"),
+        (expected_result("shl", np.array([1], np.uint64), np.array([2**32 - 1], np.uint64))[0] == 2**63,
+         "directml shl u64 by 2^32-1 shifts by 63"),
+        (expected_result("shr", np.array([2**63], np.uint64), np.array([2**64 - 1], np.uint64))[0] == 1,
+         "directml shr u64 by 2^64-1 shifts by 63"),
         (expected_result("shr", np.array([0x80], np.uint8), np.array([7], np.uint8))[0] == 1, "shr u8"),
         (expected_result("popcount", np.array([-1], np.int8), None)[0] == 8, "popcount int8 -1 is 8"),
         (expected_result("popcount-u32", np.array([1.0], np.float32), None)[0] == 7, "popcount f32 1.0 is 7"),
