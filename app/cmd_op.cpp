@@ -332,9 +332,9 @@ void setup_op_commands(CLI::App& app, const OpInfo* only) {
       sub->add_option("--shift-overflow", opt->shift_overflow,
                       "Counts >= the element width: directml (what DirectML computes; see the manual), "
                       "zero (result 0) or wrap (count modulo width)")
-          ->type_name("MODE")  // short enough that the description shares the option's line
           ->check(CLI::IsMember(modes))
-          ->capture_default_str();
+          // Short enough that the description shares the option's line (it names the modes).
+          ->option_text("MODE=" + std::string(shift_overflow_name(kDefaultShiftOverflow)));
     }
     if (!op.output_dtype_is_input_dtype())
       sub->add_option("--out-dtype", opt->out_dtype, "Output data type: uint8 (default) or uint32");
