@@ -72,7 +72,8 @@ struct XorOp {
 // clears the bytes whose count is 8 or more.
 // ShiftOverflow::directml (ops.cpp has the rule) is zero mode on the count's low 5 bits for
 // 8 to 32 bits: bytes are cleared when count bit 3 or 4 is set, 16-bit counts are masked to
-// 0..31 (16..31 empty their half), 32-bit ones to 0..31 as in wrap. 64 bits: see count64.
+// 0..31 (16..31 empty their half), 32-bit ones to 0..31 as in wrap. 64 bits: see
+// directml_count64.
 
 template <bool kLeft, unsigned kBits>
 DMLBITS_TARGET inline reg shift_bytes_by(reg x) {

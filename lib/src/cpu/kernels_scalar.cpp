@@ -43,34 +43,42 @@ struct XorOp {
 
 // The count is B's whole value: zero mode gives 0 for counts >= the width, wrap takes the
 // count modulo the width (a power of two, so a mask). directml (the reference in ops.cpp says
-// why): up to 32 bits, zero mode's rule on the count's low 5 bits (a 32-bit lane shifted by
-// count & 31); 64 bits, a shift by count & 31, plus 32 if any of the count's bits 5..31 is set.
-template <class T>
-inline T directml_count(T b) {
-  if constexpr (sizeof(T) < 8) return static_cast<T>(b & 31);
-  else return (b & 31) | ((b & 0xFFFFFFE0u) != 0 ? 32 : 0);
+// why): up to 16 bits, zero mode's rule on the count's low 5 bits (a 32-bit lane shifted by
+// count & 31); 32 bits, wrap; 64 bits, with c the count's low 32 bits, c if c < 32, else
+// 32 | (c & 31). Each mode does only what it needs: a test that cannot be true costs time.
+template <class T, ShiftOverflow M>
+inline T shift_count(T b) {
+  constexpr T kMask = sizeof(T) * 8 - 1;
+  if constexpr (M == ShiftOverflow::directml && sizeof(T) == 8) {
+    const T c = b & 0xFFFFFFFFu;
+    return c < 32 ? c : (32 | (c & 31));
+  } else {
+    return b & kMask;
+  }
+}
+// Whether the result is 0 (the count empties the element) rather than the shift.
+template <class T, ShiftOverflow M>
+inline bool shifted_out(T b) {
+  constexpr unsigned kWidth = sizeof(T) * 8;
+  if constexpr (M == ShiftOverflow::zero) return b >= kWidth;
+  else if constexpr (M == ShiftOverflow::directml && kWidth < 32) return (b & 31) >= kWidth;
+  else return false;
 }
 
 template <class T, ShiftOverflow M>
 struct ShlOp {
   static constexpr bool kUsesMode = true;
   static T apply(T a, T b) {
-    constexpr T kMask = sizeof(T) * 8 - 1;
-    if constexpr (M == ShiftOverflow::directml) b = directml_count(b);
-    const T shifted = static_cast<T>(a << (b & kMask));
-    if constexpr (M == ShiftOverflow::wrap) return shifted;
-    else return b > kMask ? T{0} : shifted;
+    const T shifted = static_cast<T>(a << shift_count<T, M>(b));
+    return shifted_out<T, M>(b) ? T{0} : shifted;
   }
 };
 template <class T, ShiftOverflow M>
 struct ShrOp {
   static constexpr bool kUsesMode = true;
   static T apply(T a, T b) {
-    constexpr T kMask = sizeof(T) * 8 - 1;
-    if constexpr (M == ShiftOverflow::directml) b = directml_count(b);
-    const T shifted = static_cast<T>(a >> (b & kMask));
-    if constexpr (M == ShiftOverflow::wrap) return shifted;
-    else return b > kMask ? T{0} : shifted;
+    const T shifted = static_cast<T>(a >> shift_count<T, M>(b));
+    return shifted_out<T, M>(b) ? T{0} : shifted;
   }
 };
 
