@@ -3,6 +3,8 @@
 // that says it is not built. Runs with DirectML itself are in tests/directml (Windows build).
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "../../lib/src/directml/directml_internal.hpp"  // the layer's own refusals
@@ -33,6 +35,25 @@ TEST(DirectmlBackendTest, RefusesShiftsOutsideDirectmlsOwnOverflowRule) {
   }
   for (OpKind k : {OpKind::bit_and, OpKind::bit_or, OpKind::bit_xor, OpKind::bit_not, OpKind::popcount})
     EXPECT_FALSE(directml::unsupported_reason(op(k)).has_value()) << op_info(k).verb;
+}
+
+TEST(DirectmlBackendTest, TakesItsBufferSizeFromTheEnvironment) {
+  const char* saved = std::getenv("DMLBITS_DIRECTML_MAX_BUFFER_BYTES");
+  const std::string old = saved ? saved : "";
+  ::unsetenv("DMLBITS_DIRECTML_MAX_BUFFER_BYTES");
+  EXPECT_EQ(directml::max_buffer_bytes(0), std::uint64_t{256} << 20);
+  EXPECT_EQ(directml::max_buffer_bytes(8192), 8192u);
+  ::setenv("DMLBITS_DIRECTML_MAX_BUFFER_BYTES", "65536", 1);
+  EXPECT_EQ(directml::max_buffer_bytes(0), 65536u);
+  EXPECT_EQ(directml::max_buffer_bytes(8192), 8192u);  // the caller's choice wins
+  for (const char* bad : {"4095", "0x1000", "1073741825", "64k", "-1"}) {
+    ::setenv("DMLBITS_DIRECTML_MAX_BUFFER_BYTES", bad, 1);
+    const Error e = test::error_of([] { (void)directml::max_buffer_bytes(0); });
+    EXPECT_EQ(e.code(), Errc::usage) << bad;
+    EXPECT_NE(std::string(e.what()).find("from 4096 to 1073741824"), std::string::npos) << e.what();
+  }
+  if (saved) ::setenv("DMLBITS_DIRECTML_MAX_BUFFER_BYTES", old.c_str(), 1);
+  else ::unsetenv("DMLBITS_DIRECTML_MAX_BUFFER_BYTES");
 }
 
 TEST(DirectmlBackendTest, OutsideWindowsItIsListedButNotBuilt) {

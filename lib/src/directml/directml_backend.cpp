@@ -43,7 +43,6 @@ namespace {
 using d3d12::Com;
 
 constexpr const char* kDefaultLibrary = "DirectML.dll";
-constexpr std::uint64_t kMaxBufferLimit = std::uint64_t{1} << 30;
 
 template <class T>
 GUID iid() {
@@ -574,7 +573,8 @@ struct DirectmlBackend::Impl {
 
 DirectmlBackend::DirectmlBackend(DirectmlBackendOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = options;
-  impl_->options.max_buffer_bytes = std::clamp<std::uint64_t>(options.max_buffer_bytes, 4096, directml::kMaxBufferLimit);
+  impl_->options.max_buffer_bytes = std::clamp<std::uint64_t>(directml::max_buffer_bytes(options.max_buffer_bytes),
+                                                              directml::kMinBufferBytes, directml::kMaxBufferBytes);
   try {
     impl_->context = &directml::Context::get(&impl_->device_seconds);
   } catch (const Error& e) {

@@ -41,8 +41,9 @@ DirectmlInfo probe_directml();
 
 struct DirectmlBackendOptions {
   // Largest buffer the backend creates; larger tensors run in chunks (each a DirectML operator
-  // of its own shape). Tests lower it to exercise chunking.
-  std::uint64_t max_buffer_bytes = std::uint64_t{256} << 20;
+  // of its own shape). 0: DMLBITS_DIRECTML_MAX_BUFFER_BYTES if set (4096 to 1 GiB; anything else
+  // is Errc::usage), else 256 MiB. Tests lower it to exercise chunking.
+  std::uint64_t max_buffer_bytes = 0;
 };
 
 class DirectmlBackend final : public Backend {
