@@ -26,7 +26,8 @@ below = {
     "shaders": {"dxbc", "core"},
     "d3d12": {"shaders", "dxbc", "ops", "io", "platform", "core"},
 }
-below["run"] = {"cpu", "d3d12"} | below["cpu"] | below["d3d12"]
+below["directml"] = {"d3d12"} | below["d3d12"]
+below["run"] = {"cpu", "d3d12", "directml"} | below["cpu"] | below["directml"]
 below["golden"] = {"run"} | below["run"]
 # The layer of each public header.
 public = {

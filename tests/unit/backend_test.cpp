@@ -49,11 +49,11 @@ BackendOptions with_adapter(std::string adapter) {
 TEST(BackendNamesTest, InHelpOrder) {
   const auto names = backend_names();
   EXPECT_EQ(std::vector<std::string_view>(names.begin(), names.end()),
-            (std::vector<std::string_view>{"auto", "cpu", "d3d12", "cpu-reference"}));
+            (std::vector<std::string_view>{"auto", "cpu", "d3d12", "directml", "cpu-reference"}));
 }
 
 TEST(CheckBackendOptionsTest, AcceptsWhatEachBackendTakes) {
-  for (const char* name : {"auto", "cpu", "d3d12", "cpu-reference"}) EXPECT_FALSE(refusal(name, {})) << name;
+  for (const char* name : {"auto", "cpu", "d3d12", "directml", "cpu-reference"}) EXPECT_FALSE(refusal(name, {})) << name;
   EXPECT_FALSE(refusal("cpu", BackendOptions{"scalar"}));
   EXPECT_FALSE(refusal("auto", BackendOptions{"scalar"}));
   EXPECT_FALSE(refusal("cpu", with_threads(1)));
@@ -63,8 +63,8 @@ TEST(CheckBackendOptionsTest, AcceptsWhatEachBackendTakes) {
 }
 
 TEST(CheckBackendOptionsTest, RefusesWithAUsageError) {
-  expect_usage("gpu", {}, "unknown backend 'gpu' (available: auto, cpu, d3d12, cpu-reference)");
-  expect_usage("CPU", {}, "unknown backend 'CPU' (available: auto, cpu, d3d12, cpu-reference)");
+  expect_usage("gpu", {}, "unknown backend 'gpu' (available: auto, cpu, d3d12, directml, cpu-reference)");
+  expect_usage("CPU", {}, "unknown backend 'CPU' (available: auto, cpu, d3d12, directml, cpu-reference)");
   expect_usage("cpu-reference", BackendOptions{"scalar"},
                "the cpu-reference backend has no choice of instruction set (asked for 'scalar')");
   expect_usage("d3d12", BackendOptions{"avx2"}, "the d3d12 backend has no choice of instruction set (asked for 'avx2')");
@@ -73,6 +73,9 @@ TEST(CheckBackendOptionsTest, RefusesWithAUsageError) {
   expect_usage("cpu", with_threads(kMaxThreads + 1), "--threads: 257 is more than 256");
   expect_usage("cpu", with_adapter("0"), "--adapter applies to the d3d12 and auto backends, not cpu");
   expect_usage("cpu-reference", with_adapter("x"), "--adapter applies to the d3d12 and auto backends, not cpu-reference");
+  expect_usage("directml", BackendOptions{"avx2"}, "the directml backend has no choice of instruction set (asked for 'avx2')");
+  expect_usage("directml", with_threads(2), "the directml backend has no choice of CPU threads (--threads)");
+  expect_usage("directml", with_adapter("0"), "--adapter applies to the d3d12 and auto backends, not directml");
 }
 
 // --adapter travels in the operation's spec (there is no process-wide default adapter): the

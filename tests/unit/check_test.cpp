@@ -236,7 +236,7 @@ TEST_F(CheckTest, MalformedManifestsNameTheCaseAndTheKey) {
   expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "dtype": "uint7", "expected": "g.npy"}]})",
                  "case 'x': \"dtype\": unknown data type \"uint7\"");
   expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "backend": "gpu", "expected": "g.npy"}]})",
-                 "case 'x': \"backend\": unknown backend \"gpu\" (available: auto, cpu, d3d12, cpu-reference)");
+                 "case 'x': \"backend\": unknown backend \"gpu\" (available: auto, cpu, d3d12, directml, cpu-reference)");
   expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"]}]})",
                  "case 'x': give exactly one of \"expected\" and \"expect_error\"");
   expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "expected": "g.npy", "expect_error": "io"}]})",

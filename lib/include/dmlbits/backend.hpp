@@ -68,15 +68,17 @@ inline constexpr std::uint64_t kAutoGpuMinBytes = std::uint64_t{16} << 20;
 // The most threads BackendOptions::threads may ask for.
 inline constexpr unsigned kMaxThreads = 256;
 
-// The values --backend accepts, in help order: auto, cpu, d3d12, cpu-reference.
+// The values --backend accepts, in help order: auto, cpu, d3d12, directml, cpu-reference.
 std::span<const std::string_view> backend_names();
 // "cpu" (SIMD kernels, cpu_backend.hpp), "cpu-reference" (cpu_reference.hpp), "d3d12"
-// (d3d12_backend.hpp), or "auto": d3d12 on a hardware adapter when options.size_hint reaches
+// (d3d12_backend.hpp), "directml" (Microsoft's DirectML, Windows only: directml_backend.hpp;
+// never chosen by auto), or "auto": d3d12 on a hardware adapter when options.size_hint reaches
 // kAutoGpuMinBytes (or options.adapter names one), else cpu; selection_reason() says why.
 // Throws Errc::usage for an unknown name, adapter or instruction set, or an instruction set
 // given to a backend without that choice, Errc::unsupported for an instruction set the CPU
-// lacks, Errc::usage for a thread count given to d3d12 or outside 1..kMaxThreads, and
-// Errc::backend when d3d12 cannot run here (no runtime, no adapter).
+// lacks, Errc::usage for a thread count given to d3d12 or directml or outside 1..kMaxThreads,
+// and Errc::backend when d3d12 or directml cannot run here (no runtime, no adapter, no
+// DirectML.dll).
 std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOptions& options = {});
 // Throws make_backend()'s usage errors for `name` and `options` without creating anything, so
 // that a command line is refused before its operands are read.

@@ -12,6 +12,8 @@ if(NOT DMLBITS_D3D12_HEADERS MATCHES "^(vkd3d|directx)$")
 endif()
 
 set(_d3d12_dir ${CMAKE_CURRENT_LIST_DIR})
+# HRESULT names and errors, in every build: the directml layer reports its calls with them.
+target_sources(dmlbits_d3d12 PRIVATE ${_d3d12_dir}/hresult.cpp)
 
 # A Windows build has neither vkd3d nor Vulkan: the backend is the stub until it uses
 # d3d12.dll and DXGI. The host's pkg-config must not be asked: it describes Linux packages.

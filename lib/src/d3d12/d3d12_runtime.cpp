@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "com.hpp"
 #include "d3d12_runtime.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/memory.hpp"
@@ -29,37 +30,8 @@ using d3d12api::iid_of;
 
 // ---- errors --------------------------------------------------------------------------------
 
-struct HresultName {
-  std::uint32_t value;
-  const char* name;
-};
-constexpr HresultName kHresultNames[] = {
-    {0x00000000u, "S_OK"},
-    {0x00000001u, "S_FALSE"},
-    {0x80004001u, "E_NOTIMPL"},
-    {0x80004002u, "E_NOINTERFACE"},
-    {0x80004003u, "E_POINTER"},
-    {0x80004004u, "E_ABORT"},
-    {0x80004005u, "E_FAIL"},
-    {0x8000FFFFu, "E_UNEXPECTED"},
-    {0x80070005u, "E_ACCESSDENIED"},
-    {0x80070006u, "E_HANDLE"},
-    {0x8007000Eu, "E_OUTOFMEMORY"},
-    {0x80070057u, "E_INVALIDARG"},
-    {0x887A0001u, "DXGI_ERROR_INVALID_CALL"},
-    {0x887A0002u, "DXGI_ERROR_NOT_FOUND"},
-    {0x887A0004u, "DXGI_ERROR_UNSUPPORTED"},
-    {0x887A0005u, "DXGI_ERROR_DEVICE_REMOVED"},
-    {0x887A0006u, "DXGI_ERROR_DEVICE_HUNG"},
-    {0x887A0007u, "DXGI_ERROR_DEVICE_RESET"},
-    {0x887A0020u, "DXGI_ERROR_DRIVER_INTERNAL_ERROR"},
-    {0x887E0001u, "D3D12_ERROR_ADAPTER_NOT_FOUND"},
-    {0x887E0002u, "D3D12_ERROR_DRIVER_VERSION_MISMATCH"},
-};
-
 [[noreturn]] void fail(std::string_view call, HRESULT hr, std::string_view what = {}) {
-  throw Error(Errc::backend, fmt::format("{} failed: {}{}{}", call, hresult_text(static_cast<std::int32_t>(hr)),
-                                         what.empty() ? "" : " ", what));
+  throw_hresult(call, static_cast<std::int32_t>(hr), what);
 }
 void check(HRESULT hr, std::string_view call, std::string_view what = {}) {
   if (FAILED(hr)) fail(call, hr, what);
@@ -136,40 +108,6 @@ const Library& library() {
   static const Library lib = load();
   return lib;
 }
-
-// ---- COM pointers ----------------------------------------------------------------------------
-
-template <class T>
-class Com {
- public:
-  Com() = default;
-  Com(const Com&) = delete;
-  Com& operator=(const Com&) = delete;
-  Com(Com&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
-  Com& operator=(Com&& o) noexcept {
-    if (this != &o) {
-      reset();
-      p_ = o.p_;
-      o.p_ = nullptr;
-    }
-    return *this;
-  }
-  ~Com() { reset(); }
-  void reset() {
-    if (p_) p_->Release();
-    p_ = nullptr;
-  }
-  T* get() const { return p_; }
-  T* operator->() const { return p_; }
-  explicit operator bool() const { return p_ != nullptr; }
-  void** out() {
-    reset();
-    return reinterpret_cast<void**>(&p_);
-  }
-
- private:
-  T* p_ = nullptr;
-};
 
 // ---- buffers ---------------------------------------------------------------------------------
 
@@ -566,13 +504,6 @@ std::map<unsigned, std::shared_ptr<Device>>& devices() {
 }
 
 }  // namespace
-
-std::string hresult_text(std::int32_t hr) {
-  const auto v = static_cast<std::uint32_t>(hr);
-  for (const auto& n : kHresultNames)
-    if (n.value == v) return fmt::format("0x{:08X} ({})", v, n.name);
-  return fmt::format("0x{:08X}", v);
-}
 
 std::shared_ptr<Device> Device::acquire(const GpuAdapter& adapter, double* created_seconds) {
   std::lock_guard lock(devices_mutex);

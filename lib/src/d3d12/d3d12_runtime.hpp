@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "d3d12_backend.hpp"
@@ -19,8 +20,10 @@
 
 namespace dmlbits::d3d12 {
 
-// "0x80070057 (E_INVALIDARG)"
+// "0x80070057 (E_INVALIDARG)". hresult.cpp: compiled in every build, for the directml layer too.
 std::string hresult_text(std::int32_t hr);
+// Throws Errc::backend "CALL failed: 0x80070057 (E_INVALIDARG) WHAT" (WHAT may be empty).
+[[noreturn]] void throw_hresult(std::string_view call, std::int32_t hr, std::string_view what = {});
 
 // nullopt when the D3D12 runtime library loads, else dlopen's reason.
 std::optional<std::string> runtime_unavailable_reason();

@@ -15,6 +15,12 @@ DynamicLibrary DynamicLibrary::open(const std::string& name) {
   return lib;
 }
 
+DynamicLibrary DynamicLibrary::open_beside_program(const std::string& name) { return open(name); }
+
+std::string DynamicLibrary::file_path() const { return {}; }
+
+std::optional<std::string> DynamicLibrary::file_version() const { return std::nullopt; }
+
 void* DynamicLibrary::symbol(const char* symbol) const noexcept {
   return handle_ ? ::dlsym(handle_, symbol) : nullptr;
 }

@@ -2,6 +2,7 @@
 // that one binary runs with or without them. POSIX dlopen today (dynamic_library.cpp).
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace dmlbits {
@@ -13,12 +14,22 @@ class DynamicLibrary {
   // all its symbols now and keeping them out of the global namespace. On failure loaded() is
   // false and error() holds the loader's reason ("NAME: cannot open shared object file: ...").
   static DynamicLibrary open(const std::string& name);
+  // open(), except that on Windows a bare file name is looked for in the running program's
+  // folder first, then in the system folders: where applications put a redistributable DLL they
+  // ship (DirectML.dll), never the current folder. Elsewhere the same as open().
+  static DynamicLibrary open_beside_program(const std::string& name);
 
   bool loaded() const noexcept { return handle_ != nullptr; }
   const std::string& error() const noexcept { return error_; }
   // The address of `symbol` in the library or the libraries it loaded; nullptr when it has
   // none (or nothing is loaded).
   void* symbol(const char* symbol) const noexcept;
+  // The file the library was loaded from ("" when the system does not say, or nothing is loaded).
+  std::string file_path() const;
+  // Windows: the file's version resource, "1.15.4.0" (the fixed version) followed, when the
+  // string table has one that says more, by its FileVersion string in parentheses; nullopt when
+  // the file has none (and on other systems, whose libraries carry no such resource).
+  std::optional<std::string> file_version() const;
   // symbol() as a function pointer of type F.
   template <class F>
   F function(const char* name) const noexcept {
@@ -30,6 +41,9 @@ class DynamicLibrary {
   // owner here, and unloading them at exit would run their destructors in the wrong order.
 
  private:
+  // Windows: LoadLibraryExW with these LOAD_LIBRARY_SEARCH_* flags for a bare file name.
+  static DynamicLibrary open_searching(const std::string& name, unsigned long bare_search);
+
   void* handle_ = nullptr;
   std::string error_;
 };

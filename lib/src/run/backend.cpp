@@ -10,12 +10,13 @@
 #include "cpu_backend.hpp"
 #include "cpu_reference.hpp"
 #include "d3d12_backend.hpp"
+#include "directml_backend.hpp"
 #include "dmlbits/dml_desc.hpp"
 #include "dmlbits/error.hpp"
 
 namespace dmlbits {
 namespace {
-constexpr std::array<std::string_view, 4> kBackendNames{"auto", "cpu", "d3d12", "cpu-reference"};
+constexpr std::array<std::string_view, 5> kBackendNames{"auto", "cpu", "d3d12", "directml", "cpu-reference"};
 
 // A backend chosen by `auto`: itself in every way, plus the reason it was chosen.
 class ChosenBackend final : public Backend {
@@ -93,18 +94,20 @@ void check_backend_options(std::string_view name, const BackendOptions& options)
   if (std::find(kBackendNames.begin(), kBackendNames.end(), name) == kBackendNames.end())
     throw Error(Errc::usage, fmt::format("unknown backend '{}' (available: {})", name, fmt::join(kBackendNames, ", ")));
   if (!options.isa.empty()) {
-    if (name == "cpu-reference" || name == "d3d12")
+    if (name == "cpu-reference" || name == "d3d12" || name == "directml")
       throw Error(Errc::usage, fmt::format("the {} backend has no choice of instruction set (asked for '{}')", name,
                                            options.isa));
     if (!parse_isa(options.isa))
       throw Error(Errc::usage, fmt::format("unknown instruction set '{}' (known: {})", options.isa, isa_names_help()));
   }
   if (options.threads != 0) {
-    if (name == "d3d12") throw Error(Errc::usage, "the d3d12 backend has no choice of CPU threads (--threads)");
+    if (name == "d3d12" || name == "directml")
+      throw Error(Errc::usage, fmt::format("the {} backend has no choice of CPU threads (--threads)", name));
     if (options.threads > kMaxThreads)
       throw Error(Errc::usage, fmt::format("--threads: {} is more than {}", options.threads, kMaxThreads));
   }
-  if (!options.adapter.empty() && (name == "cpu" || name == "cpu-reference"))
+  // directml runs on d3d12.dll's default adapter until the d3d12 layer chooses adapters on Windows.
+  if (!options.adapter.empty() && (name == "cpu" || name == "cpu-reference" || name == "directml"))
     throw Error(Errc::usage, fmt::format("--adapter applies to the d3d12 and auto backends, not {}", name));
 }
 
@@ -113,6 +116,7 @@ std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOption
   if (name == "cpu") return make_cpu(options);
   if (name == "cpu-reference") return std::make_unique<CpuReferenceBackend>();
   if (name == "d3d12") return std::make_unique<D3d12Backend>(D3d12BackendOptions{options.adapter});
+  if (name == "directml") return std::make_unique<DirectmlBackend>();
   return make_auto(options);
 }
 

@@ -7,6 +7,7 @@
 #include "cpu_backend.hpp"
 #include "cpu_isa.hpp"
 #include "d3d12_backend.hpp"
+#include "directml_backend.hpp"
 #include "dmlbits/backend.hpp"
 #include "dmlbits/error.hpp"
 
@@ -119,6 +120,28 @@ DevicesReport describe_devices() {
     backends.push_back(j);
   }
 
+  // DirectML: whether DirectML.dll loads, its version and the highest feature level its device
+  // reports.
+  const DirectmlInfo dml = probe_directml();
+  const bool dml_runs = dml.found && dml.error.empty();
+  nlohmann::json directml = {{"built", dml.built}, {"found", dml.found}, {"available", dml_runs}};
+  if (!dml.library.empty()) directml["library"] = dml.library;
+  if (!dml.path.empty()) directml["path"] = dml.path;
+  if (!dml.version.empty()) directml["version"] = dml.version;
+  if (dml.max_feature_level) directml["max_feature_level"] = dml.max_feature_level->short_name();
+  if (!dml.adapter.empty()) directml["adapter"] = dml.adapter;
+  if (!dml.error.empty()) directml["reason"] = dml.error;
+  if (dml_runs) {
+    const std::string desc = fmt::format("DirectML {} ({}), highest feature level {}, on {}", dml.version, dml.path,
+                                         dml.max_feature_level->short_name(), dml.adapter);
+    line("directml", desc);
+    backends.push_back({{"name", "directml"}, {"device", desc}});
+  } else if (dml.found) {
+    line("directml", fmt::format("DirectML {} ({}) found, but no device: {}", dml.version, dml.path, dml.error));
+  } else {
+    line("directml", "unavailable: " + dml.error);
+  }
+
   // What auto does with a large output here.
   std::string large = "cpu";
   // The adapter make_backend("auto") would choose, if its device could be created.
@@ -137,6 +160,7 @@ DevicesReport describe_devices() {
   if (!reason.empty()) d3d12["reason"] = reason;
   nlohmann::json out = {{"backends", backends},
                         {"d3d12", d3d12},
+                        {"directml", directml},
                         {"auto", {{"gpu_min_bytes", kAutoGpuMinBytes}, {"large_outputs", large}}}};
   return {text, out};
 }

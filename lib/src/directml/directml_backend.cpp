@@ -1,0 +1,692 @@
+// DirectmlBackend on Windows: DirectML.dll and d3d12.dll loaded at run time, one D3D12 device per
+// process with its queue, and one DirectML device per requested feature level.
+//
+// A run is cut into boxes as the d3d12 backend cuts it (box_grid.hpp): a tensor that fits in one
+// buffer is one DirectML operator with exactly the descriptors `--explain` prints; a larger one
+// is a few operators of the boxes' shapes (at most two: whole boxes and the last one), each
+// compiled once and cached. Each box uploads the range of each input it reads, binds the
+// buffers through its operator's descriptor heap (IDMLBindingTable), records the dispatch with
+// IDMLCommandRecorder, and reads its output back.
+// DirectX-Headers' d3d12.h (mingw's own is too old), as the d3d12 layer's Windows build takes it:
+// MIDL's d3d12.h demands rpcndr.h version 500 while mingw's is 475 (mingw's headers work with
+// it); included first, its include guard skips the check.
+#define NOMINMAX
+#include <rpc.h>
+#include <rpcndr.h>
+#include <directx/d3d12.h>
+#include <dxguids/dxguids.h>
+
+#include "dml_api.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "box_grid.hpp"
+#include "com.hpp"
+#include "d3d12_runtime.hpp"
+#include "directml_backend.hpp"
+#include "directml_internal.hpp"
+#include "dmlbits/error.hpp"
+#include "dmlbits/timing.hpp"
+#include "dynamic_library.hpp"
+#include "environment.hpp"
+
+namespace dmlbits {
+namespace directml {
+namespace {
+
+using d3d12::Com;
+
+constexpr const char* kDefaultLibrary = "DirectML.dll";
+
+template <class T>
+GUID iid() {
+  return uuidof<T>();
+}
+
+void check(HRESULT hr, std::string_view call, std::string_view what = {}) {
+  if (FAILED(hr)) d3d12::throw_hresult(call, static_cast<std::int32_t>(hr), what);
+}
+
+// ---- the libraries ---------------------------------------------------------------------------
+
+struct Library {
+  std::string name;  // as asked for
+  DynamicLibrary dml;
+  std::string error;  // empty when DirectML can be used
+  std::string path, version;
+  dml::PFN_DMLCreateDevice1 create_device1 = nullptr;
+  DynamicLibrary d3d12;
+  PFN_D3D12_CREATE_DEVICE create_d3d12_device = nullptr;
+};
+
+Library load() {
+  Library lib;
+  const std::string env = environment_variable("DMLBITS_DIRECTML_LIBRARY").value_or("");
+  lib.name = env.empty() ? kDefaultLibrary : env;
+  // DirectML is redistributed beside the program that uses it (Windows' own copy in System32,
+  // where there is one, is older): the program's folder first, then the system's.
+  lib.dml = DynamicLibrary::open_beside_program(lib.name);
+  if (!lib.dml.loaded()) {
+    lib.error = fmt::format("{} (set DMLBITS_DIRECTML_LIBRARY to its path, or put DirectML.dll beside dmlbits.exe)",
+                            lib.dml.error());
+    return lib;
+  }
+  lib.path = lib.dml.file_path();
+  lib.version = lib.dml.file_version().value_or("unknown version");
+  lib.create_device1 = lib.dml.function<dml::PFN_DMLCreateDevice1>("DMLCreateDevice1");
+  if (!lib.create_device1) {
+    lib.error = fmt::format("{} ({}, version {}) has no DMLCreateDevice1: too old (DirectML 1.1 or later is needed), "
+                            "or not DirectML",
+                            lib.name, lib.path, lib.version);
+    return lib;
+  }
+  lib.d3d12 = DynamicLibrary::open("d3d12.dll");
+  if (!lib.d3d12.loaded()) {
+    lib.error = "no D3D12 runtime: " + lib.d3d12.error();
+    return lib;
+  }
+  lib.create_d3d12_device = lib.d3d12.function<PFN_D3D12_CREATE_DEVICE>("D3D12CreateDevice");
+  if (!lib.create_d3d12_device) lib.error = "d3d12.dll has no D3D12CreateDevice";
+  return lib;
+}
+
+const Library& library() {
+  static const Library lib = load();
+  return lib;
+}
+
+// The D3D12 device DirectML runs on: d3d12.dll's default adapter. The one place that chooses
+// it, to become the d3d12 layer's choice (--adapter, DXGI) once that layer creates devices on
+// Windows.
+HRESULT create_d3d12_device(const Library& lib, Com<ID3D12Device>& device, std::string& adapter) {
+  adapter = "the default D3D12 adapter";
+  return lib.create_d3d12_device(nullptr, D3D_FEATURE_LEVEL_11_0, iid<ID3D12Device>(), device.out());
+}
+
+// ---- buffers ---------------------------------------------------------------------------------
+
+struct Buffer {
+  Com<ID3D12Resource> resource;
+  std::uint64_t capacity = 0;
+  D3D12_RESOURCE_STATES state = D3D12_RESOURCE_STATE_COMMON;
+  std::byte* mapped = nullptr;
+};
+
+// ---- the operators -----------------------------------------------------------------------------
+
+// One DirectML operator's tensors: a whole operation's descriptors or a box's.
+struct OperatorShape {
+  OpKind op{};
+  std::vector<DmlTensorDesc> inputs;
+  DmlTensorDesc output;
+};
+
+bool operator<(const DmlTensorDesc& a, const DmlTensorDesc& b) {
+  return std::tie(a.dtype, a.sizes, a.strides, a.total_bytes) < std::tie(b.dtype, b.sizes, b.strides, b.total_bytes);
+}
+
+struct ShapeLess {
+  bool operator()(const OperatorShape& a, const OperatorShape& b) const {
+    if (a.op != b.op) return a.op < b.op;
+    if (a.inputs.size() != b.inputs.size()) return a.inputs.size() < b.inputs.size();
+    for (std::size_t i = 0; i < a.inputs.size(); ++i) {
+      if (a.inputs[i] < b.inputs[i]) return true;
+      if (b.inputs[i] < a.inputs[i]) return false;
+    }
+    return a.output < b.output;
+  }
+};
+
+// DML_BUFFER_TENSOR_DESCs that point into this object's own arrays.
+class DmlDescs {
+ public:
+  explicit DmlDescs(const OperatorShape& s) {
+    tensors_.reserve(s.inputs.size() + 1);
+    for (const auto& t : s.inputs) add(t);
+    add(s.output);
+    for (std::size_t i = 0; i < buffers_.size(); ++i) descs_.push_back({dml::DML_TENSOR_TYPE_BUFFER, &buffers_[i]});
+    if (s.inputs.size() == 2) {
+      binary_ = {&descs_[0], &descs_[1], &descs_[2]};
+      op_ = {op_info(s.op).dml_enum, &binary_};
+    } else {
+      unary_ = {&descs_[0], &descs_[1]};
+      op_ = {op_info(s.op).dml_enum, &unary_};
+    }
+  }
+  DmlDescs(const DmlDescs&) = delete;
+  DmlDescs& operator=(const DmlDescs&) = delete;
+  const dml::DML_OPERATOR_DESC* get() const { return &op_; }
+
+ private:
+  struct Arrays {
+    std::vector<UINT> sizes, strides;
+  };
+  static UINT narrow(std::uint64_t v, const char* what) {
+    if (v > 0xffffffffu) throw Error(Errc::internal, fmt::format("directml: a tensor's {} ({}) exceeds 32 bits", what, v));
+    return static_cast<UINT>(v);
+  }
+  void add(const DmlTensorDesc& t) {
+    Arrays a;
+    for (auto v : t.sizes) a.sizes.push_back(narrow(v, "size"));
+    for (auto v : t.strides) a.strides.push_back(narrow(v, "stride"));
+    tensors_.push_back(std::move(a));
+    const Arrays& k = tensors_.back();
+    dml::DML_BUFFER_TENSOR_DESC b{};
+    b.DataType = static_cast<dml::DML_TENSOR_DATA_TYPE>(dtype_info(t.dtype).dml_value);
+    b.Flags = static_cast<dml::DML_TENSOR_FLAGS>(t.flags);
+    b.DimensionCount = static_cast<UINT>(k.sizes.size());
+    b.Sizes = k.sizes.empty() ? nullptr : k.sizes.data();
+    b.Strides = k.strides.empty() ? nullptr : k.strides.data();
+    b.TotalTensorSizeInBytes = t.total_bytes;
+    b.GuaranteedBaseOffsetAlignment = t.guaranteed_base_offset_alignment;
+    buffers_.push_back(b);
+  }
+
+  std::vector<Arrays> tensors_;  // reserved: the pointers into it stay valid
+  std::vector<dml::DML_BUFFER_TENSOR_DESC> buffers_;
+  std::vector<dml::DML_TENSOR_DESC> descs_;
+  dml::DML_BINARY_BIT_OPERATOR_DESC binary_{};
+  dml::DML_UNARY_BIT_OPERATOR_DESC unary_{};
+  dml::DML_OPERATOR_DESC op_{};
+};
+
+std::string describe(const OperatorShape& s) {
+  std::string out = op_info(s.op).dml_operator_name();
+  for (const auto& t : s.inputs)
+    out += fmt::format(", {} sizes {{{}}} strides {{{}}}", dtype_info(t.dtype).dml_name, fmt::join(t.sizes, ","),
+                       fmt::join(t.strides, ","));
+  out += fmt::format(", output {} sizes {{{}}}", dtype_info(s.output.dtype).dml_name, fmt::join(s.output.sizes, ","));
+  return out;
+}
+
+struct Compiled {
+  Com<dml::IDMLCompiledOperator> op;
+  Com<ID3D12DescriptorHeap> heap;
+  Com<dml::IDMLBindingTable> table;
+  Buffer persistent, temporary;
+  std::uint64_t persistent_bytes = 0, temporary_bytes = 0;  // buffers' sizes (temporary: the larger need)
+  std::uint64_t op_temporary_bytes = 0;                     // the operator's own need
+};
+
+// ---- the process's devices -------------------------------------------------------------------
+
+struct Phases {
+  double compile = 0, initialize = 0, upload = 0, dispatch = 0, readback = 0;
+};
+
+class Context {
+ public:
+  // The process's context, created on first use. Throws Errc::backend.
+  static Context& get(double* created_seconds);
+
+  std::mutex& mutex() { return mutex_; }
+  const std::string& adapter() const { return adapter_; }
+  // Under mutex(): the DirectML device created with `level` as its minimum.
+  dml::IDMLDevice* dml_device(FeatureLevel level, double* created_seconds);
+  // Under mutex(): the compiled, initialized operator of this shape on `level`'s device.
+  Compiled& compiled(FeatureLevel level, const OperatorShape& shape, Phases& phases);
+  // Under mutex(): one dispatch of `c`: uploads[i] into input i (padded with zeros to
+  // in_bytes[i]), the output's first out.size() bytes read back.
+  void dispatch(FeatureLevel level, Compiled& c, const std::vector<std::span<const std::byte>>& uploads,
+                const std::vector<std::uint64_t>& in_bytes, std::uint64_t out_bytes, std::span<std::byte> out,
+                Phases& phases);
+
+ private:
+  Context();
+  void ensure(Buffer& b, D3D12_HEAP_TYPE heap, std::uint64_t bytes, D3D12_RESOURCE_STATES initial);
+  void transition(Buffer& b, D3D12_RESOURCE_STATES to);
+  void begin();
+  void submit_and_wait();
+  dml::IDMLCommandRecorder* recorder(FeatureLevel level);
+
+  std::mutex mutex_;
+  std::string adapter_;
+  double created_seconds_ = 0;
+  Com<ID3D12Device> device_;
+  Com<ID3D12CommandQueue> queue_;
+  Com<ID3D12CommandAllocator> allocator_;
+  Com<ID3D12GraphicsCommandList> list_;
+  Com<ID3D12Fence> fence_;
+  std::uint64_t fence_value_ = 0;
+  std::uint64_t timestamp_frequency_ = 0;
+  Com<ID3D12QueryHeap> queries_;
+  Buffer query_readback_;
+  std::map<int, Com<dml::IDMLDevice>> dml_devices_;
+  std::map<int, Com<dml::IDMLCommandRecorder>> recorders_;
+  std::map<int, std::map<OperatorShape, std::unique_ptr<Compiled>, ShapeLess>> compiled_;
+  Buffer inputs_[2], uploads_[2], output_, readback_;
+};
+
+std::mutex context_mutex;
+
+Context& Context::get(double* created_seconds) {
+  static std::unique_ptr<Context> context;
+  std::lock_guard lock(context_mutex);
+  if (created_seconds) *created_seconds = 0;
+  if (!context) {
+    context.reset(new Context());
+    if (created_seconds) *created_seconds = context->created_seconds_;
+  }
+  return *context;
+}
+
+Context::Context() {
+  const Library& lib = library();
+  if (!lib.error.empty()) throw Error(Errc::backend, lib.error);
+  Stopwatch clock;
+  check(create_d3d12_device(lib, device_, adapter_), "D3D12CreateDevice");
+  D3D12_COMMAND_QUEUE_DESC qd{};
+  qd.Type = D3D12_COMMAND_LIST_TYPE_DIRECT;
+  check(device_->CreateCommandQueue(&qd, iid<ID3D12CommandQueue>(), queue_.out()), "CreateCommandQueue");
+  check(queue_->GetTimestampFrequency(&timestamp_frequency_), "GetTimestampFrequency");
+  check(device_->CreateCommandAllocator(D3D12_COMMAND_LIST_TYPE_DIRECT, iid<ID3D12CommandAllocator>(), allocator_.out()),
+        "CreateCommandAllocator");
+  check(device_->CreateCommandList(0, D3D12_COMMAND_LIST_TYPE_DIRECT, allocator_.get(), nullptr,
+                                   iid<ID3D12GraphicsCommandList>(), list_.out()),
+        "CreateCommandList");
+  check(list_->Close(), "ID3D12GraphicsCommandList::Close");
+  check(device_->CreateFence(0, D3D12_FENCE_FLAG_NONE, iid<ID3D12Fence>(), fence_.out()), "CreateFence");
+  D3D12_QUERY_HEAP_DESC qh{};
+  qh.Type = D3D12_QUERY_HEAP_TYPE_TIMESTAMP;
+  qh.Count = 4;
+  check(device_->CreateQueryHeap(&qh, iid<ID3D12QueryHeap>(), queries_.out()), "CreateQueryHeap");
+  ensure(query_readback_, D3D12_HEAP_TYPE_READBACK, 4 * sizeof(std::uint64_t), D3D12_RESOURCE_STATE_COPY_DEST);
+  created_seconds_ = clock.seconds();
+}
+
+dml::IDMLDevice* Context::dml_device(FeatureLevel level, double* created_seconds) {
+  if (created_seconds) *created_seconds = 0;
+  auto& slot = dml_devices_[level.value()];
+  if (!slot) {
+    Stopwatch clock;
+    check(library().create_device1(device_.get(), dml::DML_CREATE_DEVICE_FLAG_NONE, level.value(), dml::IID_IDMLDevice,
+                                   slot.out()),
+          "DMLCreateDevice1", fmt::format("(minimum feature level {})", level.enum_name()));
+    if (created_seconds) *created_seconds = clock.seconds();
+  }
+  return slot.get();
+}
+
+dml::IDMLCommandRecorder* Context::recorder(FeatureLevel level) {
+  auto& slot = recorders_[level.value()];
+  if (!slot)
+    check(dml_device(level, nullptr)->CreateCommandRecorder(dml::IID_IDMLCommandRecorder, slot.out()),
+          "IDMLDevice::CreateCommandRecorder");
+  return slot.get();
+}
+
+void Context::ensure(Buffer& b, D3D12_HEAP_TYPE heap, std::uint64_t bytes, D3D12_RESOURCE_STATES initial) {
+  if (b.resource && b.capacity >= bytes) return;
+  b = Buffer{};
+  std::uint64_t capacity = std::max<std::uint64_t>(bytes, 256);
+  if (capacity > (1u << 20)) capacity = (capacity + (1u << 20) - 1) & ~std::uint64_t{(1u << 20) - 1};
+  D3D12_HEAP_PROPERTIES hp{};
+  hp.Type = heap;
+  D3D12_RESOURCE_DESC rd{};
+  rd.Dimension = D3D12_RESOURCE_DIMENSION_BUFFER;
+  rd.Width = capacity;
+  rd.Height = 1;
+  rd.DepthOrArraySize = 1;
+  rd.MipLevels = 1;
+  rd.Format = DXGI_FORMAT_UNKNOWN;
+  rd.SampleDesc.Count = 1;
+  rd.Layout = D3D12_TEXTURE_LAYOUT_ROW_MAJOR;
+  // DirectML binds every buffer as an unordered-access view.
+  rd.Flags = heap == D3D12_HEAP_TYPE_DEFAULT ? D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS : D3D12_RESOURCE_FLAG_NONE;
+  check(device_->CreateCommittedResource(&hp, D3D12_HEAP_FLAG_NONE, &rd, initial, nullptr, iid<ID3D12Resource>(),
+                                         b.resource.out()),
+        "CreateCommittedResource", fmt::format("({} bytes)", capacity));
+  b.capacity = capacity;
+  b.state = initial;
+  if (heap != D3D12_HEAP_TYPE_DEFAULT) {
+    void* p = nullptr;
+    check(b.resource->Map(0, nullptr, &p), "ID3D12Resource::Map");
+    b.mapped = static_cast<std::byte*>(p);
+  }
+}
+
+void Context::transition(Buffer& b, D3D12_RESOURCE_STATES to) {
+  if (b.state == to) return;
+  D3D12_RESOURCE_BARRIER barrier{};
+  barrier.Type = D3D12_RESOURCE_BARRIER_TYPE_TRANSITION;
+  barrier.Transition.pResource = b.resource.get();
+  barrier.Transition.Subresource = D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES;
+  barrier.Transition.StateBefore = b.state;
+  barrier.Transition.StateAfter = to;
+  list_->ResourceBarrier(1, &barrier);
+  b.state = to;
+}
+
+void Context::begin() {
+  check(allocator_->Reset(), "ID3D12CommandAllocator::Reset");
+  check(list_->Reset(allocator_.get(), nullptr), "ID3D12GraphicsCommandList::Reset");
+}
+
+void Context::submit_and_wait() {
+  check(list_->Close(), "ID3D12GraphicsCommandList::Close");
+  ID3D12CommandList* lists[] = {list_.get()};
+  queue_->ExecuteCommandLists(1, lists);
+  ++fence_value_;
+  check(queue_->Signal(fence_.get(), fence_value_), "ID3D12CommandQueue::Signal");
+  if (fence_->GetCompletedValue() < fence_value_)
+    check(fence_->SetEventOnCompletion(fence_value_, nullptr), "ID3D12Fence::SetEventOnCompletion");
+  if (fence_->GetCompletedValue() < fence_value_) {
+    const HRESULT reason = device_->GetDeviceRemovedReason();
+    d3d12::throw_hresult("waiting for the GPU", static_cast<std::int32_t>(FAILED(reason) ? reason : E_FAIL),
+                         "(the device stopped)");
+  }
+}
+
+// A buffer binding, or none for a buffer of 0 bytes.
+struct Binding {
+  dml::DML_BUFFER_BINDING buffer{};
+  dml::DML_BINDING_DESC desc{dml::DML_BINDING_TYPE_NONE, nullptr};
+  Binding(const Buffer& b, std::uint64_t bytes) {
+    if (bytes == 0) return;
+    buffer = {b.resource.get(), 0, bytes};
+    desc = {dml::DML_BINDING_TYPE_BUFFER, &buffer};
+  }
+  Binding(const Binding&) = delete;
+  Binding& operator=(const Binding&) = delete;
+};
+
+Compiled& Context::compiled(FeatureLevel level, const OperatorShape& shape, Phases& phases) {
+  auto& cache = compiled_[level.value()];
+  if (auto it = cache.find(shape); it != cache.end()) return *it->second;
+  dml::IDMLDevice* dev = dml_device(level, nullptr);
+  auto c = std::make_unique<Compiled>();
+
+  Stopwatch clock;
+  const DmlDescs descs(shape);
+  Com<dml::IDMLOperator> op;
+  check(dev->CreateOperator(descs.get(), dml::IID_IDMLOperator, op.out()), "IDMLDevice::CreateOperator",
+        "(" + describe(shape) + ")");
+  check(dev->CompileOperator(op.get(), dml::DML_EXECUTION_FLAG_NONE, dml::IID_IDMLCompiledOperator, c->op.out()),
+        "IDMLDevice::CompileOperator", "(" + describe(shape) + ")");
+  phases.compile += clock.lap();
+
+  // The initializer, run once: it fills the persistent resource, if the operator has one.
+  Com<dml::IDMLOperatorInitializer> init;
+  dml::IDMLCompiledOperator* ops[] = {c->op.get()};
+  check(dev->CreateOperatorInitializer(1, ops, dml::IID_IDMLOperatorInitializer, init.out()),
+        "IDMLDevice::CreateOperatorInitializer");
+  dml::DML_BINDING_PROPERTIES op_props{}, init_props{};
+  c->op->GetBindingProperties(&op_props);
+  init->GetBindingProperties(&init_props);
+  const UINT descriptors = std::max<UINT>(1, std::max(op_props.RequiredDescriptorCount, init_props.RequiredDescriptorCount));
+  D3D12_DESCRIPTOR_HEAP_DESC hd{};
+  hd.Type = D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV;
+  hd.NumDescriptors = descriptors;
+  hd.Flags = D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE;
+  check(device_->CreateDescriptorHeap(&hd, iid<ID3D12DescriptorHeap>(), c->heap.out()), "CreateDescriptorHeap",
+        fmt::format("({} descriptors)", descriptors));
+  c->persistent_bytes = op_props.PersistentResourceSize;
+  c->op_temporary_bytes = op_props.TemporaryResourceSize;
+  c->temporary_bytes = std::max(op_props.TemporaryResourceSize, init_props.TemporaryResourceSize);
+  if (c->persistent_bytes)
+    ensure(c->persistent, D3D12_HEAP_TYPE_DEFAULT, c->persistent_bytes, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+  if (c->temporary_bytes)
+    ensure(c->temporary, D3D12_HEAP_TYPE_DEFAULT, c->temporary_bytes, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+
+  dml::DML_BINDING_TABLE_DESC td{};
+  td.Dispatchable = init.get();
+  // DirectX-Headers declare these, for mingw, with Microsoft's convention for returned structures.
+  c->heap->GetCPUDescriptorHandleForHeapStart(&td.CPUDescriptorHandle);
+  c->heap->GetGPUDescriptorHandleForHeapStart(&td.GPUDescriptorHandle);
+  td.SizeInDescriptors = descriptors;
+  check(dev->CreateBindingTable(&td, dml::IID_IDMLBindingTable, c->table.out()), "IDMLDevice::CreateBindingTable");
+  const Binding persistent(c->persistent, c->persistent_bytes);
+  const Binding temporary(c->temporary, c->temporary_bytes);
+  if (c->persistent_bytes) c->table->BindOutputs(1, &persistent.desc);
+  if (init_props.TemporaryResourceSize) c->table->BindTemporaryResource(&temporary.desc);
+  begin();
+  ID3D12DescriptorHeap* heaps[] = {c->heap.get()};
+  list_->SetDescriptorHeaps(1, heaps);
+  recorder(level)->RecordDispatch(list_.get(), init.get(), c->table.get());
+  submit_and_wait();
+  // The same table now binds the operator itself.
+  td.Dispatchable = c->op.get();
+  check(c->table->Reset(&td), "IDMLBindingTable::Reset");
+  phases.initialize += clock.lap();
+  return *cache.emplace(shape, std::move(c)).first->second;
+}
+
+void Context::dispatch(FeatureLevel level, Compiled& c, const std::vector<std::span<const std::byte>>& uploads,
+                       const std::vector<std::uint64_t>& in_bytes, std::uint64_t out_bytes, std::span<std::byte> out,
+                       Phases& phases) {
+  Stopwatch copy;
+  for (std::size_t i = 0; i < uploads.size(); ++i) {
+    ensure(uploads_[i], D3D12_HEAP_TYPE_UPLOAD, in_bytes[i], D3D12_RESOURCE_STATE_GENERIC_READ);
+    ensure(inputs_[i], D3D12_HEAP_TYPE_DEFAULT, in_bytes[i], D3D12_RESOURCE_STATE_COPY_DEST);
+    std::memcpy(uploads_[i].mapped, uploads[i].data(), uploads[i].size());
+    std::memset(uploads_[i].mapped + uploads[i].size(), 0, in_bytes[i] - uploads[i].size());
+  }
+  ensure(output_, D3D12_HEAP_TYPE_DEFAULT, out_bytes, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+  ensure(readback_, D3D12_HEAP_TYPE_READBACK, out_bytes, D3D12_RESOURCE_STATE_COPY_DEST);
+  const double cpu_upload = copy.lap();
+
+  std::vector<std::unique_ptr<Binding>> in;
+  std::vector<dml::DML_BINDING_DESC> in_descs;
+  for (std::size_t i = 0; i < uploads.size(); ++i) {
+    in.push_back(std::make_unique<Binding>(inputs_[i], in_bytes[i]));
+    in_descs.push_back(in.back()->desc);
+  }
+  const Binding output(output_, out_bytes);
+  const Binding persistent(c.persistent, c.persistent_bytes);
+  const Binding temporary(c.temporary, c.temporary_bytes);
+  c.table->BindInputs(static_cast<UINT>(in_descs.size()), in_descs.data());
+  c.table->BindOutputs(1, &output.desc);
+  if (c.persistent_bytes) c.table->BindPersistentResource(&persistent.desc);
+  if (c.op_temporary_bytes) c.table->BindTemporaryResource(&temporary.desc);
+
+  begin();
+  list_->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 0);
+  for (std::size_t i = 0; i < uploads.size(); ++i) {
+    transition(inputs_[i], D3D12_RESOURCE_STATE_COPY_DEST);
+    list_->CopyBufferRegion(inputs_[i].resource.get(), 0, uploads_[i].resource.get(), 0, in_bytes[i]);
+    transition(inputs_[i], D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+  }
+  transition(output_, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+  list_->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 1);
+  ID3D12DescriptorHeap* heaps[] = {c.heap.get()};
+  list_->SetDescriptorHeaps(1, heaps);
+  recorder(level)->RecordDispatch(list_.get(), c.op.get(), c.table.get());
+  D3D12_RESOURCE_BARRIER uav{};
+  uav.Type = D3D12_RESOURCE_BARRIER_TYPE_UAV;
+  uav.UAV.pResource = nullptr;  // every unordered access
+  list_->ResourceBarrier(1, &uav);
+  list_->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 2);
+  transition(output_, D3D12_RESOURCE_STATE_COPY_SOURCE);
+  list_->CopyBufferRegion(readback_.resource.get(), 0, output_.resource.get(), 0, out_bytes);
+  list_->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 3);
+  list_->ResolveQueryData(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 0, 4, query_readback_.resource.get(), 0);
+  submit_and_wait();
+
+  copy.lap();
+  std::memcpy(out.data(), readback_.mapped, out.size());
+  const double cpu_readback = copy.lap();
+  std::uint64_t ts[4];
+  std::memcpy(ts, query_readback_.mapped, sizeof ts);
+  const double tick = timestamp_frequency_ ? 1.0 / static_cast<double>(timestamp_frequency_) : 0;
+  const auto span = [&](int a, int b) { return ts[b] >= ts[a] ? static_cast<double>(ts[b] - ts[a]) * tick : 0.0; };
+  phases.upload += cpu_upload + span(0, 1);
+  phases.dispatch += span(1, 2);
+  phases.readback += span(2, 3) + cpu_readback;
+}
+
+// The highest level `device` reports (CheckFeatureSupport with every level DirectML defines).
+std::optional<FeatureLevel> max_feature_level(dml::IDMLDevice* device) {
+  std::vector<dml::DML_FEATURE_LEVEL> levels;
+  for (FeatureLevel l : feature_levels()) levels.push_back(l.value());
+  dml::DML_FEATURE_QUERY_FEATURE_LEVELS query{static_cast<UINT>(levels.size()), levels.data()};
+  dml::DML_FEATURE_DATA_FEATURE_LEVELS data{};
+  if (FAILED(device->CheckFeatureSupport(dml::DML_FEATURE_FEATURE_LEVELS, sizeof query, &query, sizeof data, &data)))
+    return std::nullopt;
+  for (FeatureLevel l : feature_levels())
+    if (l.value() == data.MaxSupportedFeatureLevel) return l;
+  return std::nullopt;
+}
+
+}  // namespace
+}  // namespace directml
+
+// ---- the backend -------------------------------------------------------------------------------
+
+bool directml_built() { return true; }
+
+DirectmlInfo probe_directml() {
+  DirectmlInfo info;
+  info.built = true;
+  const directml::Library& lib = directml::library();
+  info.library = lib.name;
+  info.path = lib.path;
+  info.version = lib.version;
+  if (!lib.error.empty()) {
+    info.error = lib.error;
+    return info;
+  }
+  info.found = true;
+  try {
+    directml::Context& c = directml::Context::get(nullptr);
+    std::lock_guard lock(c.mutex());
+    info.adapter = c.adapter();
+    info.max_feature_level = directml::max_feature_level(c.dml_device(feature_levels().front(), nullptr));
+    if (!info.max_feature_level) info.error = "CheckFeatureSupport(DML_FEATURE_FEATURE_LEVELS) failed";
+  } catch (const Error& e) {
+    info.error = e.what();
+  }
+  return info;
+}
+
+struct DirectmlBackend::Impl {
+  DirectmlBackendOptions options;
+  directml::Context* context = nullptr;
+  double device_seconds = 0;
+  directml::Phases phases;
+};
+
+DirectmlBackend::DirectmlBackend(DirectmlBackendOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
+  impl_->options.max_buffer_bytes = std::clamp<std::uint64_t>(directml::max_buffer_bytes(options.max_buffer_bytes),
+                                                              directml::kMinBufferBytes, directml::kMaxBufferBytes);
+  try {
+    impl_->context = &directml::Context::get(&impl_->device_seconds);
+  } catch (const Error& e) {
+    if (e.code() != Errc::backend) throw;
+    throw Error(Errc::backend, fmt::format("the directml backend cannot run: {}", e.what()));
+  }
+}
+
+DirectmlBackend::~DirectmlBackend() = default;
+
+std::string DirectmlBackend::device_description() const {
+  const directml::Library& lib = directml::library();
+  return fmt::format("DirectML {} ({}) on {}", lib.version, lib.path, impl_->context->adapter());
+}
+
+std::optional<std::string> DirectmlBackend::unsupported_reason(const ValidatedOp& op) const {
+  return directml::unsupported_reason(op);
+}
+
+std::vector<PhaseTime> DirectmlBackend::detail_phases() const {
+  const auto& p = impl_->phases;
+  return {{"device", impl_->device_seconds}, {"compile", p.compile},   {"initialize", p.initialize},
+          {"upload", p.upload},              {"dispatch", p.dispatch}, {"readback", p.readback}};
+}
+
+void DirectmlBackend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {
+  if (auto why = directml::unsupported_reason(op)) throw Error(Errc::unsupported, "directml: " + *why);
+  const DmlOperatorDesc& d = op.desc();
+  if (d.empty) return;
+  const auto in_size = static_cast<std::uint64_t>(dtype_info(op.input_dtype()).size);
+  const auto out_size = static_cast<std::uint64_t>(dtype_info(op.output_dtype()).size);
+  const std::size_t rank = d.output.sizes.size();
+  const std::uint64_t max_bytes = impl_->options.max_buffer_bytes;
+  const std::uint64_t max_elems = std::max<std::uint64_t>(64, (max_bytes / std::max(in_size, out_size)) & ~std::uint64_t{63});
+  const std::uint64_t total = d.output.element_count();
+  // Elements each input spans: its buffer holds at least these (ExecuteBuffers' contract).
+  for (std::size_t j = 0; j < d.inputs.size(); ++j) {
+    std::uint64_t span = 1;
+    for (std::size_t i = 0; i < rank; ++i) span += (d.output.sizes[i] - 1) * d.inputs[j].strides[i];
+    if (buffers.inputs[j].size() < span * in_size)
+      throw Error(Errc::internal, fmt::format("directml: input {} holds {} bytes, the operation reads {}", j,
+                                              buffers.inputs[j].size(), span * in_size));
+  }
+
+  directml::Context& ctx = *impl_->context;
+  std::lock_guard lock(ctx.mutex());
+  double created = 0;
+  ctx.dml_device(d.level, &created);
+  impl_->device_seconds += created;
+
+  const BoxGrid grid(d.output.sizes, total, max_elems);
+  const bool whole = total <= max_elems;
+  std::vector<std::uint64_t> index(rank, 0);
+  std::uint64_t r = 0;
+  do {
+    r = std::min(grid.rows, d.output.sizes[grid.split] - index[grid.split]);
+    directml::OperatorShape shape;
+    shape.op = d.op;
+    std::vector<std::uint64_t> sizes(rank);
+    std::uint64_t count = 1;
+    for (std::size_t i = 0; i < rank; ++i) {
+      sizes[i] = whole ? d.output.sizes[i] : i < grid.split ? 1 : i == grid.split ? r : d.output.sizes[i];
+      count *= sizes[i];
+    }
+    std::uint64_t out_offset = 0;
+    for (std::size_t i = 0; i < rank; ++i) out_offset += index[i] * grid.out_strides[i];
+    std::vector<std::span<const std::byte>> uploads;
+    std::vector<std::uint64_t> in_bytes;
+    for (std::size_t j = 0; j < d.inputs.size(); ++j) {
+      DmlTensorDesc t = d.inputs[j];
+      std::uint64_t start = 0;
+      if (!whole) {
+        t.sizes = sizes;
+        for (std::size_t i = 0; i < rank; ++i) {
+          start += index[i] * d.inputs[j].strides[i];
+          if (sizes[i] == 1) t.strides[i] = 0;  // a fixed outer index: its stride may not fit 32 bits
+        }
+        t.total_bytes = calc_buffer_tensor_size(t.dtype, t.sizes, t.strides);
+      }
+      std::uint64_t extent = 1;
+      for (std::size_t i = 0; i < rank; ++i) extent += (t.sizes[i] - 1) * t.strides[i];
+      uploads.push_back(buffers.inputs[j].subspan(start * in_size, extent * in_size));
+      in_bytes.push_back(std::max<std::uint64_t>(t.total_bytes, 4));
+      shape.inputs.push_back(std::move(t));
+    }
+    shape.output = d.output;
+    if (!whole) {
+      shape.output.sizes = sizes;
+      std::uint64_t s = 1;
+      for (std::size_t i = rank; i-- > 0;) {
+        shape.output.strides[i] = s;
+        s *= sizes[i];
+      }
+      shape.output.total_bytes = calc_buffer_tensor_size(shape.output.dtype, sizes, shape.output.strides);
+    }
+    const std::uint64_t out_bytes = std::max<std::uint64_t>(shape.output.total_bytes, 4);
+    directml::Compiled& c = ctx.compiled(d.level, shape, impl_->phases);
+    ctx.dispatch(d.level, c, uploads, in_bytes, out_bytes, buffers.output.subspan(out_offset * out_size, count * out_size),
+                 impl_->phases);
+  } while (!whole && grid.advance(index, r));
+}
+
+std::optional<std::string> directml_create_operator(const DmlOperatorDesc& desc, FeatureLevel level) {
+  directml::Context& ctx = directml::Context::get(nullptr);
+  std::lock_guard lock(ctx.mutex());
+  dml::IDMLDevice* dev = ctx.dml_device(level, nullptr);
+  directml::OperatorShape shape{desc.op, desc.inputs, desc.output};
+  const directml::DmlDescs descs(shape);
+  directml::Com<dml::IDMLOperator> op;
+  const HRESULT hr = dev->CreateOperator(descs.get(), dml::IID_IDMLOperator, op.out());
+  if (SUCCEEDED(hr)) return std::nullopt;
+  return "CreateOperator failed: " + d3d12::hresult_text(static_cast<std::int32_t>(hr));
+}
+
+}  // namespace dmlbits

@@ -1,0 +1,47 @@
+// What the directml backend decides in every build, with or without DirectML.
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "directml_backend.hpp"
+#include "directml_internal.hpp"
+#include "dmlbits/error.hpp"
+#include "environment.hpp"
+
+namespace dmlbits::directml {
+namespace {
+
+// ShiftOverflow::directml comes with DirectML's own shift rule (branch dml-shift). Written as a
+// template so that this compiles before and after that enumerator exists: before, no mode is
+// DirectML's and every shift is refused.
+template <class E>
+bool is_directml_mode(E mode) {
+  if constexpr (requires { E::directml; }) return mode == E::directml;
+  else return false;
+}
+
+}  // namespace
+
+std::optional<std::string> unsupported_reason(const ValidatedOp& op) {
+  if (op.op().shift && !is_directml_mode(op.shift_overflow()))
+    return fmt::format(
+        "--shift-overflow {} is not DirectML's rule for shift counts of the element width and more; the directml "
+        "backend runs shifts with --shift-overflow directml only",
+        shift_overflow_name(op.shift_overflow()));
+  return std::nullopt;
+}
+
+std::uint64_t max_buffer_bytes(std::uint64_t requested) {
+  if (requested != 0) return requested;
+  const std::string env = environment_variable("DMLBITS_DIRECTML_MAX_BUFFER_BYTES").value_or("");
+  if (env.empty()) return kDefaultMaxBufferBytes;
+  std::uint64_t n = 0;
+  const char* end = env.data() + env.size();
+  const auto [p, ec] = std::from_chars(env.data(), end, n);
+  if (ec != std::errc{} || p != end || n < kMinBufferBytes || n > kMaxBufferBytes)
+    throw Error(Errc::usage, fmt::format("DMLBITS_DIRECTML_MAX_BUFFER_BYTES: '{}' is not a byte count from {} to {}", env,
+                                         kMinBufferBytes, kMaxBufferBytes));
+  return n;
+}
+
+}  // namespace dmlbits::directml

@@ -1,0 +1,387 @@
+// dmlbits against Microsoft's DirectML itself (Windows build, under wine with DirectML.dll; see
+// scripts/directml-wine). One process for every case: a wine process costs about a second.
+//
+//   SelfCheck            DirectML's documented examples, first: a Mesa without descriptor
+//                        indexing returns zeros with S_OK, and nothing else would be worth running
+//   RefusalsAgree        for every operator x data type (x output type for popcount) x dimension
+//                        count 0..9, DirectML's CreateOperator accepts exactly what validate()
+//                        accepts, at the newest level (failures) and at 3_0 and 2_1 (reported)
+//   ExplainJson          every operator built from the exact JSON `--explain-json` writes
+//   KnownAnswers         the NumPy goldens of testdata/golden on --backend directml (shifts in
+//                        --shift-overflow directml, once it exists), and hand-calculated shifts
+//   Chunks               a tensor cut into many DirectML operators gives the one-operator result
+//
+// Without DirectML the program exits 77 (CTest: skipped), unless DMLBITS_REQUIRE_DIRECTML=1,
+// which makes a missing DirectML a failure.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "directml_backend.hpp"
+#include "dmlbits/check.hpp"
+#include "dmlbits/dml_desc.hpp"
+#include "dmlbits/error.hpp"
+#include "dmlbits/tensor.hpp"
+#include "dmlbits/validate.hpp"
+
+namespace dmlbits {
+namespace {
+
+// ShiftOverflow::directml exists once branch dml-shift is merged; until then shifts cannot run on
+// the directml backend (it refuses the other modes) and their known answers are skipped.
+template <class E>
+std::optional<E> directml_mode() {
+  if constexpr (requires { E::directml; }) return E::directml;
+  else return std::nullopt;
+}
+
+Shape shape_of_rank(std::size_t rank) {
+  Shape s;
+  for (std::size_t i = 0; i < rank; ++i) s.push_back(i % 2 ? 3 : 2);
+  return s;
+}
+
+// The descriptor dmlbits would send if it accepted: packed tensors of `rank` dimensions, the
+// DimensionCount as given (0 included, which dmlbits itself never sends).
+DmlOperatorDesc raw_desc(const OpInfo& op, DType in, DType out, std::size_t rank, FeatureLevel level) {
+  DmlOperatorDesc d;
+  d.op = op.kind;
+  d.level = level;
+  std::vector<std::uint64_t> sizes, strides(rank, 1);
+  for (std::size_t i = 0; i < rank; ++i) sizes.push_back(i % 2 ? 3 : 2);
+  for (std::size_t i = rank; i-- > 1;) strides[i - 1] = strides[i] * sizes[i];
+  const auto tensor = [&](DType t) {
+    DmlTensorDesc x;
+    x.dtype = t;
+    x.sizes = sizes;
+    x.strides = strides;
+    x.total_bytes = calc_buffer_tensor_size(t, sizes, strides);
+    return x;
+  };
+  for (int i = 0; i < op.arity; ++i) d.inputs.push_back(tensor(in));
+  d.output = tensor(out);
+  return d;
+}
+
+std::optional<std::string> dmlbits_refusal(const OpInfo& op, DType in, DType out, std::size_t rank, FeatureLevel level,
+                                           std::optional<ValidatedOp>& accepted) {
+  OpRequest r;
+  r.op = op.kind;
+  r.level = level;
+  for (int i = 0; i < op.arity; ++i) r.inputs.push_back({in, shape_of_rank(rank)});
+  if (op.kind == OpKind::popcount) r.out_dtype = out;
+  try {
+    accepted = validate(r);
+    return std::nullopt;
+  } catch (const Error& e) {
+    return std::string(e.what());
+  }
+}
+
+// ---- the self-check ---------------------------------------------------------------------------
+
+Tensor tensor_of(DType dtype, Shape shape, std::initializer_list<std::uint64_t> bits) {
+  Tensor t(dtype, shape);
+  std::size_t i = 0;
+  for (auto b : bits) t.set_bits_at(i++, b);
+  return t;
+}
+
+Tensor run_directml(const ValidatedOp& v, const std::vector<const Tensor*>& inputs, std::uint64_t max_buffer_bytes = 0) {
+  DirectmlBackendOptions o;
+  if (max_buffer_bytes) o.max_buffer_bytes = max_buffer_bytes;
+  DirectmlBackend backend(o);
+  Tensor out(v.output_dtype(), v.output_shape());
+  ExecuteBuffers b;
+  for (const Tensor* t : inputs) b.inputs.emplace_back(t->data(), t->byte_size());
+  b.output = {out.data(), out.byte_size()};
+  backend.run(v, b);
+  return out;
+}
+
+std::vector<std::uint64_t> bits_of(const Tensor& t) {
+  std::vector<std::uint64_t> out;
+  for (std::size_t i = 0; i < t.element_count(); ++i) out.push_back(t.bits_at(i));
+  return out;
+}
+
+ValidatedOp validated(OpKind op, DType dtype, std::vector<Shape> shapes, std::optional<DType> out = std::nullopt) {
+  OpRequest r;
+  r.op = op;
+  for (auto& s : shapes) r.inputs.push_back({dtype, s});
+  r.out_dtype = out;
+  return validate(r);
+}
+
+// DirectML's documentation: BIT_COUNT UINT32 {2,2} [[0,123],[456,789]] -> [[0,6],[4,5]]; BIT_NOT
+// UINT8 [[0,128],[42,255]] -> [[255,127],[213,0]]; and an XOR worked by hand.
+TEST(SelfCheck, DocumentedExamples) {
+  const Tensor count_in = tensor_of(DType::uint32, {2, 2}, {0, 123, 456, 789});
+  EXPECT_EQ(bits_of(run_directml(validated(OpKind::popcount, DType::uint32, {{2, 2}}, DType::uint32), {&count_in})),
+            (std::vector<std::uint64_t>{0, 6, 4, 5}))
+      << "DirectML computed a wrong known answer: with zeros, the Vulkan driver lacks descriptor indexing (Mesa 25 "
+         "lavapipe from bookworm-backports is needed, VKD3D_CONFIG=virtual_heaps)";
+  const Tensor not_in = tensor_of(DType::uint8, {2, 2}, {0, 128, 42, 255});
+  EXPECT_EQ(bits_of(run_directml(validated(OpKind::bit_not, DType::uint8, {{2, 2}}), {&not_in})),
+            (std::vector<std::uint64_t>{255, 127, 213, 0}));
+  const Tensor xb = tensor_of(DType::uint8, {2, 2}, {255, 128, 15, 240});
+  EXPECT_EQ(bits_of(run_directml(validated(OpKind::bit_xor, DType::uint8, {{2, 2}, {2, 2}}), {&not_in, &xb})),
+            (std::vector<std::uint64_t>{255, 0, 37, 15}));
+}
+
+// ---- refusals ---------------------------------------------------------------------------------
+
+struct Disagreement {
+  std::string what;  // "and INT8 -> INT8, level 3_0"
+  std::size_t rank;
+  std::string dmlbits, directml;
+};
+
+// One table per level: a row per operator x input type (x output type for popcount), a column
+// per dimension count. "ok" both accept, "-" both refuse, "D" only DirectML accepts, "d" only
+// dmlbits accepts.
+std::vector<Disagreement> compare_refusals(FeatureLevel level, std::string& table, std::string& dim0) {
+  std::vector<Disagreement> found;
+  constexpr std::size_t kMaxRankTried = 9;
+  table += fmt::format("DirectML CreateOperator vs dmlbits validate() on a device of minimum level {}\n",
+                       level.short_name());
+  table += fmt::format("{:<34}", "operator input -> output");
+  for (std::size_t r = 0; r <= kMaxRankTried; ++r) table += fmt::format("{:>4}", r);
+  table += "\n";
+  for (const OpInfo& op : op_table()) {
+    for (const DTypeInfo& in : dtype_table()) {
+      std::vector<DType> outs;
+      if (op.kind == OpKind::popcount)
+        for (const DTypeInfo& o : dtype_table()) outs.push_back(o.dtype);
+      else
+        outs.push_back(in.dtype);
+      for (DType out : outs) {
+        table += fmt::format("{:<34}", fmt::format("{} {} -> {}", op.verb, in.dml_name, dtype_info(out).dml_name));
+        for (std::size_t rank = 0; rank <= kMaxRankTried; ++rank) {
+          std::optional<ValidatedOp> v;
+          std::optional<std::string> ours;
+          if (rank <= kMaxRank) ours = dmlbits_refusal(op, in.dtype, out, rank, level, v);
+          else ours = "more dimensions than dmlbits' shapes hold";
+          // What dmlbits would send (a 0-d tensor as 1 dimension), else the plain packed tensors.
+          const DmlOperatorDesc desc = v ? v->desc() : raw_desc(op, in.dtype, out, std::max<std::size_t>(rank, 1), level);
+          const auto theirs = directml_create_operator(desc, level);
+          if (rank == 0) {
+            // DimensionCount 0 itself, which dmlbits never sends: DirectML's opinion, reported.
+            const auto zero = directml_create_operator(raw_desc(op, in.dtype, out, 0, level), level);
+            dim0 += fmt::format("{} {} -> {}: DimensionCount 0 {}\n", op.verb, in.dml_name, dtype_info(out).dml_name,
+                                zero ? "refused: " + *zero : "accepted");
+          }
+          const char* cell = !ours && !theirs ? "ok" : ours && theirs ? "-" : theirs ? "d" : "D";
+          table += fmt::format("{:>4}", cell);
+          if (ours.has_value() != theirs.has_value())
+            found.push_back({fmt::format("{} {} -> {}, level {}", op.verb, in.dml_name, dtype_info(out).dml_name,
+                                         level.short_name()),
+                             rank, ours ? "refuses: " + *ours : "accepts", theirs ? "refuses: " + *theirs : "accepts"});
+        }
+        table += "\n";
+      }
+    }
+  }
+  return found;
+}
+
+// One line per operator and types and verdicts, with the dimension counts, and the first
+// dimension count's messages.
+std::string describe(const std::vector<Disagreement>& found) {
+  std::string out;
+  const auto same = [](const Disagreement& a, const Disagreement& b) {
+    return a.what == b.what && (a.dmlbits == "accepts") == (b.dmlbits == "accepts");
+  };
+  for (std::size_t i = 0; i < found.size();) {
+    std::size_t j = i;
+    std::vector<std::size_t> ranks;
+    while (j < found.size() && same(found[j], found[i])) ranks.push_back(found[j++].rank);
+    out += fmt::format("  {}, dims {{{}}}: dmlbits {}; DirectML {}\n", found[i].what, fmt::join(ranks, ","),
+                       found[i].dmlbits, found[i].directml);
+    i = j;
+  }
+  return out;
+}
+
+TEST(RefusalsAgree, AtTheNewestLevel) {
+  std::string table, dim0;
+  const auto found = compare_refusals(newest_feature_level(), table, dim0);
+  std::printf("%s\n%s\n", table.c_str(), dim0.c_str());
+  EXPECT_TRUE(found.empty()) << found.size() << " disagreements:\n" << describe(found);
+}
+
+// DirectML's device takes the level as a minimum, not a limit: a DirectML newer than the level
+// may accept more than the level documents. The disagreements are printed, not failures.
+TEST(RefusalsAgree, AtOlderLevelsReported) {
+  for (FeatureLevel level : {FeatureLevel(3, 0), FeatureLevel(2, 1)}) {
+    std::string table, dim0;
+    const auto found = compare_refusals(level, table, dim0);
+    std::printf("%s\n%zu disagreements at %s:\n%s\n", table.c_str(), found.size(), level.short_name().c_str(),
+                describe(found).c_str());
+  }
+}
+
+// ---- --explain-json ----------------------------------------------------------------------------
+
+DType dtype_from_enum_name(const std::string& name) {
+  for (const DTypeInfo& d : dtype_table())
+    if (d.dml_enum_name() == name) return d.dtype;
+  throw Error(Errc::invalid_input, "unknown DataType " + name);
+}
+
+DmlTensorDesc tensor_from_json(const nlohmann::json& j) {
+  EXPECT_EQ(j.at("Type"), "DML_TENSOR_TYPE_BUFFER");
+  EXPECT_EQ(j.at("Flags"), "DML_TENSOR_FLAG_NONE");
+  DmlTensorDesc t;
+  t.dtype = dtype_from_enum_name(j.at("DataType"));
+  t.sizes = j.at("Sizes").get<std::vector<std::uint64_t>>();
+  t.strides = j.at("Strides").get<std::vector<std::uint64_t>>();
+  EXPECT_EQ(j.at("DimensionCount").get<std::size_t>(), t.sizes.size());
+  t.total_bytes = j.at("TotalTensorSizeInBytes");
+  t.guaranteed_base_offset_alignment = j.at("GuaranteedBaseOffsetAlignment");
+  return t;
+}
+
+// The operator from `--explain-json`'s text alone: its operator value, and its tensors by the
+// DirectML desc's field names.
+DmlOperatorDesc desc_from_explain_json(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text);
+  DmlOperatorDesc d;
+  const int value = j.at("operator_value");
+  const OpInfo* op = nullptr;
+  for (const OpInfo& o : op_table())
+    if (o.dml_enum == value) op = &o;
+  if (!op) throw Error(Errc::invalid_input, fmt::format("unknown operator_value {}", value));
+  d.op = op->kind;
+  for (FeatureLevel l : feature_levels())
+    if (l.enum_name() == j.at("feature_level")) d.level = l;
+  for (auto name : op->input_field_names()) d.inputs.push_back(tensor_from_json(j.at("tensors").at(std::string(name))));
+  d.output = tensor_from_json(j.at("tensors").at("OutputTensor"));
+  return d;
+}
+
+TEST(ExplainJson, EveryOperatorBuildsFromTheJson) {
+  // Shapes as dmlbits broadcasts them: same shapes, a broadcast in each input and in both, a
+  // scalar, a 0-d tensor, and 8 dimensions.
+  const std::vector<std::vector<Shape>> binary = {{{3, 5}, {3, 5}}, {{2, 3, 4}, {3, 1}}, {{4, 1}, {2, 1, 6}},
+                                                  {{4, 1}, {1, 5}}, {{7}, {}},           {{}, {}},
+                                                  {{2, 1, 2, 1, 2, 1, 2, 3}, {1, 2, 1, 2, 1, 2, 1, 3}}};
+  const std::vector<Shape> unary = {{3, 5}, {}, {1}, {2, 1, 2, 1, 2, 1, 2, 3}};
+  int built = 0;
+  for (const OpInfo& op : op_table()) {
+    const OpTier* tier = op.tier_at(newest_feature_level());
+    for (const DTypeInfo& in : dtype_table()) {
+      if (!tier->inputs.contains(in.dtype)) continue;
+      std::vector<std::optional<DType>> outs{std::nullopt};
+      if (!tier->outputs.empty()) outs = {DType::uint8, DType::uint32};
+      for (auto out : outs) {
+        const auto cases = op.arity == 2 ? binary : [&] {
+          std::vector<std::vector<Shape>> c;
+          for (const auto& s : unary) c.push_back({s});
+          return c;
+        }();
+        for (const auto& shapes : cases) {
+          const ValidatedOp v = validated(op.kind, in.dtype, shapes, out);
+          const std::string text = to_json(v.desc()).dump(2) + "\n";  // as cmd_op.cpp writes --explain-json
+          const DmlOperatorDesc d = desc_from_explain_json(text);
+          const auto refusal = directml_create_operator(d, d.level);
+          EXPECT_FALSE(refusal.has_value()) << *refusal << "\n" << text;
+          ++built;
+        }
+      }
+    }
+  }
+  std::printf("%d operators built from --explain-json text\n", built);
+}
+
+// ---- known answers -----------------------------------------------------------------------------
+
+TEST(KnownAnswers, NumPyGoldensOnDirectml) {
+  CheckOptions options;
+  options.backend = "directml";
+  options.jobs = 1;
+  Manifest m = load_manifest(DMLBITS_TESTDATA_DIR "/golden/manifest.json", options);
+  // The directml backend runs shifts in DirectML's own mode only: the goldens of --shift-overflow
+  // zero and wrap are left out (all shift goldens, before ShiftOverflow::directml exists).
+  const auto mode = directml_mode<ShiftOverflow>();
+  std::erase_if(m.cases, [&](const CheckCase& c) { return op_info(c.spec.op).shift && c.spec.shift_overflow != mode; });
+  const CheckSummary s = run_manifest(m, options);
+  std::map<std::string, int> by_op;
+  for (const CaseResult& r : s.cases) {
+    EXPECT_EQ(r.outcome, CaseResult::Outcome::pass) << r.name << ": " << r.detail << "\n" << r.report;
+    if (r.outcome == CaseResult::Outcome::pass) ++by_op[r.name.substr(0, r.name.find('_'))];
+  }
+  std::printf("%zu of %zu golden cases (shifts %s) pass on directml:", s.passed(), s.cases.size(),
+              mode ? "in the directml mode only" : "left out");
+  for (const auto& [op, n] : by_op) std::printf(" %s %d", op.c_str(), n);
+  std::printf("\n");
+  EXPECT_GT(s.cases.size(), 50u);
+}
+
+// Counts below the width, by hand: 0x81 << 1 = 0x02 (UINT8), 0xff << 4 = 0xf0, 1 << 7 = 0x80,
+// 0x10 << 0 = 0x10; and to the right 0x81 >> 1 = 0x40, 0xff >> 4 = 0x0f, 1 >> 7 = 0, 0x10 >> 0.
+TEST(KnownAnswers, ShiftsByHand) {
+  const auto mode = directml_mode<ShiftOverflow>();
+  if (!mode) GTEST_SKIP() << "needs ShiftOverflow::directml (branch dml-shift): the directml backend refuses other modes";
+  const Tensor a = tensor_of(DType::uint8, {4}, {0x81, 0xff, 1, 0x10});
+  const Tensor b = tensor_of(DType::uint8, {4}, {1, 4, 7, 0});
+  for (OpKind k : {OpKind::shl, OpKind::shr}) {
+    OpRequest r;
+    r.op = k;
+    r.inputs = {{DType::uint8, {4}}, {DType::uint8, {4}}};
+    r.shift_overflow = *mode;
+    const std::vector<std::uint64_t> expected =
+        k == OpKind::shl ? std::vector<std::uint64_t>{0x02, 0xf0, 0x80, 0x10} : std::vector<std::uint64_t>{0x40, 0x0f, 0x00, 0x10};
+    EXPECT_EQ(bits_of(run_directml(validate(r), {&a, &b})), expected);
+  }
+}
+
+// ---- chunks ------------------------------------------------------------------------------------
+
+// A tensor past one buffer becomes many DirectML operators (boxes); every element must come out
+// as in one operator. Broadcast along both inputs, so that boxes read ranges of each.
+TEST(Chunks, ManyOperatorsGiveTheOneOperatorResult) {
+  const Shape as{5, 1, 1003}, bs{1, 7, 1003};
+  Tensor a(DType::uint16, as), b(DType::uint16, bs);
+  for (std::size_t i = 0; i < a.element_count(); ++i) a.set_bits_at(i, (i * 2654435761u) & 0xffff);
+  for (std::size_t i = 0; i < b.element_count(); ++i) b.set_bits_at(i, (i * 40503u + 17) & 0xffff);
+  const ValidatedOp v = validated(OpKind::bit_xor, DType::uint16, {as, bs});
+  const Tensor whole = run_directml(v, {&a, &b});
+  const Tensor chunked = run_directml(v, {&a, &b}, 4096);  // 2048 elements a box
+  ASSERT_EQ(bits_of(whole), bits_of(chunked));
+  // And both are the XOR of the broadcast operands, element by element.
+  for (std::size_t i = 0; i < 5; ++i)
+    for (std::size_t j = 0; j < 7; ++j)
+      for (std::size_t k = 0; k < 1003; ++k)
+        ASSERT_EQ(whole.bits_at((i * 7 + j) * 1003 + k), a.bits_at(i * 1003 + k) ^ b.bits_at(j * 1003 + k));
+}
+
+}  // namespace
+}  // namespace dmlbits
+
+int main(int argc, char** argv) {
+  testing::InitGoogleTest(&argc, argv);
+  const dmlbits::DirectmlInfo info = dmlbits::probe_directml();
+  const char* require = std::getenv("DMLBITS_REQUIRE_DIRECTML");
+  const bool required = require && std::strcmp(require, "1") == 0;
+  if (!info.found || !info.error.empty()) {
+    std::fprintf(stderr, "DirectML unavailable: %s\n", info.error.c_str());
+    if (required) {
+      std::fprintf(stderr, "FAILED: DMLBITS_REQUIRE_DIRECTML=1 and DirectML cannot run\n");
+      return 1;
+    }
+    std::printf("SKIPPED: the DirectML tests need DirectML (scripts/directml-wine sets it up)\n");
+    return 77;
+  }
+  std::printf("DirectML %s (%s), highest feature level %s, on %s\n", info.version.c_str(), info.path.c_str(),
+              info.max_feature_level ? info.max_feature_level->short_name().c_str() : "unknown", info.adapter.c_str());
+  return RUN_ALL_TESTS();
+}
