@@ -39,8 +39,8 @@ which backends the suite runs it on.
 Usage: make_directml_suite.py OUT_DIR [--chunk-bytes N] [--huge]
   --chunk-bytes N  the buffer size the large cases are sized against (default 65536, what the
                    suite gives the directml backend); each large case spans 2 to 9 chunks.
-  --huge           adds two cases past the directml backend's default 256 MiB buffer (not run
-                   in CI: ~1 GB of files).
+  --huge           writes huge.json: two cases past the directml backend's default 256 MiB
+                   buffer (not run in CI: ~1.1 GB of files).
 The output is deterministic; stale .npy files and manifests in OUT_DIR are removed first.
 """
 
@@ -388,11 +388,12 @@ def build(w, rng, chunk_bytes, huge):
     a = filled(rng, "uint32", (97, 1, 211), shift_values(rng, "uint32"))
     b = from_bits(np.arange(0, 3 * 211, dtype="<u4").reshape(1, 3, 211) % np.uint32(70), "uint32")
     w.case(shift_dml, "large_bcast_shl_uint32_97x3x211_directml", "shl", [a, b], mode="directml")
+    huge_cases = Manifest("huge", "past the directml backend's default 256 MiB buffer: run with that "
+                          "default (tests/directml/run, DMLBITS_DIRECTML_SUITE_HUGE=1)", ["directml"])
     if huge:
-        # Past the default 256 MiB buffer of the directml backend.
         n = (256 << 20) + 4099
-        w.case(bitwise, "huge_not_uint8_%d" % n, "not", [filled(rng, "uint8", (n,))])
-        w.case(bitwise, "huge_popcount_uint8_%d" % n, "popcount", [filled(rng, "uint8", (n,))])
+        w.case(huge_cases, "huge_not_uint8_%d" % n, "not", [filled(rng, "uint8", (n,))])
+        w.case(huge_cases, "huge_popcount_uint8_%d" % n, "popcount", [filled(rng, "uint8", (n,))])
 
     # -- Older feature levels (the DirectML device is created with them as its minimum). --
     a, b = filled(rng, "uint16", (3, 5), edges("uint16")), filled(rng, "uint16", (3, 5))
@@ -448,7 +449,7 @@ def build(w, rng, chunk_bytes, huge):
     for op in ["not", "popcount"]:
         w.refusal(bitwise, "refuse_%s_9d" % op, op, [nine], "more than 8 dimensions")
 
-    return [selfcheck, bitwise, shift_dml, shift_modes]
+    return [selfcheck, bitwise, shift_dml, shift_modes] + ([huge_cases] if huge else [])
 
 
 def main():
