@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The DirectML conformance suite's data (scripts/make_directml_suite.py; tests/directml/run runs
-# it on real DirectML under wine) checked on Linux: every manifest passes on cpu-reference and on
-# cpu with each instruction set the host has, so that a DirectML disagreement in the suite is
-# DirectML's, not the generator's. shift-directml.json needs `--shift-overflow directml` (branch
+# it on real DirectML under wine) checked on Linux: every manifest passes on every backend
+# `dmlbits devices --json` lists (cpu with each instruction set the host has, cpu-reference, and
+# d3d12 where vkd3d runs), so that a DirectML disagreement in the suite is DirectML's, not the
+# generator's, and the d3d12 backend meets the same edge values. shift-directml.json needs `--shift-overflow directml` (branch
 # dml-shift): without it the rest runs and the test exits 77 (skipped, not passed).
 source "$(dirname "$0")/lib.sh"
 suite="$WORK/suite"
@@ -13,11 +14,10 @@ ncases() { "$PYTHON" -c "import json,sys; print(len(json.load(open(sys.argv[1]))
 combos=$("$PYTHON" -c "
 import json, sys
 for b in json.loads(sys.argv[1])['backends']:
-    if b['name'] == 'cpu':
-        for isa in b.get('isas') or ['']:
-            print('cpu', isa)
-print('cpu-reference', '')
+    for isa in b.get('isas') or ['']:
+        print(b['name'], isa)
 " "$("$DMLBITS" devices --json)")
+[ -n "$combos" ] || fail "no backends listed"
 
 run shl 1 1 --dtype uint8 --shift-overflow directml
 has_directml_mode=$([ "$status" -eq 0 ] && echo 1 || echo 0)
