@@ -19,12 +19,15 @@
 #include "foreign_allocations.hpp"
 #if defined(DMLBITS_D3D12_HEADERS_VKD3D)
 #include "vulkan_loader.hpp"
+#elif defined(_WIN32)
+#include "dxgi_adapters.hpp"
 #endif
 
 namespace dmlbits {
 namespace d3d12 {
 namespace {
 
+using d3d12api::Com;
 using d3d12api::iid_of;
 
 // ---- errors --------------------------------------------------------------------------------
@@ -103,7 +106,7 @@ struct Library {
 Library load() {
   const d3d12_detail::ForeignAllocations foreign;  // see foreign_allocations.hpp
   Library lib;
-  const std::string env = environment_variable("DMLBITS_VKD3D_LIBRARY").value_or("");
+  const std::string env = environment_variable(d3d12api::kLibraryVariable).value_or("");
   lib.name = !env.empty() ? env : d3d12api::kDefaultLibrary;
   lib.handle = DynamicLibrary::open(lib.name);
   if (!lib.handle.loaded()) {
@@ -136,40 +139,6 @@ const Library& library() {
   static const Library lib = load();
   return lib;
 }
-
-// ---- COM pointers ----------------------------------------------------------------------------
-
-template <class T>
-class Com {
- public:
-  Com() = default;
-  Com(const Com&) = delete;
-  Com& operator=(const Com&) = delete;
-  Com(Com&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
-  Com& operator=(Com&& o) noexcept {
-    if (this != &o) {
-      reset();
-      p_ = o.p_;
-      o.p_ = nullptr;
-    }
-    return *this;
-  }
-  ~Com() { reset(); }
-  void reset() {
-    if (p_) p_->Release();
-    p_ = nullptr;
-  }
-  T* get() const { return p_; }
-  T* operator->() const { return p_; }
-  explicit operator bool() const { return p_ != nullptr; }
-  void** out() {
-    reset();
-    return reinterpret_cast<void**>(&p_);
-  }
-
- private:
-  T* p_ = nullptr;
-};
 
 // ---- buffers ---------------------------------------------------------------------------------
 
@@ -206,6 +175,8 @@ class DeviceImpl final : public Device {
   explicit DeviceImpl(const GpuAdapter& adapter);
   ~DeviceImpl() override;
   const D3d12DeviceInfo& info() const override { return info_; }
+  ID3D12Device* native_device() const override { return device_.get(); }
+  ID3D12CommandQueue* native_queue() const override { return queue_.get(); }
   void dispatch(const DispatchJob& job, PhaseSeconds& phases) override;
   void create_pipeline(const std::vector<std::uint8_t>& bytecode, const std::string& what) override {
     (void)make_pipeline(bytecode, what);
@@ -323,9 +294,15 @@ HRESULT create_device(const Library& lib, const GpuAdapter& adapter, Com<ID3D12D
   device_info.device_extension_count = 1;
   return lib.create_vkd3d_device(&device_info, iid_of<ID3D12Device>(), device.out());
 }
+#elif defined(_WIN32)
+// Windows' d3d12.dll: the device on the DXGI adapter that gpu_adapters() listed at this index.
+HRESULT create_device(const Library& lib, const GpuAdapter& adapter, Com<ID3D12Device>& device) {
+  IDXGIAdapter1* dxgi = d3d12_detail::dxgi_adapter(adapter.index);
+  if (!dxgi) return static_cast<HRESULT>(0x887E0001u);  // D3D12_ERROR_ADAPTER_NOT_FOUND
+  return lib.create_device(dxgi, D3D_FEATURE_LEVEL_11_0, iid_of<ID3D12Device>(), device.out());
+}
 #else
-// Windows' d3d12.dll and WSL's libd3d12.so: the default adapter. (Choosing one takes an
-// IDXGIAdapter from DXGI, which the Windows build will add.)
+// WSL's libd3d12.so: the default adapter (WSL has no DXGI to choose one with).
 HRESULT create_device(const Library& lib, const GpuAdapter&, Com<ID3D12Device>& device) {
   return lib.create_device(nullptr, D3D_FEATURE_LEVEL_11_0, iid_of<ID3D12Device>(), device.out());
 }
@@ -584,6 +561,14 @@ std::shared_ptr<Device> Device::acquire(const GpuAdapter& adapter, double* creat
     slot = std::move(device);
   }
   return slot;
+}
+
+std::string_view runtime_name() {
+#if defined(DMLBITS_D3D12_HEADERS_VKD3D)
+  return "vkd3d";
+#else
+  return d3d12api::kDefaultLibrary;
+#endif
 }
 
 std::optional<std::string> runtime_unavailable_reason() {

@@ -265,6 +265,8 @@ void replace_file(const std::string& from, const std::string& to) {
     win32::throw_last_error("cannot rename the temporary file into place");
 }
 
+std::string utf8_from_wide(std::wstring_view wide) { return win32::narrow(wide); }
+
 bool remove_file(const std::string& path) noexcept {
   if (::DeleteFileW(win32::widen(path).c_str())) return true;
   const DWORD err = ::GetLastError();
