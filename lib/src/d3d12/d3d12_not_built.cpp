@@ -8,8 +8,13 @@
 
 namespace dmlbits {
 namespace {
+#if defined(_WIN32)
+constexpr const char* kNotBuilt =
+    "not built: this dmlbits was compiled without D3D12 headers (install directx-headers-dev and rebuild)";
+#else
 constexpr const char* kNotBuilt =
     "not built: this dmlbits was compiled without D3D12 headers (install libvkd3d-dev and rebuild)";
+#endif
 }
 
 bool d3d12_built() { return false; }
