@@ -46,13 +46,13 @@ int main(int argc, char** argv) {
       const auto bytes = dmlbits::gpu::build_kernel(key);
       const auto base = std::filesystem::path(dir) / name;
       if (!write_file(base.string() + ".dxbc", bytes.data(), bytes.size())) {
-        std::fprintf(stderr, "dmlbits_dump_kernels: cannot write %s.dxbc\n", base.c_str());
+        std::fprintf(stderr, "dmlbits_dump_kernels: cannot write %s.dxbc\n", base.string().c_str());
         return 5;
       }
       if (listings) {
         const std::string text = dmlbits::gpu::kernel_listing(key);
         if (!write_file(base.string() + ".asm", text.data(), text.size())) {
-          std::fprintf(stderr, "dmlbits_dump_kernels: cannot write %s.asm\n", base.c_str());
+          std::fprintf(stderr, "dmlbits_dump_kernels: cannot write %s.asm\n", base.string().c_str());
           return 5;
         }
       }

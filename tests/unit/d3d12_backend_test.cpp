@@ -28,6 +28,8 @@
 #include "dmlbits/ops.hpp"
 #include "dmlbits/validate.hpp"
 
+#include "adapters.hpp"
+#include "d3d12_device.hpp"
 #ifdef DMLBITS_HAVE_D3D12
 #include "../../lib/src/d3d12/d3d12_runtime.hpp"  // the runtime's own interface, for error paths
 #endif
@@ -377,6 +379,45 @@ TEST(D3d12BackendTest, OptionErrors) {
   EXPECT_EQ(code("gpu", BackendOptions{}), Errc::usage);
   EXPECT_EQ(code("auto", BackendOptions{"avx2", "0"}), Errc::internal);  // accepted
   EXPECT_EQ(code("d3d12", BackendOptions{"", "0"}), Errc::internal);     // accepted
+}
+
+#ifdef DMLBITS_HAVE_D3D12  // adapters.cpp is part of a built backend only
+// Software rasterisers that the APIs do not flag (wine's DXGI passes lavapipe on as a plain
+// adapter) are known by vendor or name; hardware names are not mistaken for them.
+TEST(D3d12BackendTest, KnowsSoftwareRasterisersByVendorOrName) {
+  using d3d12_detail::known_software_rasteriser;
+  EXPECT_TRUE(known_software_rasteriser(0x10005, 0, "llvmpipe (LLVM 15.0.6, 256 bits)"));
+  EXPECT_TRUE(known_software_rasteriser(0x1414, 0x8c, "Microsoft Basic Render Driver"));
+  EXPECT_TRUE(known_software_rasteriser(0x1AE0, 0xC0DE, "SwiftShader Device (Subzero)"));
+  EXPECT_TRUE(known_software_rasteriser(0, 0, "LLVMPIPE"));
+  EXPECT_FALSE(known_software_rasteriser(0x10DE, 0x2684, "NVIDIA GeForce RTX 4090"));
+  EXPECT_FALSE(known_software_rasteriser(0x8086, 0x56a0, "Intel(R) Arc(TM) A770 Graphics"));
+  EXPECT_FALSE(known_software_rasteriser(0x1414, 0x8d, "Microsoft Hyper-V Video"));
+}
+#endif
+
+// What DirectML builds on (d3d12_device.hpp): the d3d12 backend's own device on the adapter
+// --adapter names, with its queue, and the same errors for a wrong adapter.
+TEST(D3d12BackendTest, SharesItsDeviceOnTheChosenAdapter) {
+  REQUIRE_GPU();
+  const d3d12::SharedDevice shared = d3d12::shared_device("");
+  ASSERT_NE(shared.adapter, nullptr);
+  EXPECT_EQ(shared.adapter->index, gpu().backend->device_info().adapter.index);
+  EXPECT_NE(shared.device, nullptr);
+  EXPECT_NE(shared.queue, nullptr);
+  EXPECT_NE(shared.mutex, nullptr);
+  const GpuAdapter& first = gpu_adapters().adapters.front();
+  const d3d12::SharedDevice named = d3d12::shared_device(std::to_string(first.index));
+  EXPECT_EQ(named.adapter->index, first.index);
+  if (first.index == shared.adapter->index) {
+    EXPECT_EQ(named.device, shared.device);  // one device per adapter
+  }
+  try {
+    (void)d3d12::shared_device("999");
+    ADD_FAILURE() << "adapter 999 accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::usage) << e.what();
+  }
 }
 
 #ifdef DMLBITS_HAVE_D3D12

@@ -229,9 +229,13 @@ TEST(DxDispatchTest, WritesModelAndInputsBesideIt) {
   const auto files = write_dxdispatch_model((dir / "m").string(), op, {a.view(), b.view()});
   EXPECT_EQ(files.model, (dir / "m.json").string());
 
-  std::ifstream in(files.model);
   std::stringstream text;
-  text << in.rdbuf();
+  {
+    // Closed before remove_all below: Windows refuses to delete a file that is still open
+    // (without FILE_SHARE_DELETE, which std::ifstream does not ask for).
+    std::ifstream in(files.model);
+    text << in.rdbuf();
+  }
   const json m = json::parse(text.str());
   // Names without the directory: DxDispatch resolves them relative to the model.
   EXPECT_EQ(m.at("resources").at("A").at("initialValues").at("sourcePath"), "m-a.npy");

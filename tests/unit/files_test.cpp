@@ -179,7 +179,7 @@ TEST_F(FilesTest, TemporaryFilesTakeTheReplacedFilesMode) {
 }
 
 TEST_F(FilesTest, NewFilesGetTheUmasksMode) {
-  const mode_t mask = ::umask(022);
+  const auto mask = ::umask(022);  // mode_t on POSIX, int in the Windows C runtime
   TemporaryFile t = create_temporary_beside(path("new.json"));
   ::umask(mask);
   struct stat st {};

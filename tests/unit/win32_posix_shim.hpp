@@ -10,6 +10,8 @@
 #include <io.h>
 #include <stdlib.h>
 
+#include <cstddef>
+
 // The library reads the environment with GetEnvironmentVariableW (environment_win32.cpp), which
 // the C runtime's _putenv_s updates too except for empty values (_putenv_s(name, "") removes
 // the variable): the process environment is set directly as well. Declared here rather than
@@ -32,6 +34,11 @@ inline char* mkdtemp(char* tmpl) {
   while (tmpl[n] != '\0') ++n;
   if (::_mktemp_s(tmpl, n + 1) != 0 || ::_mkdir(tmpl) != 0) return nullptr;
   return tmpl;
+}
+
+// POSIX's write takes a size_t; the C runtime's an unsigned int (the tests' chunks are small).
+inline long long write(int fd, const void* data, std::size_t n) {
+  return ::_write(fd, data, static_cast<unsigned>(n));
 }
 
 // Binary: the tests send .npy bytes through it.

@@ -1,5 +1,5 @@
 # The D3D12 backend's sources (target dmlbits_d3d12), included from lib/CMakeLists.txt. Nothing links against a D3D12 runtime:
-# d3d12_runtime.cpp loads it with dlopen (libvkd3d-utils.so.1 on Linux) so that one binary runs
+# d3d12_runtime.cpp loads it at run time (libvkd3d-utils.so.1 on Linux, d3d12.dll on Windows) so that one binary runs
 # with or without it. Only that file sees the D3D12 headers, chosen by DMLBITS_D3D12_HEADERS
 # (see d3d12_api.hpp for why the choice matters):
 #   vkd3d    vkd3d's headers, for vkd3d on Linux (the default; needs libvkd3d-dev)
@@ -15,11 +15,25 @@ set(_d3d12_dir ${CMAKE_CURRENT_LIST_DIR})
 # HRESULT names and errors, in every build: the directml layer reports its calls with them.
 target_sources(dmlbits_d3d12 PRIVATE ${_d3d12_dir}/hresult.cpp)
 
-# A Windows build has neither vkd3d nor Vulkan: the backend is the stub until it uses
-# d3d12.dll and DXGI. The host's pkg-config must not be asked: it describes Linux packages.
+# Windows: DirectX-Headers' d3d12.h with mingw's DXGI headers (d3d12_api.hpp), from the narrow
+# include folder scripts/mingw-w64-deps.cmake makes (never the host's /usr/include); d3d12.dll
+# and dxgi.dll are loaded at run time like vkd3d on Linux, so nothing is linked. The host's
+# pkg-config must not be asked: it describes Linux packages.
 if(WIN32)
-  message(STATUS "D3D12 backend: not built (Windows)")
-  target_sources(dmlbits_d3d12 PRIVATE ${_d3d12_dir}/d3d12_not_built.cpp)
+  if(DMLBITS_MINGW_INCLUDE AND EXISTS ${DMLBITS_MINGW_INCLUDE}/directx/d3d12.h AND EXISTS ${DMLBITS_MINGW_INCLUDE}/dxguids/dxguids.h)
+    message(STATUS "D3D12 backend: built against DirectX-Headers, d3d12.dll and dxgi.dll loaded at run time")
+    target_sources(dmlbits_d3d12 PRIVATE
+      ${_d3d12_dir}/d3d12_runtime.cpp
+      ${_d3d12_dir}/d3d12_backend.cpp
+      ${_d3d12_dir}/adapters.cpp
+      ${_d3d12_dir}/dxgi_adapters.cpp)
+    set_source_files_properties(${_d3d12_dir}/d3d12_runtime.cpp ${_d3d12_dir}/dxgi_adapters.cpp PROPERTIES
+      COMPILE_OPTIONS "-DNOMINMAX;-DDMLBITS_D3D12_HEADERS_DIRECTX;-isystem${DMLBITS_MINGW_INCLUDE}/directx")
+    target_compile_definitions(dmlbits_d3d12 PUBLIC DMLBITS_HAVE_D3D12=1)
+  else()
+    message(STATUS "D3D12 backend: not built (no DirectX-Headers in the mingw include folder)")
+    target_sources(dmlbits_d3d12 PRIVATE ${_d3d12_dir}/d3d12_not_built.cpp)
+  endif()
   return()
 endif()
 find_package(PkgConfig QUIET)
@@ -62,6 +76,7 @@ if(_d3d12_headers_found AND DMLBITS_HAVE_VULKAN_H)
   target_sources(dmlbits_d3d12 PRIVATE
     ${_d3d12_dir}/d3d12_runtime.cpp
     ${_d3d12_dir}/d3d12_backend.cpp
+    ${_d3d12_dir}/adapters.cpp
     ${_d3d12_dir}/vulkan_adapters.cpp)
   # vkd3d's COM objects are C structures without C++ type information, so UBSan's vptr check
   # (in sanitizer builds) would flag every method call through them.

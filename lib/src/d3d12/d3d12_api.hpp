@@ -26,6 +26,7 @@
 
 namespace dmlbits::d3d12api {
 inline constexpr const char* kDefaultLibrary = "libvkd3d-utils.so.1";
+inline constexpr const char* kLibraryVariable = "DMLBITS_VKD3D_LIBRARY";  // names another library
 inline constexpr const char* kHeaders = "vkd3d";
 // vkd3d signals fences through events of its own (vkd3d_create_event and friends).
 inline constexpr bool kEventsFromLibrary = true;
@@ -35,13 +36,40 @@ const GUID& iid_of() {
 }
 }  // namespace dmlbits::d3d12api
 
+#elif defined(DMLBITS_D3D12_HEADERS_DIRECTX) && defined(_WIN32)
+// Windows (mingw-w64): DirectX-Headers' d3d12.h, which declares methods returning structures
+// with the convention d3d12.dll uses (mingw's own d3d12.h is older and stops at ID3D12Device1),
+// then DXGI from mingw's headers (DirectX-Headers has none), then DirectX-Headers' IIDs
+// (without them the link fails on __mingw_uuidof<ID3D12Device>). MIDL's d3d12.h demands
+// rpcndr.h version 500 while mingw's is 475 (mingw's headers work with it): included first, its
+// include guard skips the check.
+#include <rpc.h>
+#include <rpcndr.h>
+#include <directx/d3d12.h>
+#include <dxgi1_6.h>
+#include <dxguids/dxguids.h>
+
+namespace dmlbits::d3d12api {
+inline constexpr const char* kDefaultLibrary = "d3d12.dll";
+inline constexpr const char* kLibraryVariable = "DMLBITS_D3D12_LIBRARY";
+inline constexpr const char* kDxgiLibrary = "dxgi.dll";  // the adapters (dxgi_adapters.cpp)
+inline constexpr const char* kHeaders = "directx";
+// SetEventOnCompletion(value, nullptr) blocks until the fence reaches the value.
+inline constexpr bool kEventsFromLibrary = false;
+template <class T>
+const GUID& iid_of() {
+  return __uuidof(T);
+}
+}  // namespace dmlbits::d3d12api
+
 #elif defined(DMLBITS_D3D12_HEADERS_DIRECTX)
-#include <wsl/winadapter.h>  // Windows types for Linux (WSL); harmless to drop on Windows
+#include <wsl/winadapter.h>  // Windows types for Linux (WSL)
 #include <directx/d3d12.h>
 #include <dxguids/dxguids.h>
 
 namespace dmlbits::d3d12api {
-inline constexpr const char* kDefaultLibrary = "libd3d12.so";  // d3d12.dll on Windows
+inline constexpr const char* kDefaultLibrary = "libd3d12.so";
+inline constexpr const char* kLibraryVariable = "DMLBITS_VKD3D_LIBRARY";
 inline constexpr const char* kHeaders = "directx";
 // SetEventOnCompletion(value, nullptr) blocks until the fence reaches the value.
 inline constexpr bool kEventsFromLibrary = false;
@@ -55,3 +83,38 @@ const GUID& iid_of() {
 #else
 #error "define DMLBITS_D3D12_HEADERS_VKD3D or DMLBITS_D3D12_HEADERS_DIRECTX (d3d12.cmake does)"
 #endif
+
+namespace dmlbits::d3d12api {
+// Owns one reference to a COM object (D3D12 and DXGI interfaces alike).
+template <class T>
+class Com {
+ public:
+  Com() = default;
+  Com(const Com&) = delete;
+  Com& operator=(const Com&) = delete;
+  Com(Com&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  Com& operator=(Com&& o) noexcept {
+    if (this != &o) {
+      reset();
+      p_ = o.p_;
+      o.p_ = nullptr;
+    }
+    return *this;
+  }
+  ~Com() { reset(); }
+  void reset() {
+    if (p_) p_->Release();
+    p_ = nullptr;
+  }
+  T* get() const { return p_; }
+  T* operator->() const { return p_; }
+  explicit operator bool() const { return p_ != nullptr; }
+  void** out() {
+    reset();
+    return reinterpret_cast<void**>(&p_);
+  }
+
+ private:
+  T* p_ = nullptr;
+};
+}  // namespace dmlbits::d3d12api

@@ -17,6 +17,7 @@
 #include "box_grid.hpp"
 #include "d3d12_runtime.hpp"
 #include "d3d12_backend.hpp"
+#include "d3d12_device.hpp"
 #include "dmlbits/error.hpp"
 
 namespace dmlbits {
@@ -182,14 +183,7 @@ D3d12Backend::D3d12Backend(D3d12BackendOptions options) : impl_(std::make_unique
   impl_->options = std::move(options);
   auto& max = impl_->options.max_buffer_bytes;
   max = std::clamp<std::uint64_t>(max, 4096, kMaxBufferLimit);
-  if (auto why = d3d12::runtime_unavailable_reason())
-    throw Error(Errc::backend, fmt::format("the d3d12 backend cannot run: no D3D12 runtime: {}", *why));
-  const AdapterList& list = gpu_adapters();
-  if (list.adapters.empty())
-    throw Error(Errc::backend, fmt::format("the d3d12 backend cannot run: no adapter: {}", list.error));
-  const GpuAdapter& adapter = impl_->options.adapter.empty() ? *default_adapter(list.adapters)
-                                                             : find_adapter(list.adapters, impl_->options.adapter);
-  impl_->device = d3d12::Device::acquire(adapter, &impl_->device_seconds);
+  impl_->device = d3d12::Device::acquire(chosen_adapter(impl_->options.adapter), &impl_->device_seconds);
 }
 
 D3d12Backend::~D3d12Backend() = default;
@@ -245,5 +239,30 @@ D3d12DeviceInfo probe_d3d12_device(const GpuAdapter& adapter) {
 }
 
 std::optional<std::string> d3d12_runtime_unavailable_reason() { return d3d12::runtime_unavailable_reason(); }
+
+bool d3d12_built() { return true; }
+
+std::string_view d3d12_runtime_name() { return d3d12::runtime_name(); }
+
+namespace d3d12 {
+SharedDevice shared_device(std::string_view adapter_spec) {
+  SharedDevice shared;
+  shared.owner = Device::acquire(chosen_adapter(adapter_spec), nullptr);
+  shared.adapter = &shared.owner->info().adapter;
+  shared.device = shared.owner->native_device();
+  shared.queue = shared.owner->native_queue();
+  shared.mutex = &shared.owner->mutex();
+  return shared;
+}
+}  // namespace d3d12
+
+const GpuAdapter& chosen_adapter(std::string_view spec) {
+  if (auto why = d3d12::runtime_unavailable_reason())
+    throw Error(Errc::backend, fmt::format("the d3d12 backend cannot run: no D3D12 runtime: {}", *why));
+  const AdapterList& list = gpu_adapters();
+  if (list.adapters.empty())
+    throw Error(Errc::backend, fmt::format("the d3d12 backend cannot run: no adapter: {}", list.error));
+  return spec.empty() ? *default_adapter(list.adapters) : find_adapter(list.adapters, spec);
+}
 
 }  // namespace dmlbits

@@ -1,10 +1,14 @@
 // The D3D12 backend ("d3d12"): the operators as compute shaders (gpu_kernel.hpp) on a Direct3D 12
-// device. On Linux the D3D12 implementation is vkd3d (D3D12 over Vulkan), loaded with dlopen at
-// run time, so one binary runs where it is absent; adapters are the Vulkan physical devices,
-// listed without creating a D3D12 device (vkd3d picks its Vulkan device by index from the
-// environment variable VKD3D_VULKAN_DEVICE, which this backend sets for --adapter).
+// device. The D3D12 runtime is loaded at run time (DynamicLibrary), so that one binary runs
+// where it is absent:
+//   Linux    vkd3d (D3D12 over Vulkan, libvkd3d-utils.so.1); the adapters are the Vulkan
+//            physical devices (vulkan_adapters.cpp), listed without creating a D3D12 device,
+//            and the device is created on the chosen one through vkd3d_create_device.
+//   Windows  d3d12.dll; the adapters are DXGI's (dxgi.dll, dxgi_adapters.cpp), listed without
+//            creating a device, and D3D12CreateDevice is given the chosen IDXGIAdapter.
+// find_adapter, default_adapter and auto_adapter are the same rules on both (adapters.cpp).
 //
-// Nothing here needs the D3D12 headers: when the backend is not compiled in (no vkd3d headers),
+// Nothing here needs the D3D12 headers: when the backend is not compiled in (no headers),
 // every function still exists and reports why it cannot run.
 #pragma once
 
@@ -20,45 +24,60 @@
 
 namespace dmlbits {
 
-// One Vulkan physical device, as the Vulkan loader lists it.
+// One adapter as the system's graphics API lists it: Vulkan on Linux, DXGI on Windows.
 struct GpuAdapter {
-  unsigned index = 0;             // position in vkEnumeratePhysicalDevices (VKD3D_VULKAN_DEVICE)
+  // Position in gpu_adapters(): vkEnumeratePhysicalDevices' order on Linux (the index
+  // VKD3D_VULKAN_DEVICE takes), DXGI's EnumAdapterByGpuPreference(HIGH_PERFORMANCE) order on
+  // Windows (EnumAdapters1's where IDXGIFactory6 is missing).
+  unsigned index = 0;
   std::string name;               // "llvmpipe (LLVM 15.0.6, 256 bits)"
-  std::uint32_t vendor_id = 0;
+  std::uint32_t vendor_id = 0;    // PCI vendor id, or Vulkan's (0x10005 is Mesa)
   std::uint32_t device_id = 0;
   std::string vendor;             // "NVIDIA", "AMD", "Intel", "Mesa", or the id in hex
-  std::string type;               // "discrete", "integrated", "virtual", "cpu", "other"
-  bool software = false;          // a CPU implementation (lavapipe, SwiftShader), like WARP
-  std::uint64_t device_local_bytes = 0;  // sum of the device-local memory heaps
-  std::string api_version;        // Vulkan version the driver supports, "1.3.230"
+  // Vulkan's device type: "discrete", "integrated", "virtual", "cpu", "other". DXGI has none:
+  // "cpu" for a software adapter, else "" (unknown).
+  std::string type;
+  // A CPU implementation (lavapipe, SwiftShader, WARP): Vulkan's CPU device type, DXGI's
+  // DXGI_ADAPTER_FLAG_SOFTWARE, or known by vendor or name (adapters.hpp), since wine's DXGI
+  // does not flag lavapipe.
+  bool software = false;
+  // Vulkan: the sum of the device-local memory heaps. DXGI: DedicatedVideoMemory.
+  std::uint64_t memory_bytes = 0;
+  std::string api;          // the API that listed it: "Vulkan" or "DXGI"
+  std::string api_version;  // Vulkan: the version the driver supports, "1.3.230"; DXGI: "1.6" or "1.1"
 };
 
 struct AdapterList {
   std::vector<GpuAdapter> adapters;
-  std::string error;   // why the list is empty: no Vulkan loader, instance creation failed...
-  double seconds = 0;  // time the enumeration took (loading the loader included)
+  std::string error;   // why the list is empty: no Vulkan loader or DXGI, instance/factory creation failed...
+  double seconds = 0;  // time the enumeration took (loading the library included)
 };
 
 // Whether the backend was compiled in (vkd3d's or DirectX-Headers were found at build time).
 bool d3d12_built();
-// The Vulkan physical devices, enumerated once per process (later calls return the first
-// result). Never creates a D3D12 device and never throws.
+// The adapters, enumerated once per process (later calls return the first result). Never
+// creates a D3D12 device and never throws.
 const AdapterList& gpu_adapters();
-// A kernel device node a hardware Vulkan driver would use (/dev/dri/renderD*, /dev/nvidia*,
-// /dev/dxg on WSL), or nullopt when there is none: then no hardware adapter can exist, and
-// `auto` need not pay for enumerating adapters (creating a Vulkan instance loads every
-// installed driver; testdata/benchmarks.md, "D3D12 start-up").
-std::optional<std::string> gpu_device_node();
+// Why no hardware adapter can exist here, found without enumerating adapters, or nullopt when
+// one may. Linux: no kernel device node a hardware Vulkan driver would use (/dev/dri/renderD*,
+// /dev/nvidia*, /dev/dxg on WSL); then `auto` need not pay for enumerating adapters (creating
+// a Vulkan instance loads every installed driver; testdata/benchmarks.md, "D3D12 start-up").
+// Windows: always nullopt (there are no device nodes, and DXGI's enumeration is cheap).
+std::optional<std::string> no_hardware_adapter_reason();
+// What the D3D12 runtime is called in messages: "vkd3d" (Linux), "d3d12.dll" (Windows).
+std::string_view d3d12_runtime_name();
 // Loads the D3D12 runtime library if needed: nullopt when it loads, else the reason
 // ("libvkd3d-utils.so.1: cannot open shared object file: No such file or directory").
-// The library is named by DMLBITS_VKD3D_LIBRARY when set (a path or a soname).
+// The library is named by DMLBITS_VKD3D_LIBRARY (Linux) or DMLBITS_D3D12_LIBRARY (Windows)
+// when set (a path or a library name).
 std::optional<std::string> d3d12_runtime_unavailable_reason();
 // The adapter `spec` names: a decimal index, or a case-insensitive substring of the name
 // (which must match exactly one adapter). Throws Errc::usage listing the adapters otherwise.
 const GpuAdapter& find_adapter(const std::vector<GpuAdapter>& adapters, std::string_view spec);
-// The adapter vkd3d uses when none is named: VKD3D_VULKAN_DEVICE if set, else the first
-// discrete GPU, else the first integrated one, else the first device (vkd3d 1.2's own rule).
-// nullptr when there are no adapters.
+// The adapter the runtime would use when none is named. Linux: VKD3D_VULKAN_DEVICE if set,
+// else the first discrete GPU, else the first integrated one, else the first device (vkd3d
+// 1.2's own rule). Windows: the first adapter, which DXGI's high-performance order makes a
+// discrete GPU before an integrated one before software. nullptr when there are no adapters.
 const GpuAdapter* default_adapter(const std::vector<GpuAdapter>& adapters);
 // The adapter `--backend auto` runs a large output on when no adapter is named: the default
 // adapter if it is hardware, else the first hardware adapter; nullptr when all are software
@@ -69,6 +88,10 @@ inline const GpuAdapter* auto_adapter(const std::vector<GpuAdapter>& adapters) {
     if (!a.software) return &a;
   return nullptr;
 }
+// The adapter the d3d12 backend runs on for --adapter `spec` ("" = default_adapter()), from
+// gpu_adapters(). Throws Errc::backend when the runtime is missing or there is no adapter,
+// Errc::usage for a spec that names none (find_adapter).
+const GpuAdapter& chosen_adapter(std::string_view spec);
 
 // What the D3D12 device reports.
 struct D3d12DeviceInfo {

@@ -3,17 +3,29 @@
 #include <fmt/format.h>
 
 #include "d3d12_backend.hpp"
+#include "d3d12_device.hpp"
 #include "dmlbits/error.hpp"
 
 namespace dmlbits {
 namespace {
+#if defined(_WIN32)
+constexpr const char* kNotBuilt =
+    "not built: this dmlbits was compiled without D3D12 headers (install directx-headers-dev and rebuild)";
+#else
 constexpr const char* kNotBuilt =
     "not built: this dmlbits was compiled without D3D12 headers (install libvkd3d-dev and rebuild)";
+#endif
 }
 
 bool d3d12_built() { return false; }
 
-std::optional<std::string> gpu_device_node() { return std::nullopt; }
+std::optional<std::string> no_hardware_adapter_reason() { return std::string(kNotBuilt); }
+
+std::string_view d3d12_runtime_name() { return "D3D12"; }
+
+const GpuAdapter& chosen_adapter(std::string_view) {
+  throw Error(Errc::backend, fmt::format("the d3d12 backend cannot run: {}", kNotBuilt));
+}
 
 const AdapterList& gpu_adapters() {
   static const AdapterList list{{}, kNotBuilt, 0};
@@ -44,5 +56,9 @@ const D3d12DeviceInfo& D3d12Backend::device_info() const {
 }
 
 D3d12DeviceInfo probe_d3d12_device(const GpuAdapter&) { throw Error(Errc::backend, kNotBuilt); }
+
+d3d12::SharedDevice d3d12::shared_device(std::string_view) {
+  throw Error(Errc::backend, fmt::format("the d3d12 backend cannot run: {}", kNotBuilt));
+}
 
 }  // namespace dmlbits

@@ -20,12 +20,15 @@
 #include "foreign_allocations.hpp"
 #if defined(DMLBITS_D3D12_HEADERS_VKD3D)
 #include "vulkan_loader.hpp"
+#elif defined(_WIN32)
+#include "dxgi_adapters.hpp"
 #endif
 
 namespace dmlbits {
 namespace d3d12 {
 namespace {
 
+using d3d12api::Com;
 using d3d12api::iid_of;
 
 // ---- errors --------------------------------------------------------------------------------
@@ -75,7 +78,7 @@ struct Library {
 Library load() {
   const d3d12_detail::ForeignAllocations foreign;  // see foreign_allocations.hpp
   Library lib;
-  const std::string env = environment_variable("DMLBITS_VKD3D_LIBRARY").value_or("");
+  const std::string env = environment_variable(d3d12api::kLibraryVariable).value_or("");
   lib.name = !env.empty() ? env : d3d12api::kDefaultLibrary;
   lib.handle = DynamicLibrary::open(lib.name);
   if (!lib.handle.loaded()) {
@@ -144,6 +147,8 @@ class DeviceImpl final : public Device {
   explicit DeviceImpl(const GpuAdapter& adapter);
   ~DeviceImpl() override;
   const D3d12DeviceInfo& info() const override { return info_; }
+  ID3D12Device* native_device() const override { return device_.get(); }
+  ID3D12CommandQueue* native_queue() const override { return queue_.get(); }
   void dispatch(const DispatchJob& job, PhaseSeconds& phases) override;
   void create_pipeline(const std::vector<std::uint8_t>& bytecode, const std::string& what) override {
     (void)make_pipeline(bytecode, what);
@@ -261,9 +266,15 @@ HRESULT create_device(const Library& lib, const GpuAdapter& adapter, Com<ID3D12D
   device_info.device_extension_count = 1;
   return lib.create_vkd3d_device(&device_info, iid_of<ID3D12Device>(), device.out());
 }
+#elif defined(_WIN32)
+// Windows' d3d12.dll: the device on the DXGI adapter that gpu_adapters() listed at this index.
+HRESULT create_device(const Library& lib, const GpuAdapter& adapter, Com<ID3D12Device>& device) {
+  IDXGIAdapter1* dxgi = d3d12_detail::dxgi_adapter(adapter.index);
+  if (!dxgi) return static_cast<HRESULT>(0x887E0001u);  // D3D12_ERROR_ADAPTER_NOT_FOUND
+  return lib.create_device(dxgi, D3D_FEATURE_LEVEL_11_0, iid_of<ID3D12Device>(), device.out());
+}
 #else
-// Windows' d3d12.dll and WSL's libd3d12.so: the default adapter. (Choosing one takes an
-// IDXGIAdapter from DXGI, which the Windows build will add.)
+// WSL's libd3d12.so: the default adapter (WSL has no DXGI to choose one with).
 HRESULT create_device(const Library& lib, const GpuAdapter&, Com<ID3D12Device>& device) {
   return lib.create_device(nullptr, D3D_FEATURE_LEVEL_11_0, iid_of<ID3D12Device>(), device.out());
 }
@@ -515,6 +526,14 @@ std::shared_ptr<Device> Device::acquire(const GpuAdapter& adapter, double* creat
     slot = std::move(device);
   }
   return slot;
+}
+
+std::string_view runtime_name() {
+#if defined(DMLBITS_D3D12_HEADERS_VKD3D)
+  return "vkd3d";
+#else
+  return d3d12api::kDefaultLibrary;
+#endif
 }
 
 std::optional<std::string> runtime_unavailable_reason() {

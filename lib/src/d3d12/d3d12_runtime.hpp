@@ -18,6 +18,10 @@
 #include "d3d12_backend.hpp"
 #include "gpu_kernel.hpp"
 
+// The D3D12 interfaces, declared as the D3D12 headers declare them, for the accessors below.
+struct ID3D12Device;
+struct ID3D12CommandQueue;
+
 namespace dmlbits::d3d12 {
 
 // "0x80070057 (E_INVALIDARG)". hresult.cpp: compiled in every build, for the directml layer too.
@@ -25,8 +29,10 @@ std::string hresult_text(std::int32_t hr);
 // Throws Errc::backend "CALL failed: 0x80070057 (E_INVALIDARG) WHAT" (WHAT may be empty).
 [[noreturn]] void throw_hresult(std::string_view call, std::int32_t hr, std::string_view what = {});
 
-// nullopt when the D3D12 runtime library loads, else dlopen's reason.
+// nullopt when the D3D12 runtime library loads, else the loader's reason.
 std::optional<std::string> runtime_unavailable_reason();
+// "vkd3d", "d3d12.dll" (d3d12_runtime_name()).
+std::string_view runtime_name();
 
 // The kernel programs come from gpu::build_kernel; tests of the runtime alone may substitute
 // a source of their own (nullptr restores build_kernel). Pipelines already created stay.
@@ -66,6 +72,9 @@ class Device {
   static std::shared_ptr<Device> acquire(const GpuAdapter& adapter, double* created_seconds);
   virtual ~Device() = default;
   virtual const D3d12DeviceInfo& info() const = 0;
+  // The device and its one direct queue, owned by this object (see d3d12_device.hpp).
+  virtual ID3D12Device* native_device() const = 0;
+  virtual ID3D12CommandQueue* native_queue() const = 0;
   // Held for a whole run: buffers are shared by every backend on this device.
   std::mutex& mutex() { return mutex_; }
   // Under mutex(): creates the pipeline for `key` if needed, records, submits and waits.

@@ -2,9 +2,6 @@
 // what the Vulkan loader lists. Enumerating them needs a VkInstance but no D3D12 device, which
 // costs several times more (testdata/benchmarks.md, "D3D12 start-up"): that is what lets `auto`
 // decide cheaply.
-#include <algorithm>
-#include <cctype>
-#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <mutex>
@@ -14,6 +11,7 @@
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
 
+#include "adapters.hpp"
 #include "d3d12_backend.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/timing.hpp"
@@ -24,24 +22,6 @@
 
 namespace dmlbits {
 namespace {
-
-std::string vendor_name(std::uint32_t id) {
-  switch (id) {
-    case 0x1002: return "AMD";
-    case 0x10DE: return "NVIDIA";
-    case 0x8086: return "Intel";
-    case 0x13B5: return "ARM";
-    case 0x5143: return "Qualcomm";
-    case 0x1010: return "Imagination";
-    case 0x14E4: return "Broadcom";
-    case 0x106B: return "Apple";
-    case 0x15AD: return "VMware";
-    case 0x1414: return "Microsoft";
-    case 0x1AE0: return "Google";
-    case 0x10005: return "Mesa";  // VK_VENDOR_ID_MESA: lavapipe
-    default: return fmt::format("0x{:04x}", id);
-  }
-}
 
 std::string type_name(VkPhysicalDeviceType t) {
   switch (t) {
@@ -106,11 +86,12 @@ AdapterList enumerate() {
     a.name = p.deviceName;
     a.vendor_id = p.vendorID;
     a.device_id = p.deviceID;
-    a.vendor = vendor_name(p.vendorID);
+    a.vendor = d3d12_detail::vendor_name(p.vendorID);
     a.type = type_name(p.deviceType);
     a.software = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     for (std::uint32_t h = 0; h < m.memoryHeapCount; ++h)
-      if (m.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) a.device_local_bytes += m.memoryHeaps[h].size;
+      if (m.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) a.memory_bytes += m.memoryHeaps[h].size;
+    a.api = "Vulkan";
     a.api_version = fmt::format("{}.{}.{}", VK_API_VERSION_MAJOR(p.apiVersion), VK_API_VERSION_MINOR(p.apiVersion),
                                 VK_API_VERSION_PATCH(p.apiVersion));
     out.adapters.push_back(std::move(a));
@@ -119,18 +100,6 @@ AdapterList enumerate() {
   if (out.adapters.empty()) out.error = "the Vulkan loader lists no physical device";
   out.seconds = clock.seconds();
   return out;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string adapters_help(const std::vector<GpuAdapter>& adapters) {
-  std::string out;
-  for (const auto& a : adapters) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", a.index, a.name);
-  return out.empty() ? "none" : out;
 }
 
 }  // namespace
@@ -147,58 +116,18 @@ const VulkanLoader& vulkan_loader() {
   return loader;
 }
 
-bool d3d12_built() { return true; }
-
-std::optional<std::string> gpu_device_node() {
+std::optional<std::string> no_hardware_adapter_reason() {
   std::error_code ec;
   for (const char* path : {"/dev/dxg", "/dev/nvidia0", "/dev/kgsl-3d0", "/dev/mali0"})
-    if (std::filesystem::exists(path, ec)) return std::string(path);
+    if (std::filesystem::exists(path, ec)) return std::nullopt;
   for (const auto& e : std::filesystem::directory_iterator("/dev/dri", ec))
-    if (e.path().filename().string().rfind("renderD", 0) == 0) return e.path().string();
-  return std::nullopt;
+    if (e.path().filename().string().rfind("renderD", 0) == 0) return std::nullopt;
+  return std::string("no GPU device node: /dev/dri/renderD*, /dev/nvidia*, /dev/dxg");
 }
 
 const AdapterList& gpu_adapters() {
   static const AdapterList list = enumerate();
   return list;
-}
-
-const GpuAdapter& find_adapter(const std::vector<GpuAdapter>& adapters, std::string_view spec) {
-  const bool numeric = !spec.empty() && std::all_of(spec.begin(), spec.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (numeric) {
-    const unsigned long index = spec.size() > 9 ? ~0ul : std::stoul(std::string(spec));
-    for (const auto& a : adapters)
-      if (a.index == index) return a;
-    throw Error(Errc::usage, fmt::format("--adapter: no adapter {} (adapters: {})", spec, adapters_help(adapters)));
-  }
-  const std::string want = lower(spec);
-  const GpuAdapter* found = nullptr;
-  std::size_t matches = 0;
-  for (const auto& a : adapters)
-    if (!want.empty() && lower(a.name).find(want) != std::string::npos) {
-      found = &a;
-      ++matches;
-    }
-  if (matches == 1) return *found;
-  if (matches == 0)
-    throw Error(Errc::usage, fmt::format("--adapter: no adapter named like '{}' (adapters: {})", spec, adapters_help(adapters)));
-  throw Error(Errc::usage, fmt::format("--adapter: '{}' matches {} adapters; give its index (adapters: {})", spec, matches,
-                                       adapters_help(adapters)));
-}
-
-const GpuAdapter* default_adapter(const std::vector<GpuAdapter>& adapters) {
-  if (adapters.empty()) return nullptr;
-  if (const std::string env = environment_variable("VKD3D_VULKAN_DEVICE").value_or(""); !env.empty()) {
-    char* end = nullptr;
-    const unsigned long index = std::strtoul(env.c_str(), &end, 0);
-    if (end && *end == '\0')
-      for (const auto& a : adapters)
-        if (a.index == index) return &a;
-  }
-  for (const char* type : {"discrete", "integrated"})
-    for (const auto& a : adapters)
-      if (a.type == type) return &a;
-  return &adapters.front();
 }
 
 }  // namespace dmlbits

@@ -17,6 +17,7 @@
 #include "dmlbits/io.hpp"
 #include "dmlbits/run.hpp"
 #include "dmlbits/timing.hpp"
+#include "files.hpp"
 
 namespace dmlbits {
 namespace {
@@ -78,7 +79,7 @@ CaseSpec parse_case(const json& defaults, const json& c, std::size_t index, cons
                                   "(\"5\", \"0xff\") or an array ([1.5])", i, in.dump()));
       std::string text = in.is_string() ? in.get<std::string>() : in.dump();
       if (text == "-") manifest_fail("standard input cannot be an operand in a manifest");
-      if (classify_operand(text) == OperandKind::file) text = (root / text).lexically_normal().string();
+      if (classify_operand(text) == OperandKind::file) text = path_to_utf8((root / path_from_utf8(text)).lexically_normal());
       cs.spec.operands.push_back(text);
       ++i;
     }
@@ -109,7 +110,7 @@ CaseSpec parse_case(const json& defaults, const json& c, std::size_t index, cons
     if (cs.spec.backend == "cpu" || cs.spec.backend == "auto") cs.spec.isa = options.isa;
     // --adapter likewise, for the backends that run on one.
     if (cs.spec.backend == "d3d12" || cs.spec.backend == "auto") cs.spec.adapter = options.adapter;
-    if (auto g = get_string(merged, "expected"); !g.empty()) cs.golden = (root / g).lexically_normal().string();
+    if (auto g = get_string(merged, "expected"); !g.empty()) cs.golden = path_to_utf8((root / path_from_utf8(g)).lexically_normal());
     cs.expect_error = get_string(merged, "expect_error");
     cs.expect_message = get_string(merged, "expect_message");
     if (cs.golden.empty() == cs.expect_error.empty())
@@ -272,10 +273,10 @@ Manifest load_manifest(const std::string& manifest_path, const CheckOptions& opt
     json m = parse_manifest_json(text);
     if (!m.is_object() || !m.contains("cases") || !m["cases"].is_array())
       manifest_fail("a manifest is an object with a \"cases\" array");
-    fs::path root = fs::path(manifest_path).parent_path();
+    fs::path root = path_from_utf8(manifest_path).parent_path();
     if (m.contains("root")) {
       if (!m["root"].is_string()) manifest_fail("\"root\" must be a string");
-      root /= m["root"].get<std::string>();
+      root /= path_from_utf8(m["root"].get<std::string>());
     }
     const json defaults = m.value("defaults", json::object());
     if (!defaults.is_object()) manifest_fail("\"defaults\" must be an object");

@@ -13,9 +13,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 namespace dmlbits {
@@ -110,5 +112,21 @@ std::string temporary_name_for(const std::string& destination);
 void replace_file(const std::string& from, const std::string& to);
 // Removes the file at `path`; a missing file is not an error. Returns false on failure.
 bool remove_file(const std::string& path) noexcept;
+
+// dmlbits' file names are UTF-8 strings. std::filesystem::path made from a char string, and its
+// string(), convert through the ANSI code page on Windows, which mangles other names; these go
+// through char8_t, which both systems convert as UTF-8 (on POSIX the bytes are kept as they are).
+inline std::filesystem::path path_from_utf8(std::string_view utf8) {
+  return std::filesystem::path(std::u8string(utf8.begin(), utf8.end()));
+}
+inline std::string path_to_utf8(const std::filesystem::path& path) {
+  const std::u8string s = path.u8string();
+  return std::string(s.begin(), s.end());
+}
+
+#if defined(_WIN32)
+// A UTF-16 string from a Windows API (an adapter's description) as UTF-8.
+std::string utf8_from_wide(std::wstring_view wide);
+#endif
 
 }  // namespace dmlbits

@@ -41,13 +41,16 @@ std::string base_name(const std::string& path) {
 FileInfo info_of(HANDLE h) {
   FileInfo info;
   if (::GetFileType(h) != FILE_TYPE_DISK) return info;  // a pipe, console or device (NUL)
-  BY_HANDLE_FILE_INFORMATION fi{};
-  if (!::GetFileInformationByHandle(h, &fi)) win32::throw_last_error();
-  if (fi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) {
+  // FileStandardInfo rather than GetFileInformationByHandle, which also asks for the volume's
+  // serial number and fails (ERROR_INVALID_HANDLE) under wine for a standard input redirected
+  // from a file; the size and the folder flag are all that is needed.
+  FILE_STANDARD_INFO fi{};
+  if (!::GetFileInformationByHandleEx(h, FileStandardInfo, &fi, sizeof fi)) win32::throw_last_error();
+  if (fi.Directory) {
     info.type = FileType::directory;
   } else {
     info.type = FileType::regular;
-    info.size = (std::uint64_t{fi.nFileSizeHigh} << 32) | fi.nFileSizeLow;
+    info.size = static_cast<std::uint64_t>(fi.EndOfFile.QuadPart);
   }
   return info;
 }
@@ -264,6 +267,8 @@ void replace_file(const std::string& from, const std::string& to) {
   if (!::MoveFileExW(wfrom.c_str(), wto.c_str(), MOVEFILE_REPLACE_EXISTING))
     win32::throw_last_error("cannot rename the temporary file into place");
 }
+
+std::string utf8_from_wide(std::wstring_view wide) { return win32::narrow(wide); }
 
 bool remove_file(const std::string& path) noexcept {
   if (::DeleteFileW(win32::widen(path).c_str())) return true;

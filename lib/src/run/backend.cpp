@@ -55,9 +55,9 @@ std::unique_ptr<Backend> make_auto(const BackendOptions& options) {
                                             format_byte_size(options.size_hint, false), kAutoGpuMinBytes >> 20);
   if (small && adapter.empty()) return cpu(too_small);
   if (!d3d12_built()) return cpu(fmt::format("the d3d12 backend is {}", *d3d12_runtime_unavailable_reason()));
-  if (auto why = d3d12_runtime_unavailable_reason()) return cpu("vkd3d not found: " + *why);
-  if (adapter.empty() && !gpu_device_node())
-    return cpu("no hardware adapter (no GPU device node: /dev/dri/renderD*, /dev/nvidia*, /dev/dxg)");
+  if (auto why = d3d12_runtime_unavailable_reason()) return cpu(fmt::format("{} not found: {}", d3d12_runtime_name(), *why));
+  if (adapter.empty())
+    if (auto why = no_hardware_adapter_reason()) return cpu(fmt::format("no hardware adapter ({})", *why));
   const AdapterList& list = gpu_adapters();
   if (list.adapters.empty()) return cpu("no D3D12 adapter: " + list.error);
   const GpuAdapter* chosen = nullptr;

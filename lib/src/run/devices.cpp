@@ -87,12 +87,13 @@ DevicesReport describe_devices() {
                         {"device_id", a.device_id},
                         {"type", a.type},
                         {"software", a.software},
-                        {"memory_bytes", a.device_local_bytes},
-                        {"vulkan_api", a.api_version},
+                        {"memory_bytes", a.memory_bytes},
+                        {a.api == "Vulkan" ? "vulkan_api" : "dxgi", a.api_version},
                         {"default", preferred && preferred->index == a.index}};
-    std::string desc = fmt::format("{}: {}, {} ({}), {} memory, Vulkan {}", a.name, a.vendor,
-                                   a.software ? "software" : "hardware", a.type, format_byte_size(a.device_local_bytes, false),
-                                   a.api_version);
+    // DXGI says nothing of discrete or integrated: its type is empty unless software.
+    std::string desc = fmt::format("{}: {}, {}{}, {} memory, {} {}", a.name, a.vendor, a.software ? "software" : "hardware",
+                                   a.type.empty() ? "" : " (" + a.type + ")", format_byte_size(a.memory_bytes, false),
+                                   a.api, a.api_version);
     if (r.device) {
       j["feature_level"] = r.device->feature_level;
       j["shader_model"] = r.device->shader_model;

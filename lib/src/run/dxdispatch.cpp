@@ -11,6 +11,7 @@
 
 #include "dmlbits/error.hpp"
 #include "dmlbits/io.hpp"
+#include "files.hpp"
 
 // What the model follows (microsoft/DirectML at a9614e82, July 2025): DxDispatch/doc/Guide.md,
 // and where the Guide and DxDispatch/models/_schema.json (last changed in 17c28291) disagree, the
@@ -63,7 +64,7 @@ DxDispatchFiles dxdispatch_file_names(const std::string& file, int arity) {
     std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
     if (ext == ".json") base.resize(base.size() - 5);
   }
-  if (std::filesystem::path(base).filename().empty())
+  if (path_from_utf8(base).filename().empty())
     throw Error(Errc::usage, fmt::format("--emit-dxdispatch: '{}' names no file", file));
   DxDispatchFiles names;
   names.model = base + ".json";
@@ -173,7 +174,7 @@ DxDispatchFiles write_dxdispatch_model(const std::string& file, const ValidatedO
   for (std::size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].dtype != op.desc().inputs[i].dtype || !(inputs[i].shape == op.input_shapes()[i]))
       throw Error(Errc::internal, fmt::format("DxDispatch model: input {} is not the tensor the operation was validated for", i));
-  const auto leaf = [](const std::string& path) { return std::filesystem::path(path).filename().string(); };
+  const auto leaf = [](const std::string& path) { return path_to_utf8(path_from_utf8(path).filename()); };
   std::vector<std::string> leaves;
   for (const auto& in : names.inputs) leaves.push_back(leaf(in));
   // Built first so that an operation DxDispatch cannot run leaves no files behind.
