@@ -9,7 +9,7 @@
 //   vkd3d   -> libvkd3d-utils.so.1 (Linux, D3D12 over Vulkan)
 //   directx -> d3d12.dll (Windows) or libd3d12.so (WSL)
 // IIDs are identical in both. Code outside this header uses only what both declare, plus the
-// helpers below.
+// constants and iid_of below; COM references are owned by com.hpp's Com.
 #pragma once
 
 #if defined(DMLBITS_D3D12_HEADERS_VKD3D)
@@ -83,38 +83,3 @@ const GUID& iid_of() {
 #else
 #error "define DMLBITS_D3D12_HEADERS_VKD3D or DMLBITS_D3D12_HEADERS_DIRECTX (d3d12.cmake does)"
 #endif
-
-namespace dmlbits::d3d12api {
-// Owns one reference to a COM object (D3D12 and DXGI interfaces alike).
-template <class T>
-class Com {
- public:
-  Com() = default;
-  Com(const Com&) = delete;
-  Com& operator=(const Com&) = delete;
-  Com(Com&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
-  Com& operator=(Com&& o) noexcept {
-    if (this != &o) {
-      reset();
-      p_ = o.p_;
-      o.p_ = nullptr;
-    }
-    return *this;
-  }
-  ~Com() { reset(); }
-  void reset() {
-    if (p_) p_->Release();
-    p_ = nullptr;
-  }
-  T* get() const { return p_; }
-  T* operator->() const { return p_; }
-  explicit operator bool() const { return p_ != nullptr; }
-  void** out() {
-    reset();
-    return reinterpret_cast<void**>(&p_);
-  }
-
- private:
-  T* p_ = nullptr;
-};
-}  // namespace dmlbits::d3d12api

@@ -28,7 +28,6 @@ namespace dmlbits {
 namespace d3d12 {
 namespace {
 
-using d3d12api::Com;
 using d3d12api::iid_of;
 
 // ---- errors --------------------------------------------------------------------------------

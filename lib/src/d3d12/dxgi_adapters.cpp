@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "adapters.hpp"
+#include "com.hpp"
 #include "d3d12_backend.hpp"
 #include "d3d12_runtime.hpp"
 #include "dmlbits/timing.hpp"
@@ -19,7 +20,7 @@
 namespace dmlbits {
 namespace {
 
-using d3d12api::Com;
+using d3d12::Com;
 using d3d12api::iid_of;
 
 struct Enumeration {
