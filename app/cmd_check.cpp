@@ -26,8 +26,9 @@ void run_check_cmd(const CheckCmdOptions& o) {
   if (o.adapter_option->count() > 0 && o.check.adapter.empty())
     throw Error(Errc::usage, "--adapter: an empty name matches no adapter (give an index or part of a name)");
   // Every case runs on the one backend --backend names, so --adapter needs one that has adapters.
-  if (!o.check.adapter.empty() && o.check.backend != "d3d12" && o.check.backend != "auto")
-    throw Error(Errc::usage, "--adapter needs --backend d3d12 or --backend auto");
+  if (!o.check.adapter.empty() && o.check.backend != "d3d12" && o.check.backend != "directml" &&
+      o.check.backend != "auto")
+    throw Error(Errc::usage, "--adapter needs --backend d3d12, directml or auto");
   check_check_options(o.check);
   if (!o.junit.empty()) check_output_path(o.junit);
   // Every manifest is read and validated before any case runs.
@@ -84,7 +85,7 @@ void setup_check(CLI::App& app) {
   sub->add_option("--backend", opt->check.backend, "Run every case on this backend");
   sub->add_option("--isa", opt->check.isa, "CPU backend: use this instruction set");
   opt->adapter_option =
-      sub->add_option("--adapter", opt->check.adapter, "d3d12 and auto: run on this adapter, an index or part of its name");
+      sub->add_option("--adapter", opt->check.adapter, "d3d12, directml and auto: run on this adapter, an index or part of its name");
   sub->add_option("--show", opt->check.max_listed, "List at most N differing elements per case")
       ->type_name("N")
       ->check(count_validator())

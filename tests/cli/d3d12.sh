@@ -96,9 +96,9 @@ expect_err "no adapter 99 (adapters: 0 llvmpipe"
 expect_status 2 not in_uint8.npy -o a.npy --backend d3d12 --adapter "no such gpu"
 expect_err "no adapter named like 'no such gpu'"
 expect_status 2 not in_uint8.npy -o a.npy --backend cpu --adapter 0
-expect_err "--adapter applies to the d3d12 and auto backends"
+expect_err "--adapter applies to the d3d12, directml and auto backends"
 expect_status 2 check "$TESTDATA/golden/manifest.json" --adapter 0
-expect_err "--adapter needs --backend d3d12"
+expect_err "--adapter needs --backend d3d12, directml or auto"
 expect_no_file a.npy.tmp
 # auto keeps small runs on the CPU; with a large one it names why it did not take lavapipe.
 expect_status 0 not in_uint8.npy -o a.npy -v

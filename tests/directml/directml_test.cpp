@@ -25,6 +25,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "d3d12_backend.hpp"
 #include "directml_backend.hpp"
 #include "dmlbits/check.hpp"
 #include "dmlbits/dml_desc.hpp"
@@ -362,6 +363,46 @@ TEST(Chunks, ManyOperatorsGiveTheOneOperatorResult) {
     for (std::size_t j = 0; j < 7; ++j)
       for (std::size_t k = 0; k < 1003; ++k)
         ASSERT_EQ(whole.bits_at((i * 7 + j) * 1003 + k), a.bits_at(i * 1003 + k) ^ b.bits_at(j * 1003 + k));
+}
+
+// ---- the adapter -----------------------------------------------------------------------------
+
+// --adapter chooses DirectML's adapter by the d3d12 backend's rules (d3d12_device.hpp), and the
+// two backends then share one device and queue: runs of either, interleaved in one process,
+// must each give the known answer (NOT of a uint8 ramp, by hand: 255 - x).
+TEST(Adapter, ChosenAsForD3d12AndItsQueueShared) {
+  const GpuAdapter& chosen = chosen_adapter("");
+  Tensor a(DType::uint8, Shape{4096});
+  std::vector<std::uint64_t> expected;
+  for (std::size_t i = 0; i < a.element_count(); ++i) {
+    a.set_bits_at(i, i & 0xff);
+    expected.push_back(255 - (i & 0xff));
+  }
+  const ValidatedOp v = validated(OpKind::bit_not, DType::uint8, {Shape{4096}});
+  const auto run = [&](Backend& backend) {
+    Tensor out(v.output_dtype(), v.output_shape());
+    ExecuteBuffers b;
+    b.inputs.emplace_back(a.data(), a.byte_size());
+    b.output = {out.data(), out.byte_size()};
+    backend.run(v, b);
+    return bits_of(out);
+  };
+  DirectmlBackendOptions o;
+  o.adapter = std::to_string(chosen.index);
+  DirectmlBackend dml(o);
+  EXPECT_NE(dml.device_description().find(chosen.name), std::string::npos) << dml.device_description();
+  D3d12Backend d3d12(D3d12BackendOptions{o.adapter});
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_EQ(run(dml), expected) << "directml, round " << round;
+    EXPECT_EQ(run(d3d12), expected) << "d3d12, round " << round;
+  }
+  o.adapter = "999";
+  try {
+    DirectmlBackend none(o);
+    ADD_FAILURE() << "adapter 999 accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::usage) << e.what();
+  }
 }
 
 }  // namespace

@@ -71,11 +71,11 @@ TEST(CheckBackendOptionsTest, RefusesWithAUsageError) {
   expect_usage("cpu", BackendOptions{"neon"}, "unknown instruction set 'neon' (known: scalar, avx2, avx512)");
   expect_usage("d3d12", with_threads(2), "the d3d12 backend has no choice of CPU threads (--threads)");
   expect_usage("cpu", with_threads(kMaxThreads + 1), "--threads: 257 is more than 256");
-  expect_usage("cpu", with_adapter("0"), "--adapter applies to the d3d12 and auto backends, not cpu");
-  expect_usage("cpu-reference", with_adapter("x"), "--adapter applies to the d3d12 and auto backends, not cpu-reference");
+  expect_usage("cpu", with_adapter("0"), "--adapter applies to the d3d12, directml and auto backends, not cpu");
+  expect_usage("cpu-reference", with_adapter("x"), "--adapter applies to the d3d12, directml and auto backends, not cpu-reference");
   expect_usage("directml", BackendOptions{"avx2"}, "the directml backend has no choice of instruction set (asked for 'avx2')");
   expect_usage("directml", with_threads(2), "the directml backend has no choice of CPU threads (--threads)");
-  expect_usage("directml", with_adapter("0"), "--adapter applies to the d3d12 and auto backends, not directml");
+  EXPECT_FALSE(refusal("directml", with_adapter("0")));  // it runs on the d3d12 backend's device
 }
 
 // --adapter travels in the operation's spec (there is no process-wide default adapter): the
@@ -87,7 +87,7 @@ TEST(CheckBackendOptionsTest, TheOperationsAdapterReachesItsBackendOptions) {
   EXPECT_EQ(options.adapter, "1");
   const auto cpu = refusal("cpu", options);
   ASSERT_TRUE(cpu.has_value());
-  EXPECT_EQ(std::string(cpu->what()), "--adapter applies to the d3d12 and auto backends, not cpu");
+  EXPECT_EQ(std::string(cpu->what()), "--adapter applies to the d3d12, directml and auto backends, not cpu");
   EXPECT_FALSE(refusal("d3d12", options).has_value());
   EXPECT_FALSE(refusal("cpu", backend_options(OperationSpec{})));  // none given
 }

@@ -1,5 +1,6 @@
-// DirectmlBackend on Windows: DirectML.dll and d3d12.dll loaded at run time, one D3D12 device per
-// process with its queue, and one DirectML device per requested feature level.
+// DirectmlBackend on Windows: DirectML.dll loaded at run time, on the d3d12 backend's D3D12 device
+// for the chosen adapter (d3d12_device.hpp: the same --adapter rules, the same device and queue),
+// and one DirectML device per adapter and requested feature level.
 //
 // A run is cut into boxes as the d3d12 backend cuts it (box_grid.hpp): a tensor that fits in one
 // buffer is one DirectML operator with exactly the descriptors `--explain` prints; a larger one
@@ -28,6 +29,7 @@
 
 #include "box_grid.hpp"
 #include "com.hpp"
+#include "d3d12_device.hpp"
 #include "d3d12_runtime.hpp"
 #include "directml_backend.hpp"
 #include "directml_internal.hpp"
@@ -61,8 +63,6 @@ struct Library {
   std::string error;  // empty when DirectML can be used
   std::string path, version;
   dml::PFN_DMLCreateDevice1 create_device1 = nullptr;
-  DynamicLibrary d3d12;
-  PFN_D3D12_CREATE_DEVICE create_d3d12_device = nullptr;
 };
 
 Library load() {
@@ -86,27 +86,12 @@ Library load() {
                             lib.name, lib.path, lib.version);
     return lib;
   }
-  lib.d3d12 = DynamicLibrary::open("d3d12.dll");
-  if (!lib.d3d12.loaded()) {
-    lib.error = "no D3D12 runtime: " + lib.d3d12.error();
-    return lib;
-  }
-  lib.create_d3d12_device = lib.d3d12.function<PFN_D3D12_CREATE_DEVICE>("D3D12CreateDevice");
-  if (!lib.create_d3d12_device) lib.error = "d3d12.dll has no D3D12CreateDevice";
   return lib;
 }
 
 const Library& library() {
   static const Library lib = load();
   return lib;
-}
-
-// The D3D12 device DirectML runs on: d3d12.dll's default adapter. The one place that chooses
-// it, to become the d3d12 layer's choice (--adapter, DXGI) once that layer creates devices on
-// Windows.
-HRESULT create_d3d12_device(const Library& lib, Com<ID3D12Device>& device, std::string& adapter) {
-  adapter = "the default D3D12 adapter";
-  return lib.create_d3d12_device(nullptr, D3D_FEATURE_LEVEL_11_0, iid<ID3D12Device>(), device.out());
 }
 
 // ---- buffers ---------------------------------------------------------------------------------
@@ -220,12 +205,18 @@ struct Phases {
   double compile = 0, initialize = 0, upload = 0, dispatch = 0, readback = 0;
 };
 
+// One per adapter: DirectML's objects on the d3d12 backend's device for that adapter.
 class Context {
  public:
-  // The process's context, created on first use. Throws Errc::backend.
-  static Context& get(double* created_seconds);
+  // The context on the adapter `adapter_spec` chooses (d3d12::shared_device: "" is the
+  // default), created on first use; *created_seconds is the time that took, device included
+  // when it was created now. Throws Errc::backend, or Errc::usage for a spec naming no adapter.
+  static Context& get(std::string_view adapter_spec, double* created_seconds);
 
-  std::mutex& mutex() { return mutex_; }
+  // The shared device's mutex (d3d12_device.hpp): guards this context's state and the queue,
+  // held for a whole run as the d3d12 backend holds it; every submission is waited for, so the
+  // queue is idle whenever it is released.
+  std::mutex& mutex() { return *shared_.mutex; }
   const std::string& adapter() const { return adapter_; }
   // Under mutex(): the DirectML device created with `level` as its minimum.
   dml::IDMLDevice* dml_device(FeatureLevel level, double* created_seconds);
@@ -238,18 +229,17 @@ class Context {
                 Phases& phases);
 
  private:
-  Context();
+  explicit Context(d3d12::SharedDevice shared);
   void ensure(Buffer& b, D3D12_HEAP_TYPE heap, std::uint64_t bytes, D3D12_RESOURCE_STATES initial);
   void transition(Buffer& b, D3D12_RESOURCE_STATES to);
   void begin();
   void submit_and_wait();
   dml::IDMLCommandRecorder* recorder(FeatureLevel level);
 
-  std::mutex mutex_;
+  d3d12::SharedDevice shared_;  // first: the device outlives everything made on it
+  ID3D12Device* device_ = nullptr;       // shared_'s, not AddRef'd
+  ID3D12CommandQueue* queue_ = nullptr;  // shared_'s, shared with the d3d12 backend
   std::string adapter_;
-  double created_seconds_ = 0;
-  Com<ID3D12Device> device_;
-  Com<ID3D12CommandQueue> queue_;
   Com<ID3D12CommandAllocator> allocator_;
   Com<ID3D12GraphicsCommandList> list_;
   Com<ID3D12Fence> fence_;
@@ -265,25 +255,30 @@ class Context {
 
 std::mutex context_mutex;
 
-Context& Context::get(double* created_seconds) {
-  static std::unique_ptr<Context> context;
+Context& Context::get(std::string_view adapter_spec, double* created_seconds) {
+  // Never destroyed: their DirectML objects would be released at exit in no order we choose
+  // relative to DirectML.dll's unloading (library()); the process's end frees them.
+  static auto& contexts = *new std::map<unsigned, std::unique_ptr<Context>>();
   std::lock_guard lock(context_mutex);
   if (created_seconds) *created_seconds = 0;
-  if (!context) {
-    context.reset(new Context());
-    if (created_seconds) *created_seconds = context->created_seconds_;
-  }
-  return *context;
-}
-
-Context::Context() {
   const Library& lib = library();
   if (!lib.error.empty()) throw Error(Errc::backend, lib.error);
   Stopwatch clock;
-  check(create_d3d12_device(lib, device_, adapter_), "D3D12CreateDevice");
-  D3D12_COMMAND_QUEUE_DESC qd{};
-  qd.Type = D3D12_COMMAND_LIST_TYPE_DIRECT;
-  check(device_->CreateCommandQueue(&qd, iid<ID3D12CommandQueue>(), queue_.out()), "CreateCommandQueue");
+  d3d12::SharedDevice shared = d3d12::shared_device(adapter_spec);
+  auto& slot = contexts[shared.adapter->index];
+  if (!slot) {
+    std::lock_guard device_lock(*shared.mutex);
+    slot.reset(new Context(std::move(shared)));
+    if (created_seconds) *created_seconds = clock.seconds();
+  }
+  return *slot;
+}
+
+Context::Context(d3d12::SharedDevice shared) : shared_(std::move(shared)) {
+  device_ = shared_.device;
+  queue_ = shared_.queue;
+  const GpuAdapter& a = *shared_.adapter;
+  adapter_ = fmt::format("{}, {} adapter {}", a.name, a.software ? "software" : "hardware", a.index);
   check(queue_->GetTimestampFrequency(&timestamp_frequency_), "GetTimestampFrequency");
   check(device_->CreateCommandAllocator(D3D12_COMMAND_LIST_TYPE_DIRECT, iid<ID3D12CommandAllocator>(), allocator_.out()),
         "CreateCommandAllocator");
@@ -297,7 +292,6 @@ Context::Context() {
   qh.Count = 4;
   check(device_->CreateQueryHeap(&qh, iid<ID3D12QueryHeap>(), queries_.out()), "CreateQueryHeap");
   ensure(query_readback_, D3D12_HEAP_TYPE_READBACK, 4 * sizeof(std::uint64_t), D3D12_RESOURCE_STATE_COPY_DEST);
-  created_seconds_ = clock.seconds();
 }
 
 dml::IDMLDevice* Context::dml_device(FeatureLevel level, double* created_seconds) {
@@ -305,7 +299,7 @@ dml::IDMLDevice* Context::dml_device(FeatureLevel level, double* created_seconds
   auto& slot = dml_devices_[level.value()];
   if (!slot) {
     Stopwatch clock;
-    check(library().create_device1(device_.get(), dml::DML_CREATE_DEVICE_FLAG_NONE, level.value(), dml::IID_IDMLDevice,
+    check(library().create_device1(device_, dml::DML_CREATE_DEVICE_FLAG_NONE, level.value(), dml::IID_IDMLDevice,
                                    slot.out()),
           "DMLCreateDevice1", fmt::format("(minimum feature level {})", level.enum_name()));
     if (created_seconds) *created_seconds = clock.seconds();
@@ -553,7 +547,7 @@ DirectmlInfo probe_directml() {
   }
   info.found = true;
   try {
-    directml::Context& c = directml::Context::get(nullptr);
+    directml::Context& c = directml::Context::get("", nullptr);
     std::lock_guard lock(c.mutex());
     info.adapter = c.adapter();
     info.max_feature_level = directml::max_feature_level(c.dml_device(feature_levels().front(), nullptr));
@@ -576,7 +570,7 @@ DirectmlBackend::DirectmlBackend(DirectmlBackendOptions options) : impl_(std::ma
   impl_->options.max_buffer_bytes = std::clamp<std::uint64_t>(directml::max_buffer_bytes(options.max_buffer_bytes),
                                                               directml::kMinBufferBytes, directml::kMaxBufferBytes);
   try {
-    impl_->context = &directml::Context::get(&impl_->device_seconds);
+    impl_->context = &directml::Context::get(impl_->options.adapter, &impl_->device_seconds);
   } catch (const Error& e) {
     if (e.code() != Errc::backend) throw;
     throw Error(Errc::backend, fmt::format("the directml backend cannot run: {}", e.what()));
@@ -678,7 +672,7 @@ void DirectmlBackend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) 
 }
 
 std::optional<std::string> directml_create_operator(const DmlOperatorDesc& desc, FeatureLevel level) {
-  directml::Context& ctx = directml::Context::get(nullptr);
+  directml::Context& ctx = directml::Context::get("", nullptr);
   std::lock_guard lock(ctx.mutex());
   dml::IDMLDevice* dev = ctx.dml_device(level, nullptr);
   directml::OperatorShape shape{desc.op, desc.inputs, desc.output};

@@ -1,6 +1,7 @@
 // The DirectML backend ("directml"): the operators run by Microsoft's DirectML itself, from the
 // same DML_*_OPERATOR_DESC that `--explain` prints. Windows only: DirectML.dll is loaded at run
-// time (LoadLibrary; DMLBITS_DIRECTML_LIBRARY names another file), on a D3D12 device of d3d12.dll.
+// time (LoadLibrary; DMLBITS_DIRECTML_LIBRARY names another file), on the d3d12 backend's D3D12
+// device for the adapter --adapter chooses (d3d12_device.hpp), by the d3d12 backend's rules.
 // Elsewhere the backend exists and says it is not built, like the d3d12 stub.
 //
 // The backend is the oracle for dmlbits' semantics, so it runs what DirectML accepts and
@@ -34,12 +35,15 @@ struct DirectmlInfo {
   std::string path;            // the file loaded, as the system reports it
   std::string version;         // its version resource: "1.15.4.0 (1.15.4+241025-1615.1.dml-1.15.fac7597)"
   std::optional<FeatureLevel> max_feature_level;  // what a device reports (CheckFeatureSupport)
-  std::string adapter;         // the D3D12 adapter the device was created on
+  std::string adapter;         // the default D3D12 adapter, which the device was created on
   std::string error;           // why it is not found or no device could be created
 };
 DirectmlInfo probe_directml();
 
 struct DirectmlBackendOptions {
+  // The D3D12 adapter, as --adapter gives it: "" is the d3d12 backend's default adapter, else
+  // an index or part of a name (chosen_adapter()).
+  std::string adapter;
   // Largest buffer the backend creates; larger tensors run in chunks (each a DirectML operator
   // of its own shape). 0: DMLBITS_DIRECTML_MAX_BUFFER_BYTES if set (4096 to 1 GiB; anything else
   // is Errc::usage), else 256 MiB. Tests lower it to exercise chunking.
@@ -48,8 +52,10 @@ struct DirectmlBackendOptions {
 
 class DirectmlBackend final : public Backend {
  public:
-  // Loads DirectML.dll and creates the D3D12 device. Throws Errc::backend naming the file when
-  // it is missing or too old (no DMLCreateDevice1), or with the HRESULT of the call that failed.
+  // Loads DirectML.dll and takes the d3d12 backend's device on options.adapter (creating it if
+  // needed). Throws Errc::backend naming the file when it is missing or too old (no
+  // DMLCreateDevice1), when D3D12 or the adapter is missing, or with the HRESULT of the call that
+  // failed; Errc::usage when options.adapter names no adapter.
   // The DirectML device is created at the first run, with the operation's feature level as
   // DMLCreateDevice1's minimum (one per level per process).
   explicit DirectmlBackend(DirectmlBackendOptions options = {});

@@ -106,9 +106,8 @@ void check_backend_options(std::string_view name, const BackendOptions& options)
     if (options.threads > kMaxThreads)
       throw Error(Errc::usage, fmt::format("--threads: {} is more than {}", options.threads, kMaxThreads));
   }
-  // directml runs on d3d12.dll's default adapter until the d3d12 layer chooses adapters on Windows.
-  if (!options.adapter.empty() && (name == "cpu" || name == "cpu-reference" || name == "directml"))
-    throw Error(Errc::usage, fmt::format("--adapter applies to the d3d12 and auto backends, not {}", name));
+  if (!options.adapter.empty() && (name == "cpu" || name == "cpu-reference"))
+    throw Error(Errc::usage, fmt::format("--adapter applies to the d3d12, directml and auto backends, not {}", name));
 }
 
 std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOptions& options) {
@@ -116,7 +115,11 @@ std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOption
   if (name == "cpu") return make_cpu(options);
   if (name == "cpu-reference") return std::make_unique<CpuReferenceBackend>();
   if (name == "d3d12") return std::make_unique<D3d12Backend>(D3d12BackendOptions{options.adapter});
-  if (name == "directml") return std::make_unique<DirectmlBackend>();
+  if (name == "directml") {
+    DirectmlBackendOptions o;
+    o.adapter = options.adapter;  // the d3d12 backend's device on that adapter
+    return std::make_unique<DirectmlBackend>(std::move(o));
+  }
   return make_auto(options);
 }
 
