@@ -14,6 +14,8 @@
 //   - The queue is shared with the d3d12 backend, which records and waits on it under
 //     `*mutex`: hold that mutex from recording a submission until its fence wait is over, and
 //     leave the queue idle when releasing it. The d3d12 backend holds it for a whole run.
+//     owner->execute(list) (d3d12_runtime.hpp) submits a closed list and waits for it with the
+//     device's own fence, which leaves the queue idle.
 //   - The device is created at D3D_FEATURE_LEVEL_11_0; `adapter` is the GpuAdapter it runs on.
 #pragma once
 

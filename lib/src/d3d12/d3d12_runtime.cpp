@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "com.hpp"
+#include "d3d12_buffer.hpp"
 #include "d3d12_runtime.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/memory.hpp"
@@ -113,14 +114,6 @@ const Library& library() {
 
 // ---- buffers ---------------------------------------------------------------------------------
 
-struct Buffer {
-  Com<ID3D12Resource> resource;
-  std::uint64_t capacity = 0;
-  D3D12_RESOURCE_STATES state = D3D12_RESOURCE_STATE_COMMON;
-  std::byte* mapped = nullptr;  // upload and readback buffers stay mapped
-  D3D12_GPU_VIRTUAL_ADDRESS address = 0;
-};
-
 std::string_view heap_name(D3D12_HEAP_TYPE t) {
   return t == D3D12_HEAP_TYPE_UPLOAD ? "upload" : t == D3D12_HEAP_TYPE_READBACK ? "readback" : "default";
 }
@@ -149,6 +142,7 @@ class DeviceImpl final : public Device {
   ID3D12Device* native_device() const override { return device_.get(); }
   ID3D12CommandQueue* native_queue() const override { return queue_.get(); }
   void dispatch(const DispatchJob& job, PhaseSeconds& phases) override;
+  void execute(ID3D12CommandList* list) override;
   void create_pipeline(const std::vector<std::uint8_t>& bytecode, const std::string& what) override {
     (void)make_pipeline(bytecode, what);
   }
@@ -156,8 +150,10 @@ class DeviceImpl final : public Device {
  private:
   Com<ID3D12PipelineState> make_pipeline(const std::vector<std::uint8_t>& code, const std::string& what);
   ID3D12PipelineState* pipeline(const gpu::KernelKey& key, PhaseSeconds& phases);
-  void ensure(Buffer& b, D3D12_HEAP_TYPE heap, std::uint64_t bytes, D3D12_RESOURCE_STATES initial, bool uav);
-  void transition(Buffer& b, D3D12_RESOURCE_STATES to);
+  void ensure(Buffer& b, D3D12_HEAP_TYPE heap, std::uint64_t bytes, D3D12_RESOURCE_STATES initial, bool uav) {
+    ensure_buffer(device_.get(), b, heap, bytes, initial, uav);
+  }
+  void transition(Buffer& b, D3D12_RESOURCE_STATES to) { d3d12::transition(list_.get(), b, to); }
   void wait_idle();
 
   D3d12DeviceInfo info_;
@@ -376,10 +372,19 @@ void DeviceImpl::wait_idle() {
   }
 }
 
-void DeviceImpl::ensure(Buffer& b, D3D12_HEAP_TYPE heap, std::uint64_t bytes, D3D12_RESOURCE_STATES initial, bool uav) {
+void DeviceImpl::execute(ID3D12CommandList* list) {
+  const d3d12_detail::ForeignAllocations foreign;  // see foreign_allocations.hpp
+  queue_->ExecuteCommandLists(1, &list);
+  wait_idle();
+}
+
+}  // namespace
+
+void ensure_buffer(ID3D12Device* device, Buffer& b, D3D12_HEAP_TYPE heap, std::uint64_t bytes,
+                   D3D12_RESOURCE_STATES initial, bool uav) {
   if (b.resource && b.capacity >= bytes) return;
+  const d3d12_detail::ForeignAllocations foreign;  // see foreign_allocations.hpp
   b = Buffer{};
-  // Grow in whole MiB above 1 MiB so that runs of slightly different sizes share buffers.
   std::uint64_t capacity = std::max<std::uint64_t>(bytes, 256);
   if (capacity > (1u << 20)) capacity = (capacity + (1u << 20) - 1) & ~std::uint64_t{(1u << 20) - 1};
   D3D12_HEAP_PROPERTIES hp{};
@@ -394,8 +399,8 @@ void DeviceImpl::ensure(Buffer& b, D3D12_HEAP_TYPE heap, std::uint64_t bytes, D3
   rd.SampleDesc.Count = 1;
   rd.Layout = D3D12_TEXTURE_LAYOUT_ROW_MAJOR;
   rd.Flags = uav ? D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS : D3D12_RESOURCE_FLAG_NONE;
-  check(device_->CreateCommittedResource(&hp, D3D12_HEAP_FLAG_NONE, &rd, initial, nullptr, iid_of<ID3D12Resource>(),
-                                         b.resource.out()),
+  check(device->CreateCommittedResource(&hp, D3D12_HEAP_FLAG_NONE, &rd, initial, nullptr, iid_of<ID3D12Resource>(),
+                                        b.resource.out()),
         "CreateCommittedResource", fmt::format("({} buffer of {} bytes)", heap_name(heap), capacity));
   b.capacity = capacity;
   b.state = initial;
@@ -410,7 +415,7 @@ void DeviceImpl::ensure(Buffer& b, D3D12_HEAP_TYPE heap, std::uint64_t bytes, D3
   }
 }
 
-void DeviceImpl::transition(Buffer& b, D3D12_RESOURCE_STATES to) {
+void transition(ID3D12GraphicsCommandList* list, Buffer& b, D3D12_RESOURCE_STATES to) {
   if (b.state == to) return;
   D3D12_RESOURCE_BARRIER barrier{};
   barrier.Type = D3D12_RESOURCE_BARRIER_TYPE_TRANSITION;
@@ -418,9 +423,11 @@ void DeviceImpl::transition(Buffer& b, D3D12_RESOURCE_STATES to) {
   barrier.Transition.Subresource = D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES;
   barrier.Transition.StateBefore = b.state;
   barrier.Transition.StateAfter = to;
-  list_->ResourceBarrier(1, &barrier);
+  list->ResourceBarrier(1, &barrier);
   b.state = to;
 }
+
+namespace {
 
 ID3D12PipelineState* DeviceImpl::pipeline(const gpu::KernelKey& key, PhaseSeconds& phases) {
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second.get();
@@ -487,9 +494,7 @@ void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases) {
   list_->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 3);
   list_->ResolveQueryData(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 0, 4, query_readback_.resource.get(), 0);
   check(list_->Close(), "ID3D12GraphicsCommandList::Close");
-  ID3D12CommandList* lists[] = {list_.get()};
-  queue_->ExecuteCommandLists(1, lists);
-  wait_idle();
+  execute(list_.get());
 
   Stopwatch copy;
   std::memcpy(job.output.data(), readback_.mapped, job.output.size());

@@ -21,6 +21,7 @@
 // The D3D12 interfaces, declared as the D3D12 headers declare them, for the accessors below.
 struct ID3D12Device;
 struct ID3D12CommandQueue;
+struct ID3D12CommandList;
 
 namespace dmlbits::d3d12 {
 
@@ -79,6 +80,9 @@ class Device {
   std::mutex& mutex() { return mutex_; }
   // Under mutex(): creates the pipeline for `key` if needed, records, submits and waits.
   virtual void dispatch(const DispatchJob& job, PhaseSeconds& phases) = 0;
+  // Under mutex(): executes `list` (closed, recorded by a user of the shared device) on the
+  // queue and waits until it is done, with this device's fence. Throws Errc::backend.
+  virtual void execute(ID3D12CommandList* list) = 0;
   // Under mutex(): creates a pipeline from `bytecode` with the kernels' root signature and
   // drops it, throwing as dispatch() would (for tests of the bytecode and of error messages).
   virtual void create_pipeline(const std::vector<std::uint8_t>& bytecode, const std::string& what) = 0;

@@ -29,6 +29,7 @@
 
 #include "box_grid.hpp"
 #include "com.hpp"
+#include "d3d12_buffer.hpp"
 #include "d3d12_device.hpp"
 #include "d3d12_runtime.hpp"
 #include "directml_backend.hpp"
@@ -42,6 +43,7 @@ namespace dmlbits {
 namespace directml {
 namespace {
 
+using d3d12::Buffer;
 using d3d12::Com;
 
 constexpr const char* kDefaultLibrary = "DirectML.dll";
@@ -93,15 +95,6 @@ const Library& library() {
   static const Library lib = load();
   return lib;
 }
-
-// ---- buffers ---------------------------------------------------------------------------------
-
-struct Buffer {
-  Com<ID3D12Resource> resource;
-  std::uint64_t capacity = 0;
-  D3D12_RESOURCE_STATES state = D3D12_RESOURCE_STATE_COMMON;
-  std::byte* mapped = nullptr;
-};
 
 // ---- the operators -----------------------------------------------------------------------------
 
@@ -230,8 +223,12 @@ class Context {
 
  private:
   explicit Context(d3d12::SharedDevice shared);
-  void ensure(Buffer& b, D3D12_HEAP_TYPE heap, std::uint64_t bytes, D3D12_RESOURCE_STATES initial);
-  void transition(Buffer& b, D3D12_RESOURCE_STATES to);
+  // d3d12_buffer.hpp's, on this context's device and list. DirectML binds every buffer as an
+  // unordered-access view, so default-heap buffers allow unordered access.
+  void ensure(Buffer& b, D3D12_HEAP_TYPE heap, std::uint64_t bytes, D3D12_RESOURCE_STATES initial) {
+    d3d12::ensure_buffer(device_, b, heap, bytes, initial, heap == D3D12_HEAP_TYPE_DEFAULT);
+  }
+  void transition(Buffer& b, D3D12_RESOURCE_STATES to) { d3d12::transition(list_.get(), b, to); }
   void begin();
   void submit_and_wait();
   dml::IDMLCommandRecorder* recorder(FeatureLevel level);
@@ -242,8 +239,6 @@ class Context {
   std::string adapter_;
   Com<ID3D12CommandAllocator> allocator_;
   Com<ID3D12GraphicsCommandList> list_;
-  Com<ID3D12Fence> fence_;
-  std::uint64_t fence_value_ = 0;
   std::uint64_t timestamp_frequency_ = 0;
   Com<ID3D12QueryHeap> queries_;
   Buffer query_readback_;
@@ -286,7 +281,6 @@ Context::Context(d3d12::SharedDevice shared) : shared_(std::move(shared)) {
                                    iid<ID3D12GraphicsCommandList>(), list_.out()),
         "CreateCommandList");
   check(list_->Close(), "ID3D12GraphicsCommandList::Close");
-  check(device_->CreateFence(0, D3D12_FENCE_FLAG_NONE, iid<ID3D12Fence>(), fence_.out()), "CreateFence");
   D3D12_QUERY_HEAP_DESC qh{};
   qh.Type = D3D12_QUERY_HEAP_TYPE_TIMESTAMP;
   qh.Count = 4;
@@ -315,66 +309,16 @@ dml::IDMLCommandRecorder* Context::recorder(FeatureLevel level) {
   return slot.get();
 }
 
-void Context::ensure(Buffer& b, D3D12_HEAP_TYPE heap, std::uint64_t bytes, D3D12_RESOURCE_STATES initial) {
-  if (b.resource && b.capacity >= bytes) return;
-  b = Buffer{};
-  std::uint64_t capacity = std::max<std::uint64_t>(bytes, 256);
-  if (capacity > (1u << 20)) capacity = (capacity + (1u << 20) - 1) & ~std::uint64_t{(1u << 20) - 1};
-  D3D12_HEAP_PROPERTIES hp{};
-  hp.Type = heap;
-  D3D12_RESOURCE_DESC rd{};
-  rd.Dimension = D3D12_RESOURCE_DIMENSION_BUFFER;
-  rd.Width = capacity;
-  rd.Height = 1;
-  rd.DepthOrArraySize = 1;
-  rd.MipLevels = 1;
-  rd.Format = DXGI_FORMAT_UNKNOWN;
-  rd.SampleDesc.Count = 1;
-  rd.Layout = D3D12_TEXTURE_LAYOUT_ROW_MAJOR;
-  // DirectML binds every buffer as an unordered-access view.
-  rd.Flags = heap == D3D12_HEAP_TYPE_DEFAULT ? D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS : D3D12_RESOURCE_FLAG_NONE;
-  check(device_->CreateCommittedResource(&hp, D3D12_HEAP_FLAG_NONE, &rd, initial, nullptr, iid<ID3D12Resource>(),
-                                         b.resource.out()),
-        "CreateCommittedResource", fmt::format("({} bytes)", capacity));
-  b.capacity = capacity;
-  b.state = initial;
-  if (heap != D3D12_HEAP_TYPE_DEFAULT) {
-    void* p = nullptr;
-    check(b.resource->Map(0, nullptr, &p), "ID3D12Resource::Map");
-    b.mapped = static_cast<std::byte*>(p);
-  }
-}
-
-void Context::transition(Buffer& b, D3D12_RESOURCE_STATES to) {
-  if (b.state == to) return;
-  D3D12_RESOURCE_BARRIER barrier{};
-  barrier.Type = D3D12_RESOURCE_BARRIER_TYPE_TRANSITION;
-  barrier.Transition.pResource = b.resource.get();
-  barrier.Transition.Subresource = D3D12_RESOURCE_BARRIER_ALL_SUBRESOURCES;
-  barrier.Transition.StateBefore = b.state;
-  barrier.Transition.StateAfter = to;
-  list_->ResourceBarrier(1, &barrier);
-  b.state = to;
-}
-
 void Context::begin() {
   check(allocator_->Reset(), "ID3D12CommandAllocator::Reset");
   check(list_->Reset(allocator_.get(), nullptr), "ID3D12GraphicsCommandList::Reset");
 }
 
+// Submits the list and waits for it with the shared device's fence (d3d12_device.hpp), which
+// leaves the shared queue idle.
 void Context::submit_and_wait() {
   check(list_->Close(), "ID3D12GraphicsCommandList::Close");
-  ID3D12CommandList* lists[] = {list_.get()};
-  queue_->ExecuteCommandLists(1, lists);
-  ++fence_value_;
-  check(queue_->Signal(fence_.get(), fence_value_), "ID3D12CommandQueue::Signal");
-  if (fence_->GetCompletedValue() < fence_value_)
-    check(fence_->SetEventOnCompletion(fence_value_, nullptr), "ID3D12Fence::SetEventOnCompletion");
-  if (fence_->GetCompletedValue() < fence_value_) {
-    const HRESULT reason = device_->GetDeviceRemovedReason();
-    d3d12::throw_hresult("waiting for the GPU", static_cast<std::int32_t>(FAILED(reason) ? reason : E_FAIL),
-                         "(the device stopped)");
-  }
+  shared_.owner->execute(list_.get());
 }
 
 // A buffer binding, or none for a buffer of 0 bytes.
