@@ -47,9 +47,9 @@ std::vector<KernelInfo> build_table() {
 // explained by the figures in testdata/benchmarks.md, "Kernel choice per operation"; a row
 // goes when a change to the wide kernel makes it win again.
 constexpr std::array kChoices{
-    // 16-bit popcount into uint32: widening 32 counts to two 512-bit vectors costs AVX-512 more
-    // than AVX2's 16 to two 256-bit ones, and VPOPCNTW does not win it back (AVX2 1.03-1.12x
-    // the BITALG kernel's speed in the caches, 1.02-1.13x in memory, in two runs).
+    // 16-bit popcount into uint32: AVX2 measured 1.01-1.12x the BITALG kernel's speed in the
+    // caches and in memory in three runs; why (the widening to two 512-bit vectors per input
+    // vector is the likely cost) was not examined.
     KernelChoice{OpKind::popcount, 2, 4, Isa::avx512, "avx2"},
 };
 
