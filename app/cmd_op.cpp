@@ -347,7 +347,7 @@ void setup_op_commands(CLI::App& app, const OpInfo* only) {
         ->capture_default_str();
     opt->adapter_option = sub->add_option("--adapter", opt->adapter,
                     "d3d12, directml and auto: run on this adapter, an index or part of its name (see dmlbits devices)");
-    sub->add_option("--isa", opt->isa, "CPU backend: use this instruction set (scalar, avx2, avx512) instead of the best one");
+    sub->add_option("--isa", opt->isa, "CPU backend: run only this instruction set's kernels (scalar, avx2, avx512) instead of the per-operation choice");
     sub->add_option("--threads", opt->threads,
                     "CPU backends: compute on at most N threads (default 2 where the CPU has them, for outputs of "
                     "4 MiB or more; 1 also reads and writes a streamed run on one thread; default DMLBITS_THREADS)")

@@ -9,12 +9,14 @@
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "cpu_backend.hpp"
 #include "dmlbits/tensor.hpp"
@@ -91,6 +93,69 @@ void bench_kernel(benchmark::State& state, const KernelInfo* k, std::size_t byte
     state.counters["x_memcpy"] = (static_cast<double>(moved) / kernel_s) / (2.0 * static_cast<double>(bytes) / memcpy_s);
 }
 
+// Every runnable kernel of one (operation, width, output width), A and B both runs, in turns
+// within each iteration (the order rotated each iteration) after a memcpy of the input: the
+// per-operation choice (kernel_choices) is measured by ratios taken at the same moment, which
+// a shared machine's load moves far less than separate benchmarks. Each figure is the median
+// over the iterations (a run that another process preempted does not count), and in the caches
+// each turn runs the kernel 16 times, so that the clock's cost does not count. Counters:
+// "x_<tag>", each kernel's speed over the memcpy's (bytes read + written); "dispatch_x_best",
+// the kernel dispatch picks without an override, its speed over the fastest kernel's (1 when it
+// is the fastest). The benchmark's time is the dispatched kernel's.
+void bench_choice(benchmark::State& state, std::vector<const KernelInfo*> kernels, const KernelInfo* dispatched,
+                  std::size_t bytes) {
+  using Clock = std::chrono::steady_clock;
+  Buffers& buf = buffers(bytes);
+  const KernelInfo& k0 = *kernels.front();
+  const std::size_t n = bytes / k0.width;
+  const KernelParams params{};
+  const int reps = bytes < (std::size_t{8} << 20) ? 16 : 1;
+  std::vector<std::vector<double>> seconds(kernels.size());
+  std::vector<double> memcpy_s;
+  std::size_t turn = 0;
+  const auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    for (int r = 0; r < reps; ++r) {
+      std::memcpy(buf.out.data(), buf.a.data(), bytes);
+      benchmark::ClobberMemory();
+    }
+    memcpy_s.push_back(seconds_since(t0) / reps);
+    double iteration_dispatched = 0;
+    for (std::size_t j = 0; j < kernels.size(); ++j) {
+      const std::size_t i = (j + turn) % kernels.size();
+      const auto t1 = Clock::now();
+      for (int r = 0; r < reps; ++r) {
+        kernels[i]->fn(n, buf.a.data(), buf.b.data(), buf.out.data(), params);
+        benchmark::ClobberMemory();
+      }
+      const double s = seconds_since(t1) / reps;
+      seconds[i].push_back(s);
+      if (kernels[i] == dispatched) iteration_dispatched = s;
+    }
+    ++turn;
+    state.SetIterationTime(iteration_dispatched * reps);  // all its runs this iteration
+  }
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  std::size_t moved = n * k0.out_width + n * k0.width;
+  if (op_info(k0.op).arity == 2) moved += n * k0.width;
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * moved));
+  const double memcpy_rate = 2.0 * static_cast<double>(bytes) / median(memcpy_s);
+  double best_s = 0, dispatched_s = 0;
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const double s = median(seconds[i]);
+    const std::string tag = kernels[i]->name.substr(kernels[i]->name.find("__") + 2);
+    state.counters["x_" + tag] = (static_cast<double>(moved) / s) / memcpy_rate;
+    if (i == 0 || s < best_s) best_s = s;
+    if (kernels[i] == dispatched) dispatched_s = s;
+  }
+  state.counters["dispatch_x_best"] = best_s / dispatched_s;
+  state.SetLabel(dispatched->name);
+}
+
 void bench_memcpy(benchmark::State& state, std::size_t bytes) {
   Buffers& buf = buffers(bytes);
   for (auto _ : state) {
@@ -157,12 +222,67 @@ void bench_backend(benchmark::State& state, OpKind op, unsigned threads, std::si
   if (op_info(op).arity == 2) eb.inputs.push_back({buf.b.data(), bytes});
   const std::size_t out_bytes = n * dtype_info(v.output_dtype()).size;
   eb.output = {buf.out.data(), out_bytes};
-  CpuBackend backend(host_isa(), {.threads = threads});
+  CpuBackend backend(std::nullopt, {.threads = threads});  // as the program: the per-operation choice
   for (auto _ : state) {
     backend.run(v, eb);
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * (bytes * eb.inputs.size() + out_bytes)));
+  state.SetLabel(backend.device_description());
+}
+
+// For scripts/bench-peers: the backend as the program runs it (the per-operation kernel choice),
+// on uint32 tensors of `n` elements, against a copy of input A in the same iteration (memcpy,
+// one thread), as each peer's figure is against its own copy. Shift counts are 0..31, as the
+// peers' (whose shifts by 32 or more differ); popcount writes uint32 counts, as theirs. A 4x4
+// tensor is run many times per timing, so that the clock's cost does not count.
+void bench_peer(benchmark::State& state, OpKind op, unsigned threads, std::size_t n) {
+  using Clock = std::chrono::steady_clock;
+  const std::size_t bytes = n * 4;
+  static std::map<std::size_t, std::unique_ptr<Buffers>> counts_cache;
+  Buffers& buf = buffers(std::max<std::size_t>(bytes, 64));
+  auto& counts = counts_cache[bytes];
+  if (!counts) {
+    counts = std::make_unique<Buffers>(Buffers{AlignedBuffer(bytes), AlignedBuffer(0), AlignedBuffer(0)});
+    std::mt19937 rng(2);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint32_t c = rng() & 31;
+      std::memcpy(counts->a.data() + 4 * i, &c, 4);
+    }
+  }
+  OpRequest r;
+  r.op = op;
+  r.inputs.push_back({DType::uint32, Shape{n}});
+  if (op_info(op).arity == 2) r.inputs.push_back({DType::uint32, Shape{n}});
+  if (op == OpKind::popcount) r.out_dtype = DType::uint32;
+  const ValidatedOp v = validate(r);
+  ExecuteBuffers eb;
+  eb.inputs.push_back({buf.a.data(), bytes});
+  if (op_info(op).arity == 2) eb.inputs.push_back({op_info(op).shift ? counts->a.data() : buf.b.data(), bytes});
+  eb.output = {buf.out.data(), bytes};
+  CpuBackend backend(std::nullopt, {.threads = threads});
+  const int reps = bytes < 4096 ? 10000 : 1;
+  double copy_s = 0, op_s = 0;
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < reps; ++i) {
+      std::memcpy(buf.out.data(), buf.a.data(), bytes);
+      benchmark::ClobberMemory();
+    }
+    const auto t1 = Clock::now();
+    for (int i = 0; i < reps; ++i) {
+      backend.run(v, eb);
+      benchmark::ClobberMemory();
+    }
+    const auto t2 = Clock::now();
+    copy_s += std::chrono::duration<double>(t1 - t0).count();
+    const double s = std::chrono::duration<double>(t2 - t1).count();
+    op_s += s;
+    state.SetIterationTime(s);
+  }
+  state.counters["x_copy"] = copy_s / op_s;
+  state.counters["seconds_per_run"] = op_s / (static_cast<double>(state.iterations()) * reps);
+  state.counters["out_GBps"] = static_cast<double>(bytes) * static_cast<double>(state.iterations()) * reps / op_s / 1e9;
   state.SetLabel(backend.device_description());
 }
 
@@ -175,6 +295,27 @@ void register_all() {
         benchmark::RegisterBenchmark((k.name + "/" + size_name(bytes)).c_str(), bench_kernel, &k, bytes)
             ->UseManualTime();
   }
+  for (const std::size_t bytes : {kSmall, kLarge}) {
+    std::map<std::string, std::vector<const KernelInfo*>> groups;  // by "x32_popcnt_u8"
+    for (const KernelInfo& k : kernel_table())
+      if (kernel_runnable(k) && k.operands == Operands::vectors) groups[k.name.substr(0, k.name.find("__"))].push_back(&k);
+    for (auto& [name, kernels] : groups) {
+      const KernelInfo& k = *kernels.front();
+      const KernelInfo* dispatched = dispatch_kernel(k.op, k.width, k.out_width, host_isa(), Operands::vectors);
+      benchmark::RegisterBenchmark(("choice/" + name + "/" + size_name(bytes)).c_str(), bench_choice, kernels,
+                                   dispatched, bytes)
+          ->UseManualTime();
+    }
+  }
+  for (const std::size_t n : {std::size_t{16}, kLarge / 4})
+    for (const OpKind op : {OpKind::bit_and, OpKind::bit_or, OpKind::bit_xor, OpKind::bit_not, OpKind::shl, OpKind::shr,
+                            OpKind::popcount})
+      for (const unsigned threads : {1u, 2u})
+        benchmark::RegisterBenchmark(("peer/" + std::string(op_info(op).verb) + "/" +
+                                      (n == 16 ? std::string("4x4") : size_name(n * 4)) + "/threads:" + std::to_string(threads))
+                                         .c_str(),
+                                     bench_peer, op, threads, n)
+            ->UseManualTime();
   for (const OpKind op : {OpKind::bit_xor, OpKind::shl, OpKind::popcount})
     for (const unsigned threads : {1u, 2u})
       benchmark::RegisterBenchmark(("backend/" + std::string(op_info(op).verb) + "_u32/" + size_name(kLarge) +

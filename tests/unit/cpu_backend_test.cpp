@@ -6,6 +6,7 @@
 // beyond the element width in every overflow mode; then the backend itself on broadcast
 // descriptors, threaded runs and each instruction set the CPU has, plus instruction-set
 // detection, overrides and the kernel table's coverage.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -389,6 +390,56 @@ TEST(CpuKernelsTest, SelectFallsBackToNarrowerSets) {
   EXPECT_EQ(p.extension, cpu_features().popcnt ? CpuExtension::popcnt : CpuExtension::none);
 }
 
+// The per-operation choice (kernel_choices): each row names, for every operand layout of its
+// operation, a kernel that is compiled in and of a set no wider than the host set it is for;
+// rows do not repeat; and dispatch takes the row's kernel wherever this CPU runs it, else the
+// widest set's (select_kernel).
+TEST(CpuKernelsTest, ChoicesNameKernelsThatExist) {
+  std::set<std::string> keys;
+  for (const KernelChoice& c : kernel_choices()) {
+    const std::string op = kernel_op_name(c.op, c.out_width);
+    EXPECT_TRUE(keys.insert(fmt::format("{} {} {}", op, c.width, isa_name(c.host))).second) << "repeated row " << op;
+    for (const Operands o : kAllOperands) {
+      if (!is_binary(c.op) && o != Operands::vectors) continue;
+      const std::string suffix = o == Operands::b_scalar ? "_c" : o == Operands::a_scalar ? "_rc" : "";
+      const std::string name = fmt::format("x{}_{}{}__{}", c.width * 8, op, suffix, c.tag);
+      const auto k = std::find_if(kernel_table().begin(), kernel_table().end(),
+                                  [&](const KernelInfo& x) { return x.name == name; });
+      ASSERT_NE(k, kernel_table().end()) << "the table names " << name << ", which does not exist";
+      EXPECT_LE(k->isa, c.host) << name;
+      EXPECT_EQ(k->op, c.op);
+      EXPECT_EQ(k->out_width, c.out_width);
+    }
+  }
+}
+
+TEST(CpuKernelsTest, DispatchFollowsTheChoices) {
+  int checked = 0;
+  for (const OpInfo& op : op_table()) {
+    for (const Isa isa : supported_isas()) {
+      for (const unsigned width : kWidths) {
+        for (const unsigned ow : out_widths(op.kind, width)) {
+          for (const Operands o : kAllOperands) {
+            const KernelInfo* expect = select_kernel(op.kind, width, ow, isa, o);
+            for (const KernelChoice& c : kernel_choices()) {
+              if (c.op != op.kind || c.width != width || c.out_width != ow || c.host != isa) continue;
+              const std::string suffix = o == Operands::b_scalar ? "_c" : o == Operands::a_scalar ? "_rc" : "";
+              const std::string name = fmt::format("x{}_{}{}__{}", width * 8, kernel_op_name(op.kind, ow), suffix, c.tag);
+              for (const KernelInfo& k : kernel_table())
+                if (k.name == name && kernel_runnable(k)) expect = &k;
+            }
+            const KernelInfo* got = dispatch_kernel(op.kind, width, ow, isa, o);
+            EXPECT_EQ(got, expect) << isa_name(isa) << " x" << width * 8 << " " << kernel_op_name(op.kind, ow)
+                                   << ": dispatch picks " << (got ? got->name : "none");
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 0);
+}
+
 // ---- Instruction sets ----
 
 TEST(CpuIsaTest, NamesRoundTrip) {
@@ -459,6 +510,25 @@ TEST_F(IsaOverrideTest, EnvironmentLowersTheSet) {
       EXPECT_EQ(std::string(e.what()).rfind("DMLBITS_ISA: instruction set avx512 is not available", 0), 0u) << e.what();
     }
   }
+}
+
+// Without an override the backend follows the per-operation table; an override (DMLBITS_ISA,
+// force_isa) or a set given to the constructor (--isa) runs that set's kernels only.
+TEST_F(IsaOverrideTest, AnOverrideTurnsThePerOperationChoiceOff) {
+  EXPECT_EQ(isa_override(), std::nullopt);
+  EXPECT_TRUE(CpuBackend().per_operation_choice());
+  EXPECT_EQ(CpuBackend().isa(), host_isa());
+  EXPECT_FALSE(CpuBackend(host_isa()).per_operation_choice());
+  EXPECT_EQ(make_backend("cpu", BackendOptions{std::string(isa_name(host_isa()))})->device_description().find("per operation"),
+            std::string::npos);
+  ::setenv("DMLBITS_ISA", std::string(isa_name(host_isa())).c_str(), 1);
+  EXPECT_EQ(isa_override(), host_isa());
+  EXPECT_FALSE(CpuBackend().per_operation_choice());
+  EXPECT_EQ(CpuBackend().isa(), host_isa());
+  ::unsetenv("DMLBITS_ISA");
+  force_isa(Isa::scalar);
+  EXPECT_FALSE(CpuBackend().per_operation_choice());
+  EXPECT_EQ(CpuBackend().isa(), Isa::scalar);
 }
 
 TEST_F(IsaOverrideTest, ForceLowersButNeverRaises) {

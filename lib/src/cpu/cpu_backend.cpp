@@ -120,13 +120,20 @@ unsigned cpu_threads(unsigned requested) {
   return n;
 }
 
-CpuBackend::CpuBackend(Isa isa, CpuBackendOptions options)
-    : isa_(require_isa(isa)),
+CpuBackend::CpuBackend(std::optional<Isa> isa, CpuBackendOptions options)
+    : isa_(isa ? require_isa(*isa) : best_isa()),
+      per_operation_choice_(!isa && !isa_override()),
       threads_(cpu_threads(options.threads)),
       parallel_min_bytes_(options.parallel_min_bytes) {}
 
 std::string CpuBackend::device_description() const {
-  return fmt::format("CPU, {} kernels, {} thread{}", isa_description(isa_), threads_, threads_ == 1 ? "" : "s");
+  return fmt::format("CPU, {} kernels{}, {} thread{}", isa_description(isa_),
+                     per_operation_choice_ && std::any_of(kernel_choices().begin(), kernel_choices().end(),
+                                                          [&](const KernelChoice& c) { return c.host == isa_; })
+                         ? " (some narrower, per operation)"
+                         : "",
+                     threads_,
+                     threads_ == 1 ? "" : "s");
 }
 
 void CpuBackend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {
@@ -160,9 +167,11 @@ void CpuBackend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {
   if (repeated[0] && (d.inputs.size() == 1 || repeated[1])) vector_layout = false;
   const Operands operands = repeated[0] ? Operands::a_scalar : repeated[1] ? Operands::b_scalar : Operands::vectors;
   // An operator without kernels for this layout (SIMD kernels are optional) runs as the reference.
-  const KernelInfo* kernel = vector_layout ? select_kernel(d.op, static_cast<unsigned>(in_size),
-                                                           static_cast<unsigned>(out_size), isa_, operands)
-                                           : nullptr;
+  const auto width = static_cast<unsigned>(in_size);
+  const auto out_width = static_cast<unsigned>(out_size);
+  const KernelInfo* kernel = !vector_layout           ? nullptr
+                             : per_operation_choice_ ? dispatch_kernel(d.op, width, out_width, isa_, operands)
+                                                     : select_kernel(d.op, width, out_width, isa_, operands);
   if (!kernel) {
     CpuReferenceBackend().run(op, buffers);
     return;

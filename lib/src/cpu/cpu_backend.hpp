@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -69,6 +70,23 @@ const KernelInfo* lookup_kernel(OpKind op, unsigned width, unsigned out_width, I
 // operator may ship with only its reference function: CpuBackend then runs that).
 const KernelInfo* select_kernel(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands);
 
+// The per-operation choice: on a backend whose widest set is `host`, (op, width, out_width)
+// runs the kernel named by `tag` ("avx2", "avx512vpopcntdq"...) instead of the widest set's,
+// because it measured faster on such a host, in the caches and in memory (the figures:
+// testdata/benchmarks.md, "Kernel choice per operation"). The rows live in one table
+// (kernel_table.cpp) and apply to every operand layout of the operation.
+struct KernelChoice {
+  OpKind op;
+  unsigned width;
+  unsigned out_width;
+  Isa host;
+  const char* tag;
+};
+std::span<const KernelChoice> kernel_choices();
+// The kernel the backend runs for a set `isa` reached without an override: the table's choice
+// if a row names (op, width, out_width, isa) and this CPU runs its kernel, else select_kernel().
+const KernelInfo* dispatch_kernel(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands);
+
 // ---- Backend ------------------------------------------------------------------------------
 
 // The CPU backends' thread count for a request of `requested` (--threads): itself, or for 0
@@ -84,8 +102,11 @@ struct CpuBackendOptions {
 
 class CpuBackend final : public Backend {
  public:
-  // Throws Errc::unsupported if this CPU cannot run `isa`.
-  explicit CpuBackend(Isa isa = best_isa(), CpuBackendOptions options = {});
+  // With a set, only that set's kernels run (select_kernel: narrower sets' where it has none);
+  // throws Errc::unsupported if this CPU cannot run it. Without one, an override's set runs the
+  // same way (isa_override(): force_isa, DMLBITS_ISA), else the host's widest set with the
+  // per-operation table (dispatch_kernel).
+  explicit CpuBackend(std::optional<Isa> isa = std::nullopt, CpuBackendOptions options = {});
 
   std::string_view name() const override { return "cpu"; }
   std::string device_description() const override;  // "CPU, AVX2 kernels, 2 threads"
@@ -96,10 +117,13 @@ class CpuBackend final : public Backend {
   void run(const ValidatedOp& op, const ExecuteBuffers& buffers) override;
 
   Isa isa() const { return isa_; }
+  // Whether kernels follow the per-operation table (no set was named).
+  bool per_operation_choice() const { return per_operation_choice_; }
   unsigned threads() const { return threads_; }
 
  private:
   Isa isa_;
+  bool per_operation_choice_;
   unsigned threads_;
   std::size_t parallel_min_bytes_;
 };

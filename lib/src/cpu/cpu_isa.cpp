@@ -63,10 +63,12 @@ Isa require_isa(Isa isa) {
   return isa;
 }
 
-Isa best_isa() {
+Isa best_isa() { return isa_override().value_or(host_isa()); }
+
+std::optional<Isa> isa_override() {
   if (const int forced = g_forced.load(); forced >= 0) return static_cast<Isa>(forced);
   const std::string env = environment_variable("DMLBITS_ISA").value_or("");
-  if (env.empty()) return host_isa();
+  if (env.empty()) return std::nullopt;
   const auto isa = parse_isa(env);
   if (!isa)
     throw Error(Errc::usage, fmt::format("DMLBITS_ISA: unknown instruction set '{}' (known: {})", env, isa_names_help()));

@@ -2,7 +2,8 @@
 // Detection happens once (glibc's table of the features it found at start-up, else
 // __builtin_cpu_supports; both check that the OS saves the wider registers); the choice can be
 // lowered, never raised, by the environment variable DMLBITS_ISA or by force_isa(), so the
-// portable kernels can be run and compared on a machine that has wider ones.
+// portable kernels can be run and compared on a machine that has wider ones. An override names
+// the one set whose kernels run; without one, the backend follows the per-operation table.
 #pragma once
 
 #include <cstdint>
@@ -40,9 +41,14 @@ bool isa_supported(Isa isa);
 // Every set this CPU runs, narrowest first (always starts with scalar). For tests.
 std::span<const Isa> supported_isas();
 
-// The set the "cpu" backend uses by default: force_isa()'s if set, else DMLBITS_ISA's if that
-// variable is set and not empty, else host_isa(). Throws Errc::usage for an unknown
-// DMLBITS_ISA value and Errc::unsupported for a set wider than the CPU runs.
+// The set an override names: force_isa()'s if set, else DMLBITS_ISA's if that variable is set
+// and not empty, else nullopt. Throws Errc::usage for an unknown DMLBITS_ISA value and
+// Errc::unsupported for a set wider than the CPU runs.
+std::optional<Isa> isa_override();
+// The set the "cpu" backend uses by default: isa_override(), else host_isa(). Without an
+// override the backend's kernels follow the per-operation table (kernel_choices(),
+// cpu_backend.hpp), which may pick a narrower set's kernel where it is faster; with one, only
+// that set's kernels run (narrower ones where it has none).
 Isa best_isa();
 // Lowers best_isa() to `isa` for the rest of the process (nullopt removes the override).
 // Throws Errc::unsupported if this CPU cannot run `isa`.

@@ -42,7 +42,33 @@ std::vector<KernelInfo> build_table() {
   return table;
 }
 
+// Where a narrower set's kernel beat the widest set's on a host, in the caches (256 KiB) and
+// in memory (256 MiB): the per-operation choice (cpu_backend.hpp, KernelChoice). Each row is
+// explained by the figures in testdata/benchmarks.md, "Kernel choice per operation"; a row
+// goes when a change to the wide kernel makes it win again.
+constexpr std::array kChoices{
+    // 16-bit popcount into uint32: AVX2 measured 1.01-1.12x the BITALG kernel's speed in the
+    // caches and in memory in three runs; why (the widening to two 512-bit vectors per input
+    // vector is the likely cost) was not examined.
+    KernelChoice{OpKind::popcount, 2, 4, Isa::avx512, "avx2"},
+};
+
 }  // namespace
+
+std::span<const KernelChoice> kernel_choices() { return kChoices; }
+
+const KernelInfo* dispatch_kernel(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands) {
+  for (const KernelChoice& c : kChoices) {
+    if (c.op != op || c.width != width || c.out_width != out_width || c.host != isa) continue;
+    const KernelInfo* found = nullptr;
+    for (const KernelInfo& k : kernel_table())
+      if (k.op == op && k.width == width && k.out_width == out_width && k.operands == operands &&
+          k.name.ends_with(std::string("__") + c.tag) && kernel_runnable(k))
+        found = &k;
+    if (found) return found;
+  }
+  return select_kernel(op, width, out_width, isa, operands);
+}
 
 std::string kernel_op_name(OpKind op, unsigned out_width) {
   const OpInfo& info = op_info(op);

@@ -39,7 +39,7 @@ class ChosenBackend final : public Backend {
 // `options` have passed check_backend_options, which refuses an unknown instruction set.
 std::unique_ptr<Backend> make_cpu(const BackendOptions& options) {
   const CpuBackendOptions cpu{.threads = options.threads};
-  if (options.isa.empty()) return std::make_unique<CpuBackend>(best_isa(), cpu);
+  if (options.isa.empty()) return std::make_unique<CpuBackend>(std::nullopt, cpu);
   return std::make_unique<CpuBackend>(parse_isa(options.isa).value(), cpu);  // Errc::unsupported if the CPU lacks it
 }
 
