@@ -8,7 +8,7 @@ Expected values come from NumPy, never from dmlbits. As in make_goldens.py (whos
 imports), every operator is computed on the raw bits of the elements viewed as unsigned integers
 of the element width. The shifts are computed here with vectorised NumPy in each
 --shift-overflow mode, and checked against make_goldens.py's element-by-element Python integers
-for the modes both know (zero, wrap, and directml once make_goldens.py has it); `directml` is DirectML 1.15.4's rule for counts of the
+for every mode (zero, wrap and directml); `directml` is DirectML 1.15.4's rule for counts of the
 width and more, as measured (shared/reference/directml-under-wine.md):
   - UINT8/16/32: the element taken as a 32-bit lane, shifted by (count & 31), the low 8/16/32
     bits kept (so UINT8 << 32 is the element itself, UINT8 << 8..31 is 0);
@@ -29,8 +29,7 @@ The manifests (in OUT_DIR):
                        dimensions, broadcasts, every count 0 .. 2w+2 and the type's maximum
                        against edge values, counts of 2^32 and more for UINT64, sizes past one
                        chunk; and cases with no shift_overflow key, which expect the directml
-                       rule (the default once the dml-shift branch is merged).
-                       Needs `--shift-overflow directml` (branch dml-shift).
+                       rule (the default).
   shift-modes.json     shl and shr in the zero and wrap modes, the same counts: for the CPU
                        backends only (the directml backend runs DirectML's own rule alone).
 Each manifest's "needs" field says what it needs ("shift-overflow-directml") and "backends"
@@ -126,9 +125,7 @@ def expect(op, inputs, mode=None, out_dtype=None):
     if op == "popcount":
         return expect_popcount(inputs[0], out_dtype or "uint8")
     r = expect_shift_np(op, inputs[0], inputs[1], mode)
-    # make_goldens.py knows the directml rule once branch dml-shift is merged (shift_directml).
-    known = ("zero", "wrap") + (("directml",) if hasattr(make_goldens, "shift_directml") else ())
-    if mode in known and r.size <= 4096:
+    if mode in ("zero", "wrap", "directml") and r.size <= 4096:
         # Two independent computations of the same rule must agree.
         other = expect_shift(op, inputs[0], inputs[1], mode)
         assert np.array_equal(bits(r), bits(other)), (op, mode)

@@ -36,14 +36,6 @@
 namespace dmlbits {
 namespace {
 
-// ShiftOverflow::directml exists once branch dml-shift is merged; until then shifts cannot run on
-// the directml backend (it refuses the other modes) and their known answers are skipped.
-template <class E>
-std::optional<E> directml_mode() {
-  if constexpr (requires { E::directml; }) return E::directml;
-  else return std::nullopt;
-}
-
 Shape shape_of_rank(std::size_t rank) {
   Shape s;
   for (std::size_t i = 0; i < rank; ++i) s.push_back(i % 2 ? 3 : 2);
@@ -311,17 +303,17 @@ TEST(KnownAnswers, NumPyGoldensOnDirectml) {
   options.jobs = 1;
   Manifest m = load_manifest(DMLBITS_TESTDATA_DIR "/golden/manifest.json", options);
   // The directml backend runs shifts in DirectML's own mode only: the goldens of --shift-overflow
-  // zero and wrap are left out (all shift goldens, before ShiftOverflow::directml exists).
-  const auto mode = directml_mode<ShiftOverflow>();
-  std::erase_if(m.cases, [&](const CheckCase& c) { return op_info(c.spec.op).shift && c.spec.shift_overflow != mode; });
+  // zero and wrap are left out.
+  std::erase_if(m.cases, [](const CheckCase& c) {
+    return op_info(c.spec.op).shift && c.spec.shift_overflow != ShiftOverflow::directml;
+  });
   const CheckSummary s = run_manifest(m, options);
   std::map<std::string, int> by_op;
   for (const CaseResult& r : s.cases) {
     EXPECT_EQ(r.outcome, CaseResult::Outcome::pass) << r.name << ": " << r.detail << "\n" << r.report;
     if (r.outcome == CaseResult::Outcome::pass) ++by_op[r.name.substr(0, r.name.find('_'))];
   }
-  std::printf("%zu of %zu golden cases (shifts %s) pass on directml:", s.passed(), s.cases.size(),
-              mode ? "in the directml mode only" : "left out");
+  std::printf("%zu of %zu golden cases (shifts in the directml mode only) pass on directml:", s.passed(), s.cases.size());
   for (const auto& [op, n] : by_op) std::printf(" %s %d", op.c_str(), n);
   std::printf("\n");
   EXPECT_GT(s.cases.size(), 50u);
@@ -330,15 +322,13 @@ TEST(KnownAnswers, NumPyGoldensOnDirectml) {
 // Counts below the width, by hand: 0x81 << 1 = 0x02 (UINT8), 0xff << 4 = 0xf0, 1 << 7 = 0x80,
 // 0x10 << 0 = 0x10; and to the right 0x81 >> 1 = 0x40, 0xff >> 4 = 0x0f, 1 >> 7 = 0, 0x10 >> 0.
 TEST(KnownAnswers, ShiftsByHand) {
-  const auto mode = directml_mode<ShiftOverflow>();
-  if (!mode) GTEST_SKIP() << "needs ShiftOverflow::directml (branch dml-shift): the directml backend refuses other modes";
   const Tensor a = tensor_of(DType::uint8, {4}, {0x81, 0xff, 1, 0x10});
   const Tensor b = tensor_of(DType::uint8, {4}, {1, 4, 7, 0});
   for (OpKind k : {OpKind::shl, OpKind::shr}) {
     OpRequest r;
     r.op = k;
     r.inputs = {{DType::uint8, {4}}, {DType::uint8, {4}}};
-    r.shift_overflow = *mode;
+    r.shift_overflow = ShiftOverflow::directml;
     const std::vector<std::uint64_t> expected =
         k == OpKind::shl ? std::vector<std::uint64_t>{0x02, 0xf0, 0x80, 0x10} : std::vector<std::uint64_t>{0x40, 0x0f, 0x00, 0x10};
     EXPECT_EQ(bits_of(run_directml(validate(r), {&a, &b})), expected);
