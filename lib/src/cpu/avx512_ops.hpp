@@ -26,6 +26,13 @@ namespace {
 struct V {
   using reg = __m512i;
   static constexpr std::size_t kBytes = 64;
+  // The streaming paths' reading (kernel_loops.hpp, binary_prefetch_bytes and page_lanes),
+  // measured on the AVX-512 host (testdata/benchmarks.md, "Issue #17: the AVX-512 host"):
+  // binary kernels prefetch 1 KiB ahead (and/or/xor 0.91 -> 0.95-1.02x memcpy; the shifts state
+  // their own distance), and same-width unary ones read eight pages side by side (`not`
+  // 0.93-0.94 -> 1.03-1.07x).
+  static constexpr std::size_t kBinaryPrefetchBytes = 1024;
+  static constexpr std::size_t kSameWidthPageLanes = 8;
   DMLBITS_TARGET static reg load(const std::byte* p) { return _mm512_loadu_si512(p); }
   DMLBITS_TARGET static void store(std::byte* p, reg v) { _mm512_storeu_si512(p, v); }
   DMLBITS_TARGET static void stream(std::byte* p, reg v) { _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v); }
@@ -127,11 +134,16 @@ DMLBITS_TARGET inline reg shift(reg a, reg b) {
 template <class, class T, ShiftOverflow M>
 struct ShlOp {
   static constexpr bool kUsesMode = true;
+  // Further ahead than and/or/xor (V::kBinaryPrefetchBytes): a shift is several instructions per
+  // vector, so fewer loads are in flight without help. 3 KiB measured best of 1-4 KiB on the
+  // AVX-512 host (0.89-0.94 -> 0.95-1.03x memcpy; testdata/benchmarks.md).
+  static constexpr std::size_t kPrefetchAhead = 3072;
   DMLBITS_TARGET static reg apply(reg a, reg b) { return shift<true, T, M>(a, b); }
 };
 template <class, class T, ShiftOverflow M>
 struct ShrOp {
   static constexpr bool kUsesMode = true;
+  static constexpr std::size_t kPrefetchAhead = 3072;  // as ShlOp
   DMLBITS_TARGET static reg apply(reg a, reg b) { return shift<false, T, M>(a, b); }
 };
 

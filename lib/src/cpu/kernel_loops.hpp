@@ -70,15 +70,22 @@ DMLBITS_TARGET inline void binary_partial(const std::byte* a, const std::byte* b
 // The large (streaming) paths also prefetch their inputs this far ahead: a popcount block is
 // dozens of instructions, so the out-of-order window alone keeps too few cache-line reads in
 // flight to read memory at full speed. Long blocks (popcounts, the 8- and 16-bit AVX2 shifts)
-// gain; a one-instruction and/xor loses, so a binary Op opts in with
+// gain; on the AVX2 host a one-instruction and/xor lost, so there a binary Op opts in with
 // `static constexpr bool kPrefetch = true`. Unary blocks always prefetch; see also
 // unary_body_pages. Figures: testdata/benchmarks.md, "Input prefetch distance".
 constexpr std::size_t kPrefetchBytes = 2048;
 
-template <class Op>
-constexpr bool wants_prefetch() {
-  if constexpr (requires { Op::kPrefetch; }) return Op::kPrefetch;
-  else return false;
+// How far ahead the streaming binary path prefetches its inputs: Op::kPrefetchAhead where the
+// operation states it, else V::kBinaryPrefetchBytes where the vector type sets one for every
+// operation (AVX-512: on the AVX-512 host one thread read too slowly for the binary kernels
+// without it, 0.91x memcpy, and 0.95-1.02x with it), else kPrefetchBytes for the operations
+// that opt in with kPrefetch, else 0 (no prefetch).
+template <class V, class Op>
+constexpr std::size_t binary_prefetch_bytes() {
+  if constexpr (requires { Op::kPrefetchAhead; }) return Op::kPrefetchAhead;
+  else if constexpr (requires { V::kBinaryPrefetchBytes; }) return V::kBinaryPrefetchBytes;
+  else if constexpr (requires { Op::kPrefetch; }) return Op::kPrefetch ? kPrefetchBytes : 0;
+  else return 0;
 }
 
 // Whole vectors from byte i while they fit; returns where it stopped. kStream: non-temporal
@@ -90,11 +97,11 @@ DMLBITS_TARGET inline std::size_t binary_body(const std::byte* a, const std::byt
   constexpr bool kAConst = K == Operands::a_scalar;
   constexpr bool kBConst = K == Operands::b_scalar;
   for (; i + 4 * kStep <= bytes; i += 4 * kStep) {
-    if constexpr (kStream && wants_prefetch<Op>()) {
+    if constexpr (constexpr std::size_t kAhead = binary_prefetch_bytes<V, Op>(); kStream && kAhead != 0) {
       // Reading past the end is harmless: prefetches never fault.
       for (std::size_t line = 0; line < 4 * kStep; line += 64) {
-        if constexpr (!kAConst) __builtin_prefetch(a + i + kPrefetchBytes + line, 0, 3);
-        if constexpr (!kBConst) __builtin_prefetch(b + i + kPrefetchBytes + line, 0, 3);
+        if constexpr (!kAConst) __builtin_prefetch(a + i + kAhead + line, 0, 3);
+        if constexpr (!kBConst) __builtin_prefetch(b + i + kAhead + line, 0, 3);
       }
     }
 #pragma GCC unroll 4
@@ -204,18 +211,24 @@ DMLBITS_TARGET inline std::size_t unary_body(std::size_t n, const std::byte* pa,
 // the input side by side (as glibc's memcpy does with pages for large copies; the spans need
 // not be page-aligned, and in-place `not` reads and writes each block in one place, as
 // unary_body does): one thread reads memory faster from several sequential streams than from
-// one. The narrowing popcounts gain most from four lanes; four collapse where input and output
-// elements have the same size, likely because every load then shares its address's low 12 bits
-// with a recent store (4 KiB aliasing), so those ops use two. Figures: testdata/benchmarks.md,
-// "Page lanes of the streaming unary path".
-template <class Op>
-constexpr std::size_t kPageLanes = sizeof(typename Op::In) == sizeof(typename Op::Out) ? 2 : 4;
+// one. The narrowing popcounts gain most from four lanes. On the AVX2 host four collapsed where
+// input and output elements have the same size, likely because every load then shares its
+// address's low 12 bits with a recent store (4 KiB aliasing), so those ops use two there; the
+// AVX-512 kernels on the AVX-512 host read fastest from eight (V::kSameWidthPageLanes: `not`
+// 0.94 -> 1.03x memcpy). Figures: testdata/benchmarks.md, "Page lanes of the streaming unary
+// path" and "Issue #17: the AVX-512 host".
+template <class V, class Op>
+constexpr std::size_t page_lanes() {
+  if constexpr (sizeof(typename Op::In) != sizeof(typename Op::Out)) return 4;
+  else if constexpr (requires { V::kSameWidthPageLanes; }) return V::kSameWidthPageLanes;
+  else return 2;
+}
 
 template <class V, class Op, class S>
 DMLBITS_TARGET inline std::size_t unary_body_pages(std::size_t n, const std::byte* pa, std::byte* po, std::size_t i) {
   using In = typename Op::In;
   using Out = typename Op::Out;
-  constexpr std::size_t kLanes = kPageLanes<Op>;
+  constexpr std::size_t kLanes = page_lanes<V, Op>();
   constexpr std::size_t kLane = 4096 / sizeof(In);  // elements per input page
   constexpr std::size_t kStep = 4 * Op::kElems;
   static_assert(kLane % kStep == 0);
