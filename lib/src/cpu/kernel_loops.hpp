@@ -217,9 +217,12 @@ DMLBITS_TARGET inline std::size_t unary_body(std::size_t n, const std::byte* pa,
 // AVX-512 kernels on the AVX-512 host read fastest from eight (V::kSameWidthPageLanes: `not`
 // 0.94 -> 1.03x memcpy). Figures: testdata/benchmarks.md, "Page lanes of the streaming unary
 // path" and "Issue #17: the AVX-512 host".
+// An operation may set its own: Op::kPageLanes, and Op::kPrefetchAhead, how far ahead in its lane
+// it prefetches (default: the same lane of the next group of pages).
 template <class V, class Op>
 constexpr std::size_t page_lanes() {
-  if constexpr (sizeof(typename Op::In) != sizeof(typename Op::Out)) return 4;
+  if constexpr (requires { Op::kPageLanes; }) return Op::kPageLanes;
+  else if constexpr (sizeof(typename Op::In) != sizeof(typename Op::Out)) return 4;
   else if constexpr (requires { V::kSameWidthPageLanes; }) return V::kSameWidthPageLanes;
   else return 2;
 }
@@ -232,13 +235,17 @@ DMLBITS_TARGET inline std::size_t unary_body_pages(std::size_t n, const std::byt
   constexpr std::size_t kLane = 4096 / sizeof(In);  // elements per input page
   constexpr std::size_t kStep = 4 * Op::kElems;
   static_assert(kLane % kStep == 0);
+  constexpr std::size_t kAhead = [] {
+    if constexpr (requires { Op::kPrefetchAhead; }) return Op::kPrefetchAhead;
+    else return kLanes * 4096;
+  }();
   for (; i + kLanes * kLane <= n; i += kLanes * kLane) {
     for (std::size_t j = 0; j < kLane; j += kStep) {
       for (std::size_t lane = 0; lane < kLanes; ++lane) {
         const std::size_t e = i + lane * kLane + j;
-        // The same lane of the next group of pages; past the end is harmless (no faults).
+        // By default the same lane of the next group of pages; past the end is harmless (no faults).
         for (std::size_t line = 0; line < kStep * sizeof(In); line += 64)
-          __builtin_prefetch(pa + e * sizeof(In) + kLanes * 4096 + line, 0, 3);
+          __builtin_prefetch(pa + e * sizeof(In) + kAhead + line, 0, 3);
 #pragma GCC unroll 4
         for (std::size_t k = 0; k < kStep; k += Op::kElems)
           Op::template block<S>(pa + (e + k) * sizeof(In), po + (e + k) * sizeof(Out));
