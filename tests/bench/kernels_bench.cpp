@@ -183,10 +183,10 @@ __attribute__((target("avx2"))) std::uint64_t read_avx2(const std::byte* data, s
 }
 // The same, reading eight neighbouring 4 KiB pages side by side, as the streaming unary kernels
 // do: a second way to read, so that the bound the narrowing popcounts are held to is not one loop
-// shape's. Where buffers have 4 KiB pages, one thread read faster so than from one stream (a
-// probe on the AVX-512 host: 15.7-17.2 GB/s against 12.6-14.0); the benchmark's buffers have huge
-// pages, and there the two loops read alike (15.8 and 15.7 GB/s). A tail of less than eight
-// pages is not read.
+// shape's. Where buffers have 4 KiB pages, one thread read faster this way than from one stream
+// (a probe on the AVX-512 host: 15.5-17.2 GB/s against 12.6-14.0); the benchmark's buffers have
+// huge pages, and there it read 1-7% faster than read_avx2 (15.8-17.5 against 15.4-16.3 GB/s).
+// A tail of less than eight pages is not read.
 __attribute__((target("avx2"))) std::uint64_t read_avx2_pages(const std::byte* data, std::size_t bytes) {
   constexpr std::size_t kLanes = 8;
   __m256i x[kLanes];
