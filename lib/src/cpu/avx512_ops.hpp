@@ -33,6 +33,10 @@ struct V {
   // 0.93-0.94 -> 1.03-1.07x).
   static constexpr std::size_t kBinaryPrefetchBytes = 1024;
   static constexpr std::size_t kSameWidthPageLanes = 8;
+  // Narrowing popcounts read four distant parts of the input side by side, each prefetched 512 B
+  // ahead (kernel_loops.hpp, unary_body_streams; best of 2-8 parts and 256 B-1 KiB).
+  static constexpr std::size_t kNarrowingStreams = 4;
+  static constexpr std::size_t kNarrowingPrefetchBytes = 512;
   DMLBITS_TARGET static reg load(const std::byte* p) { return _mm512_loadu_si512(p); }
   DMLBITS_TARGET static void store(std::byte* p, reg v) { _mm512_storeu_si512(p, v); }
   DMLBITS_TARGET static void stream(std::byte* p, reg v) { _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v); }
@@ -250,11 +254,6 @@ template <class C>
 struct PopcntOp<std::uint64_t, std::uint8_t, C> {
   using In = std::uint64_t;
   using Out = std::uint8_t;
-  // Eight bytes read per byte written: on the AVX-512 host one page lane with a 1 KiB prefetch
-  // read faster than four lanes prefetching the next group of pages (0.77 against 0.69-0.70x
-  // memcpy; testdata/benchmarks.md, "Issue #17: the AVX-512 host", point 2).
-  static constexpr std::size_t kPageLanes = 1;
-  static constexpr std::size_t kPrefetchAhead = 1024;
   // Two vectors per block, so that a block writes 16 bytes: the narrowest non-temporal store.
   static constexpr std::size_t kElems = 16;
   template <class S = V::Stored>

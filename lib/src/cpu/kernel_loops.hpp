@@ -217,12 +217,9 @@ DMLBITS_TARGET inline std::size_t unary_body(std::size_t n, const std::byte* pa,
 // AVX-512 kernels on the AVX-512 host read fastest from eight (V::kSameWidthPageLanes: `not`
 // 0.94 -> 1.03x memcpy). Figures: testdata/benchmarks.md, "Page lanes of the streaming unary
 // path" and "Issue #17: the AVX-512 host".
-// An operation may set its own: Op::kPageLanes, and Op::kPrefetchAhead, how far ahead in its lane
-// it prefetches (default: the same lane of the next group of pages).
 template <class V, class Op>
 constexpr std::size_t page_lanes() {
-  if constexpr (requires { Op::kPageLanes; }) return Op::kPageLanes;
-  else if constexpr (sizeof(typename Op::In) != sizeof(typename Op::Out)) return 4;
+  if constexpr (sizeof(typename Op::In) != sizeof(typename Op::Out)) return 4;
   else if constexpr (requires { V::kSameWidthPageLanes; }) return V::kSameWidthPageLanes;
   else return 2;
 }
@@ -235,17 +232,13 @@ DMLBITS_TARGET inline std::size_t unary_body_pages(std::size_t n, const std::byt
   constexpr std::size_t kLane = 4096 / sizeof(In);  // elements per input page
   constexpr std::size_t kStep = 4 * Op::kElems;
   static_assert(kLane % kStep == 0);
-  constexpr std::size_t kAhead = [] {
-    if constexpr (requires { Op::kPrefetchAhead; }) return Op::kPrefetchAhead;
-    else return kLanes * 4096;
-  }();
   for (; i + kLanes * kLane <= n; i += kLanes * kLane) {
     for (std::size_t j = 0; j < kLane; j += kStep) {
       for (std::size_t lane = 0; lane < kLanes; ++lane) {
         const std::size_t e = i + lane * kLane + j;
-        // By default the same lane of the next group of pages; past the end is harmless (no faults).
+        // The same lane of the next group of pages; past the end is harmless (no faults).
         for (std::size_t line = 0; line < kStep * sizeof(In); line += 64)
-          __builtin_prefetch(pa + e * sizeof(In) + kAhead + line, 0, 3);
+          __builtin_prefetch(pa + e * sizeof(In) + kLanes * 4096 + line, 0, 3);
 #pragma GCC unroll 4
         for (std::size_t k = 0; k < kStep; k += Op::kElems)
           Op::template block<S>(pa + (e + k) * sizeof(In), po + (e + k) * sizeof(Out));
@@ -253,6 +246,43 @@ DMLBITS_TARGET inline std::size_t unary_body_pages(std::size_t n, const std::byt
     }
   }
   return unary_body<V, Op, S>(n, pa, po, i);
+}
+
+// The streaming path of a narrowing popcount where the vector type asks for it
+// (V::kNarrowingStreams): the input split into that many contiguous parts, read side by side,
+// each prefetched V::kNarrowingPrefetchBytes ahead. These ops read 2-8 bytes per byte written, so
+// one thread's reads bound them, and one thread reads faster from several distant streams than
+// from neighbouring pages: on the AVX-512 host four parts took u16 -> u8 and u64 -> u32 from
+// 0.91-0.98x to 1.01-1.04x memcpy, u32 -> u8 from 0.83-0.85x to 0.92-0.94x, u64 -> u8 from 0.80x
+// to 0.87-0.91x (testdata/benchmarks.md, "Issue #17: the AVX-512 host", point 2). Part h writes
+// output that part h - 1 reads as input if the two overlap, so this path is never in place:
+// popcount never is (validate refuses it; DirectML's BIT_COUNT may not alias its input).
+template <class V, class Op>
+constexpr bool narrowing_streams() {
+  if constexpr (requires { V::kNarrowingStreams; }) return sizeof(typename Op::In) > sizeof(typename Op::Out);
+  else return false;
+}
+
+template <class V, class Op, class S>
+DMLBITS_TARGET inline std::size_t unary_body_streams(std::size_t n, const std::byte* pa, std::byte* po, std::size_t i) {
+  using In = typename Op::In;
+  using Out = typename Op::Out;
+  constexpr std::size_t kStreams = V::kNarrowingStreams;
+  constexpr std::size_t kStep = 4 * Op::kElems;
+  static_assert(kStep * sizeof(Out) % V::kBytes == 0, "each part's output must start aligned");
+  const std::size_t part = (n - i) / kStreams / kStep * kStep;
+  for (std::size_t j = 0; j < part; j += kStep) {
+    for (std::size_t h = 0; h < kStreams; ++h) {
+      const std::size_t e = i + h * part + j;
+      // Past the end of a part is the next part, past the last one harmless (no faults).
+      for (std::size_t line = 0; line < kStep * sizeof(In); line += 64)
+        __builtin_prefetch(pa + e * sizeof(In) + V::kNarrowingPrefetchBytes + line, 0, 3);
+#pragma GCC unroll 4
+      for (std::size_t k = 0; k < kStep; k += Op::kElems)
+        Op::template block<S>(pa + (e + k) * sizeof(In), po + (e + k) * sizeof(Out));
+    }
+  }
+  return unary_body<V, Op, S>(n, pa, po, i + kStreams * part);
 }
 
 // An operation whose blocks can write through a store policy (V::Streaming: non-temporal).
@@ -280,7 +310,10 @@ DMLBITS_TARGET void unary_kernel(std::size_t n, const void* a, const void*, void
           const std::size_t rem = head - h < kElems ? head - h : kElems;
           unary_partial<V, Op>(pa + h * sizeof(typename Op::In), po + h * sizeof(Out), rem);
         }
-        i = unary_body_pages<V, Op, typename V::Streaming>(n, pa, po, head);
+        if constexpr (narrowing_streams<V, Op>())
+          i = unary_body_streams<V, Op, typename V::Streaming>(n, pa, po, head);
+        else
+          i = unary_body_pages<V, Op, typename V::Streaming>(n, pa, po, head);
         V::fence();
       }
     }
