@@ -214,30 +214,18 @@ std::uint64_t read_sse2(const std::byte* data, std::size_t bytes) {
   return static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_or_si128(all, _mm_unpackhi_epi64(all, all))));
 }
 
-void bench_memread(benchmark::State& state, std::size_t bytes) {
+// One thread reading `bytes` through `read` (read_avx2, read_sse2 or read_avx2_streams).
+using ReadFn = std::uint64_t (*)(const std::byte*, std::size_t);
+void bench_memread(benchmark::State& state, std::size_t bytes, ReadFn read, const char* label) {
   Buffers& buf = buffers(bytes);
-  const bool avx2 = __builtin_cpu_supports("avx2");
   for (auto _ : state) {
-    const std::uint64_t all = avx2 ? read_avx2(buf.a.data(), bytes) : read_sse2(buf.a.data(), bytes);
+    const std::uint64_t all = read(buf.a.data(), bytes);
     benchmark::DoNotOptimize(all);
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes));
   state.counters["read"] = benchmark::Counter(static_cast<double>(state.iterations() * bytes),
                                               benchmark::Counter::kIsRate, benchmark::Counter::kIs1024);
-  state.SetLabel(avx2 ? "AVX2" : "SSE2");
-}
-
-// memread through read_avx2_streams (AVX2 hosts only).
-void bench_memread_streams(benchmark::State& state, std::size_t bytes) {
-  Buffers& buf = buffers(bytes);
-  for (auto _ : state) {
-    const std::uint64_t all = read_avx2_streams(buf.a.data(), bytes);
-    benchmark::DoNotOptimize(all);
-  }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes));
-  state.counters["read"] = benchmark::Counter(static_cast<double>(state.iterations() * bytes),
-                                              benchmark::Counter::kIsRate, benchmark::Counter::kIs1024);
-  state.SetLabel("AVX2, 4 parts, 512 B prefetch");
+  state.SetLabel(label);
 }
 
 // The backend on a packed uint32 tensor, with the given thread count (the kernel plus the
@@ -322,9 +310,12 @@ void bench_peer(benchmark::State& state, OpKind op, unsigned threads, std::size_
 void register_all() {
   for (const std::size_t bytes : {kSmall, kLarge}) {
     benchmark::RegisterBenchmark(("memcpy/" + size_name(bytes)).c_str(), bench_memcpy, bytes);
-    benchmark::RegisterBenchmark(("memread/" + size_name(bytes)).c_str(), bench_memread, bytes);
-    if (__builtin_cpu_supports("avx2"))
-      benchmark::RegisterBenchmark(("memread_streams/" + size_name(bytes)).c_str(), bench_memread_streams, bytes);
+    const bool avx2 = __builtin_cpu_supports("avx2");
+    benchmark::RegisterBenchmark(("memread/" + size_name(bytes)).c_str(), bench_memread, bytes,
+                                 avx2 ? read_avx2 : read_sse2, avx2 ? "AVX2" : "SSE2");
+    if (avx2)
+      benchmark::RegisterBenchmark(("memread_streams/" + size_name(bytes)).c_str(), bench_memread, bytes,
+                                   read_avx2_streams, "AVX2, 4 parts, 512 B prefetch");
     for (const KernelInfo& k : kernel_table())
       if (kernel_runnable(k))
         benchmark::RegisterBenchmark((k.name + "/" + size_name(bytes)).c_str(), bench_kernel, &k, bytes)

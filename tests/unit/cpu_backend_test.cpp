@@ -113,7 +113,8 @@ Bytes reference_result(OpKind op, unsigned width, unsigned out_width, Operands o
 // Sizes around every vector width (16, 32 and 64 bytes) and the kernels' blocks and unrolled
 // loops (up to 4 x 256 bytes), plus small and odd large ones; 36871 elements cover at least one
 // group of the streaming unary loop's input pages (unary_body_pages: up to eight 4 KiB pages,
-// for the AVX-512 same-width operations) at every width, with a tail.
+// for the AVX-512 same-width operations) at every width, and four whole parts of the narrowing
+// popcounts' (unary_body_streams), each with a tail.
 std::vector<std::size_t> test_sizes(unsigned width) {
   std::set<std::size_t> sizes{0, 1, 2, 3, 5, 7, 4099, 10007, 36871};
   for (std::size_t bytes : {16, 32, 64, 128, 256, 512, 1024}) {

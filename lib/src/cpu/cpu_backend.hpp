@@ -32,8 +32,9 @@ struct KernelParams {
 
 // Computes n elements. a, b and out need no alignment; out may be the same memory as a (in
 // place) where the operation allows it (OpInfo::allows_in_place: never for popcount, whose
-// narrowing kernels rely on that), and must not otherwise overlap a or b. Unary kernels ignore b. For Operands::b_scalar, b points at one element used for
-// every position (a at one element for a_scalar).
+// narrowing kernels rely on that), and must not otherwise overlap a or b. Unary kernels ignore
+// b. For Operands::b_scalar, b points at one element used for every position (a at one element
+// for a_scalar).
 using KernelFn = void (*)(std::size_t n, const void* a, const void* b, void* out, const KernelParams& params);
 
 enum class Operands : std::uint8_t {

@@ -207,6 +207,20 @@ DMLBITS_TARGET inline std::size_t unary_body(std::size_t n, const std::byte* pa,
   return i;
 }
 
+// One step of the streaming paths below: the four blocks from element e, their input prefetched
+// kAhead bytes further on (past the end is harmless: prefetches never fault).
+template <class Op, class S, std::size_t kAhead>
+DMLBITS_TARGET inline void unary_step(const std::byte* pa, std::byte* po, std::size_t e) {
+  using In = typename Op::In;
+  using Out = typename Op::Out;
+  constexpr std::size_t kStep = 4 * Op::kElems;
+  for (std::size_t line = 0; line < kStep * sizeof(In); line += 64)
+    __builtin_prefetch(pa + e * sizeof(In) + kAhead + line, 0, 3);
+#pragma GCC unroll 4
+  for (std::size_t k = 0; k < kStep; k += Op::kElems)
+    Op::template block<S>(pa + (e + k) * sizeof(In), po + (e + k) * sizeof(Out));
+}
+
 // The streaming path's whole blocks from element i, reading kLanes neighbouring 4 KiB spans of
 // the input side by side (as glibc's memcpy does with pages for large copies; the spans need
 // not be page-aligned, and in-place `not` reads and writes each block in one place, as
@@ -226,25 +240,14 @@ constexpr std::size_t page_lanes() {
 
 template <class V, class Op, class S>
 DMLBITS_TARGET inline std::size_t unary_body_pages(std::size_t n, const std::byte* pa, std::byte* po, std::size_t i) {
-  using In = typename Op::In;
-  using Out = typename Op::Out;
   constexpr std::size_t kLanes = page_lanes<V, Op>();
-  constexpr std::size_t kLane = 4096 / sizeof(In);  // elements per input page
+  constexpr std::size_t kLane = 4096 / sizeof(typename Op::In);  // elements per input page
   constexpr std::size_t kStep = 4 * Op::kElems;
   static_assert(kLane % kStep == 0);
-  for (; i + kLanes * kLane <= n; i += kLanes * kLane) {
-    for (std::size_t j = 0; j < kLane; j += kStep) {
-      for (std::size_t lane = 0; lane < kLanes; ++lane) {
-        const std::size_t e = i + lane * kLane + j;
-        // The same lane of the next group of pages; past the end is harmless (no faults).
-        for (std::size_t line = 0; line < kStep * sizeof(In); line += 64)
-          __builtin_prefetch(pa + e * sizeof(In) + kLanes * 4096 + line, 0, 3);
-#pragma GCC unroll 4
-        for (std::size_t k = 0; k < kStep; k += Op::kElems)
-          Op::template block<S>(pa + (e + k) * sizeof(In), po + (e + k) * sizeof(Out));
-      }
-    }
-  }
+  for (; i + kLanes * kLane <= n; i += kLanes * kLane)
+    for (std::size_t j = 0; j < kLane; j += kStep)
+      for (std::size_t lane = 0; lane < kLanes; ++lane)
+        unary_step<Op, S, kLanes * 4096>(pa, po, i + lane * kLane + j);  // prefetch: the next group
   return unary_body<V, Op, S>(n, pa, po, i);
 }
 
@@ -265,23 +268,13 @@ constexpr bool narrowing_streams() {
 
 template <class V, class Op, class S>
 DMLBITS_TARGET inline std::size_t unary_body_streams(std::size_t n, const std::byte* pa, std::byte* po, std::size_t i) {
-  using In = typename Op::In;
-  using Out = typename Op::Out;
   constexpr std::size_t kStreams = V::kNarrowingStreams;
   constexpr std::size_t kStep = 4 * Op::kElems;
-  static_assert(kStep * sizeof(Out) % V::kBytes == 0, "each part's output must start aligned");
+  static_assert(kStep * sizeof(typename Op::Out) % V::kBytes == 0, "each part's output must start aligned");
   const std::size_t part = (n - i) / kStreams / kStep * kStep;
-  for (std::size_t j = 0; j < part; j += kStep) {
-    for (std::size_t h = 0; h < kStreams; ++h) {
-      const std::size_t e = i + h * part + j;
-      // Past the end of a part is the next part, past the last one harmless (no faults).
-      for (std::size_t line = 0; line < kStep * sizeof(In); line += 64)
-        __builtin_prefetch(pa + e * sizeof(In) + V::kNarrowingPrefetchBytes + line, 0, 3);
-#pragma GCC unroll 4
-      for (std::size_t k = 0; k < kStep; k += Op::kElems)
-        Op::template block<S>(pa + (e + k) * sizeof(In), po + (e + k) * sizeof(Out));
-    }
-  }
+  for (std::size_t j = 0; j < part; j += kStep)
+    for (std::size_t h = 0; h < kStreams; ++h)
+      unary_step<Op, S, V::kNarrowingPrefetchBytes>(pa, po, i + h * part + j);
   return unary_body<V, Op, S>(n, pa, po, i + kStreams * part);
 }
 
