@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include "app.hpp"
-#include "dmlbits/backend.hpp"
 #include "dmlbits/check.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/io.hpp"
@@ -16,6 +15,7 @@ struct CheckCmdOptions {
   std::vector<std::string> manifests;
   std::string junit;
   CheckOptions check;
+  std::string backend;
   bool verbose = false;
   CLI::Option* adapter_option = nullptr;
 };
@@ -25,27 +25,26 @@ void run_check_cmd(const CheckCmdOptions& o) {
   // before any case runs, not a failure of every case.
   if (o.adapter_option->count() > 0 && o.check.adapter.empty())
     throw Error(Errc::usage, "--adapter: an empty name matches no adapter (give an index or part of a name)");
-  // Every case runs on the one backend --backend names, so --adapter needs one that has adapters.
-  if (!o.check.adapter.empty() && o.check.backend != "d3d12" && o.check.backend != "directml" &&
-      o.check.backend != "auto")
-    throw Error(Errc::usage, "--adapter needs --backend d3d12, directml or auto");
-  check_check_options(o.check);
+  CheckOptions options = o.check;
+  if (!o.backend.empty()) options.backend = backend_option(o.backend);
+  check_check_options(options);
   if (!o.junit.empty()) check_output_path(o.junit);
   // Every manifest is read and validated before any case runs.
   std::vector<Manifest> manifests;
   std::size_t selected = 0;
   for (const auto& m : o.manifests) {
-    manifests.push_back(load_manifest(m, o.check));
+    manifests.push_back(load_manifest(m, options));
     selected += manifests.back().cases.size();
   }
   // A filter that selects nothing would pass "0 passed": most likely a typo, which CI must see.
   if (selected == 0)
     throw Error(Errc::usage, fmt::format("--filter '{}' matches no case in {}", o.check.filter,
                                          o.manifests.size() == 1 ? quote_path(o.manifests[0]) : "the manifests"));
+  check_adapter_applies(manifests, options);
   std::size_t failed = 0, total = 0, updated = 0;
   std::vector<CheckSummary> summaries;
   for (const auto& m : manifests) {
-    CheckSummary s = run_manifest(m, o.check);
+    CheckSummary s = run_manifest(m, options);
     for (const auto& c : s.cases) {
       const char* tag = c.outcome == CaseResult::Outcome::pass ? (c.updated ? "UPDATED" : "ok") :
                         c.outcome == CaseResult::Outcome::fail ? "FAIL" : "ERROR";
@@ -82,7 +81,7 @@ void setup_check(CLI::App& app) {
       ->type_name("N")
       ->check(count_validator());
   sub->add_option("--filter", opt->check.filter, "Run only cases whose name contains TEXT");
-  sub->add_option("--backend", opt->check.backend, "Run every case on this backend");
+  sub->add_option("--backend", opt->backend, "Run every case on this backend");
   sub->add_option("--isa", opt->check.isa, "CPU backend: use this instruction set");
   opt->adapter_option =
       sub->add_option("--adapter", opt->check.adapter, "d3d12, directml and auto: run on this adapter, an index or part of its name");

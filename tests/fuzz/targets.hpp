@@ -34,7 +34,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "dmlbits/backend.hpp"
+#include "backend.hpp"
+#include "make_backend.hpp"
 #include "cpu_backend.hpp"
 #include "cpu_isa.hpp"
 #include "cpu_reference.hpp"
@@ -47,8 +48,8 @@
 #include "dmlbits/npy.hpp"
 #include "dmlbits/operand.hpp"
 #include "dmlbits/ops.hpp"
-#include "dmlbits/run.hpp"
-#include "dmlbits/stream.hpp"
+#include "run.hpp"
+#include "stream.hpp"
 #include "dmlbits/validate.hpp"
 
 namespace dmlbits::fuzz {
@@ -815,7 +816,7 @@ inline bool run_target(Input in) {
   for (std::uint64_t o = 0; o < count; ++o)
     store_bits(expected.data(), out_w, static_cast<std::size_t>(o), expected_element(*v, inputs, input_strides, o));
 
-  if (flags & 8) spec.backend = "cpu-reference";
+  if (flags & 8) spec.backend = test::kind("cpu-reference");
   if (!(flags & 8) && (flags & 16)) spec.isa = std::string(isa_name(supported_isas()[size % supported_isas().size()]));
   spec.threads = (flags & 4) ? 1 : 2;
   if (flags & 8) spec.threads = 0;

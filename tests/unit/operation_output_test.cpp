@@ -12,7 +12,7 @@
 
 #include "dmlbits/error.hpp"
 #include "dmlbits/io.hpp"
-#include "dmlbits/operation_output.hpp"
+#include "operation_output.hpp"
 
 namespace dmlbits {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "dmlbits/error.hpp"
-#include "dmlbits/run.hpp"
+#include "run.hpp"
 #include "unit_support.hpp"
 
 namespace dmlbits {
@@ -147,13 +147,13 @@ TEST(RunOperationTest, RefusesRepeatWarmupAndInPlaceMisuse) {
 TEST(RunOperationTest, BackendMistakesComeBeforeReading) {
   test::TempDir dir("run-test");
   OperationSpec s = literal_spec(OpKind::bit_not, {dir.file("missing.npy")});
-  s.backend = "cpu-reference";
+  s.backend = test::kind("cpu-reference");
   s.isa = "scalar";
   const Error e = error_of([&] { run_operation(s); });
   EXPECT_EQ(e.code(), Errc::usage);
   EXPECT_NE(std::string(e.what()).find("no choice of instruction set"), std::string::npos) << e.what();
   // The same spec with a valid backend reaches the file, and names it.
-  s.backend = "cpu";
+  s.backend = test::kind("cpu");
   s.isa.clear();
   const Error missing = error_of([&] { run_operation(s); });
   EXPECT_EQ(missing.code(), Errc::io);
@@ -229,7 +229,7 @@ TEST(MakeOperationBackendTest, AutoSizesTheOutputFromTheOperands) {
   for (int i = 1; i < 1024; ++i) a += ", " + std::to_string(i);
   a += "]";
   OperationSpec s = literal_spec(OpKind::bit_and, {a, "1"}, DType::uint16);
-  s.backend = "auto";
+  s.backend = test::kind("auto");
   const auto inputs = load_operands(s.operands, s.dtype);
   const auto backend = make_operation_backend(s, inputs);
   EXPECT_EQ(backend->name(), "cpu");

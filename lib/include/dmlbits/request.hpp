@@ -25,7 +25,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 #include "dmlbits/ops.hpp"
@@ -59,19 +58,8 @@ inline constexpr std::uint64_t kAutoGpuMinBytes = std::uint64_t{16} << 20;
 // The most threads a request may ask for.
 inline constexpr unsigned kMaxThreads = 256;
 
-// An operand borrowed from the caller's memory, e.g. a NumPy array's buffer. `strides` are in
-// bytes, one per dimension of `shape` (empty: C order). A C-contiguous view is read in place;
-// any other layout is copied once into aligned memory (the copy counts as reading).
-struct BorrowedTensor {
-  DType dtype{};
-  Shape shape;
-  std::vector<std::int64_t> strides;
-  const std::byte* data = nullptr;
-};
-
-// An operand as a face gives it: text as on the command line (a path, "-" for standard input,
-// a literal "5", "0xff", "[1,2,3]"), or a borrowed tensor.
-using Operand = std::variant<std::string, BorrowedTensor>;
+// Operands are Operand values (tensor.hpp): text as on the command line, or a BorrowedTensor
+// (a NumPy buffer: dtype, shape, byte strides, data), read in place when C-contiguous.
 
 // Where the result goes.
 enum class OutputKind : std::uint8_t {
@@ -83,7 +71,13 @@ enum class OutputKind : std::uint8_t {
 };
 enum class TensorFormat;  // io: npy, json
 
+// Which face built the request: its messages name options in that face's words (--out-dtype,
+// "out_dtype", out_dtype=), and a manifest's mistakes are invalid input (status 3) where the
+// command line's and Python's are usage errors.
+enum class RequestFace : std::uint8_t { command_line, manifest, python };
+
 struct OperationRequest {
+  RequestFace face = RequestFace::command_line;
   OpKind op{};
   std::vector<Operand> operands;            // the operator's arity of them
   std::optional<FeatureLevel> level;        // default: newest_feature_level()
@@ -117,9 +111,6 @@ class PreparedRequest {
   BackendKind backend() const { return *r_.backend; }
   FeatureLevel level() const { return *r_.level; }
   ShiftOverflow shift_overflow() const { return *r_.shift_overflow; }
-  // Whether run() may stream the result to its file chunk by chunk (.npy output, one run,
-  // nothing needs the result whole in memory).
-  bool may_stream() const;
 
  private:
   friend PreparedRequest prepare_request(OperationRequest request);

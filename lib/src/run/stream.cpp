@@ -1,4 +1,4 @@
-#include "dmlbits/stream.hpp"
+#include "stream.hpp"
 
 #include <algorithm>
 #include <condition_variable>
@@ -35,7 +35,7 @@ constexpr std::size_t kStreamSlots = 4;
 template <class Produce, class Consume>
 bool run_pipelined(std::uint64_t chunks, std::size_t slots, const Backend& backend, unsigned threads, Produce& produce,
                    Consume& consume) {
-  if (chunks < 2 || std::thread::hardware_concurrency() < 2 || backend.name().substr(0, 3) != "cpu" ||
+  if (chunks < 2 || std::thread::hardware_concurrency() < 2 || !backend.computes_on_cpu() ||
       cpu_threads(threads) < 2)
     return false;
   std::mutex m;
@@ -136,7 +136,7 @@ void write_whole(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs,
                  Stopwatch& phase, PhaseSeconds& s) {
   Tensor result(v.output_dtype(), v.output_shape());
   ExecuteBuffers buffers;
-  for (const auto& in : inputs) buffers.inputs.push_back({in.tensor.data(), in.tensor.byte_size()});
+  for (const auto& in : inputs) buffers.inputs.push_back(in.view().bytes());
   buffers.output = {result.data(), result.byte_size()};
   s.write += phase.lap();  // creating the output and writing its header
   backend.run(v, buffers);
