@@ -32,12 +32,15 @@ constexpr std::size_t kStreamSlots = 4;
 // Returns false, having run nothing, when there is no second core or thread to be had, the
 // backend is not a CPU one (a device backend is kept on the thread that created it), or it is
 // held to one thread (`threads`, as --threads: 1, or DMLBITS_THREADS=1 for 0).
+bool can_pipeline(std::uint64_t chunks, const Backend& backend, unsigned threads) {
+  return chunks >= 2 && std::thread::hardware_concurrency() >= 2 && backend.name().substr(0, 3) == "cpu" &&
+         cpu_threads(threads) >= 2;
+}
+
 template <class Produce, class Consume>
 bool run_pipelined(std::uint64_t chunks, std::size_t slots, const Backend& backend, unsigned threads, Produce& produce,
                    Consume& consume) {
-  if (chunks < 2 || std::thread::hardware_concurrency() < 2 || backend.name().substr(0, 3) != "cpu" ||
-      cpu_threads(threads) < 2)
-    return false;
+  if (!can_pipeline(chunks, backend, threads)) return false;
   std::mutex m;
   std::condition_variable cv;
   std::uint64_t produced = 0;  // chunks whose slot is filled (or holds the producer's error)
@@ -114,7 +117,18 @@ std::unique_ptr<Backend> load_and_validate(const OperationSpec& spec, std::vecto
 
   r.op = std::make_unique<ValidatedOp>(validate_operation(spec, inputs, *backend));
   r.timing.backend = std::string(backend->name());
-  r.timing.device = backend->device_description();
+  // The device as this run uses it: a streamed run computes chunk by chunk (ChunkWriter).
+  const ValidatedOp& v = *r.op;
+  if (v.is_flat_streamable()) {
+    const std::uint64_t count = v.output_shape().element_count();
+    const std::uint64_t chunk = std::max<std::size_t>(
+        1, kStreamChunkBytes / std::max(dtype_info(v.input_dtype()).size, dtype_info(v.output_dtype()).size));
+    const std::uint64_t chunks = (count + chunk - 1) / chunk;
+    r.timing.device = backend->device_description_for(v.flat_chunk(std::min(chunk, count)),
+                                                      can_pipeline(chunks, *backend, spec.threads));
+  } else {
+    r.timing.device = backend->device_description_for(v, false);
+  }
   r.timing.selection = backend->selection_reason();
   r.timing.phases.push_back({"read", read_s});
   r.timing.phases.push_back({"backend", backend_s});
