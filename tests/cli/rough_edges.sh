@@ -116,6 +116,13 @@ expect_out "3 of 4 elements differ"
 expect_status 0 not one.npy --expect one_g.npy -v
 expect_err "1 element identical"
 
+mkdir ro
+expect_status 5 info ro
+expect_err "dmlbits: reading 'ro': cannot read 'ro': Is a directory"
+info_err=$err
+expect_status 5 not ro
+[ "$err" = "$info_err" ] || fail "info and not word a folder differently: '$info_err' and '$err'"
+
 # ---- item 15: help lists help, and help help is this help ---------------------------------------
 expect_status 0 --help
 expect_out "help"
