@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Streamed runs' chunk buffers (lib/src/run/stream.cpp, ChunkWriter): every slot's input scratch
 and result are cut from one arena, from the heap while it needs less than 128 KiB and otherwise
-whole 2 MiB ranges. This runs the built binary at the operand sizes where that rule changes (the
+whole 2 MiB ranges (allocate_buffer). This runs the built binary at the operand sizes where that rule changes (the
 last element count whose arena stays on the heap and the first that is mapped; counts whose last
 buffer ends exactly at the arena's end; one to four chunks in flight and more chunks than slots)
 for unary and binary operators, narrowing popcount, an input held in memory beside a streamed one
@@ -22,7 +22,7 @@ import dmlbits_testlib as testlib
 
 CHUNK_BYTES = 512 << 10       # kStreamChunkBytes
 SLOTS = 4                     # kStreamSlots
-ARENA_MAPPED_FROM = 128 << 10  # kArenaMappedFrom
+ARENA_MAPPED_FROM = 128 << 10  # kMappedBufferBytes (allocate_buffer maps the arena from here up)
 ARENA_ALIGNMENT = 4096         # kArenaAlignment
 LARGE = 2 << 20                # kLargeBufferBytes: a mapped arena is whole ranges of this
 

@@ -13,7 +13,6 @@
 #include "dmlbits/error.hpp"
 #include "dmlbits/interrupt.hpp"
 #include "dmlbits/io.hpp"
-#include "dmlbits/memory.hpp"
 #include "npy_stream.hpp"
 #include "signals.hpp"
 
@@ -27,21 +26,13 @@ constexpr std::size_t kStreamSlots = 4;
 // Every chunk buffer of a streamed run (the slots' input scratch and results) is cut from one
 // arena, allocated once. What a mid-size run spends on its buffers is mostly the first write to
 // each fresh page: a page fault, dear on a virtual machine. Twelve 512 KiB buffers from the heap
-// (each mapped afresh by malloc and unmapped at the end) were ~1,550 faults, which took a 2 MiB
-// `and` from 1.2x to 5x the time of `cp` (testdata/benchmarks.md, "Size sweep"). So an arena
-// from kArenaMappedFrom up is whole 2 MiB ranges: allocate_buffer maps them with huge pages
-// requested and makes them resident in one call (Prefault::yes, as every AlignedBuffer), a few
-// faults at most; at most 6 MiB (four slots of three 512 KiB buffers), as the heap buffers were.
-// A smaller one comes from the heap, whose pages below malloc's mapping threshold are mostly
-// reused.
-constexpr std::size_t kArenaMappedFrom = std::size_t{128} << 10;
+// (each mapped afresh by malloc in 4 KiB pages) were ~1,550 faults, several times a 2 MiB `cp`
+// (testdata/benchmarks.md, "Size sweep"). One arena of kMappedBufferBytes or more is whole 2 MiB
+// ranges (allocate_buffer), made resident in one call with huge pages where the system has
+// them: a few faults. At most 6 MiB (four slots of three 512 KiB buffers), as before.
 constexpr std::size_t kArenaAlignment = 4096;  // each buffer starts on a page of its own
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
-
-std::size_t arena_bytes(std::size_t needed) {
-  return needed < kArenaMappedFrom ? needed : round_up(needed, kLargeBufferBytes);
-}
 
 // Runs produce(c) for every chunk c on a second thread while the calling thread runs
 // consume(c) in order, at most `slots` chunks apart. Reading and computing a chunk (pread,
@@ -187,7 +178,7 @@ class ChunkWriter {
     const std::size_t out_bytes = round_up(slot_elements * out_size_, kArenaAlignment);
     std::size_t slot_bytes = out_bytes;
     for (std::size_t n : in_bytes) slot_bytes += n;
-    arena_ = AlignedBuffer(arena_bytes(slot_bytes * slots_.size()));
+    arena_ = AlignedBuffer(slot_bytes * slots_.size());
     std::byte* p = arena_.data();
     for (Slot& slot : slots_) {
       for (std::size_t n : in_bytes) {
