@@ -9,13 +9,18 @@ which also gives its peak RSS). Outputs of 1 MiB or more are synced to disk befo
 to cp is the median of its ratios to the cp run of the same round.
 
     bench_process_sweep.py DMLBITS WORKDIR OUT_PREFIX [--baseline OTHER_DMLBITS]
-                           [--sizes 10,12,...] [--rounds-scale X] [--no-numpy]
+                           [--sizes 10,12,...] [--rounds-scale X] [--no-numpy] [--inmemory]
 
 --sizes are log2 of the operand size in bytes (default: every power of 4 from 1 KiB to 1 GiB,
 and 512 KiB, 2 MiB, 8 MiB where the cost per byte used to bump). With --baseline, the same
 dmlbits commands of another build run in the same rounds ("before"). Writes OUT_PREFIX.json (every
 time), OUT_PREFIX.md (the table) and OUT_PREFIX.png (log-log time per run against size, and each
 command's ratio to cp).
+
+--inmemory sweeps the in-memory paths instead: `--repeat 3` (and, not, popcount), `and --expect`
+against NumPy's result and `and -o out.json` (to 16 MiB), with cp for scale; OUT_PREFIX.md gives
+wall time per operand byte and each command's phases per byte (--time-json: read, allocate, the
+first and the last execution, write), where a size whose cost per byte jumps shows.
 """
 import argparse
 import json
@@ -86,6 +91,91 @@ def commands(dmlbits, baseline, a, b, workdir, with_numpy):
         for op, code in NUMPY.items():
             cmds.append((f"numpy {op}", ["/usr/bin/python3", "-c", code.format(a=a, b=b, out=out("np"))]))
     return cmds
+
+
+def inmemory_commands(dmlbits, a, b, size, workdir):
+    """The in-memory paths: --repeat (forces them), --expect against NumPy's result, JSON output."""
+    golden = os.path.join(workdir, "golden.npy")
+    np.save(golden, np.load(a) & np.load(b))
+    out = os.path.join(workdir, "out_mem.npy")
+    tj = lambda tag: os.path.join(workdir, f"time_{tag}.json")
+    cmds = [("cp", ["cp", a, os.path.join(workdir, "out_cp.npy")], None)]
+    for op, args in (("and", [a, b]), ("not", [a]), ("popcount", [a])):
+        tag = f"{op} --repeat 3"
+        cmds.append((tag, [dmlbits, op, *args, "-o", out, "--repeat", "3", "--time-json", tj(op)], tj(op)))
+    cmds.append(("and --expect", [dmlbits, "and", a, b, "--expect", golden, "--time-json", tj("expect")], tj("expect")))
+    if size <= 16 << 20:  # a JSON result of 4M values is ~45 MB of text
+        cmds.append(("and -o .json", [dmlbits, "and", a, b, "-o", os.path.join(workdir, "out.json"), "--time-json",
+                                      tj("json")], tj("json")))
+    return cmds
+
+
+def sweep_inmemory(args):
+    """Per size: wall ns per operand byte of each in-memory command, and its phases per byte
+    (from --time-json: read, allocate, the first and the last execution, write)."""
+    results = []
+    for k in args.sizes:
+        size = 1 << k
+        a, b = make_inputs(args.workdir, k)
+        cmds = inmemory_commands(args.dmlbits, a, b, size, args.workdir)
+        sync = size >= 1 << 20
+        for _, argv, _ in cmds:
+            run_once(argv, sync)
+        rounds = max(3, rounds_for(size, args.rounds_scale) // 2)
+        row = {"log2_bytes": k, "bytes": size, "rounds": rounds, "load": [os.getloadavg()[0]], "commands": {}}
+        data = {name: {"wall": [], "cpu": [], "phases": []} for name, _, _ in cmds}
+        for r in range(rounds):
+            for j in range(len(cmds)):
+                name, argv, tj = cmds[(j + r) % len(cmds)]
+                t, c, _ = run_once(argv, sync)
+                data[name]["wall"].append(t)
+                data[name]["cpu"].append(c)
+                if tj:
+                    js = json.load(open(tj))
+                    ph = dict(js["phases"])
+                    samples = js["execute"]["samples_s"]
+                    ph["execute_first_s"], ph["execute_last_s"] = samples[0], samples[-1]
+                    data[name]["phases"].append(ph)
+        row["load"].append(os.getloadavg()[0])
+        for name, d in data.items():
+            entry = {"median_s": statistics.median(d["wall"]), "min_s": min(d["wall"]),
+                     "cpu_median_s": statistics.median(d["cpu"])}
+            if d["phases"]:
+                entry["phases_median_s"] = {key: statistics.median(p.get(key, 0.0) for p in d["phases"])
+                                            for key in d["phases"][0]}
+            row["commands"][name] = entry
+        results.append(row)
+        print(f"{human(size):>8} ({rounds} rounds): " + "  ".join(
+            f"{n} {v['median_s'] * 1e3:.2f}ms" for n, v in row["commands"].items()), flush=True)
+        if size >= 1 << 28:
+            for path in (a, b):
+                os.remove(path)
+    return results
+
+
+def write_inmemory_table(results, path, meta):
+    names = [n for n in results[0]["commands"]]
+    with open(path, "w") as f:
+        f.write(f"<!-- {meta} -->\n")
+        f.write("Wall time per run, ns per byte of operand A (median over the rounds):\n\n")
+        f.write("| size | " + " | ".join(f"`{n}`" for n in names) + " |\n")
+        f.write("|---|" + "---|" * len(names) + "\n")
+        for row in results:
+            f.write(f"| {human(row['bytes'])} | " + " | ".join(
+                f"{row['commands'][n]['median_s'] * 1e9 / row['bytes']:.3g}" if n in row["commands"] else "-"
+                for n in names) + " |\n")
+        keys = ["read_s", "allocate_s", "execute_first_s", "execute_last_s", "write_s"]
+        for n in names:
+            if "phases_median_s" not in results[0]["commands"][n]:
+                continue
+            f.write(f"\n`{n}`: phases (--time-json), ns per byte of operand A (median over the rounds):\n\n")
+            f.write("| size | " + " | ".join(k[:-2] for k in keys) + " |\n|---|" + "---|" * len(keys) + "\n")
+            for row in results:
+                if n not in row["commands"]:
+                    continue
+                ph = row["commands"][n]["phases_median_s"]
+                f.write(f"| {human(row['bytes'])} | " + " | ".join(
+                    f"{ph.get(k, 0.0) * 1e9 / row['bytes']:.3g}" for k in keys) + " |\n")
 
 
 def run_once(argv, sync):
@@ -226,18 +316,25 @@ def plot(results, path, title):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("dmlbits")
+    p.add_argument("dmlbits", type=os.path.abspath)
     p.add_argument("workdir")
     p.add_argument("out_prefix")
-    p.add_argument("--baseline")
+    p.add_argument("--baseline", type=os.path.abspath)
     p.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=DEFAULT_SIZES)
     p.add_argument("--rounds-scale", type=float, default=1.0)
     p.add_argument("--no-numpy", dest="numpy", action="store_false")
+    p.add_argument("--inmemory", action="store_true", help="the in-memory paths instead (--repeat, --expect, JSON)")
     args = p.parse_args()
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     meta = (f"{cpu}, {os.cpu_count()} CPUs, {platform.release()}; dmlbits {args.dmlbits}"
             + (f", before {args.baseline}" if args.baseline else "") + f"; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     print(meta, flush=True)
+    if args.inmemory:
+        results = sweep_inmemory(args)
+        with open(args.out_prefix + ".json", "w") as f:
+            json.dump({"meta": meta, "results": results}, f, indent=1)
+        write_inmemory_table(results, args.out_prefix + ".md", meta)
+        return
     results = sweep(args)
     with open(args.out_prefix + ".json", "w") as f:
         json.dump({"meta": meta, "results": results}, f, indent=1)
