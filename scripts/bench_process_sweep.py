@@ -2,7 +2,8 @@
 1 and 2 threads against `cp` of input A and the NumPy one-liners, uint32 operands from 1 KiB to
 1 GiB, page cache warm, every output replacing an existing file.
 
-At each size the commands take turns (one run of each per round, the order rotated each round),
+At each size the commands take turns (one run of each per round, the order rotated each round;
+NumPy, 50-1000x slower at small sizes, only in the first --numpy-rounds rounds),
 so a busy stretch of a shared machine hits them alike; each is timed from spawn to exit (os.wait4,
 which also gives its peak RSS). Outputs of 1 MiB or more are synced to disk before each run
 (untimed), so that no run pays for the write-back of the previous one's output. A command's ratio
@@ -201,26 +202,29 @@ def sweep(args):
         for _, argv in cmds:  # warm-up: page cache, and every output file exists
             run_once(argv, sync)
         rounds = rounds_for(size, args.rounds_scale)
-        times = {name: [] for name, _ in cmds}
-        cpu = {name: [] for name, _ in cmds}
+        times = {name: {} for name, _ in cmds}  # round -> seconds
+        cpu = {name: {} for name, _ in cmds}
         rss = {name: 0 for name, _ in cmds}
         load = [os.getloadavg()[0]]
         for r in range(rounds):
             for j in range(len(cmds)):
                 name, argv = cmds[(j + r) % len(cmds)]
+                if name.startswith("numpy") and r >= args.numpy_rounds:
+                    continue
                 t, c, m = run_once(argv, sync)
-                times[name].append(t)
-                cpu[name].append(c)
+                times[name][r] = t
+                cpu[name][r] = c
                 rss[name] = max(rss[name], m)
             load.append(os.getloadavg()[0])
         row = {"log2_bytes": k, "bytes": size, "rounds": rounds, "load": [min(load), max(load)], "commands": {}}
         cp, cp_cpu = times["cp"], cpu["cp"]
-        for name, x in times.items():
+        for name, by_round in times.items():
+            x, xc = list(by_round.values()), list(cpu[name].values())
             row["commands"][name] = {
                 "median_s": statistics.median(x), "min_s": min(x), "samples_s": x, "peak_rss_kib": rss[name],
-                "ratio_to_cp": statistics.median(t / c for t, c in zip(x, cp)),
-                "cpu_median_s": statistics.median(cpu[name]), "cpu_samples_s": cpu[name],
-                "cpu_ratio_to_cp": statistics.median(t / max(c, 1e-6) for t, c in zip(cpu[name], cp_cpu)),
+                "runs": len(x), "ratio_to_cp": statistics.median(t / cp[r] for r, t in by_round.items()),
+                "cpu_median_s": statistics.median(xc), "cpu_samples_s": xc,
+                "cpu_ratio_to_cp": statistics.median(t / max(cp_cpu[r], 1e-6) for r, t in cpu[name].items()),
             }
         results.append(row)
         line = "  ".join(f"{n} {v['median_s'] * 1e3:.2f}ms {v['ratio_to_cp']:.2f}x"
@@ -323,6 +327,7 @@ def main():
     p.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=DEFAULT_SIZES)
     p.add_argument("--rounds-scale", type=float, default=1.0)
     p.add_argument("--no-numpy", dest="numpy", action="store_false")
+    p.add_argument("--numpy-rounds", type=int, default=3, help="NumPy runs in the first N rounds only (slow)")
     p.add_argument("--inmemory", action="store_true", help="the in-memory paths instead (--repeat, --expect, JSON)")
     args = p.parse_args()
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
