@@ -94,20 +94,22 @@ def commands(dmlbits, baseline, a, b, workdir, with_numpy):
     return cmds
 
 
-def inmemory_commands(dmlbits, a, b, size, workdir):
+def inmemory_commands(dmlbits, baseline, a, b, size, workdir):
     """The in-memory paths: --repeat (forces them), --expect against NumPy's result, JSON output."""
     golden = os.path.join(workdir, "golden.npy")
     np.save(golden, np.load(a) & np.load(b))
     out = os.path.join(workdir, "out_mem.npy")
-    tj = lambda tag: os.path.join(workdir, f"time_{tag}.json")
     cmds = [("cp", ["cp", a, os.path.join(workdir, "out_cp.npy")], None)]
-    for op, args in (("and", [a, b]), ("not", [a]), ("popcount", [a])):
-        tag = f"{op} --repeat 3"
-        cmds.append((tag, [dmlbits, op, *args, "-o", out, "--repeat", "3", "--time-json", tj(op)], tj(op)))
-    cmds.append(("and --expect", [dmlbits, "and", a, b, "--expect", golden, "--time-json", tj("expect")], tj("expect")))
-    if size <= 16 << 20:  # a JSON result of 4M values is ~45 MB of text
-        cmds.append(("and -o .json", [dmlbits, "and", a, b, "-o", os.path.join(workdir, "out.json"), "--time-json",
-                                      tj("json")], tj("json")))
+    for prefix, exe in [("", dmlbits)] + ([("before ", baseline)] if baseline else []):
+        tj = lambda tag: os.path.join(workdir, f"time_{prefix.strip()}{tag}.json")
+        for op, args in (("and", [a, b]), ("not", [a]), ("popcount", [a])):
+            cmds.append((f"{prefix}{op} --repeat 3", [exe, op, *args, "-o", out, "--repeat", "3", "--time-json", tj(op)],
+                         tj(op)))
+        cmds.append((f"{prefix}and --expect", [exe, "and", a, b, "--expect", golden, "--time-json", tj("expect")],
+                     tj("expect")))
+        if size <= 16 << 20:  # a JSON result of 4M values is ~45 MB of text
+            cmds.append((f"{prefix}and -o .json", [exe, "and", a, b, "-o", os.path.join(workdir, "out.json"),
+                                                   "--time-json", tj("json")], tj("json")))
     return cmds
 
 
@@ -118,7 +120,7 @@ def sweep_inmemory(args):
     for k in args.sizes:
         size = 1 << k
         a, b = make_inputs(args.workdir, k)
-        cmds = inmemory_commands(args.dmlbits, a, b, size, args.workdir)
+        cmds = inmemory_commands(args.dmlbits, args.baseline, a, b, size, args.workdir)
         sync = size >= 1 << 20
         for _, argv, _ in cmds:
             run_once(argv, sync)
