@@ -23,6 +23,17 @@ namespace {
 // thread the scheduler delays on a busy machine rarely holds up the other.
 constexpr std::size_t kStreamSlots = 4;
 
+// Every chunk buffer of a streamed run (the slots' input scratch and results) is cut from one
+// arena, allocated once. What a mid-size run spends on its buffers is mostly the first write to
+// each fresh page: a page fault, dear on a virtual machine. Twelve 512 KiB buffers from the heap
+// (each mapped afresh by malloc in 4 KiB pages) were ~1,550 faults, several times a 2 MiB `cp`
+// (testdata/benchmarks.md, "Size sweep"). One arena of kMappedBufferBytes or more is whole 2 MiB
+// ranges (allocate_buffer), made resident in one call with huge pages where the system has
+// them: a few faults. At most 6 MiB (four slots of three 512 KiB buffers), as before.
+constexpr std::size_t kArenaAlignment = 4096;  // each buffer starts on a page of its own
+
+std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+
 // Runs produce(c) for every chunk c on a second thread while the calling thread runs
 // consume(c) in order, at most `slots` chunks apart. Reading and computing a chunk (pread,
 // the kernel) then overlap with writing the previous one, whose cost on a new output file is
@@ -174,9 +185,22 @@ class ChunkWriter {
         chunks_((count_ + chunk_ - 1) / chunk_), full_(v.flat_chunk(chunk_)),
         slots_(std::min<std::uint64_t>(kStreamSlots, chunks_)) {
     const std::size_t slot_elements = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_, count_));
+    // A slot: each streamed input's scratch (none for one held in memory), then the result.
+    std::vector<std::size_t> in_bytes;
+    for (const auto& in : inputs_)
+      in_bytes.push_back(in.chunk_needs_scratch() ? round_up(slot_elements * in_size_, kArenaAlignment) : 0);
+    const std::size_t out_bytes = round_up(slot_elements * out_size_, kArenaAlignment);
+    std::size_t slot_bytes = out_bytes;
+    for (std::size_t n : in_bytes) slot_bytes += n;
+    arena_ = AlignedBuffer(slot_bytes * slots_.size());
+    std::byte* p = arena_.data();
     for (Slot& slot : slots_) {
-      for (const auto& in : inputs_) slot.in.emplace_back(in.chunk_needs_scratch() ? slot_elements * in_size_ : 0);
-      slot.out = AlignedBuffer(slot_elements * out_size_);
+      for (std::size_t n : in_bytes) {
+        slot.in.push_back(p);
+        p += n;
+      }
+      slot.out = p;
+      p += out_bytes;
     }
   }
 
@@ -193,11 +217,11 @@ class ChunkWriter {
       slot.n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_, count_ - first));
       ExecuteBuffers buffers;
       for (std::size_t i = 0; i < inputs_.size(); ++i) {
-        const auto bytes = inputs_[i].chunk(first, slot.n, slot.in[i].data());
+        const auto bytes = inputs_[i].chunk(first, slot.n, slot.in[i]);
         buffers.inputs.push_back({bytes.data(), bytes.size()});
       }
       produce_read_s += watch.lap();
-      buffers.output = {slot.out.data(), slot.n * out_size_};
+      buffers.output = {slot.out, slot.n * out_size_};
       backend_.run(slot.n == chunk_ ? full_ : v_.flat_chunk(slot.n), buffers);
       produce_execute_s += watch.lap();
       return true;
@@ -213,7 +237,7 @@ class ChunkWriter {
     if (slot.error) std::rethrow_exception(slot.error);
     throw_if_interrupted();
     Stopwatch watch;
-    out_.write(std::span<const std::byte>(slot.out.data(), slot.n * out_size_));
+    out_.write(std::span<const std::byte>(slot.out, slot.n * out_size_));
     write_s += watch.lap();
     if (progress_) progress_(std::min<std::uint64_t>((c + 1) * chunk_, count_), count_);
   }
@@ -223,8 +247,8 @@ class ChunkWriter {
 
  private:
   struct Slot {
-    std::vector<AlignedBuffer> in;
-    AlignedBuffer out;
+    std::vector<std::byte*> in;  // into arena_ (each input's scratch; unused for one held in memory)
+    std::byte* out = nullptr;    // into arena_
     std::size_t n = 0;
     std::exception_ptr error;  // the producer failed on this chunk (and stopped)
   };
@@ -238,6 +262,7 @@ class ChunkWriter {
   const std::size_t chunk_;
   const std::uint64_t chunks_;
   const ValidatedOp full_;  // the operation on one whole chunk
+  AlignedBuffer arena_;  // every slot's buffers
   std::vector<Slot> slots_;
 };
 
