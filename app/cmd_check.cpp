@@ -20,6 +20,7 @@ struct CheckCmdOptions {
   std::string junit;
   CheckOptions check;
   bool verbose = false;
+  bool sync = false;
   CLI::Option* adapter_option = nullptr;
 };
 
@@ -41,6 +42,7 @@ void run_check_cmd(const CheckCmdOptions& o) {
   if (!o.junit.empty()) uses.push_back({o.junit, "--junit", true});
   for (const auto& m : o.manifests) uses.push_back({m, "manifest", false});
   check_file_uses(uses);
+  set_sync_outputs(o.sync);
   if (!o.junit.empty()) check_output_path(o.junit);
   // Every manifest is read and validated before any case runs.
   std::vector<Manifest> manifests;
@@ -67,10 +69,14 @@ void run_check_cmd(const CheckCmdOptions& o) {
   if (selected == 0)
     throw Error(Errc::usage, fmt::format("--filter '{}' matches no case in {}", o.check.filter,
                                          o.manifests.size() == 1 ? quote_path(o.manifests[0]) : "the manifests"));
+  // --update: every golden must be writable before any case runs (status 5, nothing written).
+  if (o.check.update)
+    for (const auto& m : manifests)
+      for (const auto& c : m.cases)
+        if (!c.golden.empty()) check_output_path(c.golden);
   std::size_t failed = 0, total = 0, updated = 0;
-  std::vector<CheckSummary> summaries;
-  for (const auto& m : manifests) {
-    CheckSummary s = run_manifest(m, o.check);
+  std::vector<CheckSummary> summaries = run_manifests(manifests, o.check);
+  for (const auto& s : summaries) {
     for (const auto& c : s.cases) {
       const char* tag = c.outcome == CaseResult::Outcome::pass ? (c.updated ? "UPDATED" : "ok") :
                         c.outcome == CaseResult::Outcome::fail ? "FAIL" : "ERROR";
@@ -86,7 +92,6 @@ void run_check_cmd(const CheckCmdOptions& o) {
     }
     failed += s.failed();
     total += s.cases.size();
-    summaries.push_back(std::move(s));
   }
   out << fmt::format("{} passed, {} failed", total - failed, failed);
   if (updated) out << fmt::format(", {} golden file{} updated", updated, updated == 1 ? "" : "s");
@@ -115,6 +120,8 @@ void setup_check(CLI::App& app) {
       ->type_name("N")
       ->check(count_validator())
       ->capture_default_str();
+  sub->add_flag("--sync", opt->sync,
+                "Flush the updated goldens and --junit's file to the disk before exiting (fsync)");
   sub->add_flag("-v,--verbose", opt->verbose, "Print every report");
   sub->final_callback([opt] { run_check_cmd(*opt); });
 }

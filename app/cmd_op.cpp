@@ -47,6 +47,7 @@ struct OpOptions {
   std::string report_json;
   bool verbose = false;
   bool quiet = false;
+  bool sync = false;
   std::string emit_dxdispatch;
   bool popcount_in_place = false;  // popcount's hidden --in-place, refused with DirectML's reason
   // Options whose presence, not value, matters (CLI11 counts them).
@@ -199,6 +200,10 @@ void check_expected(const OpOptions& o, const Tensor& result) {
 // Every file the run will write, checked before anything is computed: a bad path for a side
 // output must not leave the main output written, nor hide a mismatch behind an I/O error.
 void check_output_paths(const OpOptions& o) {
+  // Written in place, A would be cut short while it is still being read.
+  if (o.in_place && writes_in_place(o.a))
+    throw Error(Errc::usage, fmt::format("--in-place needs input A to be a regular file, which is replaced; {} is "
+                                         "written in place", quote_path(o.a)));
   if (!o.output.empty()) check_output_path(o.output);
   if (!o.explain_json.empty()) check_output_path(o.explain_json);
   if (!o.time_json.empty()) check_output_path(o.time_json);
@@ -311,6 +316,7 @@ void run_op(const OpOptions& o) {
   const OpInfo& op = op_info(o.op);
   const OperationSpec spec = make_spec(o);
   check_file_uses(file_uses(o));
+  set_sync_outputs(o.sync);
   check_output_paths(o);
   if (o.in_place && o.verbose) {
     // The result replaces A as dmlbits writes every .npy: say so when that changes A's layout.
@@ -330,6 +336,10 @@ void run_op(const OpOptions& o) {
   }
   report_timing(o, *r.op, r.timing, spec, r.execute_samples);
   if (!o.expect.empty()) check_expected(o, *r.result);
+  if (o.verbose) {
+    if (const std::string why = named_temporary_reason(); !why.empty())
+      std::cerr << fmt::format("dmlbits: outputs were written under a temporary name, which a kill would leave: {}\n", why);
+  }
 }
 
 std::string level_choices() {
@@ -434,6 +444,9 @@ void setup_op_commands(CLI::App& app, const OpInfo* only) {
         ->check(file_name_validator());
     sub->add_option("--repeat", opt->repeat, "Execute N measured times (data already resident)")->capture_default_str();
     sub->add_option("--warmup", opt->warmup, "Execute W unmeasured times first")->capture_default_str();
+    sub->add_flag("--sync", opt->sync,
+                  "Flush every output file and its folder entry to the disk before exiting 0 (fsync), so that "
+                  "it survives a power cut");
     sub->add_flag("-v,--verbose", opt->verbose, "Say which backend and device run the operator");
     sub->add_flag("-q,--quiet", opt->quiet, "No progress line on a terminal for long runs");
     sub->final_callback([opt] { run_op(*opt); });

@@ -76,7 +76,12 @@ struct Manifest {
 // the case and the key; Errc::io if it cannot be read.
 Manifest load_manifest(const std::string& manifest_path, const CheckOptions& options);
 
-// Runs the cases of a loaded manifest; case failures are results.
+// Runs the cases of loaded manifests, one summary each; case failures are results. With
+// options.update, the goldens to rewrite are prepared while the cases run and all take their
+// names at the end, after every case: none is written if one cannot be (Errc::io, "... (no
+// golden file was updated)"), and a kill at any moment leaves each golden old or new.
+std::vector<CheckSummary> run_manifests(std::span<const Manifest> manifests, const CheckOptions& options);
+// run_manifests for one manifest.
 CheckSummary run_manifest(const Manifest& manifest, const CheckOptions& options);
 
 // load_manifest and run_manifest.

@@ -187,7 +187,13 @@ json parse_manifest_json(std::string_view text) {
   return m;
 }
 
-CaseResult run_case(const CaseSpec& cs, const CheckOptions& options) {
+// A case's new golden, prepared and not yet named, or why it could not be written.
+struct GoldenUpdate {
+  std::shared_ptr<OutputFile> file;
+  std::string failure;  // the Errc::io message
+};
+
+CaseResult run_case(const CaseSpec& cs, const CheckOptions& options, GoldenUpdate& update) {
   CaseResult r;
   r.name = cs.name;
   r.golden = cs.golden;
@@ -198,7 +204,15 @@ CaseResult run_case(const CaseSpec& cs, const CheckOptions& options) {
       r.outcome = CaseResult::Outcome::fail;
       r.detail = fmt::format("expected error '{}', but the run succeeded", cs.expect_error);
     } else {
-      const GoldenCheck golden = check_golden(result.result().view(), cs.golden, options.max_listed, options.update);
+      GoldenCheck golden;
+      try {
+        golden = check_golden(result.result().view(), cs.golden, options.max_listed, options.update, true);
+      } catch (const Error& e) {
+        // With --update only writing can fail: the whole update is then called off.
+        if (options.update && e.code() == Errc::io) update.failure = e.what();
+        throw;
+      }
+      update.file = std::move(golden.pending);
       if (golden.outcome == GoldenCheck::Outcome::updated) {
         r.updated = true;
         r.detail = fmt::format("{} {}", golden.created ? "created" : "updated", cs.golden);
@@ -298,24 +312,45 @@ Manifest load_manifest(const std::string& manifest_path, const CheckOptions& opt
   return out;
 }
 
-CheckSummary run_manifest(const Manifest& manifest, const CheckOptions& options) {
-  Stopwatch sw;
-  CheckSummary summary;
-  summary.manifest = manifest.path;
-  const std::vector<CaseSpec>& specs = manifest.cases;
-  summary.cases.resize(specs.size());
+std::vector<CheckSummary> run_manifests(std::span<const Manifest> manifests, const CheckOptions& options) {
+  struct Slot {
+    const CaseSpec* spec;
+    CaseResult* result;
+    GoldenUpdate update;
+  };
+  std::vector<CheckSummary> summaries(manifests.size());
+  std::vector<Slot> slots;
+  for (std::size_t m = 0; m < manifests.size(); ++m) {
+    summaries[m].manifest = manifests[m].path;
+    summaries[m].cases.resize(manifests[m].cases.size());
+  }
+  for (std::size_t m = 0; m < manifests.size(); ++m)
+    for (std::size_t i = 0; i < manifests[m].cases.size(); ++i)
+      slots.push_back({&manifests[m].cases[i], &summaries[m].cases[i], {}});
   unsigned jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
-  jobs = std::min<unsigned>(jobs, static_cast<unsigned>(std::max<std::size_t>(specs.size(), 1)));
+  jobs = std::min<unsigned>(jobs, static_cast<unsigned>(std::max<std::size_t>(slots.size(), 1)));
+  std::vector<Stopwatch> clocks(manifests.size());
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < specs.size();) summary.cases[i] = run_case(specs[i], options);
+    for (std::size_t i; (i = next.fetch_add(1)) < slots.size();)
+      *slots[i].result = run_case(*slots[i].spec, options, slots[i].update);
   };
   std::vector<std::thread> threads;
   for (unsigned t = 1; t < jobs; ++t) threads.emplace_back(worker);
   worker();
   for (auto& t : threads) t.join();
-  summary.seconds = sw.seconds();
-  return summary;
+  for (std::size_t m = 0; m < manifests.size(); ++m) summaries[m].seconds = clocks[m].seconds();
+  // The new goldens were prepared complete and unnamed: they take their names only now, all of
+  // them, or none if any could not be written. Each golden is then the old file or the new.
+  for (const Slot& s : slots)
+    if (!s.update.failure.empty()) throw Error(Errc::io, fmt::format("{} (no golden file was updated)", s.update.failure));
+  for (const Slot& s : slots)
+    if (s.update.file) s.update.file->commit();
+  return summaries;
+}
+
+CheckSummary run_manifest(const Manifest& manifest, const CheckOptions& options) {
+  return std::move(run_manifests(std::span(&manifest, 1), options).front());
 }
 
 CheckSummary run_check(const std::string& manifest_path, const CheckOptions& options) {

@@ -136,7 +136,8 @@ nlohmann::json compare_json(const CompareReport& r) {
   return j;
 }
 
-GoldenCheck check_golden(const TensorView& actual, const std::string& path, std::size_t max_listed, bool update) {
+GoldenCheck check_golden(const TensorView& actual, const std::string& path, std::size_t max_listed, bool update,
+                         bool defer_update) {
   std::optional<LoadedTensor> golden;
   try {
     golden = read_golden(path);
@@ -152,7 +153,8 @@ GoldenCheck check_golden(const TensorView& actual, const std::string& path, std:
   if (update) {
     const auto format = golden ? golden->format : format_from_extension(path).value_or(TensorFormat::npy);
     out.created = !link_info(path).has_value();
-    write_tensor(actual, path, format);
+    if (defer_update) out.pending = prepare_tensor_file(actual, path, format);
+    else write_tensor(actual, path, format);
     out.outcome = GoldenCheck::Outcome::updated;
   }
   return out;
