@@ -21,10 +21,15 @@ inline CLI::Validator count_validator() {
 // The last line of every command's help.
 inline constexpr const char* kSeeManual = "See dmlbits(1) for details.";
 
+// What --version prints: the version, the commit, the compiler and the backends built in.
+std::string version_text();
+
 void setup_info(CLI::App& app);
 void setup_ops(CLI::App& app);
 void setup_check(CLI::App& app);
 void setup_devices(CLI::App& app);
+// `completion bash`: a completion script generated from `app`'s commands and the library's tables.
+void setup_completion(CLI::App& app);
 // One subcommand per row of the operator table.
 // The operator commands, or only `only`'s when given (the command line names it first).
 void setup_op_commands(CLI::App& app, const OpInfo* only = nullptr);
