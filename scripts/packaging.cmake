@@ -7,14 +7,15 @@ set(CPACK_PACKAGE_VENDOR "The dmlbits authors")
 set(CPACK_PACKAGE_CONTACT "dmlbits maintainers <dmlbits@users.noreply.github.com>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "DirectML's element-wise bitwise operators on tensors")
 set(CPACK_PACKAGE_DESCRIPTION
-  "dmlbits runs DirectML's element-wise bitwise operators (and, or, xor, not, popcount,
-shift left, shift right) on tensors read from .npy or JSON files, with DirectML's
-semantics and validation at a chosen feature level, on the CPU (SIMD kernels) or on
-Direct3D 12 (vkd3d over Vulkan; Mesa's lavapipe runs it without a GPU). It writes the
-results and timings, and checks results against golden files.
+  "dmlbits runs DirectML's element-wise bitwise operators (and, or, xor,
+not, popcount, shift left, shift right) on tensors read from .npy or JSON
+files, with DirectML's semantics and validation at a chosen feature level,
+on the CPU (SIMD kernels) or on Direct3D 12 (vkd3d over Vulkan; Mesa's
+lavapipe runs it without a GPU). It writes the results and timings, and
+checks results against golden files.
 .
-The package also holds libdmlbits.a with its C++ headers, a CMake package and a
-pkg-config file, the manual page and bash completion.")
+The package also holds libdmlbits.a with its C++ headers, a CMake package
+and a pkg-config file, the manual page and bash completion.")
 set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_STRIP_FILES ON)  # the executable; CMake never strips static libraries
 set(CPACK_SOURCE_GENERATOR "")
