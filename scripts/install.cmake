@@ -10,10 +10,11 @@
 #   lib/<arch>/pkgconfig/dmlbits.pc
 # Windows (the zip; scripts/packaging.cmake): dmlbits.exe, dmlbits.html (the manual),
 #   LICENSE.txt, NOTICE.txt and third-party/ (the license texts of what the .exe carries).
-# The Python module (issue #25) installs itself where its target is defined, into
-# DMLBITS_PYTHON_INSTALL_DIR (set below when a Python 3 interpreter is found), with
-# install(... COMPONENT python): a target named dmlbits_python is installed from here if it
-# exists and installs nothing itself.
+# The Python module (issue #25) is built where Python 3 and pybind11 are found and installs
+# itself from lib/python/CMakeLists.txt (install(TARGETS _dmlbits ...) into
+# DMLBITS_PYTHON_INSTALL_DIR): the .deb then carries it too. For the .deb that folder must be
+# lib/python3/dist-packages (Debian's python3 path under /usr), whatever CMAKE_INSTALL_PREFIX
+# the build was configured with; and the package must then depend on python3 and python3-numpy.
 set(DMLBITS_NOTICE_FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/NOTICE)
 # The license texts of the code compiled into the executable (NOTICE lists it), as Debian's
 # packages of it state them: the build uses those packages, so their files are on this machine.
@@ -124,17 +125,5 @@ endforeach()
 configure_file(scripts/dmlbits.pc.in ${PROJECT_BINARY_DIR}/dmlbits.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/dmlbits.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
-# The Python module (issue #25), where Python 3 is found: see the header.
-find_package(Python3 COMPONENTS Interpreter QUIET)
-if(Python3_FOUND AND NOT DEFINED DMLBITS_PYTHON_INSTALL_DIR)
-  # Debian's python3 looks in dist-packages under /usr; elsewhere the interpreter's own folder.
-  if(EXISTS /etc/debian_version)
-    set(DMLBITS_PYTHON_INSTALL_DIR lib/python3/dist-packages)
-  else()
-    execute_process(COMMAND ${Python3_EXECUTABLE} -c "import sysconfig; print(sysconfig.get_path('platlib', vars={'platbase': '', 'base': ''}).lstrip('/'))"
-                    OUTPUT_VARIABLE DMLBITS_PYTHON_INSTALL_DIR OUTPUT_STRIP_TRAILING_WHITESPACE)
-  endif()
-endif()
-if(TARGET dmlbits_python AND DMLBITS_PYTHON_INSTALL_DIR)
-  install(TARGETS dmlbits_python LIBRARY DESTINATION ${DMLBITS_PYTHON_INSTALL_DIR} COMPONENT python)
-endif()
+# The Python module (issue #25, lib/python) installs itself from its own CMakeLists.txt, into
+# DMLBITS_PYTHON_INSTALL_DIR: see the header.
