@@ -17,25 +17,31 @@ expect_err "zsh"
 mkdir -p "$WORK/files/sub dir"
 touch "$WORK/files/a1.npy" "$WORK/files/a2.npy" "$WORK/files/b.json"
 
+# The script, loaded into this shell as bash loads it; the function is the one `complete`
+# registered for dmlbits.
+source "$WORK/dmlbits.bash"
+spec=$(complete -p dmlbits 2>&1)
+completion_function=$(sed -n 's/.* -F \([^ ]*\) dmlbits$/\1/p' <<< "$spec")
+checks=$((checks + 1))
+[ -n "$completion_function" ] || { fail "the script registers no completion function for dmlbits: '$spec'"; finish; }
+
 # complete_words WORD...: the completions bash offers for the command line WORD... (the last
-# word is the one being completed), one per line, sorted; run in a fresh bash that has only the
-# script loaded, from $WORK/files.
+# word is the one being completed), one per line, sorted; run from $WORK/files.
 complete_words() {
-  (cd "$WORK/files" && bash --norc --noprofile -c '
-    source "$1"; shift
-    spec=$(complete -p dmlbits) || { echo "NOT REGISTERED"; exit; }
-    fn=$(sed -n "s/.* -F \([^ ]*\) .*/\1/p" <<< "$spec")
-    COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
-    "$fn" dmlbits "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
-    printf "%s\n" "${COMPREPLY[@]}" | sort' _ "$WORK/dmlbits.bash" "$@")
+  (cd "$WORK/files" || exit
+   COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}; COMPREPLY=()
+   "$completion_function" dmlbits "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+   printf "%s\n" "${COMPREPLY[@]}" | sort)
 }
-# expect_completion WANT WORD...: the completions are exactly WANT (space-separated, sorted).
+# expect_completion WANT WORD...: the completions are exactly WANT (space-separated, any order).
 expect_completion() {
   local want=$1; shift
   checks=$((checks + 1))
   local got
-  got=$(complete_words "$@" | tr '\n' ' ' | sed 's/ $//')
-  want=$(tr ' ' '\n' <<< "$want" | sort | tr '\n' ' ' | sed 's/ $//')
+  got=$(complete_words "$@")
+  got=${got//$'\n'/ }
+  want=$(printf '%s\n' $want | sort)
+  want=${want//$'\n'/ }
   [ "$got" = "$want" ] || fail "completing '$*': got '$got', expected '$want'"
 }
 # expect_offers WORD... :: ITEM...: every ITEM is among the completions.
@@ -43,10 +49,10 @@ expect_offers() {
   local words=()
   while [ "$1" != :: ]; do words+=("$1"); shift; done; shift
   local got
-  got=$(complete_words "${words[@]}")
+  got=$'\n'$(complete_words "${words[@]}")$'\n'
   for item in "$@"; do
     checks=$((checks + 1))
-    grep -qxF -- "$item" <<< "$got" || fail "completing '${words[*]}' does not offer '$item'"
+    [[ "$got" == *$'\n'"$item"$'\n'* ]] || fail "completing '${words[*]}' does not offer '$item'"
   done
 }
 
