@@ -23,6 +23,8 @@ inline constexpr const char* kSeeManual = "See dmlbits(1) for details.";
 
 // What --version prints: the version, the commit, the compiler and the backends built in.
 std::string version_text();
+// The commit the build was made from, written at build time (scripts/build-commit.cmake).
+extern const char kBuildCommit[];
 
 void setup_info(CLI::App& app);
 void setup_ops(CLI::App& app);

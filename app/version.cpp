@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include "app.hpp"
-#include "build_commit.hpp"  // DMLBITS_COMMIT, written at build time by scripts/build-commit.cmake
 #include "dmlbits/backend.hpp"
 
 namespace dmlbits::app {
@@ -34,7 +33,7 @@ std::string version_text() {
     else backends.emplace_back(name);
   }
   // DMLBITS_VERSION is project()'s VERSION (CMakeLists.txt), the one place it is written.
-  return fmt::format("dmlbits {}\ncommit {}\ncompiler {}\nbackends {}", DMLBITS_VERSION, DMLBITS_COMMIT, compiler(),
+  return fmt::format("dmlbits {}\ncommit {}\ncompiler {}\nbackends {}", DMLBITS_VERSION, kBuildCommit, compiler(),
                      fmt::join(backends, ", "));
 }
 

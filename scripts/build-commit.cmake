@@ -1,4 +1,4 @@
-# Writes OUTPUT, a header defining DMLBITS_COMMIT: the commit the source tree is at (12 hex
+# Writes OUTPUT, a C++ file defining dmlbits::app::kBuildCommit (app.hpp): the commit the source tree is at (12 hex
 # digits, "-modified" when tracked files differ from it), or "unknown" outside a git checkout
 # (a release tarball). Run at every build (app/CMakeLists.txt), so that a commit or a checkout
 # changes `dmlbits --version` without a new configure; the file is rewritten only when its text
@@ -18,7 +18,7 @@ if(GIT_FOUND AND EXISTS "${SOURCE_DIR}/.git")
     endif()
   endif()
 endif()
-set(text "// Written by scripts/build-commit.cmake at build time.\n#define DMLBITS_COMMIT \"${commit}\"\n")
+set(text "// Written by scripts/build-commit.cmake at build time (declared in app/app.hpp).\nnamespace dmlbits::app {\nextern const char kBuildCommit[] = \"${commit}\";\n}\n")
 if(EXISTS "${OUTPUT}")
   file(READ "${OUTPUT}" old)
 endif()
