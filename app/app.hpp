@@ -18,6 +18,13 @@ inline CLI::Validator count_validator() {
       "");
 }
 
+// FILE options (-o, --time-json, --junit, ...): an empty value names no file and is refused,
+// not taken for "not given".
+inline CLI::Validator file_name_validator() {
+  return CLI::Validator([](std::string& s) { return s.empty() ? std::string("an empty file name names no file") : std::string(); },
+                        "");
+}
+
 // The last line of every command's help.
 inline constexpr const char* kSeeManual = "See dmlbits(1) for details.";
 
@@ -25,6 +32,8 @@ inline constexpr const char* kSeeManual = "See dmlbits(1) for details.";
 std::string version_text();
 // The commit the build was made from, written at build time (scripts/build-commit.cmake).
 extern const char kBuildCommit[];
+// --feature-level's value, or Errc::usage naming the levels there are (every command alike).
+FeatureLevel feature_level_option(const std::string& text);
 
 void setup_info(CLI::App& app);
 void setup_ops(CLI::App& app);

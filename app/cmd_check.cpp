@@ -1,4 +1,5 @@
 // dmlbits check MANIFEST.json: run many golden cases, print a line each and a summary.
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -7,7 +8,9 @@
 #include "dmlbits/backend.hpp"
 #include "dmlbits/check.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/file_uses.hpp"
 #include "dmlbits/io.hpp"
+#include "dmlbits/operand.hpp"
 
 namespace dmlbits::app {
 namespace {
@@ -30,6 +33,14 @@ void run_check_cmd(const CheckCmdOptions& o) {
       o.check.backend != "auto")
     throw Error(Errc::usage, "--adapter needs --backend d3d12, directml or auto");
   check_check_options(o.check);
+  if (std::count(o.manifests.begin(), o.manifests.end(), "-") > 1)
+    throw Error(Errc::usage, "standard input ('-') can be given as one manifest only");
+  // --junit must not name a manifest (checked before any is read), nor any case's input or
+  // golden (checked once the manifests are read, before any case runs).
+  std::vector<FileUse> uses;
+  if (!o.junit.empty()) uses.push_back({o.junit, "--junit", true});
+  for (const auto& m : o.manifests) uses.push_back({m, "manifest", false});
+  check_file_uses(uses);
   if (!o.junit.empty()) check_output_path(o.junit);
   // Every manifest is read and validated before any case runs.
   std::vector<Manifest> manifests;
@@ -38,6 +49,20 @@ void run_check_cmd(const CheckCmdOptions& o) {
     manifests.push_back(load_manifest(m, o.check));
     selected += manifests.back().cases.size();
   }
+  if (!o.junit.empty()) {
+    uses.resize(1);
+    for (const auto& m : manifests)
+      for (const auto& c : m.cases) {
+        for (const auto& in : c.spec.operands)
+          if (classify_operand(in) == OperandKind::file)
+            uses.push_back({in, fmt::format("case '{}' input", c.name), false});
+        if (!c.golden.empty())
+          uses.push_back({c.golden, fmt::format("case '{}' golden", c.name), o.check.update});
+      }
+    check_file_uses(uses);
+  }
+  // The case lines go to standard error when standard output carries the JUnit XML.
+  std::ostream& out = o.junit == "-" ? std::cerr : std::cout;
   // A filter that selects nothing would pass "0 passed": most likely a typo, which CI must see.
   if (selected == 0)
     throw Error(Errc::usage, fmt::format("--filter '{}' matches no case in {}", o.check.filter,
@@ -49,13 +74,13 @@ void run_check_cmd(const CheckCmdOptions& o) {
     for (const auto& c : s.cases) {
       const char* tag = c.outcome == CaseResult::Outcome::pass ? (c.updated ? "UPDATED" : "ok") :
                         c.outcome == CaseResult::Outcome::fail ? "FAIL" : "ERROR";
-      std::cout << fmt::format("{:<8}{}", tag, c.name);
-      if (!c.detail.empty() && (c.outcome != CaseResult::Outcome::pass || c.updated)) std::cout << ": " << c.detail;
-      std::cout << '\n';
+      out << fmt::format("{:<8}{}", tag, c.name);
+      if (!c.detail.empty() && (c.outcome != CaseResult::Outcome::pass || c.updated)) out << ": " << c.detail;
+      out << '\n';
       if (!c.report.empty() && (o.verbose || c.outcome != CaseResult::Outcome::pass)) {
         // The full report, indented under its case, skipping the line already shown.
         const auto body = c.report.substr(c.report.find('\n') + 1);
-        std::cout << body;
+        out << body;
       }
       updated += c.updated;
     }
@@ -63,9 +88,9 @@ void run_check_cmd(const CheckCmdOptions& o) {
     total += s.cases.size();
     summaries.push_back(std::move(s));
   }
-  std::cout << fmt::format("{} passed, {} failed", total - failed, failed);
-  if (updated) std::cout << fmt::format(", {} golden file{} updated", updated, updated == 1 ? "" : "s");
-  std::cout << '\n';
+  out << fmt::format("{} passed, {} failed", total - failed, failed);
+  if (updated) out << fmt::format(", {} golden file{} updated", updated, updated == 1 ? "" : "s");
+  out << '\n';
   if (!o.junit.empty()) write_text_file(o.junit, junit_xml(summaries));
   if (failed) throw Error(Errc::mismatch, fmt::format("{} of {} cases failed", failed, total));
 }
@@ -76,7 +101,7 @@ void setup_check(CLI::App& app) {
   auto opt = std::make_shared<CheckCmdOptions>();
   auto* sub = app.add_subcommand("check", "Run the golden cases of one or more manifests (see dmlbits(1), CHECK MANIFESTS)");
   sub->add_option("manifests", opt->manifests, "Manifest files (JSON)")->required();
-  sub->add_option("--junit", opt->junit, "Write the results as JUnit XML to FILE");
+  sub->add_option("--junit", opt->junit, "Write the results as JUnit XML to FILE")->check(file_name_validator());
   sub->add_flag("--update", opt->check.update, "Rewrite golden files from the results (atomically) and say which changed");
   sub->add_option("-j,--jobs", opt->check.jobs, "Cases to run in parallel (default: the number of CPUs)")
       ->type_name("N")

@@ -101,6 +101,7 @@ std::string bash_script(CLI::App& root) {
   std::string command_case;
   for (CLI::App* sub : root.get_subcommands([](CLI::App*) { return true; })) {
     const std::string cmd = sub->get_name();
+    if (cmd == "help") continue;  // main() turns it into --help; completed below, with the commands
     const OpInfo* op = find_op(cmd);
     commands.push_back(cmd);
     std::vector<std::string> spellings{cmd};

@@ -228,7 +228,10 @@ TEST_F(CheckTest, MalformedManifestsNameTheCaseAndTheKey) {
   expect_refused(R"({"cases": [{"name": "x", "op": "and", "inputs": ["1", "2"], "out_dtype": "uint32", "expected": "g.npy"}]})",
                  "case 'x': \"out_dtype\" does not apply to and (only popcount takes it)");
   expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "shift_overflow": "wrap", "expected": "g.npy"}]})",
-                 "case 'x': \"shift_overflow\" does not apply to not (only shl and shr takes it)");
+                 "case 'x': \"shift_overflow\" does not apply to not (only shl and shr take it)");
+  // Issue #23 item 9: a message to match beside a golden was ignored; refused as misplaced keys are.
+  expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "expected": "g.npy", "expect_message": "needs"}]})",
+                 "case 'x': \"expect_message\" needs \"expect_error\" (a case with \"expected\" reports no error to match)");
   expect_refused(R"({"cases": [{"name": "x", "op": "shl", "inputs": ["1", "2"], "shift_overflow": "clamp", "expected": "g.npy"}]})",
                  "case 'x': \"shift_overflow\" must be \"directml\", \"zero\" or \"wrap\"");
   expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "feature_level": "4_2", "expected": "g.npy"}]})",

@@ -65,8 +65,8 @@ CaseSpec parse_case(const json& defaults, const json& c, std::size_t index, cons
     };
     for (const char* key : {"out_dtype", "shift_overflow"}) {
       if (c.contains(key) && !applies(key))
-        manifest_fail(fmt::format("\"{}\" does not apply to {} (only {} takes it)", key, op->verb,
-                                  std::string_view(key) == "out_dtype" ? "popcount" : "shl and shr"));
+        manifest_fail(fmt::format("\"{}\" does not apply to {} ({})", key, op->verb,
+                                  std::string_view(key) == "out_dtype" ? "only popcount takes it" : "only shl and shr take it"));
       if (!applies(key)) merged.erase(key);
     }
     if (!merged.contains("inputs") || !merged["inputs"].is_array()) manifest_fail("\"inputs\" must be an array");
@@ -115,6 +115,9 @@ CaseSpec parse_case(const json& defaults, const json& c, std::size_t index, cons
     cs.expect_message = get_string(merged, "expect_message");
     if (cs.golden.empty() == cs.expect_error.empty())
       manifest_fail("give exactly one of \"expected\" and \"expect_error\"");
+    // A message to match with a golden to match would be ignored: refused as misplaced keys are.
+    if (merged.contains("expect_message") && cs.expect_error.empty())
+      manifest_fail("\"expect_message\" needs \"expect_error\" (a case with \"expected\" reports no error to match)");
     if (!cs.expect_error.empty()) {
       bool known = false;
       for (const auto& e : errc_table()) known = known || e.name == cs.expect_error;

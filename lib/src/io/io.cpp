@@ -302,8 +302,10 @@ LoadedTensor read_tensor(const std::string& path, const ReadOptions& options) {
 }
 
 InputSummary inspect_input(const std::string& path) {
-  return with_input_fd(path, [&](File& fd, const FileInfo& st, bool is_stdin) {
-    return with_context(fmt::format("reading {}", quote_path(path)), [&] {
+  // The context covers opening too, so that info words "cannot open" and "Is a directory" as
+  // the operator commands do ("reading 'd': cannot read 'd': Is a directory").
+  return with_context(fmt::format("reading {}", quote_path(path)), [&] {
+    return with_input_fd(path, [&](File& fd, const FileInfo& st, bool is_stdin) {
       InputSummary out;
       InputBytes in;
       InputReader reader{fd, path, in.buffer_};

@@ -2,6 +2,7 @@
 #include "files.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <limits.h>  // NAME_MAX
 #include <sys/stat.h>
 #include <unistd.h>
@@ -109,6 +110,17 @@ FileInfo File::info() const {
 
 std::size_t File::read(std::span<std::byte> buffer) {
   for (;;) {
+    // A pipe or terminal may give nothing for as long as its writer likes, and a read(2)
+    // blocked there is restarted after SIGINT (std::signal sets SA_RESTART) or never sees it
+    // at all on a thread that blocks signals (a streamed run's reader): wait in poll(2), which
+    // a signal always interrupts, and look at the interrupt flag at least every 100 ms. A
+    // regular file is always ready, at the cost of one call per read.
+    pollfd ready{handle_, POLLIN, 0};
+    const int polled = ::poll(&ready, 1, 100);
+    if (polled == 0 || (polled < 0 && errno == EINTR)) {
+      throw_if_interrupted();
+      continue;
+    }  // ready, or poll failed: read() then says why
     const ssize_t n = ::read(handle_, buffer.data(), buffer.size());
     if (n >= 0) return static_cast<std::size_t>(n);
     if (errno != EINTR) throw_errno();
