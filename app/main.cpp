@@ -70,7 +70,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-constexpr const char* kOtherCommands[] = {"info", "ops", "check", "devices"};
+constexpr const char* kOtherCommands[] = {"info", "ops", "check", "devices", "completion"};
 
 // The command a first argument means, if it is one in any case (`AND`, `Bit_Xor`): DirectML's
 // names are written in capitals and a user should not have to remember ours are lower case.
@@ -249,7 +249,8 @@ int main(int argc, char** argv) {
   // too (on the current drive): options are spelt as the manual spells them, everywhere.
   // Before the commands are added, which copy the setting.
   app.allow_windows_style_options(false);
-  app.set_version_flag("--version", "dmlbits " DMLBITS_VERSION);
+  const std::string version = app::version_text();
+  app.set_version_flag("--version", version, "Print the version, commit, compiler and backends, and exit");
   app.require_subcommand(1);
   app.footer(app::exit_status_summary() + "\n" + app::kSeeManual);
   // Building CLI11's option tables is most of a small run's instructions (3 of 4 million with
@@ -263,6 +264,7 @@ int main(int argc, char** argv) {
     app::setup_ops(app);
     app::setup_check(app);
     app::setup_devices(app);
+    app::setup_completion(app);
     // Listed with the commands; never run as one: main() turns `help [COMMAND]` into --help.
     app.add_subcommand("help", "Print this help, or a command's: dmlbits help COMMAND");
   }
@@ -270,7 +272,7 @@ int main(int argc, char** argv) {
   // --version after a command too (`dmlbits ops --version`), as the manual lists it for every command.
   // Every command's help ends as the top-level one does.
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-    sub->set_version_flag("--version", "dmlbits " DMLBITS_VERSION, "Print the version and exit");
+    sub->set_version_flag("--version", version, "Print the version, commit, compiler and backends, and exit");
     sub->footer(app::exit_status_summary() + "\n" + app::kSeeManual);
   }
   int status = 0;

@@ -156,7 +156,8 @@ done
 
 # ---- (g) the version -----------------------------------------------------------------------
 run --version
-version=${out#dmlbits }
+version=${out%%$'\n'*}
+version=${version#dmlbits }
 checks=$((checks + 1))
 grep -qE "^\.TH .*\"dmlbits ${version//./\\.}\"" "$MAN" ||
   fail "(g) the .TH line does not say \"dmlbits $version\" (from dmlbits --version): $(grep '^\.TH' "$MAN")"

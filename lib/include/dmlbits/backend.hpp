@@ -78,6 +78,13 @@ inline constexpr unsigned kMaxThreads = 256;
 
 // The values --backend accepts, in help order: auto, cpu, d3d12, directml, cpu-reference.
 std::span<const std::string_view> backend_names();
+// The backends this build contains, in backend_names()' order without auto: a backend built as a
+// stub that only says "not built" (d3d12 without its headers, directml outside Windows) is left
+// out. Whether the runtime it loads is present is another matter: describe_devices().
+std::vector<std::string_view> built_backends();
+// The instruction sets the cpu backend has kernels for (--isa's values), narrowest first,
+// whether or not this CPU runs them.
+std::vector<std::string_view> isa_names();
 // "cpu" (SIMD kernels, cpu_backend.hpp), "cpu-reference" (cpu_reference.hpp), "d3d12"
 // (d3d12_backend.hpp), "directml" (Microsoft's DirectML, Windows only: directml_backend.hpp;
 // never chosen by auto), or "auto": d3d12 on a hardware adapter when options.size_hint reaches

@@ -90,6 +90,21 @@ std::unique_ptr<Backend> make_auto(const BackendOptions& options) {
 
 std::span<const std::string_view> backend_names() { return kBackendNames; }
 
+std::vector<std::string_view> built_backends() {
+  std::vector<std::string_view> built;
+  for (std::string_view name : kBackendNames) {
+    if (name == "auto" || (name == "d3d12" && !d3d12_built()) || (name == "directml" && !directml_built())) continue;
+    built.push_back(name);
+  }
+  return built;
+}
+
+std::vector<std::string_view> isa_names() {
+  std::vector<std::string_view> names;
+  for (std::size_t i = 0; i < kIsaCount; ++i) names.push_back(isa_name(static_cast<Isa>(i)));
+  return names;
+}
+
 void check_backend_options(std::string_view name, const BackendOptions& options) {
   if (std::find(kBackendNames.begin(), kBackendNames.end(), name) == kBackendNames.end())
     throw Error(Errc::usage, fmt::format("unknown backend '{}' (available: {})", name, fmt::join(kBackendNames, ", ")));
