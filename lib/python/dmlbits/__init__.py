@@ -6,7 +6,7 @@ NumPy's names with DirectML's semantics and the dmlbits CLI's answers, bit for b
     >>> dmlbits.bitwise_and(np.array([12, 10], np.uint32), 6)
     array([4, 2], dtype=uint32)
     >>> dmlbits.left_shift(np.uint32(1), np.uint32(32))       # DirectML's rule, not NumPy's 0
-    ...
+    array(1, dtype=uint32)
 
 Operators: bitwise_and, bitwise_or, bitwise_xor, bitwise_not (invert), left_shift, right_shift,
 bitwise_count (popcount). Keywords, as the CLI's options: backend ("auto", "cpu", "d3d12",
@@ -17,7 +17,8 @@ out= (a preallocated array of exactly the result's dtype and shape), timing=True
 
 Also: explain, ops, devices, read_tensor, write_tensor, check, and dmlbits.testing.
 Errors raise dmlbits.Error subclasses carrying the CLI's message and exit status.
-Linux only. Differences from NumPy: see lib/python/README.md (installed docs: help(dmlbits)).
+Linux only. Every difference from NumPy's functions, with examples: lib/docs/python.md in the
+source tree.
 """
 
 from ._errors import (Error, UsageError, InvalidInputError, UnsupportedError, FileError,

@@ -69,3 +69,9 @@ _BY_CODE = {cls.code: cls for cls in (UsageError, InvalidInputError, Unsupported
 def error_for_code(code):
     """The class raised for the library's error category ``code``."""
     return _BY_CODE.get(code, Error)
+
+
+# Shown and pickled as dmlbits.UsageError etc., the names users import.
+for _cls in (Error, *_BY_CODE.values()):
+    _cls.__module__ = "dmlbits"
+del _cls

@@ -1,8 +1,10 @@
-// The Python face's one door to execution: the keyword options of a call turned into a
+// The Python face's one door to the library: the keyword options of a call turned into a
 // request, checked, and run on a cached backend in chunks, so that the calling thread can look
-// for Ctrl-C between them. This file and engine.cpp are the only ones of the binding that call
-// the library's run layer (validate, make_backend, Backend): when the typed request of issue #24
-// lands, they become calls of its OperationRequest and run.
+// for Ctrl-C between them; and the tool's other services (files, comparison, descriptors).
+// engine.cpp is the only file of the binding that includes library headers beyond the ones
+// issue #24 keeps public (ops, tensor, dtype, error, check, devices): validate, make_backend,
+// Backend, io, compare, dml_desc, stats. When #24's OperationRequest and run land, it becomes
+// calls of them, and nothing else of the binding changes.
 #pragma once
 
 #include <cstdint>
@@ -62,5 +64,22 @@ std::vector<Tensor> read_literals(const std::vector<std::string>& texts, std::op
 inline constexpr std::uint64_t kChunkBytes = std::uint64_t{64} << 20;
 void execute(Backend& backend, const ValidatedOp& op, const ExecuteBuffers& buffers,
              const std::function<void()>& between_chunks);
+
+// A tensor file (.npy or JSON, "-" is not offered) as the CLI reads it; `dtype` for JSON
+// without one. Errors carry "reading 'PATH'".
+Tensor read_tensor_path(const std::string& path, std::optional<DType> dtype);
+// Writes `t` atomically as `format` ("npy", "json") or, when empty, as the extension says.
+void write_tensor_path(const TensorView& t, const std::string& path, const std::string& format, bool hex);
+// nullopt when `actual` has `expected`'s dtype, shape and bits; else the --expect report.
+std::optional<std::string> compare_bits(const TensorView& actual, const TensorView& expected, std::size_t max_listed,
+                                        const std::string& label);
+// The --explain JSON of a validated operation.
+std::string explain_json_text(const ValidatedOp& op);
+// Statistics of timing samples as --time-json writes them ("stats_s"), and their median.
+struct SampleStatsJson {
+  std::string json;
+  double median = 0;
+};
+SampleStatsJson sample_stats_json(const std::vector<double>& samples);
 
 }  // namespace dmlbits::python

@@ -16,12 +16,8 @@
 
 #include "arrays.hpp"
 #include "dmlbits/check.hpp"
-#include "dmlbits/compare.hpp"
 #include "dmlbits/devices.hpp"
-#include "dmlbits/dml_desc.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/io.hpp"
-#include "dmlbits/stats.hpp"
 #include "engine.hpp"
 
 namespace dmlbits::python {
@@ -56,6 +52,11 @@ Operands take_operands(const std::vector<py::object>& objs, const std::optional<
   std::vector<std::optional<TensorView>> slots;
   bool any_literal = false;
   std::vector<std::size_t> zero_d;  // operands given as Python floats
+  texts.reserve(objs.size());
+  slots.reserve(objs.size());
+  o.keep.reserve(objs.size());
+  o.views.reserve(objs.size());
+  o.infos.reserve(objs.size());
   for (std::size_t i = 0; i < objs.size(); ++i) {
     const py::object& obj = objs[i];
     // Python's own numbers are literals, as on the command line: they take the other operand's
@@ -81,7 +82,13 @@ Operands take_operands(const std::vector<py::object>& objs, const std::optional<
       continue;
     }
     texts.emplace_back();
-    ArrayOperand a = with_context(fmt::format("operand {}", static_cast<char>('A' + i)), [&] { return array_operand(obj); });
+    ArrayOperand a = [&] {
+      try {
+        return array_operand(obj);
+      } catch (const Error& e) {  // (the context is formatted only for an error: calls are small)
+        rethrow_with_context(e, fmt::format("operand {}", static_cast<char>('A' + i)));
+      }
+    }();
     if (!anchor) anchor = a.view.dtype;
     slots.emplace_back(a.view);
     o.keep.push_back(std::move(a.array));
@@ -117,7 +124,7 @@ nlohmann::json timing_json(const ValidatedOp& v, const RunTiming& t, int warmup,
   for (const auto& p : t.phases) phases[p.name + "_s"] = p.seconds;
   nlohmann::json backend_phases = nlohmann::json::object();
   for (const auto& p : t.backend_phases) backend_phases[p.name + "_s"] = p.seconds;
-  const SampleStats s = compute_stats(samples);
+  const SampleStatsJson s = sample_stats_json(samples);
   return {{"op", v.op().verb},
           {"dtype", dtype_info(v.input_dtype()).numpy_name},
           {"shape", v.output_shape().dims()},
@@ -134,7 +141,7 @@ nlohmann::json timing_json(const ValidatedOp& v, const RunTiming& t, int warmup,
           {"execute",
            {{"warmup", warmup},
             {"samples_s", samples},
-            {"stats_s", to_json(s)},
+            {"stats_s", nlohmann::json::parse(s.json)},
             {"gbps_at_median", s.median > 0 ? static_cast<double>(t.execute_bytes) / s.median / 1e9 : 0.0}}}};
 }
 
@@ -142,14 +149,20 @@ py::object run(int op_index, py::object a, py::object b, py::object out, std::op
                const RunOptions& options, bool timing, int repeat, int warmup) {
   if (repeat < 1 || warmup < 0) throw Error(Errc::usage, "repeat must be at least 1 and warmup at least 0");
   const OpKind kind = op_table()[static_cast<std::size_t>(op_index)].kind;
+  // The phases are timed for timing=True only: a 4x4 call should cost about a microsecond.
   Stopwatch total, phase;
   RunTiming t;
-  std::vector<py::object> objs{std::move(a)};
+  auto lap = [&](const char* name) {
+    if (timing) t.phases.push_back({name, phase.lap()});
+  };
+  std::vector<py::object> objs;
+  objs.reserve(2);
+  objs.push_back(std::move(a));
   if (!b.is_none()) objs.push_back(std::move(b));
   Operands in = take_operands(objs, dtype);
-  t.phases.push_back({"read", phase.lap()});
+  lap("read");
   Backend& backend = backend_for(options, in.infos);
-  t.phases.push_back({"backend", phase.lap()});
+  lap("backend");
 
   // out=: exactly the result's dtype and shape, C-contiguous, native, writeable. Where it is
   // input A's own memory the operation runs in place (and is refused as DirectML refuses it for
@@ -166,10 +179,12 @@ py::object run(int op_index, py::object a, py::object b, py::object out, std::op
                static_cast<std::size_t>(result.nbytes()) == a0.byte_size();
   }
   const ValidatedOp v = validate_call(kind, options, in.infos, in_place, backend);
-  t.phases.push_back({"validate", phase.lap()});
-  t.backend = std::string(backend.name());
-  t.device = backend.device_description();
-  t.selection = backend.selection_reason();
+  lap("validate");
+  if (timing) {
+    t.backend = std::string(backend.name());
+    t.device = backend.device_description();
+    t.selection = backend.selection_reason();
+  }
 
   const DType out_dtype = v.output_dtype();
   const Shape& out_shape = v.output_shape();
@@ -199,7 +214,7 @@ py::object run(int op_index, py::object a, py::object b, py::object out, std::op
   ExecuteBuffers buffers;
   for (const auto& view : in.views) buffers.inputs.push_back(view.bytes());
   buffers.output = {static_cast<std::byte*>(target.mutable_data()), static_cast<std::size_t>(target.nbytes())};
-  t.phases.push_back({"allocate", phase.lap()});
+  lap("allocate");
   std::vector<double> samples;
   {
     py::gil_scoped_release release;
@@ -208,14 +223,18 @@ py::object run(int op_index, py::object a, py::object b, py::object out, std::op
       execute(backend, v, buffers, check_signals);
       check_signals();
     }
-    if (warmup > 0) t.phases.push_back({"warmup", phase.lap()});
-    for (int i = 0; i < repeat; ++i) {
-      Stopwatch one;
+    if (warmup > 0) lap("warmup");
+    if (!timing && repeat == 1) {
       execute(backend, v, buffers, check_signals);
-      samples.push_back(one.seconds());
-      if (i + 1 < repeat) check_signals();
+    } else {
+      for (int i = 0; i < repeat; ++i) {
+        Stopwatch one;
+        execute(backend, v, buffers, check_signals);
+        samples.push_back(one.seconds());
+        if (i + 1 < repeat) check_signals();
+      }
     }
-    t.phases.push_back({"execute", phase.lap()});
+    lap("execute");
   }
   if (through_temporary) result[py::ellipsis()] = target;
   if (!timing) return result;
@@ -232,7 +251,8 @@ py::object explain(int op_index, py::object a, py::object b, std::optional<std::
   if (!b.is_none()) objs.push_back(std::move(b));
   Operands in = take_operands(objs, dtype);
   Backend& backend = backend_for(options, in.infos);
-  return from_json(to_json(validate_call(op_table()[static_cast<std::size_t>(op_index)].kind, options, in.infos, false, backend).desc()));
+  return from_json(nlohmann::json::parse(
+      explain_json_text(validate_call(op_table()[static_cast<std::size_t>(op_index)].kind, options, in.infos, false, backend))));
 }
 
 // The support table, with the keys of `dmlbits ops --json` (app/report.cpp, ops_json).
@@ -283,34 +303,25 @@ py::object ops(const std::string& level_name) {
 }
 
 py::array read_tensor_file(const std::string& path, std::optional<std::string> dtype) {
-  ReadOptions options;
-  options.default_dtype = dtype_argument(dtype, "dtype");
-  LoadedTensor t = [&] {
+  const std::optional<DType> default_dtype = dtype_argument(dtype, "dtype");
+  Tensor t = [&] {
     py::gil_scoped_release release;
-    return read_tensor(path, options);
+    return read_tensor_path(path, default_dtype);
   }();
-  return tensor_array(std::move(t.tensor));
+  return tensor_array(std::move(t));
 }
 
 void write_tensor_file(py::object array, const std::string& path, const std::string& format_name, bool hex) {
   ArrayOperand a = array_operand(array);
-  std::optional<TensorFormat> format;
-  if (!format_name.empty()) {
-    format = parse_format_name(format_name);
-    if (!format) throw Error(Errc::usage, fmt::format("format: unknown format '{}' (npy or json)", format_name));
-  } else {
-    format = format_from_extension(path);
-    if (!format) throw Error(Errc::usage, fmt::format("cannot tell the output format from '{}': name it .npy or .json, or give format=", path));
-  }
   py::gil_scoped_release release;
-  write_tensor(a.view, path, *format, JsonWriteOptions{hex});
+  write_tensor_path(a.view, path, format_name, hex);
 }
 
 // (equal, the --expect report) for two arrays compared bit for bit.
 py::tuple compare(py::object actual, py::object expected, std::size_t max_listed, const std::string& label) {
   ArrayOperand a = array_operand(actual), e = array_operand(expected);
-  const CompareReport r = compare_tensors(e.view, a.view, max_listed);
-  return py::make_tuple(r.equal(), r.equal() ? std::string() : compare_text(r, label));
+  const std::optional<std::string> report = compare_bits(a.view, e.view, max_listed, label);
+  return py::make_tuple(!report, report.value_or(std::string()));
 }
 
 py::list check(const std::string& manifest, const CheckOptions& options) {
