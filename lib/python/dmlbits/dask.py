@@ -68,8 +68,8 @@ def _apply(verb, operands, options):
     if DataArray is not None and any(isinstance(x, DataArray) for x in operands):
         import xarray
         # Names and coordinates from xarray; the data (Dask arrays) through this function.
-        return xarray.apply_ufunc(functools.partial(_apply, verb), *operands, dask="allowed",
-                                  kwargs={"options": options}, keep_attrs=True)
+        return xarray.apply_ufunc(functools.partial(_apply_to, verb, options), *operands, dask="allowed",
+                                  keep_attrs=True)
 
     arrays = [x if _is_literal(x) else da.asarray(x) for x in operands]
     if all(_is_literal(x) for x in arrays):
@@ -99,6 +99,10 @@ def _apply(verb, operands, options):
     return da.blockwise(fn, out_ind, *args, dtype=out_dtype, meta=np.empty((0,) * ndim, out_dtype),
                         align_arrays=True, concatenate=True,
                         name=f"dmlbits-{verb}-" + _token(verb, arrays, options))
+
+
+def _apply_to(verb, options, *operands):
+    return _apply(verb, operands, options)
 
 
 def _output_dtype(described, verb, arrays, options):
