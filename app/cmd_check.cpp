@@ -18,13 +18,32 @@ namespace {
 struct CheckCmdOptions {
   std::vector<std::string> manifests;
   std::string junit;
+  std::string shard;
   CheckOptions check;
   bool verbose = false;
   bool sync = false;
   CLI::Option* adapter_option = nullptr;
+  CLI::Option* shard_option = nullptr;
 };
 
-void run_check_cmd(const CheckCmdOptions& o) {
+// "K/N", syntax only: the rule (0 <= K < N) is check_check_options's.
+void parse_shard(const std::string& text, CheckOptions& check) {
+  const auto slash = text.find('/');
+  auto number = [&](std::string_view part) {
+    std::size_t v = 0;
+    if (part.empty() || part.size() > 9 || part.find_first_not_of("0123456789") != std::string_view::npos)
+      throw Error(Errc::usage, fmt::format("--shard '{}': expected K/N, two whole numbers (0/4 ... 3/4)", text));
+    for (char c : part) v = v * 10 + static_cast<std::size_t>(c - '0');
+    return v;
+  };
+  if (slash == std::string::npos)
+    throw Error(Errc::usage, fmt::format("--shard '{}': expected K/N, two whole numbers (0/4 ... 3/4)", text));
+  check.shard_index = number(std::string_view(text).substr(0, slash));
+  check.shard_count = number(std::string_view(text).substr(slash + 1));
+}
+
+void run_check_cmd(CheckCmdOptions& o) {
+  if (o.shard_option->count() > 0) parse_shard(o.shard, o.check);
   // The command line first, as for the operator commands: its mistakes are usage errors
   // before any case runs, not a failure of every case.
   if (o.adapter_option->count() > 0 && o.check.adapter.empty())
@@ -49,7 +68,8 @@ void run_check_cmd(const CheckCmdOptions& o) {
   std::size_t selected = 0;
   for (const auto& m : o.manifests) {
     manifests.push_back(load_manifest(m, o.check));
-    selected += manifests.back().cases.size();
+    // A shard may hold no case (more shards than cases); a filter that selects none is a typo.
+    selected += manifests.back().cases.size() + manifests.back().other_shards.size();
   }
   if (!o.junit.empty()) {
     uses.resize(1);
@@ -112,6 +132,9 @@ void setup_check(CLI::App& app) {
       ->type_name("N")
       ->check(count_validator());
   sub->add_option("--filter", opt->check.filter, "Run only cases whose name contains TEXT");
+  opt->shard_option = sub->add_option("--shard", opt->shard,
+                  "Run shard K of N (0-based): the i-th selected case of each manifest runs in shard i mod N")
+      ->type_name("K/N");
   sub->add_option("--backend", opt->check.backend, "Run every case on this backend");
   sub->add_option("--isa", opt->check.isa, "CPU backend: use this instruction set");
   opt->adapter_option =

@@ -279,6 +279,9 @@ void check_check_options(const CheckOptions& options) {
   // The environment the CPU backend reads: a bad value would fail every case alike.
   (void)cpu_threads(0);
   (void)best_isa();
+  if (options.shard_count == 0 || options.shard_index >= options.shard_count)
+    throw Error(Errc::usage, fmt::format("--shard {}/{}: K counts from 0 and must be below N (N >= 1)",
+                                         options.shard_index, options.shard_count));
 }
 
 Manifest load_manifest(const std::string& manifest_path, const CheckOptions& options) {
@@ -302,11 +305,15 @@ Manifest load_manifest(const std::string& manifest_path, const CheckOptions& opt
     // A manifest that runs nothing passes nothing: an empty "cases" is a mistake, not success.
     if (m["cases"].empty()) manifest_fail("\"cases\" is empty: the manifest has no cases to run");
     std::set<std::string> names;
+    std::size_t selected = 0;
     out.total = m["cases"].size();
     for (std::size_t i = 0; i < m["cases"].size(); ++i) {
       CaseSpec cs = parse_case(defaults, m["cases"][i], i, root, options);
       if (!names.insert(cs.name).second) manifest_fail(fmt::format("duplicate case name '{}'", cs.name));
-      if (options.filter.empty() || cs.name.find(options.filter) != std::string::npos) out.cases.push_back(std::move(cs));
+      if (!options.filter.empty() && cs.name.find(options.filter) == std::string::npos) continue;
+      const std::size_t shard = options.shard_count > 1 ? selected++ % options.shard_count : 0;
+      if (shard == options.shard_index) out.cases.push_back(std::move(cs));
+      else out.other_shards.push_back({cs.name, shard});
     }
   });
   return out;
@@ -322,6 +329,9 @@ std::vector<CheckSummary> run_manifests(std::span<const Manifest> manifests, con
   std::vector<Slot> slots;
   for (std::size_t m = 0; m < manifests.size(); ++m) {
     summaries[m].manifest = manifests[m].path;
+    summaries[m].other_shards = manifests[m].other_shards;
+    summaries[m].shard_index = options.shard_index;
+    summaries[m].shard_count = options.shard_count;
     summaries[m].cases.resize(manifests[m].cases.size());
   }
   for (std::size_t m = 0; m < manifests.size(); ++m)
@@ -358,21 +368,27 @@ CheckSummary run_check(const std::string& manifest_path, const CheckOptions& opt
 }
 
 std::string junit_xml(std::span<const CheckSummary> summaries) {
-  std::size_t tests = 0, failures = 0, errors = 0;
+  std::size_t tests = 0, failures = 0, errors = 0, skipped = 0;
   double seconds = 0;
   std::string suites;
   for (const auto& s : summaries) {
+    const bool sharded = s.shard_count > 1;
     std::size_t f = 0, e = 0;
     for (const auto& c : s.cases) {
       f += c.outcome == CaseResult::Outcome::fail;
       e += c.outcome == CaseResult::Outcome::error;
     }
-    tests += s.cases.size();
+    tests += s.cases.size() + s.other_shards.size();
     failures += f;
     errors += e;
+    skipped += s.other_shards.size();
     seconds += s.seconds;
-    suites += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.6f}\">\n",
-                          xml_escape(s.manifest), s.cases.size(), f, e, s.seconds);
+    suites += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\"{} time=\"{:.6f}\">\n",
+                          xml_escape(s.manifest), s.cases.size() + s.other_shards.size(), f, e,
+                          sharded ? fmt::format(" skipped=\"{}\"", s.other_shards.size()) : "", s.seconds);
+    if (sharded)
+      suites += fmt::format("    <properties>\n      <property name=\"dmlbits.shard\" value=\"{}/{}\"/>\n"
+                            "    </properties>\n", s.shard_index, s.shard_count);
     for (const auto& c : s.cases) {
       suites += fmt::format("    <testcase classname=\"dmlbits.check\" name=\"{}\" time=\"{:.6f}\"",
                             xml_escape(c.name), c.seconds);
@@ -384,11 +400,15 @@ std::string junit_xml(std::span<const CheckSummary> summaries) {
       suites += fmt::format(">\n      <{} message=\"{}\">{}</{}>\n    </testcase>\n", tag, xml_escape(c.detail),
                             xml_escape(c.report.empty() ? c.detail : c.report), tag);
     }
+    for (const auto& c : s.other_shards)
+      suites += fmt::format("    <testcase classname=\"dmlbits.check\" name=\"{}\" time=\"0\">\n"
+                            "      <skipped message=\"in shard {}/{}\"/>\n    </testcase>\n",
+                            xml_escape(c.name), c.shard, s.shard_count);
     suites += "  </testsuite>\n";
   }
   return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                     "<testsuites tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.6f}\">\n{}</testsuites>\n",
-                     tests, failures, errors, seconds, suites);
+                     "<testsuites tests=\"{}\" failures=\"{}\" errors=\"{}\"{} time=\"{:.6f}\">\n{}</testsuites>\n",
+                     tests, failures, errors, skipped ? fmt::format(" skipped=\"{}\"", skipped) : "", seconds, suites);
 }
 
 }  // namespace dmlbits
