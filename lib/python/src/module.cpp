@@ -182,7 +182,7 @@ py::object run(int op_index, py::object a, py::object b, py::object out, std::op
   lap("validate");
   if (timing) {
     t.backend = std::string(backend.name());
-    t.device = backend.device_description();
+    t.device = backend.device_description_for(v, false);  // as run_operation says it
     t.selection = backend.selection_reason();
   }
 
