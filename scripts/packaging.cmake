@@ -42,4 +42,7 @@ else()
   set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libfmt-dev, nlohmann-json3-dev, bash-completion")
   set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 endif()
+# The packages carry every install rule but the Python module's (component python,
+# lib/python/CMakeLists.txt): see there.
+set(CPACK_INSTALL_CMAKE_PROJECTS "${CMAKE_BINARY_DIR};${PROJECT_NAME};Unspecified;/")
 include(CPack)
