@@ -27,13 +27,29 @@ BackendKind backend_option(const std::string& name);
 // asked for ("" for the default); the two together must agree (Errc::usage otherwise).
 std::string format_choice(bool json, const std::string& format);
 
+// FILE options (-o, --time-json, --junit, ...): an empty value names no file and is refused,
+// not taken for "not given".
+inline CLI::Validator file_name_validator() {
+  return CLI::Validator([](std::string& s) { return s.empty() ? std::string("an empty file name names no file") : std::string(); },
+                        "");
+}
+
 // The last line of every command's help.
 inline constexpr const char* kSeeManual = "See dmlbits(1) for details.";
+
+// What --version prints: the version, the commit, the compiler and the backends built in.
+std::string version_text();
+// The commit the build was made from, written at build time (scripts/build-commit.cmake).
+extern const char kBuildCommit[];
+// --feature-level's value, or Errc::usage naming the levels there are (every command alike).
+FeatureLevel feature_level_option(const std::string& text);
 
 void setup_info(CLI::App& app);
 void setup_ops(CLI::App& app);
 void setup_check(CLI::App& app);
 void setup_devices(CLI::App& app);
+// `completion bash`: a completion script generated from `app`'s commands and the library's tables.
+void setup_completion(CLI::App& app);
 // One subcommand per row of the operator table.
 // The operator commands, or only `only`'s when given (the command line names it first).
 void setup_op_commands(CLI::App& app, const OpInfo* only = nullptr);

@@ -1,4 +1,5 @@
 // dmlbits check MANIFEST.json: run many golden cases, print a line each and a summary.
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -6,7 +7,9 @@
 #include "app.hpp"
 #include "dmlbits/check.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/file_uses.hpp"
 #include "dmlbits/io.hpp"
+#include "dmlbits/operand.hpp"
 
 namespace dmlbits::app {
 namespace {
@@ -14,13 +17,33 @@ namespace {
 struct CheckCmdOptions {
   std::vector<std::string> manifests;
   std::string junit;
+  std::string shard;
   CheckOptions check;
   std::string backend;
   bool verbose = false;
+  bool sync = false;
   CLI::Option* adapter_option = nullptr;
+  CLI::Option* shard_option = nullptr;
 };
 
-void run_check_cmd(const CheckCmdOptions& o) {
+// "K/N", syntax only: the rule (0 <= K < N) is check_check_options's.
+void parse_shard(const std::string& text, CheckOptions& check) {
+  const auto slash = text.find('/');
+  auto number = [&](std::string_view part) {
+    std::size_t v = 0;
+    if (part.empty() || part.size() > 9 || part.find_first_not_of("0123456789") != std::string_view::npos)
+      throw Error(Errc::usage, fmt::format("--shard '{}': expected K/N, two whole numbers (0/4 ... 3/4)", text));
+    for (char c : part) v = v * 10 + static_cast<std::size_t>(c - '0');
+    return v;
+  };
+  if (slash == std::string::npos)
+    throw Error(Errc::usage, fmt::format("--shard '{}': expected K/N, two whole numbers (0/4 ... 3/4)", text));
+  check.shard_index = number(std::string_view(text).substr(0, slash));
+  check.shard_count = number(std::string_view(text).substr(slash + 1));
+}
+
+void run_check_cmd(CheckCmdOptions& o) {
+  if (o.shard_option->count() > 0) parse_shard(o.shard, o.check);
   // The command line first, as for the operator commands: its mistakes are usage errors
   // before any case runs, not a failure of every case.
   if (o.adapter_option->count() > 0 && o.check.adapter.empty())
@@ -28,43 +51,72 @@ void run_check_cmd(const CheckCmdOptions& o) {
   CheckOptions options = o.check;
   if (!o.backend.empty()) options.backend = backend_option(o.backend);
   check_check_options(options);
+  if (std::count(o.manifests.begin(), o.manifests.end(), "-") > 1)
+    throw Error(Errc::usage, "standard input ('-') can be given as one manifest only");
+  // --junit must not name a manifest (checked before any is read), nor any case's input or
+  // golden (checked once the manifests are read, before any case runs).
+  std::vector<FileUse> uses;
+  if (!o.junit.empty()) uses.push_back({o.junit, "--junit", true});
+  for (const auto& m : o.manifests) uses.push_back({m, "manifest", false});
+  check_file_uses(uses);
+  set_sync_outputs(o.sync);
   if (!o.junit.empty()) check_output_path(o.junit);
   // Every manifest is read and validated before any case runs.
   std::vector<Manifest> manifests;
   std::size_t selected = 0;
   for (const auto& m : o.manifests) {
     manifests.push_back(load_manifest(m, options));
-    selected += manifests.back().cases.size();
+    // A shard may hold no case (more shards than cases); a filter that selects none is a typo.
+    selected += manifests.back().cases.size() + manifests.back().other_shards.size();
   }
+  if (!o.junit.empty()) {
+    uses.resize(1);
+    for (const auto& m : manifests)
+      for (const auto& c : m.cases) {
+        for (const Operand& in : c.request->request().operands) {
+          const auto* text = std::get_if<std::string>(&in);
+          if (text != nullptr && classify_operand(*text) == OperandKind::file)
+            uses.push_back({*text, fmt::format("case '{}' input", c.name), false});
+        }
+        if (!c.golden.empty())
+          uses.push_back({c.golden, fmt::format("case '{}' golden", c.name), options.update});
+      }
+    check_file_uses(uses);
+  }
+  // The case lines go to standard error when standard output carries the JUnit XML.
+  std::ostream& out = o.junit == "-" ? std::cerr : std::cout;
   // A filter that selects nothing would pass "0 passed": most likely a typo, which CI must see.
   if (selected == 0)
-    throw Error(Errc::usage, fmt::format("--filter '{}' matches no case in {}", o.check.filter,
+    throw Error(Errc::usage, fmt::format("--filter '{}' matches no case in {}", options.filter,
                                          o.manifests.size() == 1 ? quote_path(o.manifests[0]) : "the manifests"));
   check_adapter_applies(manifests, options);
+  // --update: every golden must be writable before any case runs (status 5, nothing written).
+  if (options.update)
+    for (const auto& m : manifests)
+      for (const auto& c : m.cases)
+        if (!c.golden.empty()) check_output_path(c.golden);
   std::size_t failed = 0, total = 0, updated = 0;
-  std::vector<CheckSummary> summaries;
-  for (const auto& m : manifests) {
-    CheckSummary s = run_manifest(m, options);
+  std::vector<CheckSummary> summaries = run_manifests(manifests, options);
+  for (const auto& s : summaries) {
     for (const auto& c : s.cases) {
       const char* tag = c.outcome == CaseResult::Outcome::pass ? (c.updated ? "UPDATED" : "ok") :
                         c.outcome == CaseResult::Outcome::fail ? "FAIL" : "ERROR";
-      std::cout << fmt::format("{:<8}{}", tag, c.name);
-      if (!c.detail.empty() && (c.outcome != CaseResult::Outcome::pass || c.updated)) std::cout << ": " << c.detail;
-      std::cout << '\n';
+      out << fmt::format("{:<8}{}", tag, c.name);
+      if (!c.detail.empty() && (c.outcome != CaseResult::Outcome::pass || c.updated)) out << ": " << c.detail;
+      out << '\n';
       if (!c.report.empty() && (o.verbose || c.outcome != CaseResult::Outcome::pass)) {
         // The full report, indented under its case, skipping the line already shown.
         const auto body = c.report.substr(c.report.find('\n') + 1);
-        std::cout << body;
+        out << body;
       }
       updated += c.updated;
     }
     failed += s.failed();
     total += s.cases.size();
-    summaries.push_back(std::move(s));
   }
-  std::cout << fmt::format("{} passed, {} failed", total - failed, failed);
-  if (updated) std::cout << fmt::format(", {} golden file{} updated", updated, updated == 1 ? "" : "s");
-  std::cout << '\n';
+  out << fmt::format("{} passed, {} failed", total - failed, failed);
+  if (updated) out << fmt::format(", {} golden file{} updated", updated, updated == 1 ? "" : "s");
+  out << '\n';
   if (!o.junit.empty()) write_text_file(o.junit, junit_xml(summaries));
   if (failed) throw Error(Errc::mismatch, fmt::format("{} of {} cases failed", failed, total));
 }
@@ -75,12 +127,15 @@ void setup_check(CLI::App& app) {
   auto opt = std::make_shared<CheckCmdOptions>();
   auto* sub = app.add_subcommand("check", "Run the golden cases of one or more manifests (see dmlbits(1), CHECK MANIFESTS)");
   sub->add_option("manifests", opt->manifests, "Manifest files (JSON)")->required();
-  sub->add_option("--junit", opt->junit, "Write the results as JUnit XML to FILE");
+  sub->add_option("--junit", opt->junit, "Write the results as JUnit XML to FILE")->check(file_name_validator());
   sub->add_flag("--update", opt->check.update, "Rewrite golden files from the results (atomically) and say which changed");
   sub->add_option("-j,--jobs", opt->check.jobs, "Cases to run in parallel (default: the number of CPUs)")
       ->type_name("N")
       ->check(count_validator());
   sub->add_option("--filter", opt->check.filter, "Run only cases whose name contains TEXT");
+  opt->shard_option = sub->add_option("--shard", opt->shard,
+                   "Run shard K of N (0-based): the i-th selected case of each manifest runs in shard i mod N")
+      ->type_name("K/N");
   sub->add_option("--backend", opt->backend, "Run every case on this backend");
   sub->add_option("--isa", opt->check.isa, "CPU backend: use this instruction set");
   opt->adapter_option =
@@ -89,6 +144,8 @@ void setup_check(CLI::App& app) {
       ->type_name("N")
       ->check(count_validator())
       ->capture_default_str();
+  sub->add_flag("--sync", opt->sync,
+                "Flush the updated goldens and --junit's file to the disk before exiting (fsync)");
   sub->add_flag("-v,--verbose", opt->verbose, "Print every report");
   sub->final_callback([opt] { run_check_cmd(*opt); });
 }

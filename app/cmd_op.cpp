@@ -1,4 +1,5 @@
 // dmlbits and|or|xor|shl|shr A B, dmlbits not|popcount A: one subcommand per operator-table row.
+#include <charconv>
 #include <iostream>
 #include <limits>
 
@@ -8,6 +9,7 @@
 #include "dmlbits/compare.hpp"
 #include "dmlbits/dxdispatch.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/file_uses.hpp"
 #include "dmlbits/io.hpp"
 #include "dmlbits/operand.hpp"
 #include "dmlbits/request.hpp"
@@ -45,6 +47,7 @@ struct OpOptions {
   std::string report_json;
   bool verbose = false;
   bool quiet = false;
+  bool sync = false;
   std::string emit_dxdispatch;
   bool popcount_in_place = false;  // popcount's hidden --in-place, refused with DirectML's reason
   // Options whose presence, not value, matters (CLI11 counts them).
@@ -100,11 +103,7 @@ PreparedRequest make_request(const OpOptions& o) {
   r.op = o.op;
   r.operands = {o.a};
   if (op.arity == 2) r.operands.emplace_back(o.b);
-  const auto level = parse_feature_level(o.feature_level);
-  if (!level)
-    throw Error(Errc::usage, fmt::format("--feature-level: unknown level '{}' (1_0 to {}, also written 4.1 or "
-                                         "DML_FEATURE_LEVEL_4_1)", o.feature_level, newest_feature_level().short_name()));
-  r.level = *level;
+  r.level = feature_level_option(o.feature_level);
   r.out_dtype = dtype_option(o.out_dtype, "--out-dtype");
   r.dtype = dtype_option(o.dtype, "--dtype");
   if (op.shift) {
@@ -136,6 +135,15 @@ PreparedRequest make_request(const OpOptions& o) {
     if (o.show_option && o.show_option->count() > 0) throw Error(Errc::usage, "--show needs --expect GOLDEN");
     if (!o.report_json.empty()) throw Error(Errc::usage, "--report-json needs --expect GOLDEN");
   }
+  // --explain describes without running: every side output asked for is written
+  // (--explain-json, --emit-dxdispatch) or, needing a run, refused.
+  if (o.explain) {
+    const char* needs_run = !o.output.empty() ? "-o" : o.in_place ? "--in-place" : !o.expect.empty() ? "--expect"
+                          : o.time ? "--time" : !o.time_json.empty() ? "--time-json" : nullptr;
+    if (needs_run)
+      throw Error(Errc::usage, fmt::format("{} needs a run, and --explain describes the operation without running it",
+                                           needs_run));
+  }
   check_operand(o.a, "A");
   if (op.arity == 2) check_operand(o.b, "B");
   if (!o.emit_dxdispatch.empty()) dxdispatch_file_names(o.emit_dxdispatch, op.arity);  // refused early
@@ -143,9 +151,40 @@ PreparedRequest make_request(const OpOptions& o) {
 }
 
 // --expect: compare with the golden file; --update rewrites it instead of failing.
-// Standard output carries the result (-o -): reports then go to standard error, so that the
-// reader of the tensor gets the tensor and nothing after it.
-bool stdout_has_data(const OpOptions& o) { return o.output == "-"; }
+// Standard output carries the result (-o -) or a JSON side output (--time-json -, ...): the
+// text report then goes to standard error, so that the reader of standard output gets one
+// document and nothing after it.
+bool stdout_has_data(const OpOptions& o) {
+  return o.output == "-" || o.explain_json == "-" || o.time_json == "-" || o.report_json == "-";
+}
+
+// Every file the command names and what it does with it, for check_file_uses(): no two
+// outputs, and no output and input, may be one file (--in-place is the one way to write over
+// an input), and standard output has one writer.
+std::vector<FileUse> file_uses(const OpOptions& o) {
+  std::vector<FileUse> uses;
+  const auto operand = [&](const std::string& text, const char* name) {
+    if (classify_operand(text) == OperandKind::file) uses.push_back({text, name, false, true, false});
+  };
+  operand(o.a, "input A");
+  if (op_info(o.op).arity == 2) operand(o.b, "input B");
+  if (o.in_place) uses.push_back({o.a, "--in-place", true, false, true});
+  if (!o.output.empty()) uses.push_back({o.output, "-o", true});
+  // Without -o (and without --expect, which then only compares) the result is JSON on
+  // standard output; --explain prints the description there instead of running.
+  if (o.explain) uses.push_back({"-", "--explain", true});
+  else if (o.output.empty() && !o.in_place && o.expect.empty()) uses.push_back({"-", "the result", true});
+  if (!o.expect.empty()) uses.push_back({o.expect, o.update ? "--expect (with --update)" : "--expect", o.update});
+  if (!o.explain_json.empty()) uses.push_back({o.explain_json, "--explain-json", true});
+  if (!o.time_json.empty()) uses.push_back({o.time_json, "--time-json", true});
+  if (!o.report_json.empty()) uses.push_back({o.report_json, "--report-json", true});
+  if (!o.emit_dxdispatch.empty()) {
+    const DxDispatchFiles files = dxdispatch_file_names(o.emit_dxdispatch, op_info(o.op).arity);
+    for (const auto& f : files.inputs) uses.push_back({f, "--emit-dxdispatch", true});
+    uses.push_back({files.model, "--emit-dxdispatch", true});
+  }
+  return uses;
+}
 
 void check_expected(const OpOptions& o, const Tensor& result) {
   // --report-json holds every differing element; the text lists --show of them.
@@ -168,6 +207,10 @@ void check_expected(const OpOptions& o, const Tensor& result) {
 // Every file the run will write, checked before anything is computed: a bad path for a side
 // output must not leave the main output written, nor hide a mismatch behind an I/O error.
 void check_output_paths(const OpOptions& o) {
+  // Written in place, A would be cut short while it is still being read.
+  if (o.in_place && writes_in_place(o.a))
+    throw Error(Errc::usage, fmt::format("--in-place needs input A to be a regular file, which is replaced; {} is "
+                                         "written in place", quote_path(o.a)));
   if (!o.output.empty()) check_output_path(o.output);
   if (!o.explain_json.empty()) check_output_path(o.explain_json);
   if (!o.time_json.empty()) check_output_path(o.time_json);
@@ -249,6 +292,8 @@ RunHooks run_hooks(const OpOptions& o, Progress& progress) {
 void run_op(const OpOptions& o) {
   const OpInfo& op = op_info(o.op);
   const PreparedRequest request = make_request(o);
+  check_file_uses(file_uses(o));
+  set_sync_outputs(o.sync);
   check_output_paths(o);
   if (o.in_place && o.verbose) {
     // The result replaces A as dmlbits writes every .npy: say so when that changes A's layout.
@@ -262,11 +307,16 @@ void run_op(const OpOptions& o) {
   Progress progress(!o.quiet, std::string(op.verb));
   const RunResult r = run(request, run_hooks(o, progress));
   if (o.explain) {
+    if (!o.explain_json.empty()) write_text_file(o.explain_json, explain_json(*r.op));
     std::cout << explain_json(*r.op);
     return;
   }
   report_timing(o, *r.op, r.timing, r.execute_samples);
   if (!o.expect.empty()) check_expected(o, *r.result);
+  if (o.verbose) {
+    if (const std::string why = named_temporary_reason(); !why.empty())
+      std::cerr << fmt::format("dmlbits: outputs were written under a temporary name, which a kill would leave: {}\n", why);
+  }
 }
 
 std::string level_choices() {
@@ -288,6 +338,14 @@ BackendKind backend_option(const std::string& name) {
   throw Error(Errc::usage, fmt::format("unknown backend '{}' (available: {})", name, backend_names_help()));
 }
 
+FeatureLevel feature_level_option(const std::string& text) {
+  const auto level = parse_feature_level(text);
+  if (!level)
+    throw Error(Errc::usage, fmt::format("--feature-level: unknown level '{}' (1_0 to {}, also written 4.1 or "
+                                         "DML_FEATURE_LEVEL_4_1)", text, newest_feature_level().short_name()));
+  return *level;
+}
+
 void setup_op_commands(CLI::App& app, const OpInfo* only) {
   for (const auto& op : op_table()) {
     if (only != nullptr && &op != only) continue;
@@ -304,7 +362,8 @@ void setup_op_commands(CLI::App& app, const OpInfo* only) {
     if (op.arity == 2) sub->add_option("B", opt->b, "Second input (the shift count for shifts): " + operand_help)->required();
     sub->add_option("-o,--output", opt->output,
                     "Write the result to FILE (- for standard output, as .npy unless --format json); "
-                    "without -o the result is printed as JSON");
+                    "without -o the result is printed as JSON")
+        ->check(file_name_validator());
     sub->add_option("--format", opt->format, "Output format (default: from the extension)")
         ->check(CLI::IsMember({"npy", "json"}));
     sub->add_flag("--json", opt->json, "Same as --format json");
@@ -339,25 +398,42 @@ void setup_op_commands(CLI::App& app, const OpInfo* only) {
                     "CPU backends: compute on at most N threads (default 2 where the CPU has them, for outputs of "
                     "4 MiB or more; 1 also reads and writes a streamed run on one thread; default DMLBITS_THREADS)")
         ->type_name("N")
-        ->check(CLI::Range(1u, kMaxThreads));
+        ->check(CLI::Validator(
+            [](std::string& s) {
+              // As DMLBITS_THREADS is refused: CLI11's range check calls "abc" out of range.
+              unsigned n = 0;
+              const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+              return ec == std::errc{} && p == s.data() + s.size() && n >= 1 && n <= kMaxThreads
+                         ? std::string()
+                         : fmt::format("'{}' is not a thread count from 1 to {}", s, kMaxThreads);
+            },
+            ""));
     sub->add_flag("--hex", opt->hex, "JSON output: every value as its bit pattern in hex");
     sub->add_flag("--explain", opt->explain, "Print the DirectML operator description as JSON and exit without running");
-    sub->add_option("--explain-json", opt->explain_json, "Run, and write the DirectML operator description to FILE");
+    sub->add_option("--explain-json", opt->explain_json, "Run, and write the DirectML operator description to FILE")
+        ->check(file_name_validator());
     sub->add_option("--expect", opt->expect,
-                    "Compare the result bit for bit with GOLDEN (.npy or JSON); exit 1 and report if it differs");
+                    "Compare the result bit for bit with GOLDEN (.npy or JSON); exit 1 and report if it differs")
+        ->check(file_name_validator());
     sub->add_flag("--update", opt->update, "With --expect: rewrite GOLDEN from the result instead of failing");
     opt->show_option = sub->add_option("--show", opt->show, "With --expect: list at most N differing elements")
                            ->type_name("N")
                            ->check(count_validator())
                            ->capture_default_str();
-    sub->add_option("--report-json", opt->report_json, "With --expect: write the full comparison report to FILE");
+    sub->add_option("--report-json", opt->report_json, "With --expect: write the full comparison report to FILE")
+        ->check(file_name_validator());
     sub->add_option("--emit-dxdispatch", opt->emit_dxdispatch,
                     "Also write FILE.json, a model for Microsoft's DxDispatch that runs this operator on DirectML, "
-                    "with the inputs as FILE-a.npy[, FILE-b.npy]");
+                    "with the inputs as FILE-a.npy[, FILE-b.npy]")
+        ->check(file_name_validator());
     sub->add_flag("--time", opt->time, "Print the time of each phase to standard error");
-    sub->add_option("--time-json", opt->time_json, "Write timings (phases, samples, statistics) to FILE as JSON");
+    sub->add_option("--time-json", opt->time_json, "Write timings (phases, samples, statistics) to FILE as JSON")
+        ->check(file_name_validator());
     sub->add_option("--repeat", opt->repeat, "Execute N measured times (data already resident)")->capture_default_str();
     sub->add_option("--warmup", opt->warmup, "Execute W unmeasured times first")->capture_default_str();
+    sub->add_flag("--sync", opt->sync,
+                  "Flush every output file and its folder entry to the disk before exiting 0 (fsync), so that "
+                  "it survives a power cut");
     sub->add_flag("-v,--verbose", opt->verbose, "Say which backend and device run the operator");
     sub->add_flag("-q,--quiet", opt->quiet, "No progress line on a terminal for long runs");
     sub->final_callback([opt] { run_op(*opt); });

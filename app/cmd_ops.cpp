@@ -20,10 +20,7 @@ struct OpsOptions {
 
 void run_ops(const OpsOptions& o) {
   std::optional<FeatureLevel> level;
-  if (!o.feature_level.empty()) {
-    level = parse_feature_level(o.feature_level);
-    if (!level) throw Error(Errc::usage, fmt::format("--feature-level: unknown level '{}'", o.feature_level));
-  }
+  if (!o.feature_level.empty()) level = feature_level_option(o.feature_level);
   const bool json = format_choice(o.json, o.format) == "json";
   if (o.roff) std::cout << ops_roff();
   else if (json) std::cout << ops_json(level).dump(2) << '\n';

@@ -70,7 +70,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-constexpr const char* kOtherCommands[] = {"info", "ops", "check", "devices"};
+constexpr const char* kOtherCommands[] = {"info", "ops", "check", "devices", "completion"};
 
 // The command a first argument means, if it is one in any case (`AND`, `Bit_Xor`): DirectML's
 // names are written in capitals and a user should not have to remember ours are lower case.
@@ -124,6 +124,13 @@ int usage_error(const std::string& command, const std::string& what) {
   return dmlbits::exit_status(dmlbits::Errc::usage);
 }
 
+// A word of the command line quoted in a message: enough of it to recognise, as literals are
+// quoted ("--aaaa... (5000 characters)"), so that a pasted blob does not fill the terminal.
+std::string cut(const std::string& word) {
+  if (word.size() <= 40) return word;
+  return fmt::format("{}... ({} characters)", word.substr(0, 32), word.size());
+}
+
 // CLI11's message for a parse error, reworded: CLI11 writes "The following arguments were not
 // expected: uint32 --out-dtype" (in reverse order), "B is required", "Could not convert: --jobs
 // = -1"; dmlbits says what is wrong in its own words.
@@ -141,8 +148,9 @@ std::string parse_error_text(const CLI::ParseError& e) {
     if (words.empty()) return "unexpected arguments";
     const std::string& first = words.front();
     if (first.size() > 1 && first[0] == '-' && !(first[1] >= '0' && first[1] <= '9'))
-      return fmt::format("unknown option '{}'", first.substr(0, first.find('=')));
-    return words.size() == 1 ? fmt::format("unexpected argument '{}'", first)
+      return fmt::format("unknown option '{}'", cut(first.substr(0, first.find('='))));
+    for (auto& w : words) w = cut(w);
+    return words.size() == 1 ? fmt::format("unexpected argument '{}'", words.front())
                              : fmt::format("unexpected arguments '{}'", fmt::join(words, "' '"));
   }
   if (dynamic_cast<const CLI::RequiredError*>(&e)) {
@@ -163,7 +171,8 @@ std::string parse_error_text(const CLI::ParseError& e) {
     const auto colon = what.find(": ");
     if (colon != std::string::npos && what.find("At Most") != std::string::npos)
       return fmt::format("{} may be given once", what.substr(0, colon));
-    if (colon != std::string::npos && what.find("required but received 0") != std::string::npos)
+    if (colon != std::string::npos && (what.find("required but received 0") != std::string::npos ||
+                                       (what.find(" required ") != std::string::npos && what.ends_with(" missing"))))
       return fmt::format("{} needs a value", what.substr(0, colon));
   }
   if (dynamic_cast<const CLI::ValidationError*>(&e)) {
@@ -208,11 +217,12 @@ int main(int argc, char** argv) {
     const std::string first = args[1];
     if (lower(first) == "help") {
       args.erase(args.begin() + 1);
+      if (args.size() >= 2 && lower(args[1]) == "help") args.erase(args.begin() + 1);  // `help help`: this help
       if (args.size() >= 2 && args[1][0] != '-') {
         auto named = command_named(args[1]);
         if (!named) {
           const std::string near = nearest_command(args[1]);
-          return usage_error("", fmt::format("unknown command '{}'{}", args[1],
+          return usage_error("", fmt::format("unknown command '{}'{}", cut(args[1]),
                                              near.empty() || near == "help" ? "" : fmt::format(" (did you mean '{}'?)", near)));
         }
         command_arg = *named;
@@ -226,7 +236,7 @@ int main(int argc, char** argv) {
       args[1] = command_arg.c_str();
     } else {
       const std::string near = nearest_command(first);
-      return usage_error("", fmt::format("unknown command '{}'{}", first,
+      return usage_error("", fmt::format("unknown command '{}'{}", cut(first),
                                          near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
     }
   }
@@ -239,7 +249,8 @@ int main(int argc, char** argv) {
   // too (on the current drive): options are spelt as the manual spells them, everywhere.
   // Before the commands are added, which copy the setting.
   app.allow_windows_style_options(false);
-  app.set_version_flag("--version", "dmlbits " DMLBITS_VERSION);
+  const std::string version = app::version_text();
+  app.set_version_flag("--version", version, "Print the version, commit, compiler and backends, and exit");
   app.require_subcommand(1);
   app.footer(app::exit_status_summary() + "\n" + app::kSeeManual);
   // Building CLI11's option tables is most of a small run's instructions (3 of 4 million with
@@ -253,12 +264,15 @@ int main(int argc, char** argv) {
     app::setup_ops(app);
     app::setup_check(app);
     app::setup_devices(app);
+    app::setup_completion(app);
+    // Listed with the commands; never run as one: main() turns `help [COMMAND]` into --help.
+    app.add_subcommand("help", "Print this help, or a command's: dmlbits help COMMAND");
   }
   app::setup_op_commands(app, named);
   // --version after a command too (`dmlbits ops --version`), as the manual lists it for every command.
   // Every command's help ends as the top-level one does.
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-    sub->set_version_flag("--version", "dmlbits " DMLBITS_VERSION, "Print the version and exit");
+    sub->set_version_flag("--version", version, "Print the version, commit, compiler and backends, and exit");
     sub->footer(app::exit_status_summary() + "\n" + app::kSeeManual);
   }
   int status = 0;

@@ -91,8 +91,18 @@ std::string ops_text(std::optional<FeatureLevel> level) {
     out += "Each row holds from its level up to the next row's; nothing changes after 4_1.\n";
     return out;
   }
+  // At one level the columns fit the rows in force there (3_0's types are shorter than 4_1's),
+  // and the header is shown only over a row of them (at 1_0 no operator is available).
+  types_width = std::string_view("INPUT TYPES").size();
+  bool any = false;
+  for (const auto& op : op_table())
+    if (const OpTier* t = op.tier_at(*level)) {
+      types_width = std::max(types_width, t->inputs.to_string().size());
+      any = true;
+    }
+  types_width += 2;
   out += fmt::format("At {}:\n", level->enum_name());
-  out += fmt::format("{:<9}{:<6}{:<{}}{}\n", "OP", "DIMS", "INPUT TYPES", types_width, "OUTPUT TYPES");
+  if (any) out += fmt::format("{:<9}{:<6}{:<{}}{}\n", "OP", "DIMS", "INPUT TYPES", types_width, "OUTPUT TYPES");
   for (const auto& op : op_table()) {
     const OpTier* t = op.tier_at(*level);
     if (!t)

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Writes testdata/conformance/onnx-node.json: a `dmlbits check` manifest for the ONNX backend
-node tests in ../shared/conformance/onnx-node (external data, read in place). Each case runs at
+node tests in testdata/conformance/onnx-node (ONNX's data, Apache-2.0: see its NOTICE). Each case runs at
 its lowest feature level and must match ONNX's expected output; each case whose data type needs
 4_1 is also run at 4_0 and must be refused as invalid input. Expectations come from the ONNX
 data and its manifest, not from dmlbits.
@@ -13,7 +13,7 @@ import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 project = os.path.dirname(here)
-conformance = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(project, "..", "shared", "conformance"))
+conformance = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(project, "testdata", "conformance"))
 out_file = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else os.path.join(project, "testdata", "conformance", "onnx-node.json")
 out_dir = os.path.dirname(out_file)
 src = json.load(open(os.path.join(conformance, "onnx-node", "manifest.json")))

@@ -48,11 +48,11 @@ expect_no_file cut.npy
 
 # SIGINT during a long run: exit 130, no output, no temporary file; an existing output intact.
 echo keep > out.npy
-# The signal is sent once the temporary output exists (a fixed delay could outlast the whole run
-# on a fast machine), so the run is under way and far from done (2 GiB).
+# The signal is sent once the output being written exists (a fixed delay could outlast the whole
+# run on a fast machine), so the run is under way and far from done (2 GiB): writing_output.
 "$DMLBITS" not big.npy -o out.npy --quiet 2>err.txt &
 pid=$!
-for _ in $(seq 2000); do ls -A | grep -q 'dmlbits-' && break; sleep 0.005; done
+for _ in $(seq 2000); do writing_output "$pid" && break; sleep 0.005; done
 kill -INT "$pid"
 wait "$pid" && st=0 || st=$?
 [ "$st" -eq 130 ] || fail "SIGINT: exit $st, expected 130 ($(cat err.txt))"

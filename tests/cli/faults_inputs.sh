@@ -157,9 +157,9 @@ expect_one_line
 npy_file stream.npy '|u1' "($((8192 * MiB)),)" 0 $((8192 * MiB))
 "$DMLBITS" not stream.npy -o out.npy --quiet 2>stderr.txt &
 pid=$!
-for _ in $(seq 2000); do ls -A | grep -q 'dmlbits-' && break; sleep 0.005; done
+for _ in $(seq 2000); do writing_output "$pid" && break; sleep 0.005; done
 kill -STOP "$pid"
-ls -A | grep -q 'dmlbits-' || fail "no temporary output appeared while streaming"
+writing_output "$pid" || fail "no output under way appeared while streaming"
 truncate -s 1000000 stream.npy
 kill -CONT "$pid"
 wait_bg "$pid"

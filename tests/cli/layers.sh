@@ -33,7 +33,7 @@ below["golden"] = {"run"} | below["run"]
 public = {
     "core": "error dtype shape feature_level ops timing stats",
     "platform": "interrupt memory standard_streams",
-    "io": "tensor npy json_tensor io operand",
+    "io": "tensor npy json_tensor io operand file_uses",
     "ops": "validate dml_desc",
     "run": "request devices dxdispatch",
     "golden": "check compare",

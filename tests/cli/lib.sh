@@ -36,6 +36,12 @@ expect_one_line() {
 }
 # expect_no_file PATH
 expect_no_file() { [ ! -e "$1" ] || fail "$1 exists but should not"; }
+# writing_output PID: PID has an output file under way in the current folder: an unnamed file
+# (O_TMPFILE, "DIR/#N (deleted)" among its descriptors) or, where the file system has none, a
+# temporary ".NAME.dmlbits-XXXXXX".
+writing_output() {
+  ls -A | grep -q 'dmlbits-' || ls -l "/proc/$1/fd" 2>/dev/null | grep -F "$PWD/#" | grep -q '(deleted)'
+}
 
 # Memory figures. A bound is what dmlbits itself holds, on top of what a run that holds nothing
 # takes in the same build (`dmlbits --version`, measured once): so a sanitizer's runtime, a

@@ -7,6 +7,7 @@
 #   (e) EXIT STATUS lists every status of the `Exit status:` help footer with its number
 #   (f) FEATURE LEVELS names every level --feature-level accepts
 #   (g) the .TH line carries the version `dmlbits --version` prints
+#   (h) every project file an example names (testdata/..., tests/...) exists
 # The help texts are the reference, so an option, command or status added to the program
 # without a word in the manual fails here.
 source "$(dirname "$0")/lib.sh" || exit 1
@@ -155,10 +156,17 @@ done
 
 # ---- (g) the version -----------------------------------------------------------------------
 run --version
-version=${out#dmlbits }
+version=${out%%$'\n'*}
+version=${version#dmlbits }
 checks=$((checks + 1))
 grep -qE "^\.TH .*\"dmlbits ${version//./\\.}\"" "$MAN" ||
   fail "(g) the .TH line does not say \"dmlbits $version\" (from dmlbits --version): $(grep '^\.TH' "$MAN")"
+
+# ---- (h) the examples' project files ---------------------------------------------------------
+for path in $(section EXAMPLES | grep -oE '(^|[ ])(testdata|tests)/[A-Za-z0-9_./-]+' | sort -u); do
+  checks=$((checks + 1))
+  [ -e "$DMLBITS_SOURCE_DIR/$path" ] || fail "(h) EXAMPLES names $path, which is not in the project"
+done
 
 if [ "$have_mandoc" -eq 0 ]; then
   # The other checks ran; only the lint could not. Report failures first, else skip.

@@ -99,10 +99,12 @@ expect_status 3 xor n8.npy pc.npy -o existing.npy
 [ "$(cat existing.npy)" = keep ] || fail "existing output was modified by a failed run"
 [ -z "$(ls -A | grep dmlbits-)" ] || fail "temporary files left behind: $(ls -A)"
 
-# Output may name an input; --in-place overwrites A atomically.
+# -o may not name an input (issue #23 item 1: status 2, the input untouched); --in-place is the
+# way to overwrite A, atomically.
 cp n8.npy self.npy
-expect_status 0 not self.npy -o self.npy
-"$P" -c "import numpy as np; assert np.load('self.npy').tolist()==[[255,127],[213,0]]" || fail "-o input"
+expect_status 2 not self.npy -o self.npy
+expect_err "input A and -o name the same file 'self.npy'"
+cmp -s self.npy n8.npy || fail "-o input: the input was changed"
 cp n8.npy inplace.npy
 expect_status 0 xor inplace.npy 0xff --in-place
 "$P" -c "import numpy as np; assert np.load('inplace.npy').tolist()==[[255,127],[213,0]]" || fail "--in-place"

@@ -18,7 +18,7 @@ DMLBITS = os.environ.get("DMLBITS")
 # The project's root: DMLBITS_SOURCE_DIR, else two folders above this file.
 SOURCE_DIR = os.environ.get("DMLBITS_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
-# External conformance data (../shared/conformance), "" when not given.
+# Conformance data (testdata/conformance), "" when not given.
 CONFORMANCE_DIR = os.environ.get("DMLBITS_CONFORMANCE_DIR", "")
 
 # CTest's SKIP_RETURN_CODE for these tests: "skipped", not "passed".

@@ -102,6 +102,13 @@ TEST_F(CheckTest, OutcomesOfEveryKindInManifestOrder) {
   EXPECT_FALSE(test::fs::exists(dir_.file("missing.json")));  // no --update: nothing written
 }
 
+// A manifest's operands are always text (a path or a literal), never borrowed memory.
+std::vector<std::string> operand_texts(const std::vector<Operand>& operands) {
+  std::vector<std::string> texts;
+  for (const Operand& o : operands) texts.push_back(std::get<std::string>(o));
+  return texts;
+}
+
 TEST_F(CheckTest, FilesResolveAgainstTheRootAndLiteralsStayLiterals) {
   test::fs::create_directories(dir_.path() / "sub");
   const std::string path = manifest(R"({"root": "sub", "cases": [
@@ -111,12 +118,12 @@ TEST_F(CheckTest, FilesResolveAgainstTheRootAndLiteralsStayLiterals) {
   ASSERT_EQ(m.cases.size(), 2u);
   EXPECT_EQ(m.total, 2u);
   EXPECT_EQ(m.path, path);
-  EXPECT_EQ(m.cases[0].request->request().operands, (std::vector<std::string>{dir_.file("sub/a.npy"), "0x1"}));
+  EXPECT_EQ(operand_texts(m.cases[0].request->request().operands), (std::vector<std::string>{dir_.file("sub/a.npy"), "0x1"}));
   EXPECT_EQ(m.cases[0].golden, dir_.file("sub/g.npy"));
   EXPECT_EQ(m.cases[0].request->request().op, OpKind::bit_or);
-  EXPECT_EQ(m.cases[0].request->request().backend, "cpu");
+  EXPECT_EQ(m.cases[0].request->request().backend, BackendKind::cpu);
   // An array input is an array literal, written back as JSON text.
-  EXPECT_EQ(m.cases[1].request->request().operands, (std::vector<std::string>{"[1,2]"}));
+  EXPECT_EQ(operand_texts(m.cases[1].request->request().operands), (std::vector<std::string>{"[1,2]"}));
   EXPECT_EQ(m.cases[1].request->request().dtype, DType::uint16);
 }
 
@@ -228,7 +235,10 @@ TEST_F(CheckTest, MalformedManifestsNameTheCaseAndTheKey) {
   expect_refused(R"({"cases": [{"name": "x", "op": "and", "inputs": ["1", "2"], "out_dtype": "uint32", "expected": "g.npy"}]})",
                  "case 'x': \"out_dtype\" does not apply to and (only popcount takes it)");
   expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "shift_overflow": "wrap", "expected": "g.npy"}]})",
-                 "case 'x': \"shift_overflow\" does not apply to not (only shl and shr takes it)");
+                 "case 'x': \"shift_overflow\" does not apply to not (only shl and shr take it)");
+  // Issue #23 item 9: a message to match beside a golden was ignored; refused as misplaced keys are.
+  expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "expected": "g.npy", "expect_message": "needs"}]})",
+                 "case 'x': \"expect_message\" needs \"expect_error\" (a case with \"expected\" reports no error to match)");
   expect_refused(R"({"cases": [{"name": "x", "op": "shl", "inputs": ["1", "2"], "shift_overflow": "clamp", "expected": "g.npy"}]})",
                  "case 'x': \"shift_overflow\" must be \"directml\", \"zero\" or \"wrap\"");
   expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "feature_level": "4_2", "expected": "g.npy"}]})",

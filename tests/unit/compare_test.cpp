@@ -119,6 +119,17 @@ TEST(CompareTextTest, ATableOfTheShownDifferences) {
   EXPECT_EQ(compare_text(r, "'g.npy'"), "mismatch with 'g.npy': 2 of 3 elements differ (UINT8)\n" + header + row0 + row2);
   EXPECT_EQ(compare_text(r, "'g.npy'", 1),
             "mismatch with 'g.npy': 2 of 3 elements differ (UINT8)\n" + header + row0 + "  ... 1 more\n");
+  // Issue #23 item 17: --show 0 prints the count alone, not a header over no rows.
+  EXPECT_EQ(compare_text(r, "'g.npy'", 0), "mismatch with 'g.npy': 2 of 3 elements differ (UINT8)\n");
+}
+
+// Issue #23 item 14: one element is "1 element".
+TEST(CompareTextTest, OneElementIsSingular) {
+  const Tensor e = make(DType::uint8, Shape{1}, {1});
+  const Tensor a = make(DType::uint8, Shape{1}, {2});
+  EXPECT_EQ(compare_text(compare_tensors(e.view(), e.view(), 10), "'g.npy'"), "match with 'g.npy': 1 element identical\n");
+  EXPECT_EQ(compare_text(compare_tensors(e.view(), a.view(), 10), "'g.npy'", 0),
+            "mismatch with 'g.npy': 1 of 1 element differs (UINT8)\n");
 }
 
 TEST(CompareJsonTest, CarriesTheCountsAndEachMismatch) {

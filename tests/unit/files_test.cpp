@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -210,6 +211,75 @@ TEST_F(FilesTest, ReplacingNamesTheFailedStep) {
   }
   EXPECT_TRUE(fs::is_directory(path("folder/inside")));
   EXPECT_EQ(contents(temp), "x");
+}
+
+std::vector<std::string> names_in(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST_F(FilesTest, APendingFileHasNoNameUntilCommitted) {
+  const std::string dest = file("out.npy", "old");
+  ASSERT_EQ(::chmod(dest.c_str(), 0640), 0);
+  PendingFile p = PendingFile::create(dest);
+  // On Linux file systems with O_TMPFILE (the test's /tmp), the file is unnamed while written.
+  EXPECT_EQ(p.named_because(), "");
+  EXPECT_EQ(p.temporary_path(), "");
+  EXPECT_EQ(p.file().write(bytes("new")), 3u);
+  EXPECT_EQ(names_in(dir_), std::vector<std::string>{"out.npy"});
+  EXPECT_EQ(contents(dest), "old");
+  p.commit(false);
+  EXPECT_EQ(contents(dest), "new");
+  EXPECT_EQ(names_in(dir_), std::vector<std::string>{"out.npy"});
+  struct stat st {};
+  ASSERT_EQ(::stat(dest.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);  // the replaced file's mode
+}
+
+TEST_F(FilesTest, APendingFileTakesANewNameDirectlyAndSyncs) {
+  const auto mask = ::umask(022);
+  PendingFile p = PendingFile::create(path("new.json"));
+  ::umask(mask);
+  EXPECT_EQ(p.file().write(bytes("{}")), 2u);
+  EXPECT_TRUE(names_in(dir_).empty());
+  p.commit(true);
+  EXPECT_EQ(contents(path("new.json")), "{}");
+  struct stat st {};
+  ASSERT_EQ(::stat(path("new.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0644u);
+}
+
+TEST_F(FilesTest, ADiscardedPendingFileLeavesNothing) {
+  const std::string dest = file("out.npy", "old");
+  {
+    PendingFile p = PendingFile::create(dest);
+    (void)p.file().write(bytes("partial"));
+    PendingFile moved = std::move(p);  // moving does not discard twice nor commit
+  }
+  EXPECT_EQ(contents(dest), "old");
+  EXPECT_EQ(names_in(dir_), std::vector<std::string>{"out.npy"});
+  try {
+    (void)PendingFile::create(path("missing/out.npy"));
+    FAIL() << "created a file in a missing folder";
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code(), std::errc::no_such_file_or_directory);
+  }
+}
+
+TEST_F(FilesTest, KnowsTheKernelsLinksToOpenFiles) {
+  EXPECT_TRUE(names_open_descriptor("/proc/self/fd/1"));
+  EXPECT_TRUE(names_open_descriptor("/dev/fd/1"));
+  fs::create_symlink("/proc/self/fd/1", path("stdout"));
+  fs::create_symlink(path("stdout"), path("link-to-stdout"));
+  EXPECT_TRUE(names_open_descriptor(path("stdout")));
+  EXPECT_TRUE(names_open_descriptor(path("link-to-stdout")));
+  fs::create_symlink(file("plain", "x"), path("plain-link"));
+  EXPECT_FALSE(names_open_descriptor(path("plain-link")));  // replaced, as sed -i does
+  EXPECT_FALSE(names_open_descriptor(path("plain")));
+  EXPECT_FALSE(names_open_descriptor(path("missing")));
+  EXPECT_FALSE(names_open_descriptor("/dev/null"));  // a device, written in place for that reason
 }
 
 TEST_F(FilesTest, RemovesFiles) {

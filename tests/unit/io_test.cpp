@@ -94,7 +94,7 @@ TEST(JsonBoundsTest, TextOverTheBoundIsRefusedBeforeParsing) {
   const std::string text(kMaxJsonInputBytes + 1, ' ');
   const Error e = error_of([&] { JsonTensorDocument::parse(text); });
   EXPECT_EQ(e.code(), Errc::invalid_input);
-  EXPECT_NE(std::string(e.what()).find("JSON input is limited to 64 MiB, and this text is 64.0 MiB (67108865 bytes): use .npy"), std::string::npos);
+  EXPECT_NE(std::string(e.what()).find("JSON input is limited to 64 MiB (67108864 bytes), and this text is 64.0 MiB (67108865 bytes): use .npy"), std::string::npos);
 }
 
 TEST_F(IoTest, InspectInputReadsTheHeaderAndChecksTheSize) {

@@ -1,5 +1,5 @@
-// Buffers (dmlbits/memory.hpp): every buffer aligned to 64 bytes and a large one (mapped on its
-// own) to 2 MiB, usable over its whole size, never nullptr (size 0 included), and an impossible
+// Buffers (dmlbits/memory.hpp): every buffer aligned to 64 bytes and one of kMappedBufferBytes
+// or more (mapped on its own) to 2 MiB, usable over its whole size, never nullptr (size 0 included), and an impossible
 // size refused with Errc::io rather than returned.
 #include <gtest/gtest.h>
 
@@ -25,7 +25,7 @@ TEST(MemoryTest, SmallBuffersAreAlignedAndDistinct) {
   ASSERT_NE(zero_b, nullptr);
   EXPECT_NE(zero_a, zero_b);
   EXPECT_EQ(address(zero_a) % 64, 0u);
-  for (const std::size_t size : {std::size_t{1}, std::size_t{63}, std::size_t{65}, kLargeBufferBytes - 1}) {
+  for (const std::size_t size : {std::size_t{1}, std::size_t{63}, std::size_t{65}, kMappedBufferBytes - 1}) {
     std::byte* p = allocate_buffer(size);
     ASSERT_NE(p, nullptr);
     EXPECT_EQ(address(p) % 64, 0u) << size;
@@ -39,8 +39,10 @@ TEST(MemoryTest, SmallBuffersAreAlignedAndDistinct) {
 }
 
 TEST(MemoryTest, LargeBuffersStartOnA2MiBBoundary) {
-  // Exactly the threshold, a partial last 2 MiB range, and a prefaulted one.
-  for (const std::size_t size : {kLargeBufferBytes, kLargeBufferBytes * 3 + 4097}) {
+  // Exactly the threshold, one byte more, less than and exactly one 2 MiB range, a partial last
+  // 2 MiB range; each prefaulted and not.
+  for (const std::size_t size : {kMappedBufferBytes, kMappedBufferBytes + 1, kLargeBufferBytes - 4095,
+                                 kLargeBufferBytes, kLargeBufferBytes * 3 + 4097}) {
     for (const Prefault fault : {Prefault::no, Prefault::yes}) {
       std::byte* p = allocate_buffer(size, fault);
       ASSERT_NE(p, nullptr);

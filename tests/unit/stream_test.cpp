@@ -48,7 +48,7 @@ std::vector<std::uint32_t> scrambled(std::uint64_t n) {
 OperationSpec spec_of(OpKind op, std::vector<std::string> operands, unsigned threads) {
   OperationSpec s;
   s.op = op;
-  s.operands = std::move(operands);
+  s.operands.assign(operands.begin(), operands.end());
   s.backend = test::kind("cpu");
   s.threads = threads;
   return s;
@@ -56,7 +56,7 @@ OperationSpec spec_of(OpKind op, std::vector<std::string> operands, unsigned thr
 
 std::string run_in_memory(const OperationSpec& spec) {
   const OperationResult r = run_operation(spec);
-  const TensorView v = r.result().view();
+  const TensorView v = r.result();
   return {reinterpret_cast<const char*>(v.data), v.byte_size()};
 }
 

@@ -249,6 +249,21 @@ TEST(ValidateTest, OpsAreRefusedBeforeTheirIntroduction) {
   }
 }
 
+// Issue #23 item 10: before the operator's first level, a data type that needs a later level
+// still is what the message names, with the level it needs.
+TEST(ValidateTest, NamesTheDataTypeBeforeTheOperatorsFirstLevel) {
+  const Shape four{1, 2, 1, 3};
+  auto why = refusal(request(OpKind::shl, DType::uint64, FeatureLevel(1, 0), four));
+  ASSERT_TRUE(why);
+  EXPECT_EQ(*why, "shl: data type UINT64 needs DML_FEATURE_LEVEL_4_1 or later (requested 1_0)");
+  why = refusal(request(OpKind::bit_and, DType::int32, FeatureLevel(2, 1), Shape{4}));
+  ASSERT_TRUE(why);
+  EXPECT_EQ(*why, "and: data type INT32 needs DML_FEATURE_LEVEL_4_1 or later (requested 2_1)");
+  why = refusal(request(OpKind::popcount, DType::uint64, FeatureLevel(1, 0), Shape{4}));
+  ASSERT_TRUE(why);
+  EXPECT_EQ(*why, "popcount: data type UINT64 needs DML_FEATURE_LEVEL_4_1 or later (requested 1_0)");
+}
+
 TEST(ValidateTest, ShiftsAt2_1TakeExactlyFourDimensions) {
   for (OpKind op : {OpKind::shl, OpKind::shr}) {
     EXPECT_FALSE(refusal(request(op, DType::uint32, FeatureLevel(2, 1), Shape{2, 1, 3, 2})));

@@ -29,6 +29,10 @@ struct CheckOptions {
   bool update = false;       // rewrite goldens from the results
   unsigned jobs = 0;         // parallel cases; 0 = the number of CPUs
   std::size_t max_listed = 10;
+  // Sharding (--shard K/N): of the cases the filter selects in a manifest, the i-th (0-based,
+  // manifest order) runs in shard i % shard_count; this run is shard shard_index (0-based).
+  std::size_t shard_index = 0;
+  std::size_t shard_count = 1;
 };
 
 struct CaseResult {
@@ -41,9 +45,18 @@ struct CaseResult {
   std::string golden;        // resolved golden path, if any
 };
 
+// A case the filter selects that runs in another shard: JUnit lists it as skipped, so that a
+// merge of the shards' reports knows every case and can name those whose shard did not report.
+struct OtherShardCase {
+  std::string name;
+  std::size_t shard = 0;
+};
+
 struct CheckSummary {
   std::string manifest;
   std::vector<CaseResult> cases;  // in manifest order
+  std::vector<OtherShardCase> other_shards;
+  std::size_t shard_index = 0, shard_count = 1;
   double seconds = 0;
   std::size_t passed() const;
   std::size_t failed() const;  // fail + error
@@ -68,7 +81,8 @@ struct CheckCase {
 struct Manifest {
   std::string path;
   std::size_t total = 0;         // cases in the manifest
-  std::vector<CheckCase> cases;  // those the filter selects, in manifest order
+  std::vector<CheckCase> cases;  // those the filter and the shard select, in manifest order
+  std::vector<OtherShardCase> other_shards;  // those the filter selects for other shards
 };
 
 // Reads and validates a whole manifest without running anything. Throws Errc::invalid_input for
@@ -81,13 +95,20 @@ Manifest load_manifest(const std::string& manifest_path, const CheckOptions& opt
 // manifests runs on a backend that takes an adapter (it would apply to none).
 void check_adapter_applies(std::span<const Manifest> manifests, const CheckOptions& options);
 
-// Runs the cases of a loaded manifest; case failures are results.
+// Runs the cases of loaded manifests, one summary each; case failures are results. With
+// options.update, the goldens to rewrite are prepared while the cases run and all take their
+// names at the end, after every case: none is written if one cannot be (Errc::io, "... (no
+// golden file was updated)"), and a kill at any moment leaves each golden old or new.
+std::vector<CheckSummary> run_manifests(std::span<const Manifest> manifests, const CheckOptions& options);
+// run_manifests for one manifest.
 CheckSummary run_manifest(const Manifest& manifest, const CheckOptions& options);
 
 // load_manifest and run_manifest.
 CheckSummary run_check(const std::string& manifest_path, const CheckOptions& options);
 
 // JUnit XML, as CI systems read it: one document, a testsuite per manifest, a testcase per case.
+// A sharded run (shard_count > 1) adds the property dmlbits.shard = "K/N" to each testsuite and
+// lists the other shards' cases as <skipped message="in shard J/N"/>.
 std::string junit_xml(std::span<const CheckSummary> summaries);
 
 }  // namespace dmlbits

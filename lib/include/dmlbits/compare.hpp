@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,8 @@
 #include "dmlbits/tensor.hpp"
 
 namespace dmlbits {
+
+class OutputFile;
 
 struct ElementMismatch {
   std::uint64_t flat_index = 0;
@@ -47,12 +50,18 @@ struct GoldenCheck {
   Outcome outcome = Outcome::matched;
   CompareReport report;  // empty when the golden was missing or unreadable and was created
   bool created = false;  // updated, and there was no golden file before
+  // With defer_update: the new golden, complete but not yet named; commit() it, or drop it
+  // and nothing was written.
+  std::shared_ptr<OutputFile> pending;
 };
 
 // Compares `actual` with the tensor in the golden file `path`. With `update`, a golden that
 // differs, is missing or cannot be read is (re)written with `actual`, atomically, in the
 // golden's own format (or its extension's for a new file; .npy if it has none). Without
 // `update`, an unreadable golden throws its read error. Shared by --expect and `dmlbits check`.
-GoldenCheck check_golden(const TensorView& actual, const std::string& path, std::size_t max_listed, bool update);
+// With `defer_update`, the new golden is prepared (GoldenCheck::pending) and left for the
+// caller to commit with others, so that a run updates all its goldens or none.
+GoldenCheck check_golden(const TensorView& actual, const std::string& path, std::size_t max_listed, bool update,
+                         bool defer_update = false);
 
 }  // namespace dmlbits

@@ -1,6 +1,7 @@
 // Files in and out: reading a tensor from a path or standard input with its format detected
 // from the content, and writing through OutputFile, which never leaves a partial file: data goes
-// to a temporary file in the destination's folder and is renamed into place on commit().
+// to an unnamed file in the destination's folder (a named temporary file where the file system
+// or platform has none) and takes the destination's name on commit().
 #pragma once
 
 #include <cstddef>
@@ -26,6 +27,7 @@ std::optional<TensorFormat> parse_format_name(std::string_view name);
 struct InputSummary;
 struct InputContent;
 class File;
+class PendingFile;
 
 // The bytes of a file, or of standard input ("-"), read into memory with read(2). Files are not
 // memory-mapped: a mapped file that another process truncates kills the reader with SIGBUS,
@@ -121,27 +123,43 @@ LoadedTensor read_tensor_bytes(std::span<const std::byte> bytes, const std::stri
 // The format an output path implies: ".npy" or ".json" (case-insensitive); nullopt otherwise.
 std::optional<TensorFormat> format_from_extension(std::string_view path);
 
-// An output file that appears complete or not at all. For "-" it writes to standard output
-// directly. Errors carry the context "writing 'PATH'".
+// An output file that appears complete or not at all, even if the process is killed while
+// writing it (files.hpp, PendingFile, says how, and what is left where the platform cannot
+// do better). For "-" it writes to standard output directly; a device, FIFO or a kernel's link
+// to an open file (/dev/stdout, /dev/fd/N: names_open_descriptor) is written in place, as cp
+// and tee do (a regular file behind such a link is truncated first; standard output's own
+// file is written through standard output). Errors carry the context "writing 'PATH'".
 class OutputFile {
  public:
   explicit OutputFile(std::string path);
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
-  ~OutputFile();  // removes the temporary file unless commit() succeeded
+  ~OutputFile();  // discards the unfinished file unless commit() succeeded
 
   void write(std::span<const std::byte> data);
   void write(std::string_view text) { write(std::as_bytes(std::span(text.data(), text.size()))); }
-  // Closes and renames the temporary file over the destination.
+  // Gives the complete file the destination's name (flushed first with set_sync_outputs).
   void commit();
   const std::string& path() const { return path_; }
 
  private:
+  File& file();
   std::string path_;
-  std::string temp_path_;
-  std::unique_ptr<File> file_;  // the platform layer's (files.hpp): no descriptor in this header
-  bool committed_ = false;
+  std::unique_ptr<File> file_;           // written in place: standard output, a device
+  std::unique_ptr<PendingFile> pending_;  // a file to name on commit()
 };
+
+// Whether OutputFile::commit() flushes each file and its folder entry to the disk (fsync)
+// before naming it done: --sync. Off by default, as for cp. Process-wide.
+void set_sync_outputs(bool sync);
+
+// Why the last output of this process that needed one was written under a temporary name
+// (the file system has no unnamed files); empty if none did. For -v.
+std::string named_temporary_reason();
+
+// Whether an output at `path` is written in place rather than replaced: "-", a device, a
+// FIFO, or a kernel's link to an open file (/dev/stdout, /dev/fd/N).
+bool writes_in_place(const std::string& path);
 
 // Throws the Errc::io error that writing `path` would meet at its start, without creating
 // anything: a folder, a missing or read-only folder, a device that cannot be opened. Called for
@@ -151,7 +169,8 @@ void check_output_path(const std::string& path);
 
 // Whether something exists at `path` (a file by that name is read, not taken for a literal).
 bool path_exists(const std::string& path);
-// Whether `path` is an existing device, FIFO or socket: written in place, never replaced.
+// Whether `path` is an existing device, FIFO or socket, or a kernel's link to an open file
+// (/dev/stdout): written in place, never replaced.
 bool is_device_or_pipe(const std::string& path);
 
 // Writes `t` in `format` to `path` ("-" for standard output), atomically for files.
@@ -160,5 +179,11 @@ void write_tensor(const TensorView& t, const std::string& path, TensorFormat for
 
 // Writes `text` to `path` atomically, like write_tensor (reports, models, JUnit XML).
 void write_text_file(const std::string& path, std::string_view text);
+
+// write_tensor and write_text_file without the commit: the file, complete, for the caller to
+// commit() together with others (all or nothing), or to drop, which leaves nothing.
+std::unique_ptr<OutputFile> prepare_tensor_file(const TensorView& t, const std::string& path, TensorFormat format,
+                                                const JsonWriteOptions& json = {});
+std::unique_ptr<OutputFile> prepare_text_file(const std::string& path, std::string_view text);
 
 }  // namespace dmlbits

@@ -8,12 +8,17 @@
 
 namespace dmlbits {
 
-// Buffers from this size up are mapped on their own, aligned to 2 MiB, with transparent huge
-// pages requested (madvise(MADV_HUGEPAGE), as NumPy does for large arrays). The first use of a
-// fresh 4 KiB page is slow on virtual machines, where a 2 MiB page costs far less per byte
-// (testdata/benchmarks.md, "Fresh pages"); smaller buffers come from the heap, whose pages are
-// mostly reused.
+// Mapped buffers are aligned to this (2 MiB, a huge page) and span whole multiples of it, with
+// transparent huge pages requested (madvise(MADV_HUGEPAGE), as NumPy does for large arrays). The
+// first use of a fresh 4 KiB page is slow on virtual machines, where a 2 MiB page costs far less
+// per byte (testdata/benchmarks.md, "Fresh pages").
 inline constexpr std::size_t kLargeBufferBytes = std::size_t{2} << 20;
+// Buffers from this size up are mapped on their own (in whole kLargeBufferBytes ranges: at most
+// 2 MiB more than asked). Below it they come from the heap, whose pages are mostly reused; from
+// it up malloc would map them afresh in 4 KiB pages, each faulting on first use, which made
+// 128 KiB-2 MiB operands cost several times more per byte than larger ones (testdata/
+// benchmarks.md, "Size sweep"). It is glibc's default mmap threshold.
+inline constexpr std::size_t kMappedBufferBytes = std::size_t{128} << 10;
 
 enum class Prefault {
   no,   // pages arrive as they are first written (a buffer that may stay mostly unused)

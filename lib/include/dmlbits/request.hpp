@@ -50,6 +50,13 @@ std::string backend_names_help();
 // (--adapter applies). automatic is both.
 bool backend_uses_cpu(BackendKind kind);
 bool backend_uses_adapter(BackendKind kind);
+// The backends this build contains, in backend_kinds()' order without automatic: a backend built
+// as a stub that only says "not built" (d3d12 without its headers, directml outside Windows) is
+// left out. Whether the runtime it loads is present is another matter: devices.hpp.
+std::vector<BackendKind> built_backends();
+// The instruction sets the cpu backend has kernels for (--isa's values), narrowest first,
+// whether or not this CPU runs them.
+std::vector<std::string_view> isa_names();
 
 // auto sends outputs of at least this many bytes to a hardware D3D12 adapter, if there is one.
 // Below it the CPU wins: creating a vkd3d device alone costs tens of milliseconds

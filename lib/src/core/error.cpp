@@ -1,5 +1,6 @@
 #include "dmlbits/error.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
@@ -37,7 +38,24 @@ void rethrow_with_context(const Error& e, std::string_view context) {
 
 std::string quote_path(std::string_view path) {
   if (path == "-") return "standard input";
-  return fmt::format("'{}'", path);
+  // A control character (a newline above all) would break the one-line diagnostic, or move
+  // the cursor on a terminal: written as C writes it ('a\nb.npy'), with the backslash doubled
+  // in such a name so that the quoting can be read back.
+  const bool plain = std::none_of(path.begin(), path.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
+  if (plain) return fmt::format("'{}'", path);
+  std::string out = "'";
+  for (const char c : path) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\\') out += "\\\\";
+    else if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
+    else out += c;
+  }
+  return out + "'";
 }
 
 }  // namespace dmlbits

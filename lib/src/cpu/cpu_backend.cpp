@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "byte_size.hpp"
 #include "cpu_reference.hpp"
 #include "dmlbits/error.hpp"
 #include "environment.hpp"
@@ -134,6 +135,20 @@ std::string CpuBackend::device_description() const {
                          : "",
                      threads_,
                      threads_ == 1 ? "" : "s");
+}
+
+std::string CpuBackend::device_description_for(const ValidatedOp& op, bool pipelined) const {
+  // run()'s split: an output under parallel_min_bytes_ is computed on one thread.
+  const std::uint64_t work_bytes = op.output_shape().element_count() *
+                                   std::max(dtype_info(op.input_dtype()).size, dtype_info(op.output_dtype()).size);
+  const unsigned computing = work_bytes >= parallel_min_bytes_ ? threads_ : 1;
+  const unsigned used = std::min(threads_, computing + (pipelined ? 1 : 0));
+  std::string d = device_description();
+  if (used == threads_) return d;
+  d.erase(d.rfind(", ") + 2);
+  return d + fmt::format("{} of {} threads ({})", used, threads_,
+                         pipelined ? "one reads and computes, one writes"
+                                   : fmt::format("outputs under {} run on one", format_byte_size(parallel_min_bytes_)));
 }
 
 void CpuBackend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {

@@ -115,6 +115,8 @@ class CpuBackend final : public Backend {
   std::string_view name() const override { return "cpu"; }
   bool computes_on_cpu() const override { return true; }
   std::string device_description() const override;  // "CPU, AVX2 kernels, 2 threads"
+  // "CPU, AVX2 kernels, 1 of 2 threads (outputs under 4 MiB run on one)"
+  std::string device_description_for(const ValidatedOp& op, bool pipelined) const override;
   std::optional<std::string> unsupported_reason(const ValidatedOp&) const override { return std::nullopt; }
   // Collapses the output into an outer loop over contiguous inner runs; each input's inner run
   // is contiguous or one broadcast element, which picks the kernel. Other layouts (never made

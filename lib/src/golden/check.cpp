@@ -112,6 +112,9 @@ CaseSpec parse_case(const json& defaults, const json& c, std::size_t index, cons
     cs.expect_message = get_string(merged, "expect_message");
     if (cs.golden.empty() == cs.expect_error.empty())
       manifest_fail("give exactly one of \"expected\" and \"expect_error\"");
+    // A message to match with a golden to match would be ignored: refused as misplaced keys are.
+    if (merged.contains("expect_message") && cs.expect_error.empty())
+      manifest_fail("\"expect_message\" needs \"expect_error\" (a case with \"expected\" reports no error to match)");
     if (!cs.expect_error.empty()) {
       bool known = false;
       for (const auto& e : errc_table()) known = known || e.name == cs.expect_error;
@@ -181,7 +184,13 @@ json parse_manifest_json(std::string_view text) {
   return m;
 }
 
-CaseResult run_case(const CaseSpec& cs, const CheckOptions& options) {
+// A case's new golden, prepared and not yet named, or why it could not be written.
+struct GoldenUpdate {
+  std::shared_ptr<OutputFile> file;
+  std::string failure;  // the Errc::io message
+};
+
+CaseResult run_case(const CaseSpec& cs, const CheckOptions& options, GoldenUpdate& update) {
   CaseResult r;
   r.name = cs.name;
   r.golden = cs.golden;
@@ -192,7 +201,15 @@ CaseResult run_case(const CaseSpec& cs, const CheckOptions& options) {
       r.outcome = CaseResult::Outcome::fail;
       r.detail = fmt::format("expected error '{}', but the run succeeded", cs.expect_error);
     } else {
-      const GoldenCheck golden = check_golden(result.result->view(), cs.golden, options.max_listed, options.update);
+      GoldenCheck golden;
+      try {
+        golden = check_golden(result.result->view(), cs.golden, options.max_listed, options.update, true);
+      } catch (const Error& e) {
+        // With --update only writing can fail: the whole update is then called off.
+        if (options.update && e.code() == Errc::io) update.failure = e.what();
+        throw;
+      }
+      update.file = std::move(golden.pending);
       if (golden.outcome == GoldenCheck::Outcome::updated) {
         r.updated = true;
         r.detail = fmt::format("{} {}", golden.created ? "created" : "updated", cs.golden);
@@ -255,6 +272,9 @@ void check_check_options(const CheckOptions& options) {
   // whatever the cases' backends); --adapter without --backend is check_adapter_applies's.
   check_backend_choice(options.backend.value_or(BackendKind::cpu), options.isa,
                        options.backend ? options.adapter : std::string(), std::nullopt);
+  if (options.shard_count == 0 || options.shard_index >= options.shard_count)
+    throw Error(Errc::usage, fmt::format("--shard {}/{}: K counts from 0 and must be below N (N >= 1)",
+                                         options.shard_index, options.shard_count));
 }
 
 void check_adapter_applies(std::span<const Manifest> manifests, const CheckOptions& options) {
@@ -288,34 +308,62 @@ Manifest load_manifest(const std::string& manifest_path, const CheckOptions& opt
     // A manifest that runs nothing passes nothing: an empty "cases" is a mistake, not success.
     if (m["cases"].empty()) manifest_fail("\"cases\" is empty: the manifest has no cases to run");
     std::set<std::string> names;
+    std::size_t selected = 0;
     out.total = m["cases"].size();
     for (std::size_t i = 0; i < m["cases"].size(); ++i) {
       CaseSpec cs = parse_case(defaults, m["cases"][i], i, root, options);
       if (!names.insert(cs.name).second) manifest_fail(fmt::format("duplicate case name '{}'", cs.name));
-      if (options.filter.empty() || cs.name.find(options.filter) != std::string::npos) out.cases.push_back(std::move(cs));
+      if (!options.filter.empty() && cs.name.find(options.filter) == std::string::npos) continue;
+      const std::size_t shard = options.shard_count > 1 ? selected++ % options.shard_count : 0;
+      if (shard == options.shard_index) out.cases.push_back(std::move(cs));
+      else out.other_shards.push_back({cs.name, shard});
     }
   });
   return out;
 }
 
-CheckSummary run_manifest(const Manifest& manifest, const CheckOptions& options) {
-  Stopwatch sw;
-  CheckSummary summary;
-  summary.manifest = manifest.path;
-  const std::vector<CaseSpec>& specs = manifest.cases;
-  summary.cases.resize(specs.size());
+std::vector<CheckSummary> run_manifests(std::span<const Manifest> manifests, const CheckOptions& options) {
+  struct Slot {
+    const CaseSpec* spec;
+    CaseResult* result;
+    GoldenUpdate update;
+  };
+  std::vector<CheckSummary> summaries(manifests.size());
+  std::vector<Slot> slots;
+  for (std::size_t m = 0; m < manifests.size(); ++m) {
+    summaries[m].manifest = manifests[m].path;
+    summaries[m].other_shards = manifests[m].other_shards;
+    summaries[m].shard_index = options.shard_index;
+    summaries[m].shard_count = options.shard_count;
+    summaries[m].cases.resize(manifests[m].cases.size());
+  }
+  for (std::size_t m = 0; m < manifests.size(); ++m)
+    for (std::size_t i = 0; i < manifests[m].cases.size(); ++i)
+      slots.push_back({&manifests[m].cases[i], &summaries[m].cases[i], {}});
   unsigned jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
-  jobs = std::min<unsigned>(jobs, static_cast<unsigned>(std::max<std::size_t>(specs.size(), 1)));
+  jobs = std::min<unsigned>(jobs, static_cast<unsigned>(std::max<std::size_t>(slots.size(), 1)));
+  std::vector<Stopwatch> clocks(manifests.size());
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < specs.size();) summary.cases[i] = run_case(specs[i], options);
+    for (std::size_t i; (i = next.fetch_add(1)) < slots.size();)
+      *slots[i].result = run_case(*slots[i].spec, options, slots[i].update);
   };
   std::vector<std::thread> threads;
   for (unsigned t = 1; t < jobs; ++t) threads.emplace_back(worker);
   worker();
   for (auto& t : threads) t.join();
-  summary.seconds = sw.seconds();
-  return summary;
+  for (std::size_t m = 0; m < manifests.size(); ++m) summaries[m].seconds = clocks[m].seconds();
+  // The new goldens were prepared complete and unnamed: they take their names only now, all of
+  // them, or none if any could not be written. Each golden is then the old file or the new.
+  for (const Slot& s : slots)
+    if (!s.update.failure.empty()) throw Error(Errc::io, fmt::format("{} (no golden file was updated)", s.update.failure));
+  for (const Slot& s : slots)
+    if (s.update.file) s.update.file->commit();
+  return summaries;
+}
+
+CheckSummary run_manifest(const Manifest& manifest, const CheckOptions& options) {
+  return std::move(run_manifests(std::span(&manifest, 1), options).front());
 }
 
 CheckSummary run_check(const std::string& manifest_path, const CheckOptions& options) {
@@ -323,21 +371,27 @@ CheckSummary run_check(const std::string& manifest_path, const CheckOptions& opt
 }
 
 std::string junit_xml(std::span<const CheckSummary> summaries) {
-  std::size_t tests = 0, failures = 0, errors = 0;
+  std::size_t tests = 0, failures = 0, errors = 0, skipped = 0;
   double seconds = 0;
   std::string suites;
   for (const auto& s : summaries) {
+    const bool sharded = s.shard_count > 1;
     std::size_t f = 0, e = 0;
     for (const auto& c : s.cases) {
       f += c.outcome == CaseResult::Outcome::fail;
       e += c.outcome == CaseResult::Outcome::error;
     }
-    tests += s.cases.size();
+    tests += s.cases.size() + s.other_shards.size();
     failures += f;
     errors += e;
+    skipped += s.other_shards.size();
     seconds += s.seconds;
-    suites += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.6f}\">\n",
-                          xml_escape(s.manifest), s.cases.size(), f, e, s.seconds);
+    suites += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\"{} time=\"{:.6f}\">\n",
+                          xml_escape(s.manifest), s.cases.size() + s.other_shards.size(), f, e,
+                          sharded ? fmt::format(" skipped=\"{}\"", s.other_shards.size()) : "", s.seconds);
+    if (sharded)
+      suites += fmt::format("    <properties>\n      <property name=\"dmlbits.shard\" value=\"{}/{}\"/>\n"
+                            "    </properties>\n", s.shard_index, s.shard_count);
     for (const auto& c : s.cases) {
       suites += fmt::format("    <testcase classname=\"dmlbits.check\" name=\"{}\" time=\"{:.6f}\"",
                             xml_escape(c.name), c.seconds);
@@ -349,11 +403,15 @@ std::string junit_xml(std::span<const CheckSummary> summaries) {
       suites += fmt::format(">\n      <{} message=\"{}\">{}</{}>\n    </testcase>\n", tag, xml_escape(c.detail),
                             xml_escape(c.report.empty() ? c.detail : c.report), tag);
     }
+    for (const auto& c : s.other_shards)
+      suites += fmt::format("    <testcase classname=\"dmlbits.check\" name=\"{}\" time=\"0\">\n"
+                            "      <skipped message=\"in shard {}/{}\"/>\n    </testcase>\n",
+                            xml_escape(c.name), c.shard, s.shard_count);
     suites += "  </testsuite>\n";
   }
   return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                     "<testsuites tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.6f}\">\n{}</testsuites>\n",
-                     tests, failures, errors, seconds, suites);
+                     "<testsuites tests=\"{}\" failures=\"{}\" errors=\"{}\"{} time=\"{:.6f}\">\n{}</testsuites>\n",
+                     tests, failures, errors, skipped ? fmt::format(" skipped=\"{}\"", skipped) : "", seconds, suites);
 }
 
 }  // namespace dmlbits

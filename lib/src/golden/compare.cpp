@@ -80,10 +80,11 @@ std::string compare_text(const CompareReport& r, const std::string& label, std::
   if (r.shape_differs)
     return fmt::format("mismatch with {}: shape differs: expected {}, got {}\n", label, r.expected_shape.to_string(),
                        r.actual_shape.to_string());
-  if (r.differing == 0) return fmt::format("match with {}: {} elements identical\n", label, r.elements);
+  if (r.differing == 0)
+    return fmt::format("match with {}: {} element{} identical\n", label, r.elements, r.elements == 1 ? "" : "s");
   const std::size_t size = dtype_info(r.expected_dtype).size;
-  std::string out = fmt::format("mismatch with {}: {} of {} elements differ ({})\n", label, r.differing, r.elements,
-                                dtype_info(r.expected_dtype).dml_name);
+  std::string out = fmt::format("mismatch with {}: {} of {} element{} differ{} ({})\n", label, r.differing, r.elements,
+                                r.elements == 1 ? "" : "s", r.elements == 1 ? "s" : "", dtype_info(r.expected_dtype).dml_name);
   // A value and its bits: "300 (0x012c)"; a NaN or infinity, which JSON writes as its bit
   // pattern, is shown once.
   const auto value = [&](std::uint64_t bits) {
@@ -98,6 +99,8 @@ std::string compare_text(const CompareReport& r, const std::string& label, std::
     index_w = std::max(index_w, index_text(m.index).size());
     value_w = std::max({value_w, value(m.expected).size(), value(m.actual).size()});
   }
+  // No header over no rows (--show 0): the first line has said how many differ.
+  if (shown == 0) return out;
   out += fmt::format("  {:<{}} {:>{}} {:>{}}  {}\n", "index", index_w, "expected", value_w, "actual", value_w,
                      "differing bits (xor)");
   for (std::size_t i = 0; i < shown; ++i) {
@@ -133,7 +136,8 @@ nlohmann::json compare_json(const CompareReport& r) {
   return j;
 }
 
-GoldenCheck check_golden(const TensorView& actual, const std::string& path, std::size_t max_listed, bool update) {
+GoldenCheck check_golden(const TensorView& actual, const std::string& path, std::size_t max_listed, bool update,
+                         bool defer_update) {
   std::optional<LoadedTensor> golden;
   try {
     golden = read_golden(path);
@@ -149,7 +153,8 @@ GoldenCheck check_golden(const TensorView& actual, const std::string& path, std:
   if (update) {
     const auto format = golden ? golden->format : format_from_extension(path).value_or(TensorFormat::npy);
     out.created = !link_info(path).has_value();
-    write_tensor(actual, path, format);
+    if (defer_update) out.pending = prepare_tensor_file(actual, path, format);
+    else write_tensor(actual, path, format);
     out.outcome = GoldenCheck::Outcome::updated;
   }
   return out;

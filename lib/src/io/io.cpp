@@ -1,7 +1,9 @@
 #include "dmlbits/io.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <system_error>
 #include <utility>
 
@@ -302,8 +304,10 @@ LoadedTensor read_tensor(const std::string& path, const ReadOptions& options) {
 }
 
 InputSummary inspect_input(const std::string& path) {
-  return with_input_fd(path, [&](File& fd, const FileInfo& st, bool is_stdin) {
-    return with_context(fmt::format("reading {}", quote_path(path)), [&] {
+  // The context covers opening too, so that info words "cannot open" and "Is a directory" as
+  // the operator commands do ("reading 'd': cannot read 'd': Is a directory").
+  return with_context(fmt::format("reading {}", quote_path(path)), [&] {
+    return with_input_fd(path, [&](File& fd, const FileInfo& st, bool is_stdin) {
       InputSummary out;
       InputBytes in;
       InputReader reader{fd, path, in.buffer_};
@@ -367,6 +371,26 @@ std::optional<TensorFormat> format_from_extension(std::string_view path) {
   return std::nullopt;
 }
 
+namespace {
+std::atomic<bool> sync_outputs{false};
+std::mutex named_reason_mutex;
+std::string named_reason;  // the last reason an output needed a named temporary file
+}  // namespace
+
+void set_sync_outputs(bool sync) { sync_outputs = sync; }
+
+std::string named_temporary_reason() {
+  std::lock_guard lock(named_reason_mutex);
+  return named_reason;
+}
+
+bool writes_in_place(const std::string& path) {
+  if (path == "-") return true;
+  if (names_open_descriptor(path)) return true;
+  const auto st = file_info(path);
+  return st && st->type == FileType::other;
+}
+
 OutputFile::OutputFile(std::string path) : path_(std::move(path)), file_(std::make_unique<File>()) {
   with_context(fmt::format("writing {}", path_ == "-" ? std::string("standard output") : quote_path(path_)), [&] {
     if (path_ == "-") {
@@ -374,15 +398,26 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)), file_(std::ma
       return;
     }
     if (path_.empty() || path_.back() == '/') io_fail("not a file name", std::make_error_code(std::errc::is_a_directory));
+    if (names_open_descriptor(path_)) {
+      // /dev/stdout, /dev/fd/N: the open file itself is written, as cp and tee do, never the
+      // link replaced. Standard output's own file is written through standard output, so that
+      // what else goes there (and >> appending) keeps its order.
+      if (is_standard_output(path_)) *file_ = File::standard_output();
+      else *file_ = os_call("cannot open", [&] { return File::open_existing_for_writing(path_, true); });
+      return;
+    }
     if (const auto st = file_info(path_); st && st->type != FileType::regular) {
       // A device or FIFO (/dev/null, a named pipe) is written in place: it cannot be renamed over.
       *file_ = os_call("cannot open", [&] { return File::open_existing_for_writing(path_); });
       return;
     }
-    TemporaryFile temp = os_call(fmt::format("cannot create a temporary file in '{}'", directory_of(path_)),
-                                 [&] { return create_temporary_beside(path_); });
-    *file_ = std::move(temp.file);
-    temp_path_ = std::move(temp.path);
+    PendingFile pending = os_call(fmt::format("cannot create a temporary file in '{}'", directory_of(path_)),
+                                  [&] { return PendingFile::create(path_); });
+    if (!pending.named_because().empty()) {
+      std::lock_guard lock(named_reason_mutex);
+      named_reason = pending.named_because();
+    }
+    pending_ = std::make_unique<PendingFile>(std::move(pending));
   });
 }
 
@@ -391,6 +426,10 @@ void check_output_path(const std::string& path) {
   with_context(fmt::format("writing {}", quote_path(path)), [&] {
     if (path.empty() || path.back() == '/') io_fail("not a file name", std::make_error_code(std::errc::is_a_directory));
     std::error_code error;
+    if (names_open_descriptor(path)) {  // /dev/stdout and the like: opened in place
+      if (!is_standard_output(path) && !can_write_file(path, error)) io_fail("cannot open", error);
+      return;
+    }
     if (const auto st = file_info(path, error)) {
       if (st->type == FileType::directory) io_fail("cannot write", std::make_error_code(std::errc::is_a_directory));
       if (st->type != FileType::regular) {  // a device or FIFO is opened in place
@@ -408,52 +447,58 @@ void check_output_path(const std::string& path) {
   });
 }
 
-OutputFile::~OutputFile() {
-  if (!temp_path_.empty() && !committed_) remove_file(temp_path_);
-}
+OutputFile::~OutputFile() = default;  // an uncommitted PendingFile discards itself
+
+File& OutputFile::file() { return pending_ ? pending_->file() : *file_; }
 
 void OutputFile::write(std::span<const std::byte> data) {
   with_context(fmt::format("writing {}", path_ == "-" ? std::string("standard output") : quote_path(path_)),
-               [&] { write_all(*file_, data.data(), data.size()); });
+               [&] { write_all(file(), data.data(), data.size()); });
 }
 
 void OutputFile::commit() {
   with_context(fmt::format("writing {}", path_ == "-" ? std::string("standard output") : quote_path(path_)), [&] {
-    if (temp_path_.empty()) return;  // standard output or a device: nothing to rename
-    // No fsync: like cp and sed -i, dmlbits relies on rename's atomicity for readers, not on
-    // durability across a power cut, which would cost a disk flush per run.
-    os_call("close failed", [&] { file_->close(); });
+    if (!pending_) return;  // standard output or a device: nothing to name
+    // Without --sync, like cp and sed -i: atomic for readers and against dmlbits dying, not
+    // durable across a power cut, which would cost a disk flush per run.
     try {
-      replace_file(temp_path_, path_);
+      pending_->commit(sync_outputs);
     } catch (const std::system_error& e) {
       throw Error(Errc::io, e.what());  // "cannot rename the temporary file into place: ..."
     }
-    committed_ = true;
   });
 }
 
 bool path_exists(const std::string& path) { return file_info(path).has_value(); }
 
 bool is_device_or_pipe(const std::string& path) {
+  if (names_open_descriptor(path)) return true;  // /dev/stdout: whatever it is, written in place
   const auto st = file_info(path);
   return st && st->type == FileType::other;
 }
 
-void write_text_file(const std::string& path, std::string_view text) {
-  OutputFile out(path);
-  out.write(text);
-  out.commit();
+std::unique_ptr<OutputFile> prepare_text_file(const std::string& path, std::string_view text) {
+  auto out = std::make_unique<OutputFile>(path);
+  out->write(text);
+  return out;
+}
+
+void write_text_file(const std::string& path, std::string_view text) { prepare_text_file(path, text)->commit(); }
+
+std::unique_ptr<OutputFile> prepare_tensor_file(const TensorView& t, const std::string& path, TensorFormat format,
+                                                const JsonWriteOptions& json) {
+  auto out = std::make_unique<OutputFile>(path);
+  if (format == TensorFormat::npy) {
+    out->write(npy_header(t.dtype, t.shape));
+    out->write(t.bytes());
+  } else {
+    out->write(write_json_tensor(t, json));
+  }
+  return out;
 }
 
 void write_tensor(const TensorView& t, const std::string& path, TensorFormat format, const JsonWriteOptions& json) {
-  OutputFile out(path);
-  if (format == TensorFormat::npy) {
-    out.write(npy_header(t.dtype, t.shape));
-    out.write(t.bytes());
-  } else {
-    out.write(write_json_tensor(t, json));
-  }
-  out.commit();
+  prepare_tensor_file(t, path, format, json)->commit();
 }
 
 }  // namespace dmlbits

@@ -462,8 +462,12 @@ std::string ensure_float_syntax(std::string s) {
 }  // namespace
 
 void fail_json_too_large(std::string_view has) {
-  fail(fmt::format("JSON input is limited to {}, and {}: use .npy for larger tensors",
-                   format_byte_size(kMaxJsonInputBytes), has));
+  // A size just over the bound reads "64.0 MiB (67108865 bytes)": the bound is then given in
+  // bytes too, so that the two are not "64 MiB" against "64.0 MiB".
+  const bool exact = has.find(" bytes)") != std::string_view::npos;
+  fail(fmt::format("JSON input is limited to {}{}, and {}: use .npy for larger tensors",
+                   format_byte_size(kMaxJsonInputBytes), exact ? fmt::format(" ({} bytes)", kMaxJsonInputBytes) : "",
+                   has));
 }
 
 JsonTensorDocument::JsonTensorDocument() : impl_(std::make_unique<Impl>()) {}
@@ -500,8 +504,8 @@ Tensor JsonTensorDocument::to_tensor(std::optional<DType> fallback) const {
     const bool flat_match = d.inferred.rank() == 1 && d.inferred[0] == count;
     const bool scalar_match = d.inferred.rank() == 0 && count == 1;
     if (!nested_match && !flat_match && !scalar_match)
-      fail(fmt::format("shape {} ({} elements) does not match the data, which has shape {}",
-                       declared.to_list_string(), count, d.inferred.to_list_string()));
+      fail(fmt::format("shape {} ({} element{}) does not match the data, which has shape {}",
+                       declared.to_list_string(), count, count == 1 ? "" : "s", d.inferred.to_list_string()));
     shape = declared;
   }
   Tensor t(*dtype, shape);

@@ -31,6 +31,14 @@ class Backend {
   virtual std::string_view name() const = 0;
   // Which device or implementation runs the op, for -v and timing reports.
   virtual std::string device_description() const = 0;
+  // The same for a run of `op` (one chunk's operation when `pipelined`, a streamed run whose
+  // chunks a second thread writes while this one reads and computes): the CPU backend names
+  // the threads such a run uses, which are fewer than it may use for small outputs.
+  virtual std::string device_description_for(const ValidatedOp& op, bool pipelined) const {
+    (void)op;
+    (void)pipelined;
+    return device_description();
+  }
   // nullopt if run() can execute `op`, else the reason it cannot.
   virtual std::optional<std::string> unsupported_reason(const ValidatedOp& op) const = 0;
   // Computes the output. Throws Errc::backend on a device failure.

@@ -1,5 +1,9 @@
 #include "dmlbits/dml_desc.hpp"
 
+#include <cstdint>
+#include <limits>
+
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "dmlbits/error.hpp"
@@ -65,6 +69,15 @@ DmlTensorDesc make_tensor_desc(DType dtype, const Shape& in_shape, const Shape& 
 }
 
 nlohmann::json to_json(const DmlTensorDesc& d) {
+  // DML_BUFFER_TENSOR_DESC's Sizes and Strides are 32-bit UINTs: a larger value (an empty
+  // tensor's [0, 5000000000], or a dimension of more than 4 Gi elements) is no description
+  // DirectML could be given, so none is printed; the DxDispatch model refuses it alike.
+  for (const auto* values : {&d.sizes, &d.strides})
+    for (const std::uint64_t v : *values)
+      if (v > std::numeric_limits<std::uint32_t>::max())
+        throw Error(Errc::unsupported,
+                    fmt::format("DirectML cannot describe this tensor: its {} {} does not fit DirectML's 32-bit UINT",
+                                values == &d.sizes ? "size" : "stride", v));
   return {
       {"Type", "DML_TENSOR_TYPE_BUFFER"},
       {"DataType", dtype_info(d.dtype).dml_enum_name()},

@@ -78,6 +78,21 @@ ValidatedOp validate(const OpRequest& r) {
   const OpTier* tier = op.tier_at(r.level);
   if (tier == nullptr) {
     if (!lowest) refuse(op, fmt::format("this operation is not supported at any feature level"));
+    // The operator is not there yet; when the operation needs a later level than the
+    // operator's first, the requirement that sets that level is what to name (shl on UINT64
+    // at 1_0: the data type needs 4_1, the operator only 2_1).
+    const OpTier& first = op.tiers.front();
+    if (*lowest != first.level) {
+      if (!first.inputs.contains(in))
+        refuse(op, fmt::format("data type {} {}", dtype_info(in).dml_name, needs(lowest, r.level)));
+      if (!first.outputs.empty() && !first.outputs.contains(out))
+        refuse(op, fmt::format("output data type {} {}", dtype_info(out).dml_name, needs(lowest, r.level)));
+      if (!first.dims.contains(dims)) {
+        std::string need = needs(lowest, r.level);
+        if (dims != 1) need.erase(4, 1);
+        refuse(op, fmt::format("{} dimension{} {}", dims, dims == 1 ? "" : "s", need));
+      }
+    }
     refuse(op, fmt::format("the operator ({}) {}", op.dml_operator_name(), needs(lowest, r.level)));
   }
 

@@ -2,13 +2,16 @@
 #include "files.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <limits.h>  // NAME_MAX
 #include <sys/stat.h>
+#include <sys/vfs.h>  // statfs
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>  // renameat2
+#include <random>
 #include <string_view>
 #include <utility>
 
@@ -92,10 +95,13 @@ File File::open_for_reading(const std::string& path) {
   return File(fd, true);
 }
 
-File File::open_existing_for_writing(const std::string& path) {
+File File::open_existing_for_writing(const std::string& path, bool truncate) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) throw_errno();
-  return File(fd, true);
+  File f(fd, true);
+  struct stat st {};
+  if (truncate && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::ftruncate(fd, 0) != 0) throw_errno();
+  return f;
 }
 
 File File::standard_input() noexcept { return File(STDIN_FILENO, false); }
@@ -109,6 +115,17 @@ FileInfo File::info() const {
 
 std::size_t File::read(std::span<std::byte> buffer) {
   for (;;) {
+    // A pipe or terminal may give nothing for as long as its writer likes, and a read(2)
+    // blocked there is restarted after SIGINT (std::signal sets SA_RESTART) or never sees it
+    // at all on a thread that blocks signals (a streamed run's reader): wait in poll(2), which
+    // a signal always interrupts, and look at the interrupt flag at least every 100 ms. A
+    // regular file is always ready, at the cost of one call per read.
+    pollfd ready{handle_, POLLIN, 0};
+    const int polled = ::poll(&ready, 1, 100);
+    if (polled == 0 || (polled < 0 && errno == EINTR)) {
+      throw_if_interrupted();
+      continue;
+    }  // ready, or poll failed: read() then says why
     const ssize_t n = ::read(handle_, buffer.data(), buffer.size());
     if (n >= 0) return static_cast<std::size_t>(n);
     if (errno != EINTR) throw_errno();
@@ -198,11 +215,10 @@ const mode_t process_umask = [] {
   return mask;
 }();
 
-TemporaryFile create_temporary_beside(const std::string& destination) {
-  std::string tmpl = temporary_name_for(destination);
-  const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) throw_errno();
-  TemporaryFile out{File(fd, true), std::move(tmpl)};
+namespace {
+
+// Gives the new file `fd` the permissions a file replacing `destination` needs.
+void take_permissions(int fd, const std::string& destination) {
   struct stat old {};
   if (::lstat(destination.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
     // Replacing a file keeps its owner (where permitted) and mode, as sed -i does: a 0600
@@ -214,7 +230,156 @@ TemporaryFile create_temporary_beside(const std::string& destination) {
     // mkstemp makes the file 0600; a new file gets the mode creat() would give (0666 & ~umask).
     ::fchmod(fd, 0666 & ~process_umask);
   }
+}
+
+// O_TMPFILE's refusals that mean "not on this file system" rather than "not in this folder".
+bool no_unnamed_files(int err) { return err == EOPNOTSUPP || err == EISDIR || err == EINVAL; }
+
+void fsync_or_throw(int fd, const char* what) {
+  while (::fsync(fd) != 0)
+    if (errno != EINTR) throw_errno(what);
+}
+
+// Flushes the folder's entries (the new name), as the file's own fsync does not.
+void sync_directory_of(const std::string& path) {
+  const int dir = ::open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) throw_errno("cannot open the folder to flush it");
+  const int rc = ::fsync(dir);
+  const int err = errno;
+  ::close(dir);
+  // Some file systems cannot flush a folder (EINVAL): their entries are as durable as they get.
+  if (rc != 0 && err != EINVAL) {
+    errno = err;
+    throw_errno("cannot flush the folder");
+  }
+}
+
+// Links the unnamed file `fd` at `name`; false, with errno set, if that fails.
+bool link_descriptor(int fd, const std::string& name) {
+  const std::string proc = "/proc/self/fd/" + std::to_string(fd);
+  return ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0;
+}
+
+}  // namespace
+
+TemporaryFile create_temporary_beside(const std::string& destination) {
+  std::string tmpl = temporary_name_for(destination);
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) throw_errno();
+  TemporaryFile out{File(fd, true), std::move(tmpl)};
+  take_permissions(fd, destination);
   return out;
+}
+
+PendingFile PendingFile::create(const std::string& destination) {
+  PendingFile p;
+  p.destination_ = destination;
+  const std::string dir = directory_of(destination);
+  // Linking an unnamed file goes through /proc/self/fd (AT_EMPTY_PATH needs a capability).
+  static const bool have_proc = ::access("/proc/self/fd", X_OK) == 0;
+  int fd = -1;
+  if (have_proc) {
+    fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+    if (fd < 0 && !no_unnamed_files(errno)) throw_errno();
+    if (fd < 0)
+      p.named_because_ = ("the file system of '" + dir + "' has no unnamed files (O_TMPFILE: " +
+                                    std::generic_category().message(errno) + ")");
+  } else {
+    p.named_because_ = "/proc/self/fd is not there to link an unnamed file with";
+  }
+  if (fd >= 0) {
+    p.file_ = File(fd, true);
+    take_permissions(fd, destination);
+    return p;
+  }
+  TemporaryFile t = create_temporary_beside(destination);
+  p.file_ = std::move(t.file);
+  p.temp_path_ = std::move(t.path);
+  return p;
+}
+
+PendingFile::PendingFile(PendingFile&& other) noexcept
+    : destination_(std::move(other.destination_)), temp_path_(std::move(other.temp_path_)),
+      named_because_(std::move(other.named_because_)), file_(std::move(other.file_)),
+      committed_(std::exchange(other.committed_, true)) {}
+
+PendingFile& PendingFile::operator=(PendingFile&& other) noexcept {
+  if (this != &other) {
+    discard();
+    destination_ = std::move(other.destination_);
+    temp_path_ = std::move(other.temp_path_);
+    named_because_ = std::move(other.named_because_);
+    file_ = std::move(other.file_);
+    committed_ = std::exchange(other.committed_, true);
+  }
+  return *this;
+}
+
+PendingFile::~PendingFile() { discard(); }
+
+void PendingFile::discard() noexcept {
+  if (committed_) return;
+  committed_ = true;
+  file_ = File();  // an unnamed file is gone with its descriptor
+  if (!temp_path_.empty()) remove_file(temp_path_);
+}
+
+void PendingFile::commit(bool sync) {
+  if (committed_) return;
+  if (sync) fsync_or_throw(file_.handle_, "cannot flush the file to the disk");
+  if (temp_path_.empty()) {
+    // A new name takes the file directly: no temporary name ever exists.
+    struct stat st {};
+    bool named = false;
+    if (::lstat(destination_.c_str(), &st) != 0 && errno == ENOENT) {
+      named = link_descriptor(file_.handle_, destination_);
+      if (!named && errno != EEXIST) throw_errno("cannot link the new file into place");
+    }
+    if (!named) {
+      std::string name = temporary_name_for(destination_);
+      std::mt19937_64 random(std::random_device{}() ^ static_cast<std::uint64_t>(::getpid()));
+      static constexpr char kLetters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+      for (int attempt = 0;; ++attempt) {
+        for (std::size_t i = name.size() - 6; i < name.size(); ++i) name[i] = kLetters[random() % (sizeof kLetters - 1)];
+        if (link_descriptor(file_.handle_, name)) break;
+        if (errno != EEXIST || attempt == 100) throw_errno("cannot link the new file into place");
+      }
+      temp_path_ = name;
+      replace_file(temp_path_, destination_);  // on failure the destructor removes the name
+      temp_path_.clear();
+    }
+    committed_ = true;
+    file_.close();  // named already: a failure here is reported, the file stays
+  } else {
+    file_.close();
+    replace_file(temp_path_, destination_);
+    committed_ = true;
+  }
+  if (sync) sync_directory_of(destination_);
+}
+
+bool names_open_descriptor(const std::string& path) {
+  // Follows the chain of links by hand: a link whose folder is on procfs is one of the
+  // kernel's (/proc/self/fd/1 names standard output's file itself, not a path to it).
+  constexpr long kProcSuperMagic = 0x9fa0;
+  std::string p = path;
+  for (int hop = 0; hop < 40; ++hop) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return false;
+    struct statfs fs {};
+    if (::statfs(directory_of(p).c_str(), &fs) == 0 && static_cast<long>(fs.f_type) == kProcSuperMagic) return true;
+    std::string target(PATH_MAX, '\0');
+    const ssize_t n = ::readlink(p.c_str(), target.data(), target.size());
+    if (n <= 0) return false;
+    target.resize(static_cast<std::size_t>(n));
+    p = target.front() == '/' ? target : directory_of(p) + "/" + target;
+  }
+  return false;
+}
+
+bool is_standard_output(const std::string& path) {
+  struct stat a {}, b {};
+  return ::stat(path.c_str(), &a) == 0 && ::fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 void replace_file(const std::string& from, const std::string& to) {

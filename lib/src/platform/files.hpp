@@ -49,8 +49,9 @@ class File {
   // For reading. The file is not inherited by programs this process starts.
   static File open_for_reading(const std::string& path);
   // For writing in place, without creating or truncating: devices and FIFOs (/dev/null, a
-  // named pipe), which cannot be replaced by renaming.
-  static File open_existing_for_writing(const std::string& path);
+  // named pipe), which cannot be replaced by renaming. With `truncate`, a regular file is
+  // emptied first, as cp and tee do to a destination they write in place.
+  static File open_existing_for_writing(const std::string& path, bool truncate = false);
   static File standard_input() noexcept;
   static File standard_output() noexcept;
 
@@ -76,6 +77,7 @@ class File {
 
  private:
   friend TemporaryFile create_temporary_beside(const std::string& destination);
+  friend class PendingFile;
   File(int handle, bool owned) noexcept : handle_(handle), owned_(owned) {}
   int handle_ = -1;  // the descriptor, private to files.cpp; a Windows build keeps a HANDLE
   bool owned_ = false;
@@ -105,6 +107,64 @@ struct TemporaryFile {
 TemporaryFile create_temporary_beside(const std::string& destination);
 // The name create_temporary_beside() gives, its X's not yet replaced (for tests).
 std::string temporary_name_for(const std::string& destination);
+
+// A file being written for `destination` that nobody can see until commit() gives it that
+// name: the one mechanism every output file goes through.
+//
+// Linux: an unnamed file (open O_TMPFILE in the destination's folder) which vanishes with its
+// descriptor if the process dies at any moment, SIGKILL included; commit() links it in: under
+// the destination's name directly when there is no file there yet, else under a temporary
+// name that is at once renamed over the destination (a window of two system calls in which a
+// kill leaves that complete file under the temporary name). Where the file system has no
+// O_TMPFILE (EOPNOTSUPP, EISDIR, EINVAL: NFS before 4.2, FUSE, vfat, kernels before 3.11),
+// it falls back to a named temporary file (create_temporary_beside) and says why in
+// named_because(); a kill then leaves that file behind.
+// Windows: a named temporary file marked for deletion (FileDispositionInfo) until commit(), so
+// that the system removes it when the process ends before then, however it ends; commit()
+// clears the mark and replaces the destination (replace_file).
+// Either way, the permissions are those create_temporary_beside gives.
+class PendingFile {
+ public:
+  // Throws std::system_error when the folder does not let the file be created.
+  static PendingFile create(const std::string& destination);
+  PendingFile(PendingFile&& other) noexcept;
+  PendingFile& operator=(PendingFile&& other) noexcept;
+  PendingFile(const PendingFile&) = delete;
+  PendingFile& operator=(const PendingFile&) = delete;
+  ~PendingFile();  // discards the file unless committed
+
+  File& file() { return file_; }
+  // The file's temporary name while it is written; empty when it has none (O_TMPFILE).
+  const std::string& temporary_path() const { return temp_path_; }
+  // Why the file has a name while it is written (the file system's refusal of O_TMPFILE);
+  // empty when it has none, or on Windows, where every file has one.
+  const std::string& named_because() const { return named_because_; }
+
+  // Gives the complete file the destination's name, atomically (readers see the old file or
+  // the new one), and closes it. With `sync`, the data is flushed to the disk before it is
+  // named, and the folder's entry after (fsync; FlushFileBuffers and MOVEFILE_WRITE_THROUGH
+  // on Windows), so that the new file survives a power cut once commit() returns. Throws
+  // std::system_error whose what() names the step that failed, leaving the destination as it
+  // was and no temporary file.
+  void commit(bool sync);
+
+ private:
+  PendingFile() = default;
+  void discard() noexcept;
+  std::string destination_;
+  std::string temp_path_;
+  std::string named_because_;
+  File file_;
+  bool committed_ = false;
+};
+
+// Whether `path` reaches one of this process's open files through a symbolic link of the
+// kernel's (/dev/stdout, /dev/fd/N, /proc/self/fd/N, or a link to one): such a name cannot be
+// replaced by renaming without replacing the link itself, so it is written in place. Always
+// false on Windows, which has no such links.
+bool names_open_descriptor(const std::string& path);
+// Whether `path` is the file, pipe or device this process's standard output is.
+bool is_standard_output(const std::string& path);
 
 // Puts the file at `from` in the place of `to`, atomically: readers of `to` see the old file or
 // the new one, never a mixture. Throws std::system_error whose what() names the step that

@@ -85,10 +85,12 @@ File File::open_for_reading(const std::string& path) {
   return File(win32::handle_to_int(h), true);
 }
 
-File File::open_existing_for_writing(const std::string& path) {
+File File::open_existing_for_writing(const std::string& path, bool truncate) {
   const HANDLE h = open_handle(path, GENERIC_WRITE, OPEN_EXISTING);
   if (h == INVALID_HANDLE_VALUE) win32::throw_last_error();
-  return File(win32::handle_to_int(h), true);
+  File f(win32::handle_to_int(h), true);
+  if (truncate && ::GetFileType(h) == FILE_TYPE_DISK && !::SetEndOfFile(h)) win32::throw_last_error();
+  return f;
 }
 
 // The C runtime's descriptors 0 and 1 are put in binary mode too, for any code that goes
@@ -244,8 +246,9 @@ TemporaryFile create_temporary_beside(const std::string& destination) {
   for (int attempt = 0; attempt < 100; ++attempt) {
     std::string name = tmpl;
     for (std::size_t i = name.size() - 6; i < name.size(); ++i) name[i] = kLetters[random() % (sizeof kLetters - 1)];
-    const HANDLE h = ::CreateFileW(win32::widen(name).c_str(), GENERIC_READ | GENERIC_WRITE, kShareAll, nullptr,
-                                   CREATE_NEW, FILE_ATTRIBUTE_NORMAL, nullptr);
+    // DELETE access, for PendingFile to mark the file for deletion until it is complete.
+    const HANDLE h = ::CreateFileW(win32::widen(name).c_str(), GENERIC_READ | GENERIC_WRITE | DELETE, kShareAll,
+                                   nullptr, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, nullptr);
     if (h != INVALID_HANDLE_VALUE) return TemporaryFile{File(win32::handle_to_int(h), true), std::move(name)};
     const DWORD err = ::GetLastError();
     if (err != ERROR_FILE_EXISTS && err != ERROR_ALREADY_EXISTS) throw std::system_error(win32::error_code(err));
@@ -257,16 +260,85 @@ TemporaryFile create_temporary_beside(const std::string& destination) {
 // attributes and permissions, as the POSIX build keeps its mode; where there is no file to
 // replace (or the file system cannot), MoveFileExW with MOVEFILE_REPLACE_EXISTING renames, which
 // is atomic for a file in the same folder.
-void replace_file(const std::string& from, const std::string& to) {
+namespace {
+void replace_file_with(const std::string& from, const std::string& to, DWORD move_flags) {
   const std::wstring wfrom = win32::widen(from);
   const std::wstring wto = win32::widen(to);
   const auto existing = link_info(to);
   if (existing && existing->type == FileType::regular &&
       ::ReplaceFileW(wto.c_str(), wfrom.c_str(), nullptr, REPLACEFILE_IGNORE_MERGE_ERRORS, nullptr, nullptr))
     return;
-  if (!::MoveFileExW(wfrom.c_str(), wto.c_str(), MOVEFILE_REPLACE_EXISTING))
+  if (!::MoveFileExW(wfrom.c_str(), wto.c_str(), MOVEFILE_REPLACE_EXISTING | move_flags))
     win32::throw_last_error("cannot rename the temporary file into place");
 }
+
+// Marks (or unmarks) the open file for deletion when its last handle closes, which the system
+// does for a process however it ends, TerminateProcess included.
+bool set_delete_on_close(HANDLE h, bool del) {
+  FILE_DISPOSITION_INFO info{};
+  info.DeleteFile = del ? TRUE : FALSE;
+  return ::SetFileInformationByHandle(h, FileDispositionInfo, &info, sizeof info) != 0;
+}
+}  // namespace
+
+void replace_file(const std::string& from, const std::string& to) { replace_file_with(from, to, 0); }
+
+// Windows has no unnamed files: the temporary file has its name from the start, marked for
+// deletion until it is complete, so that a process that dies before then leaves nothing.
+PendingFile PendingFile::create(const std::string& destination) {
+  PendingFile p;
+  p.destination_ = destination;
+  TemporaryFile t = create_temporary_beside(destination);
+  p.file_ = std::move(t.file);
+  p.temp_path_ = std::move(t.path);
+  p.committed_ = false;
+  if (!set_delete_on_close(handle_of(p.file_.handle_), true))
+    p.named_because_ = "cannot mark the temporary file for deletion: " + win32::error_code(::GetLastError()).message();
+  return p;
+}
+
+PendingFile::PendingFile(PendingFile&& other) noexcept
+    : destination_(std::move(other.destination_)), temp_path_(std::move(other.temp_path_)),
+      named_because_(std::move(other.named_because_)), file_(std::move(other.file_)),
+      committed_(std::exchange(other.committed_, true)) {}
+
+PendingFile& PendingFile::operator=(PendingFile&& other) noexcept {
+  if (this != &other) {
+    discard();
+    destination_ = std::move(other.destination_);
+    temp_path_ = std::move(other.temp_path_);
+    named_because_ = std::move(other.named_because_);
+    file_ = std::move(other.file_);
+    committed_ = std::exchange(other.committed_, true);
+  }
+  return *this;
+}
+
+PendingFile::~PendingFile() { discard(); }
+
+void PendingFile::discard() noexcept {
+  if (committed_) return;
+  committed_ = true;
+  file_ = File();  // marked for deletion: closing removes it
+  if (!temp_path_.empty()) remove_file(temp_path_);
+}
+
+void PendingFile::commit(bool sync) {
+  if (committed_) return;
+  const HANDLE h = handle_of(file_.handle_);
+  if (sync && !::FlushFileBuffers(h)) win32::throw_last_error("cannot flush the file to the disk");
+  // From here until the rename, a process killed leaves the complete file under its
+  // temporary name: the platform cannot rename a file marked for deletion into place.
+  if (named_because_.empty() && !set_delete_on_close(h, false))
+    win32::throw_last_error("cannot keep the temporary file");
+  file_.close();
+  replace_file_with(temp_path_, destination_, sync ? MOVEFILE_WRITE_THROUGH : 0);
+  committed_ = true;
+}
+
+bool names_open_descriptor(const std::string&) { return false; }  // no /dev/fd, no /proc/self/fd
+
+bool is_standard_output(const std::string&) { return false; }
 
 std::string utf8_from_wide(std::wstring_view wide) { return win32::narrow(wide); }
 

@@ -1,5 +1,5 @@
 // allocate_buffer and free_buffer, the same on every system: small buffers from the aligned
-// heap, large ones mapped on their own (mapped_memory.hpp).
+// heap, from kMappedBufferBytes up mapped on their own (mapped_memory.hpp).
 #include "dmlbits/memory.hpp"
 
 #include <new>
@@ -18,7 +18,7 @@ constexpr std::size_t kSmallAlignment = 64;  // kTensorAlignment, without includ
 
 std::byte* allocate_buffer(std::size_t size, Prefault fault) {
   void* p = nullptr;
-  if (size >= kLargeBufferBytes) {
+  if (size >= kMappedBufferBytes) {
     p = allocate_mapping(size, fault);
   } else {
     // Round up so that size 0 still yields a valid, unique, aligned pointer.
@@ -31,7 +31,7 @@ std::byte* allocate_buffer(std::size_t size, Prefault fault) {
 
 void free_buffer(std::byte* p, std::size_t size) noexcept {
   if (p == nullptr) return;
-  if (size >= kLargeBufferBytes) free_mapping(p, size);
+  if (size >= kMappedBufferBytes) free_mapping(p, size);
   else ::operator delete(p, std::align_val_t{kSmallAlignment});
 }
 

@@ -48,16 +48,18 @@ bool prefault(std::byte* p, std::size_t length) {
 }
 
 // The Linux calls. A mapping of its own, so that its pages go back to the system when it is
-// freed (the heap would keep them), starting on a 2 MiB boundary: only whole, aligned 2 MiB
-// ranges can be huge pages. The length is `size` in whole 4 KiB pages, so a last partial 2 MiB
-// range has small pages and the buffer holds no more memory than it needs.
+// freed (the heap would keep them), starting on a 2 MiB boundary and spanning whole 2 MiB
+// ranges: only whole, aligned 2 MiB ranges can be huge pages, and a buffer smaller than one, or
+// the last part of a larger one, would otherwise take its memory in 4 KiB pages, faulting one
+// at a time. Only the pages up to `size` are made resident (Prefault::yes): with huge pages
+// that is the whole last range, without them it is no more than the buffer needs.
 }  // namespace
 
 std::byte* allocate_mapping(std::size_t size, Prefault fault) noexcept {
   // No mapping that large can exist, and rounding it up (or adding the alignment slack) would
   // wrap around to a small length.
-  if (size > std::numeric_limits<std::size_t>::max() - kHugePage - page_size()) return nullptr;
-  const std::size_t length = round_up(size, page_size());
+  if (size > std::numeric_limits<std::size_t>::max() - 2 * kHugePage) return nullptr;
+  const std::size_t length = round_up(size, kHugePage);
   void* raw = ::mmap(nullptr, length + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return nullptr;
   auto* base = static_cast<std::byte*>(raw);
@@ -67,7 +69,7 @@ std::byte* allocate_mapping(std::size_t size, Prefault fault) noexcept {
   std::byte* p = base + head;
   // Only a request: with transparent huge pages disabled the buffer has small pages.
   ::madvise(p, length, MADV_HUGEPAGE);
-  if (fault == Prefault::yes && !prefault(p, length)) {
+  if (fault == Prefault::yes && !prefault(p, round_up(size, page_size()))) {
     ::munmap(p, length);
     return nullptr;
   }
@@ -79,7 +81,7 @@ std::byte* allocate_mapping(std::size_t size, Prefault fault) noexcept {
 }
 
 void free_mapping(std::byte* p, std::size_t size) noexcept {
-  const std::size_t length = round_up(size, page_size());
+  const std::size_t length = round_up(size, kHugePage);
 #ifdef DMLBITS_ASAN
   ASAN_UNPOISON_MEMORY_REGION(p, length);
 #endif

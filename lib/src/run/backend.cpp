@@ -127,6 +127,23 @@ std::string backend_names_help() {
 bool backend_uses_cpu(BackendKind kind) { return row(kind).uses_cpu; }
 bool backend_uses_adapter(BackendKind kind) { return row(kind).uses_adapter; }
 
+std::vector<BackendKind> built_backends() {
+  std::vector<BackendKind> built;
+  for (BackendKind kind : kBackendKinds) {
+    if (kind == BackendKind::automatic || (kind == BackendKind::d3d12 && !d3d12_built()) ||
+        (kind == BackendKind::directml && !directml_built()))
+      continue;
+    built.push_back(kind);
+  }
+  return built;
+}
+
+std::vector<std::string_view> isa_names() {
+  std::vector<std::string_view> names;
+  for (std::size_t i = 0; i < kIsaCount; ++i) names.push_back(isa_name(static_cast<Isa>(i)));
+  return names;
+}
+
 void check_backend_options(BackendKind kind, const BackendOptions& options) {
   const std::string_view name = backend_name(kind);
   if (!options.isa.empty()) {

@@ -179,9 +179,13 @@ DxDispatchFiles write_dxdispatch_model(const std::string& file, const ValidatedO
   for (const auto& in : names.inputs) leaves.push_back(leaf(in));
   // Built first so that an operation DxDispatch cannot run leaves no files behind.
   const nlohmann::json model = dxdispatch_model(op, leaves, leaf(names.output));
-  for (std::size_t i = 0; i < inputs.size(); ++i) write_tensor(inputs[i], names.inputs[i], TensorFormat::npy);
-  // The model last: once it exists, so do the inputs it names.
-  write_text_file(names.model, model.dump(2) + "\n");
+  // All or nothing: every file is prepared complete before any takes its name, so that a
+  // failure (a full disk) or a kill while writing leaves none of them. Then the model last:
+  // once it exists, so do the inputs it names.
+  std::vector<std::unique_ptr<OutputFile>> files;
+  for (std::size_t i = 0; i < inputs.size(); ++i) files.push_back(prepare_tensor_file(inputs[i], names.inputs[i], TensorFormat::npy));
+  files.push_back(prepare_text_file(names.model, model.dump(2) + "\n"));
+  for (auto& f : files) f->commit();
   return names;
 }
 

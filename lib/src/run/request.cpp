@@ -41,7 +41,7 @@ void check_operator_options(const OperationRequest& r, const OpInfo& op) {
     throw Error(code, fmt::format("{} does not apply to {} (only popcount takes it)", option_name(r.face, "out_dtype"),
                                   op.verb));
   if (r.shift_overflow && !op.shift)
-    throw Error(code, fmt::format("{} does not apply to {} (only shl and shr takes it)",
+    throw Error(code, fmt::format("{} does not apply to {} (only shl and shr take it)",
                                   option_name(r.face, "shift_overflow"), op.verb));
   if (r.operands.size() != static_cast<std::size_t>(op.arity))
     throw Error(code, fmt::format("{} takes {} input(s), {} given", op.verb, op.arity, r.operands.size()));

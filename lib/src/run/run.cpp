@@ -59,7 +59,7 @@ OperationResult run_operation(const OperationSpec& spec) {
   r.op = std::make_unique<ValidatedOp>(validate_operation(spec, r.inputs, *backend));
   r.timing.phases.push_back({"validate", phase.lap()});
   r.timing.backend = std::string(backend->name());
-  r.timing.device = backend->device_description();
+  r.timing.device = backend->device_description_for(*r.op, false);
   r.timing.selection = backend->selection_reason();
   if (spec.explain_only) return r;
 

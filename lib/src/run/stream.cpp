@@ -23,6 +23,17 @@ namespace {
 // thread the scheduler delays on a busy machine rarely holds up the other.
 constexpr std::size_t kStreamSlots = 4;
 
+// Every chunk buffer of a streamed run (the slots' input scratch and results) is cut from one
+// arena, allocated once. What a mid-size run spends on its buffers is mostly the first write to
+// each fresh page: a page fault, dear on a virtual machine. Twelve 512 KiB buffers from the heap
+// (each mapped afresh by malloc in 4 KiB pages) were ~1,550 faults, several times a 2 MiB `cp`
+// (testdata/benchmarks.md, "Size sweep"). One arena of kMappedBufferBytes or more is whole 2 MiB
+// ranges (allocate_buffer), made resident in one call with huge pages where the system has
+// them: a few faults. At most 6 MiB (four slots of three 512 KiB buffers), as before.
+constexpr std::size_t kArenaAlignment = 4096;  // each buffer starts on a page of its own
+
+std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+
 // Runs produce(c) for every chunk c on a second thread while the calling thread runs
 // consume(c) in order, at most `slots` chunks apart. Reading and computing a chunk (pread,
 // the kernel) then overlap with writing the previous one, whose cost on a new output file is
@@ -32,12 +43,15 @@ constexpr std::size_t kStreamSlots = 4;
 // Returns false, having run nothing, when there is no second core or thread to be had, the
 // backend is not a CPU one (a device backend is kept on the thread that created it), or it is
 // held to one thread (`threads`, as --threads: 1, or DMLBITS_THREADS=1 for 0).
+bool can_pipeline(std::uint64_t chunks, const Backend& backend, unsigned threads) {
+  return chunks >= 2 && std::thread::hardware_concurrency() >= 2 && backend.computes_on_cpu() &&
+         cpu_threads(threads) >= 2;
+}
+
 template <class Produce, class Consume>
 bool run_pipelined(std::uint64_t chunks, std::size_t slots, const Backend& backend, unsigned threads, Produce& produce,
                    Consume& consume) {
-  if (chunks < 2 || std::thread::hardware_concurrency() < 2 || !backend.computes_on_cpu() ||
-      cpu_threads(threads) < 2)
-    return false;
+  if (!can_pipeline(chunks, backend, threads)) return false;
   std::mutex m;
   std::condition_variable cv;
   std::uint64_t produced = 0;  // chunks whose slot is filled (or holds the producer's error)
@@ -114,7 +128,18 @@ std::unique_ptr<Backend> load_and_validate(const OperationSpec& spec, std::vecto
 
   r.op = std::make_unique<ValidatedOp>(validate_operation(spec, inputs, *backend));
   r.timing.backend = std::string(backend->name());
-  r.timing.device = backend->device_description();
+  // The device as this run uses it: a streamed run computes chunk by chunk (ChunkWriter).
+  const ValidatedOp& v = *r.op;
+  if (v.is_flat_streamable()) {
+    const std::uint64_t count = v.output_shape().element_count();
+    const std::uint64_t chunk = std::max<std::size_t>(
+        1, kStreamChunkBytes / std::max(dtype_info(v.input_dtype()).size, dtype_info(v.output_dtype()).size));
+    const std::uint64_t chunks = (count + chunk - 1) / chunk;
+    r.timing.device = backend->device_description_for(v.flat_chunk(std::min(chunk, count)),
+                                                      can_pipeline(chunks, *backend, spec.threads));
+  } else {
+    r.timing.device = backend->device_description_for(v, false);
+  }
   r.timing.selection = backend->selection_reason();
   r.timing.phases.push_back({"read", read_s});
   r.timing.phases.push_back({"backend", backend_s});
@@ -160,9 +185,22 @@ class ChunkWriter {
         chunks_((count_ + chunk_ - 1) / chunk_), full_(v.flat_chunk(chunk_)),
         slots_(std::min<std::uint64_t>(kStreamSlots, chunks_)) {
     const std::size_t slot_elements = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_, count_));
+    // A slot: each streamed input's scratch (none for one held in memory), then the result.
+    std::vector<std::size_t> in_bytes;
+    for (const auto& in : inputs_)
+      in_bytes.push_back(in.chunk_needs_scratch() ? round_up(slot_elements * in_size_, kArenaAlignment) : 0);
+    const std::size_t out_bytes = round_up(slot_elements * out_size_, kArenaAlignment);
+    std::size_t slot_bytes = out_bytes;
+    for (std::size_t n : in_bytes) slot_bytes += n;
+    arena_ = AlignedBuffer(slot_bytes * slots_.size());
+    std::byte* p = arena_.data();
     for (Slot& slot : slots_) {
-      for (const auto& in : inputs_) slot.in.emplace_back(in.chunk_needs_scratch() ? slot_elements * in_size_ : 0);
-      slot.out = AlignedBuffer(slot_elements * out_size_);
+      for (std::size_t n : in_bytes) {
+        slot.in.push_back(p);
+        p += n;
+      }
+      slot.out = p;
+      p += out_bytes;
     }
   }
 
@@ -179,11 +217,11 @@ class ChunkWriter {
       slot.n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_, count_ - first));
       ExecuteBuffers buffers;
       for (std::size_t i = 0; i < inputs_.size(); ++i) {
-        const auto bytes = inputs_[i].chunk(first, slot.n, slot.in[i].data());
+        const auto bytes = inputs_[i].chunk(first, slot.n, slot.in[i]);
         buffers.inputs.push_back({bytes.data(), bytes.size()});
       }
       produce_read_s += watch.lap();
-      buffers.output = {slot.out.data(), slot.n * out_size_};
+      buffers.output = {slot.out, slot.n * out_size_};
       backend_.run(slot.n == chunk_ ? full_ : v_.flat_chunk(slot.n), buffers);
       produce_execute_s += watch.lap();
       return true;
@@ -199,7 +237,7 @@ class ChunkWriter {
     if (slot.error) std::rethrow_exception(slot.error);
     throw_if_interrupted();
     Stopwatch watch;
-    out_.write(std::span<const std::byte>(slot.out.data(), slot.n * out_size_));
+    out_.write(std::span<const std::byte>(slot.out, slot.n * out_size_));
     write_s += watch.lap();
     if (progress_) progress_(std::min<std::uint64_t>((c + 1) * chunk_, count_), count_);
   }
@@ -209,8 +247,8 @@ class ChunkWriter {
 
  private:
   struct Slot {
-    std::vector<AlignedBuffer> in;
-    AlignedBuffer out;
+    std::vector<std::byte*> in;  // into arena_ (each input's scratch; unused for one held in memory)
+    std::byte* out = nullptr;    // into arena_
     std::size_t n = 0;
     std::exception_ptr error;  // the producer failed on this chunk (and stopped)
   };
@@ -224,6 +262,7 @@ class ChunkWriter {
   const std::size_t chunk_;
   const std::uint64_t chunks_;
   const ValidatedOp full_;  // the operation on one whole chunk
+  AlignedBuffer arena_;  // every slot's buffers
   std::vector<Slot> slots_;
 };
 

@@ -1,0 +1,50 @@
+"""dmlbits: DirectML's element-wise bitwise operators on NumPy arrays, in process.
+
+NumPy's names with DirectML's semantics and the dmlbits CLI's answers, bit for bit::
+
+    >>> import numpy as np, dmlbits
+    >>> dmlbits.bitwise_and(np.array([12, 10], np.uint32), 6)
+    array([4, 2], dtype=uint32)
+    >>> dmlbits.left_shift(np.uint32(1), np.uint32(32))       # DirectML's rule, not NumPy's 0
+    array(1, dtype=uint32)
+
+Operators: bitwise_and, bitwise_or, bitwise_xor, bitwise_not (invert), left_shift, right_shift,
+bitwise_count (popcount). Keywords, as the CLI's options: backend ("auto", "cpu", "d3d12",
+"cpu-reference"), feature_level ("6_4", "4.1"), shift_overflow ("directml", "zero", "wrap"),
+out_dtype (bitwise_count: "uint8" or "uint32"), threads, isa, adapter, dtype (for literals),
+out= (a preallocated array of exactly the result's dtype and shape), timing=True (returns
+(result, timing) as --time-json), repeat, warmup.
+
+Also: explain, ops, devices, read_tensor, write_tensor, check, and dmlbits.testing.
+Errors raise dmlbits.Error subclasses carrying the CLI's message and exit status.
+Linux only. Every difference from NumPy's functions, with examples: lib/docs/python.md in the
+source tree.
+"""
+
+from ._errors import (Error, UsageError, InvalidInputError, UnsupportedError, FileError,
+                      BackendError, InternalError, MismatchError, error_for_code as _error_for_code)
+from . import _dmlbits
+from ._core import (bitwise_and, bitwise_or, bitwise_xor, bitwise_not, invert, left_shift, right_shift,
+                    bitwise_count, popcount, explain, ops, devices, read_tensor, write_tensor, check,
+                    CaseResult, CheckResult)
+
+__version__ = _dmlbits.version()
+
+for _code, _status, _description in _dmlbits.errc_table():
+    if _error_for_code(_code) is not Error:
+        _error_for_code(_code).exit_status = _status
+del _code, _status, _description
+
+__all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "invert", "left_shift",
+           "right_shift", "bitwise_count", "popcount", "explain", "ops", "devices", "read_tensor",
+           "write_tensor", "check", "CaseResult", "CheckResult", "Error", "UsageError",
+           "InvalidInputError", "UnsupportedError", "FileError", "BackendError", "InternalError",
+           "MismatchError", "testing"]
+
+
+def __getattr__(name):
+    # dmlbits.testing without importing it up front.
+    if name == "testing":
+        import importlib
+        return importlib.import_module(".testing", __name__)
+    raise AttributeError(f"module 'dmlbits' has no attribute '{name}'")

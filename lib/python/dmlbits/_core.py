@@ -1,0 +1,250 @@
+"""The operators and the rest of the tool, as plain Python functions over the extension.
+
+Plain ``def``s, so that they pickle by reference (``dmlbits.bitwise_and``) and can be shipped
+to worker processes; pybind11 2.10's own functions cannot be pickled.
+"""
+
+import dataclasses
+import functools
+import json
+import math
+import os
+
+from . import _dmlbits
+
+_OP_INDEX = {name: i for i, name in enumerate(_dmlbits.op_names())}
+
+# NumPy's names for the CLI's verbs.
+_NUMPY_NAMES = {
+    "bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor", "bitwise_not": "not",
+    "invert": "not", "left_shift": "shl", "right_shift": "shr", "bitwise_count": "popcount",
+    "popcount": "popcount",
+}
+
+
+@functools.lru_cache(maxsize=256)
+def _options(backend, feature_level, shift_overflow, out_dtype, threads, isa, adapter):
+    # Parsed and checked once per combination: a small call then parses no strings.
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise _usage(f"threads: {threads!r} is not a thread count (1 or more)")
+    return _dmlbits.run_options(backend or "", _text(feature_level), shift_overflow or "",
+                                _dtype_name(out_dtype), threads or 0, isa or "", adapter or "")
+
+
+def _usage(message):
+    from ._errors import UsageError
+    return UsageError(message)
+
+
+def _text(level):
+    if level is None:
+        return ""
+    if isinstance(level, (int, float)) and not isinstance(level, bool):
+        level = repr(level)  # 4.1 -> "4.1"
+    return str(level)
+
+
+def _dtype_name(dtype):
+    if dtype is None:
+        return ""
+    if isinstance(dtype, str):
+        return dtype
+    import numpy
+    return numpy.dtype(dtype).name  # numpy.uint32, numpy.dtype("u4"), "u4"
+
+
+def _operand(x):
+    # Lists and tuples are JSON array literals, as on the command line ('[1, 2]'): they take the
+    # other operand's dtype. NaN and infinities are written as the JSON reader takes them.
+    if isinstance(x, (list, tuple)):
+        def clean(v):
+            if isinstance(v, (list, tuple)):
+                return [clean(e) for e in v]
+            if isinstance(v, float) and not math.isfinite(v):
+                return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+            if isinstance(v, bool):
+                return int(v)
+            return v
+        return json.dumps(clean(x))
+    return x
+
+
+def _run(op, x1, x2, out, dtype, options, timing, repeat, warmup):
+    return _dmlbits.run(_OP_INDEX[op], _operand(x1), None if x2 is None else _operand(x2), out,
+                        _dtype_name(dtype) or None, options, timing, repeat, warmup)
+
+
+def bitwise_and(x1, x2, /, out=None, *, dtype=None, backend="auto", feature_level=None, threads=None,
+                isa=None, adapter=None, timing=False, repeat=1, warmup=0):
+    """x1 & x2 bit for bit, as DirectML's ELEMENT_WISE_BIT_AND computes it.
+
+    Both operands must have the same dtype (no promotion); floats are and-ed as bit patterns.
+    Python ints, floats and lists are literals in the other operand's dtype (or ``dtype``).
+    See ``help(dmlbits)`` for the keywords; ``timing=True`` returns ``(result, timing_dict)``.
+    """
+    return _run("and", x1, x2, out, dtype,
+                _options(backend, feature_level, None, None, threads, isa, adapter), timing, repeat, warmup)
+
+
+def bitwise_or(x1, x2, /, out=None, *, dtype=None, backend="auto", feature_level=None, threads=None,
+               isa=None, adapter=None, timing=False, repeat=1, warmup=0):
+    """x1 | x2 bit for bit (DirectML's ELEMENT_WISE_BIT_OR); as bitwise_and."""
+    return _run("or", x1, x2, out, dtype,
+                _options(backend, feature_level, None, None, threads, isa, adapter), timing, repeat, warmup)
+
+
+def bitwise_xor(x1, x2, /, out=None, *, dtype=None, backend="auto", feature_level=None, threads=None,
+                isa=None, adapter=None, timing=False, repeat=1, warmup=0):
+    """x1 ^ x2 bit for bit (DirectML's ELEMENT_WISE_BIT_XOR); as bitwise_and."""
+    return _run("xor", x1, x2, out, dtype,
+                _options(backend, feature_level, None, None, threads, isa, adapter), timing, repeat, warmup)
+
+
+def bitwise_not(x, /, out=None, *, dtype=None, backend="auto", feature_level=None, threads=None,
+                isa=None, adapter=None, timing=False, repeat=1, warmup=0):
+    """~x bit for bit (DirectML's ELEMENT_WISE_BIT_NOT); floats' bit patterns too. Alias: invert."""
+    return _run("not", x, None, out, dtype,
+                _options(backend, feature_level, None, None, threads, isa, adapter), timing, repeat, warmup)
+
+
+def left_shift(x1, x2, /, out=None, *, dtype=None, shift_overflow=None, backend="auto", feature_level=None,
+               threads=None, isa=None, adapter=None, timing=False, repeat=1, warmup=0):
+    """x1 << x2 (DirectML's ELEMENT_WISE_BIT_SHIFT_LEFT): unsigned types only, x2 of x1's dtype.
+
+    Counts at or past the width follow ``shift_overflow``: "directml" (the default: what
+    DirectML computes, see the manual), "zero" (NumPy's answer) or "wrap" (count modulo width).
+    """
+    return _run("shl", x1, x2, out, dtype,
+                _options(backend, feature_level, shift_overflow, None, threads, isa, adapter),
+                timing, repeat, warmup)
+
+
+def right_shift(x1, x2, /, out=None, *, dtype=None, shift_overflow=None, backend="auto", feature_level=None,
+                threads=None, isa=None, adapter=None, timing=False, repeat=1, warmup=0):
+    """x1 >> x2, logical (DirectML's ELEMENT_WISE_BIT_SHIFT_RIGHT); as left_shift."""
+    return _run("shr", x1, x2, out, dtype,
+                _options(backend, feature_level, shift_overflow, None, threads, isa, adapter),
+                timing, repeat, warmup)
+
+
+def bitwise_count(x, /, out=None, *, dtype=None, out_dtype=None, backend="auto", feature_level=None,
+                  threads=None, isa=None, adapter=None, timing=False, repeat=1, warmup=0):
+    """The number of set bits of each element's pattern (DirectML's ELEMENT_WISE_BIT_COUNT).
+
+    Counts every bit of the stored pattern: int8 -1 gives 8 (NumPy 2's bitwise_count counts the
+    absolute value's bits: 1). ``out_dtype`` is "uint8" (default) or "uint32". Alias: popcount.
+    """
+    return _run("popcount", x, None, out, dtype,
+                _options(backend, feature_level, None, out_dtype, threads, isa, adapter), timing, repeat, warmup)
+
+
+invert = bitwise_not
+popcount = bitwise_count
+
+
+def _verb(op):
+    verb = _NUMPY_NAMES.get(op, op)
+    if verb not in _OP_INDEX:
+        raise _usage(f"unknown operator '{op}' (known: {', '.join(list(_NUMPY_NAMES) + list(_OP_INDEX))})")
+    return verb
+
+
+def explain(op, x1, x2=None, /, *, dtype=None, shift_overflow=None, out_dtype=None, backend="auto",
+            feature_level=None, threads=None, isa=None, adapter=None):
+    """The DirectML operator description ``op`` would execute on these operands, as a dict:
+    the content of the CLI's ``--explain-json``. Nothing runs. ``op`` is a NumPy name
+    ("bitwise_and") or the CLI's verb ("and")."""
+    verb = _verb(op)
+    return _dmlbits.explain(_OP_INDEX[verb], _operand(x1), None if x2 is None else _operand(x2),
+                            _dtype_name(dtype) or None,
+                            _options(backend, feature_level, shift_overflow, out_dtype, threads, isa, adapter))
+
+
+def ops(feature_level=None):
+    """The support table (``dmlbits ops --json``): every operator, its DirectML names, arity and
+    what it accepts at each feature level, or at ``feature_level`` only."""
+    return _dmlbits.ops(_text(feature_level))
+
+
+def devices():
+    """What can run operations here (``dmlbits devices --json``): the backends, the D3D12
+    adapters and the instruction sets of the CPU."""
+    return _dmlbits.devices()
+
+
+def read_tensor(path, /, *, dtype=None):
+    """A tensor from an .npy or JSON file (as the CLI reads it: JSON with exact 64-bit integers,
+    "0x..." bit patterns, "nan"), as a NumPy array in C order and native byte order. ``dtype``
+    is for JSON that names none."""
+    return _dmlbits.read_tensor(os.fspath(path), _dtype_name(dtype) or None)
+
+
+def write_tensor(array, path, /, *, format=None, hex=False):
+    """Writes ``array`` to ``path`` as .npy or JSON (by ``format`` or the extension), atomically:
+    the file appears whole or not at all. ``hex=True`` writes JSON values as bit patterns."""
+    _dmlbits.write_tensor(array, os.fspath(path), format or "", bool(hex))
+
+
+@dataclasses.dataclass(frozen=True)
+class CaseResult:
+    """One case of a manifest: ``outcome`` is "pass", "fail" or "error"; ``detail`` says why in
+    a line, ``report`` is the mismatch report (as --expect prints it)."""
+    name: str
+    outcome: str
+    detail: str
+    report: str
+    seconds: float
+    updated: bool
+    golden: str
+
+    @property
+    def passed(self):
+        return self.outcome == "pass"
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckResult:
+    """What ``dmlbits check MANIFEST`` reports: the cases in manifest order."""
+    manifest: str
+    cases: list
+
+    @property
+    def passed(self):
+        return sum(c.passed for c in self.cases)
+
+    @property
+    def failed(self):
+        return len(self.cases) - self.passed
+
+    def __bool__(self):
+        return self.failed == 0
+
+    def __iter__(self):
+        return iter(self.cases)
+
+    def __len__(self):
+        return len(self.cases)
+
+    def __getitem__(self, name):
+        """The case named ``name``."""
+        for c in self.cases:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+
+def check(manifest, /, *, backend=None, isa=None, adapter=None, filter=None, update=False, jobs=0,
+          max_listed=10):
+    """Runs a golden-check manifest (``dmlbits check``) and returns its per-case results; a case
+    that fails is a result, not an exception. A malformed manifest raises InvalidInputError."""
+    o = _dmlbits.CheckOptions()
+    o.backend, o.isa, o.adapter, o.filter = backend or "", isa or "", adapter or "", filter or ""
+    o.update, o.jobs, o.max_listed = bool(update), int(jobs), int(max_listed)
+    path = os.fspath(manifest)
+    return CheckResult(path, [CaseResult(*c) for c in _dmlbits.check(path, o)])
+
+
+for _f in (bitwise_and, bitwise_or, bitwise_xor, bitwise_not, left_shift, right_shift, bitwise_count,
+           explain, ops, devices, read_tensor, write_tensor, check, CaseResult, CheckResult):
+    _f.__module__ = "dmlbits"
+del _f

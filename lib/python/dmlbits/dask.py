@@ -1,0 +1,183 @@
+"""dmlbits' operators on Dask arrays (and xarray DataArrays backed by them): lazy, chunked.
+
+    >>> import dask.array as da, dmlbits.dask as dd
+    >>> a = da.from_zarr("a.zarr"); b = da.from_zarr("b.zarr")
+    >>> dd.bitwise_xor(a, b, feature_level="5_0").to_zarr("x.zarr")
+
+Each function takes what its namesake in ``dmlbits`` takes (Dask arrays, NumPy arrays, Python
+literals; the same keywords except ``out=`` and ``timing=``) and returns a Dask array; nothing
+runs until it is computed. What it does, and why:
+
+- The request is validated when the graph is built, by the module itself (``dmlbits.explain``
+  on stand-in arrays of the operands' dtypes and ranks: nothing is allocated or run), so a
+  refusal raises the module's exception (``dmlbits.InvalidInputError`` ...) at once, not later
+  on a worker. The result's dtype comes from the same validation: Dask is given ``dtype=`` and
+  ``meta=`` and never probes the function with 0-d or size-1 arrays.
+- Two operands are combined with ``dask.array.blockwise`` as Dask's own element-wise operators
+  are: their chunks are aligned (unified) and size-1 dimensions broadcast as NumPy does, so
+  operands of different chunkings pair the right elements. (``map_blocks`` pairs blocks by
+  position.)
+- Each block runs ``dmlbits.<op>`` on a worker: a plain Python function that pickles by
+  reference; its exceptions pickle too, so an error on a worker reaches the caller as the same
+  exception type with the same message.
+
+Zarr end to end: ``da.from_zarr(src)`` -> an operation -> ``.to_zarr(dst)`` (``to_zarr`` needs
+regular chunks: ``.rechunk(...)`` first if the result's chunks are not).
+"""
+
+import functools
+import numbers
+
+import numpy as np
+
+from . import _core
+
+__all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "invert", "left_shift",
+           "right_shift", "bitwise_count", "popcount"]
+
+_FUNCTIONS = {
+    "and": _core.bitwise_and, "or": _core.bitwise_or, "xor": _core.bitwise_xor, "not": _core.bitwise_not,
+    "shl": _core.left_shift, "shr": _core.right_shift, "popcount": _core.bitwise_count,
+}
+
+
+def _is_literal(x):
+    # What the module takes as a literal in the other operand's dtype: Python numbers, lists.
+    return isinstance(x, (numbers.Number, list, tuple)) and not isinstance(x, np.generic)
+
+
+def _stand_in(x):
+    # An array of x's dtype and rank with one element (none if x has a 0-length dimension):
+    # enough for the module to validate dtype, rank and broadcast, nothing to compute.
+    shape = tuple(0 if s == 0 else 1 for s in x.shape)
+    return np.zeros(shape, dtype=x.dtype)
+
+
+def _xarray_dataarray():
+    try:
+        import xarray
+    except ImportError:
+        return None
+    return xarray.DataArray
+
+
+def _apply(verb, operands, options):
+    import dask.array as da
+
+    DataArray = _xarray_dataarray()
+    if DataArray is not None and any(isinstance(x, DataArray) for x in operands):
+        import xarray
+        # Names and coordinates from xarray; the data (Dask arrays) through this function.
+        return xarray.apply_ufunc(functools.partial(_apply_to, verb, options), *operands, dask="allowed",
+                                  keep_attrs=True)
+
+    arrays = [x if _is_literal(x) else da.asarray(x) for x in operands]
+    if all(_is_literal(x) for x in arrays):
+        raise _core._usage("dmlbits.dask: at least one operand must be an array")
+    # The module's own validation, on stand-ins: raises the module's exceptions now.
+    stand_ins = [x if _is_literal(x) else _stand_in(x) for x in arrays]
+    probe_options = {k: v for k, v in options.items() if k not in ("threads",)}
+    described = _core.explain(verb, *stand_ins, **probe_options)
+    out_dtype = np.dtype(_output_dtype(described, verb, arrays, options))
+    # NumPy's broadcast of the full shapes (the stand-ins checked the ranks and dtypes).
+    shapes = [x.shape for x in arrays if not _is_literal(x)]
+    try:
+        out_shape = np.broadcast_shapes(*shapes)
+    except ValueError as e:
+        from ._errors import InvalidInputError
+        raise InvalidInputError(f"dmlbits.dask: {verb}: shapes {' and '.join(map(str, shapes))} "
+                                f"do not broadcast ({e})") from None
+    ndim = len(out_shape)
+    out_ind = tuple(range(ndim))
+    args = []
+    for x in arrays:
+        if _is_literal(x):
+            args += [x, None]
+        else:
+            args += [x, out_ind[ndim - x.ndim:]]
+    fn = functools.partial(_FUNCTIONS[verb], **options)
+    return da.blockwise(fn, out_ind, *args, dtype=out_dtype, meta=np.empty((0,) * ndim, out_dtype),
+                        align_arrays=True, concatenate=True,
+                        name=f"dmlbits-{verb}-" + _token(verb, arrays, options))
+
+
+def _apply_to(verb, options, *operands):
+    return _apply(verb, operands, options)
+
+
+def _output_dtype(described, verb, arrays, options):
+    # The output tensor's dtype as the module describes it; popcount's is out_dtype's.
+    for key in ("output", "outputs"):
+        out = described.get(key) if isinstance(described, dict) else None
+        if isinstance(out, list) and out:
+            out = out[0]
+        if isinstance(out, dict) and "dtype" in out:
+            return out["dtype"]
+    if verb == "popcount":
+        return options.get("out_dtype") or "uint8"
+    return next(x.dtype for x in arrays if not _is_literal(x))
+
+
+def _token(*parts):
+    from dask.base import tokenize
+    return tokenize(*parts)
+
+
+def _opts(**kw):
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+def bitwise_and(x1, x2, /, *, dtype=None, backend=None, feature_level=None, threads=None, isa=None,
+                adapter=None):
+    """dmlbits.bitwise_and on Dask arrays, lazily (see this module's help)."""
+    return _apply("and", (x1, x2), _opts(dtype=dtype, backend=backend, feature_level=feature_level,
+                                         threads=threads, isa=isa, adapter=adapter))
+
+
+def bitwise_or(x1, x2, /, *, dtype=None, backend=None, feature_level=None, threads=None, isa=None,
+               adapter=None):
+    """dmlbits.bitwise_or on Dask arrays, lazily."""
+    return _apply("or", (x1, x2), _opts(dtype=dtype, backend=backend, feature_level=feature_level,
+                                        threads=threads, isa=isa, adapter=adapter))
+
+
+def bitwise_xor(x1, x2, /, *, dtype=None, backend=None, feature_level=None, threads=None, isa=None,
+                adapter=None):
+    """dmlbits.bitwise_xor on Dask arrays, lazily."""
+    return _apply("xor", (x1, x2), _opts(dtype=dtype, backend=backend, feature_level=feature_level,
+                                         threads=threads, isa=isa, adapter=adapter))
+
+
+def bitwise_not(x, /, *, dtype=None, backend=None, feature_level=None, threads=None, isa=None,
+                adapter=None):
+    """dmlbits.bitwise_not on a Dask array, lazily. Alias: invert."""
+    return _apply("not", (x,), _opts(dtype=dtype, backend=backend, feature_level=feature_level,
+                                     threads=threads, isa=isa, adapter=adapter))
+
+
+def left_shift(x1, x2, /, *, dtype=None, shift_overflow=None, backend=None, feature_level=None,
+               threads=None, isa=None, adapter=None):
+    """dmlbits.left_shift on Dask arrays, lazily (DirectML's shift rule unless shift_overflow)."""
+    return _apply("shl", (x1, x2), _opts(dtype=dtype, shift_overflow=shift_overflow, backend=backend,
+                                         feature_level=feature_level, threads=threads, isa=isa,
+                                         adapter=adapter))
+
+
+def right_shift(x1, x2, /, *, dtype=None, shift_overflow=None, backend=None, feature_level=None,
+                threads=None, isa=None, adapter=None):
+    """dmlbits.right_shift on Dask arrays, lazily."""
+    return _apply("shr", (x1, x2), _opts(dtype=dtype, shift_overflow=shift_overflow, backend=backend,
+                                         feature_level=feature_level, threads=threads, isa=isa,
+                                         adapter=adapter))
+
+
+def bitwise_count(x, /, *, dtype=None, out_dtype=None, backend=None, feature_level=None, threads=None,
+                  isa=None, adapter=None):
+    """dmlbits.bitwise_count on a Dask array, lazily (uint8 counts unless out_dtype). Alias: popcount."""
+    return _apply("popcount", (x,), _opts(dtype=dtype, out_dtype=out_dtype, backend=backend,
+                                          feature_level=feature_level, threads=threads, isa=isa,
+                                          adapter=adapter))
+
+
+invert = bitwise_not
+popcount = bitwise_count

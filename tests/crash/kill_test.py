@@ -1,0 +1,255 @@
+#!/usr/bin/python3
+"""Crash consistency: dmlbits killed with SIGKILL at random moments never leaves a partial output
+or a temporary file behind (issue #28).
+
+Each scenario runs one command over and over in a fresh copy of its folder, sending SIGKILL after
+a random delay drawn between 0 and 1.2 times the command's own unkilled run time, so that kills
+land while it reads, computes, writes and names its outputs. After every run:
+
+  * every output file is byte for byte the old file (or absent, if there was none) or the new
+    one complete: tensors equal to NumPy's result (np.invert; never dmlbits' own output), JSON
+    side outputs parse and are not the old ones' bytes, or are those bytes exactly;
+  * `check --update` leaves every golden either old or new;
+  * nothing else is in the folder: no partial file, no ".NAME.dmlbits-XXXXXX".
+
+A complete file (old or new) left under a temporary name is counted apart ("window"), not as a
+failure: Linux cannot give an unnamed file a name that replaces another (linkat refuses an
+existing name), so replacing a file links the finished file under a temporary name and renames
+it over the old one, two system calls apart; a kill between them leaves that file. The count
+shows how often that window is hit; any partial file, or a temporary file whose content is not
+complete, is a failure.
+
+Scenarios: a small output (1 KiB) replacing a file and a new one; a multi-chunk output (12 MiB,
+24 chunks of 512 KiB) replacing a file and a new one; --in-place on a multi-chunk file;
+standard output redirected to a file (no atomicity promised there: only no temporary file);
+side outputs (--time-json, --explain-json, --report-json with --expect, --emit-dxdispatch);
+`check --update` over six goldens of 2 MiB.
+
+Environment: DMLBITS (the binary), DMLBITS_CRASH_SECONDS (the time budget, default 40; the runs
+are shared among the scenarios), DMLBITS_CRASH_SEED. Prints, per scenario and in total, the kill
+points tried (runs killed before they ended), the runs that ended first, and the bad outcomes,
+each described; exits 1 if any outcome was bad.
+"""
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+DMLBITS = os.environ.get("DMLBITS")
+if not DMLBITS:
+    sys.exit("set DMLBITS to the dmlbits binary")
+BUDGET = float(os.environ.get("DMLBITS_CRASH_SECONDS", "40"))
+SEED = int(os.environ.get("DMLBITS_CRASH_SEED", str(int(time.time()))))
+rng = random.Random(SEED)
+
+
+def npy_bytes(array):
+    """What np.save writes for `array`."""
+    import io
+    buf = io.BytesIO()
+    np.save(buf, array)
+    return buf.getvalue()
+
+
+def data(n, seed):
+    return np.random.default_rng(seed).integers(0, 256, size=n, dtype=np.uint8)
+
+
+class Scenario:
+    """A command run in a folder prepared by `setup`; `outputs` maps each output file to its
+    acceptable contents: (old bytes or None for absent, new: bytes or a predicate)."""
+
+    def __init__(self, name, setup, argv, outputs, stdout_to=None):
+        self.name, self.setup, self.argv, self.outputs, self.stdout_to = name, setup, argv, outputs, stdout_to
+        self.tried = self.finished = self.bad = self.window = 0
+        self.failures = []
+        self.notes = []
+        self.seconds = None
+
+    def run(self, folder, kill_after):
+        self.setup(folder)
+        before = set(os.listdir(folder))
+        out = open(os.path.join(folder, self.stdout_to), "wb") if self.stdout_to else subprocess.DEVNULL
+        start = time.monotonic()
+        p = subprocess.Popen([DMLBITS] + self.argv, cwd=folder, stdout=out, stderr=subprocess.DEVNULL)
+        killed = False
+        if kill_after is not None:
+            try:
+                p.wait(timeout=kill_after)
+            except subprocess.TimeoutExpired:
+                p.send_signal(signal.SIGKILL)
+                killed = True
+        status = p.wait()
+        elapsed = time.monotonic() - start
+        if self.stdout_to:
+            out.close()
+        if killed and status != -signal.SIGKILL:
+            killed = False  # it ended on its own between the timeout and the signal
+        return killed, status, elapsed, before
+
+    def check(self, folder, killed, status, before):
+        """Returns (problems, window): window names a complete file left under a temporary name,
+        which only a kill between linking the finished file and renaming it over the old one
+        leaves (the one window Linux leaves: linkat cannot replace a name)."""
+        problems = []
+        window = None
+        if not killed and status != 0:
+            problems.append(f"exit status {status} without a kill")
+        expected_names = before | set(self.outputs) | ({self.stdout_to} if self.stdout_to else set())
+        for name in sorted(set(os.listdir(folder)) - expected_names):
+            m = re.fullmatch(r"\.(.+)\.dmlbits-[A-Za-z0-9]{6}", name)
+            if m and m.group(1) in self.outputs and window is None:
+                old, new = self.outputs[m.group(1)]
+                content = open(os.path.join(folder, name), "rb").read()
+                if content == old or (new(content) if callable(new) else content == new):
+                    window = name
+                    continue
+            problems.append(f"left behind: {name}")
+        for name, (old, new) in self.outputs.items():
+            path = os.path.join(folder, name)
+            now = open(path, "rb").read() if os.path.exists(path) else None
+            if now == old:
+                if not killed and old is not None and not callable(new) and new != old:
+                    problems.append(f"{name}: still the old file after exit 0")
+                continue
+            if now is None:
+                problems.append(f"{name}: gone")
+            elif callable(new):
+                if not new(now):
+                    problems.append(f"{name}: neither old nor a complete new file ({len(now)} bytes)")
+            elif now != new:
+                problems.append(f"{name}: neither old nor new ({len(now)} bytes)")
+        return problems, window
+
+
+def json_complete(*keys):
+    def ok(b):
+        try:
+            j = json.loads(b)
+        except ValueError:
+            return False
+        return all(k in j for k in keys)
+    return ok
+
+
+def build_scenarios(base):
+    small = data(1024, 1)
+    big = data(12 << 20, 2)
+    old_small = npy_bytes(data(1024, 3))
+    old_big = npy_bytes(data(12 << 20, 4))
+    files = {
+        "small.npy": npy_bytes(small),
+        "big.npy": npy_bytes(big),
+    }
+    new_small = npy_bytes(np.invert(small))
+    new_big = npy_bytes(np.invert(big))
+    old_json = b'{"old": true}\n'
+    goldens = [data(2 << 20, 10 + i) for i in range(6)]
+    for i, g in enumerate(goldens):
+        files[f"in{i}.npy"] = npy_bytes(g)
+    manifest = {"cases": [{"name": f"c{i}", "op": "not", "inputs": [f"in{i}.npy"], "expected": f"g{i}.npy"}
+                          for i in range(6)]}
+    files["m.json"] = json.dumps(manifest).encode()
+    old_goldens = {f"g{i}.npy": npy_bytes(data(2 << 20, 20 + i)) for i in range(6)}
+    new_goldens = {f"g{i}.npy": npy_bytes(np.invert(goldens[i])) for i in range(6)}
+    for name, content in files.items():
+        with open(os.path.join(base, name), "wb") as f:
+            f.write(content)
+
+    def setup_with(extra):
+        def setup(folder):
+            if os.path.exists(folder):
+                shutil.rmtree(folder)
+            os.mkdir(folder)
+            for name in files:
+                os.link(os.path.join(base, name), os.path.join(folder, name))
+            for name, content in extra.items():
+                with open(os.path.join(folder, name), "wb") as f:
+                    f.write(content)
+        return setup
+
+    dxd_a = npy_bytes(small)
+    return [
+        Scenario("small, replacing", setup_with({"out.npy": old_small}), ["not", "small.npy", "-o", "out.npy"],
+                 {"out.npy": (old_small, new_small)}),
+        Scenario("small, new", setup_with({}), ["not", "small.npy", "-o", "out.npy"], {"out.npy": (None, new_small)}),
+        Scenario("multi-chunk, replacing", setup_with({"out.npy": old_big}), ["not", "big.npy", "-o", "out.npy"],
+                 {"out.npy": (old_big, new_big)}),
+        Scenario("multi-chunk, new", setup_with({}), ["not", "big.npy", "-o", "out.npy"], {"out.npy": (None, new_big)}),
+        Scenario("multi-chunk, --in-place", setup_with({"a.npy": files["big.npy"]}), ["not", "a.npy", "--in-place"],
+                 {"a.npy": (files["big.npy"], new_big)}),
+        Scenario("multi-chunk, standard output", setup_with({}), ["not", "big.npy", "-o", "-"], {},
+                 stdout_to="stdout.npy"),
+        Scenario("side outputs", setup_with({"t.json": old_json, "e.json": old_json, "r.json": old_json,
+                                             "exp.npy": new_small}),
+                 ["not", "small.npy", "-o", "out.npy", "--time-json", "t.json", "--explain-json", "e.json",
+                  "--expect", "exp.npy", "--report-json", "r.json", "--emit-dxdispatch", "dx"],
+                 {"out.npy": (None, new_small), "t.json": (old_json, json_complete("phases")),
+                  "e.json": (old_json, json_complete("operator", "tensors")), "r.json": (old_json, json_complete("equal")),
+                  "dx.json": (None, json_complete("resources", "commands")), "dx-a.npy": (None, dxd_a)}),
+        Scenario("check --update, six goldens", setup_with(old_goldens), ["check", "m.json", "--update", "-j", "2"],
+                 {name: (old_goldens[name], new_goldens[name]) for name in old_goldens}),
+    ]
+
+
+def main():
+    base = tempfile.mkdtemp(prefix="dmlbits-crash-")
+    try:
+        scenarios = build_scenarios(base)
+        work = os.path.join(base, "run")
+        # Each scenario's unkilled run time, which bounds its kill delays (and checks it whole).
+        for s in scenarios:
+            times = []
+            for _ in range(2):
+                killed, status, elapsed, before = s.run(work, None)
+                problems, window = s.check(work, killed, status, before)
+                if problems or window:
+                    s.bad += 1
+                    s.failures.append(f"unkilled run: {'; '.join(problems + [str(window)])}")
+                times.append(elapsed)
+            s.seconds = min(times)
+        deadline = time.monotonic() + BUDGET
+        while time.monotonic() < deadline:
+            for s in scenarios:
+                kill_after = rng.uniform(0, 1.2 * s.seconds)
+                killed, status, elapsed, before = s.run(work, kill_after)
+                if killed:
+                    s.tried += 1
+                else:
+                    s.finished += 1
+                problems, window = s.check(work, killed, status, before)
+                if window and not problems:
+                    s.window += 1
+                    s.notes.append(f"killed after {kill_after * 1000:.1f} ms: complete file left as {window}")
+                if problems:
+                    s.bad += 1
+                    if len(s.failures) < 3:
+                        s.failures.append(f"killed after {kill_after * 1000:.1f} ms: {'; '.join(problems)}"
+                                          if killed else f"not killed: {'; '.join(problems)}")
+        print(f"seed {SEED}, budget {BUDGET:.0f} s, binary {DMLBITS}")
+        print(f"{'scenario':<32} {'run ms':>7} {'killed':>7} {'ended':>6} {'bad':>5} {'window':>7}")
+        for s in scenarios:
+            print(f"{s.name:<32} {s.seconds * 1000:7.1f} {s.tried:7d} {s.finished:6d} {s.bad:5d} {s.window:7d}")
+            for f in s.failures + s.notes[:2]:
+                print(f"    {f}")
+        tried = sum(s.tried for s in scenarios)
+        bad = sum(s.bad for s in scenarios)
+        window = sum(s.window for s in scenarios)
+        print(f"total: {tried} kill points, {sum(s.finished for s in scenarios)} runs that ended first, {bad} bad "
+              f"(partial or unexpected files), {window} complete files left under a temporary name "
+              f"(a kill in the rename window)")
+        return 1 if bad or tried == 0 else 0
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

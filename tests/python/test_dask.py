@@ -1,0 +1,220 @@
+"""dmlbits.dask on a real cluster: a LocalCluster of two worker processes (spawned: they import
+the built module through PYTHONPATH, as CTest sets it), Zarr stores in a temporary directory,
+every operation compared bit for bit with NumPy (reference.py), errors raised on workers.
+
+One cluster for the whole file (it starts in about 5 s); every test is bounded in time.
+"""
+
+import json
+import os
+import pickle
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+# Debian's python3-dask, -distributed, -zarr and -xarray are in scripts/bootstrap's packages:
+# a missing one fails here rather than skipping.
+import dask.array as da
+import distributed
+import numpy as np
+import pytest
+import xarray as xr
+import zarr
+
+import dmlbits
+import dmlbits.dask as dd
+import dmlbits.shards
+from reference import bits, expected
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, memory_limit="1GiB")
+    c = distributed.Client(cluster, timeout="60s")
+    yield c
+    c.close()
+    cluster.close()
+
+
+def _store(tmp_path, name, array, chunks):
+    z = zarr.open(zarr.DirectoryStore(str(tmp_path / name)), mode="w", shape=array.shape,
+                  chunks=chunks, dtype=array.dtype)
+    z[...] = array
+    return da.from_zarr(str(tmp_path / name))
+
+
+def _round_trip(results, tmp_path):
+    """Writes every {name: dask array} to its own Zarr store in one computation, and reads them
+    back as NumPy arrays. (to_zarr needs regular chunks: unified chunkings are not.)"""
+    import dask
+    writes = [r.rechunk(tuple(min(16, s) or 1 for s in r.shape)).to_zarr(
+                  zarr.DirectoryStore(str(tmp_path / f"{name}.zarr")), overwrite=True, compute=False)
+              for name, r in results.items()]
+    dask.compute(*writes)
+    return {name: zarr.open(zarr.DirectoryStore(str(tmp_path / f"{name}.zarr")), mode="r")[...]
+            for name in results}
+
+
+def _assert_bits(actual, wanted):
+    assert actual.dtype == wanted.dtype and actual.shape == wanted.shape
+    np.testing.assert_array_equal(bits(actual), bits(wanted))
+
+
+RNG = np.random.default_rng(26)
+A = RNG.integers(0, 2**32, size=(45, 38), dtype=np.uint32)        # chunks (7, 11): 7 x 4 blocks
+B = RNG.integers(0, 2**32, size=(45, 38), dtype=np.uint32)        # chunks (9, 8): unaligned
+ROW = RNG.integers(0, 2**32, size=(38,), dtype=np.uint32)         # broadcast along rows
+COL = RNG.integers(0, 2**32, size=(45, 1), dtype=np.uint32)       # a size-1 dimension
+COUNTS = RNG.integers(0, 40, size=(45, 38), dtype=np.uint32)      # shift counts past the width
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("zarr")
+    return tmp, {
+        "a": _store(tmp, "a.zarr", A, (7, 11)),
+        "b": _store(tmp, "b.zarr", B, (9, 8)),
+        "row": _store(tmp, "row.zarr", ROW, (5,)),
+        "col": _store(tmp, "col.zarr", COL, (10, 1)),
+        "counts": _store(tmp, "counts.zarr", COUNTS, (6, 13)),
+    }
+
+
+@pytest.mark.parametrize("other", ["b", "row", "col"])
+def test_binary_zarr_round_trip(client, stores, other):
+    tmp, s = stores
+    results = {op: fn(s["a"], s[other]) for op, fn in
+               (("and", dd.bitwise_and), ("or", dd.bitwise_or), ("xor", dd.bitwise_xor))}
+    assert all(isinstance(r, da.Array) and r.dtype == np.uint32 for r in results.values())
+    for op, actual in _round_trip(results, tmp / other).items():
+        _assert_bits(actual, expected(op, A, {"b": B, "row": ROW, "col": COL}[other]))
+
+
+def test_shifts_zarr_round_trip(client, stores):
+    tmp, s = stores
+    results = {(op, overflow): fn(s["a"], s["counts"], shift_overflow=overflow)
+               for op, fn in (("shl", dd.left_shift), ("shr", dd.right_shift))
+               for overflow in (None, "zero", "wrap")}
+    back = _round_trip({f"{op}-{overflow}": r for (op, overflow), r in results.items()}, tmp / "shifts")
+    for op, overflow in results:
+        _assert_bits(back[f"{op}-{overflow}"], expected(op, A, COUNTS, overflow=overflow or "directml"))
+
+
+def test_unary_zarr_round_trip(client, stores):
+    tmp, s = stores
+    results = {"not": dd.bitwise_not(s["a"]), "popcount": dd.bitwise_count(s["a"]),
+               "popcount32": dd.popcount(s["a"], out_dtype="uint32")}
+    assert results["popcount"].dtype == np.uint8 and results["popcount32"].dtype == np.uint32
+    back = _round_trip(results, tmp / "unary")
+    _assert_bits(back["not"], expected("not", A))
+    _assert_bits(back["popcount"], expected("popcount", A))
+    _assert_bits(back["popcount32"], expected("popcount", A, out_dtype="uint32"))
+
+
+def test_float_patterns_literals_and_numpy_operands(client):
+    x = np.array([[-0.0, np.nan, 1.5, -np.inf]] * 6, np.float32)
+    dx = da.from_array(x, chunks=(4, 3))
+    _assert_bits(dd.bitwise_xor(dx, x[:1]).compute(), expected("xor", x, x[:1]))
+    # A literal is a value in the other operand's dtype (float32(2**31 - 1) is 2**31), as in the module.
+    _assert_bits(dd.bitwise_and(dx, 0x7FFFFFFF).compute(),
+                 expected("and", x, np.full(x.shape, 0x7FFFFFFF, np.float32)))
+    _assert_bits(dd.left_shift(da.from_array(A, chunks=10), 3).compute(), expected("shl", A, np.uint32(3)))
+
+
+def test_lazy_and_never_probed(client, monkeypatch):
+    calls = []
+    real = dmlbits._core.bitwise_and
+    monkeypatch.setitem(dd._FUNCTIONS, "and", lambda *a, **k: calls.append(a) or real(*a, **k))
+    r = dd.bitwise_and(da.from_array(A, chunks=10), da.from_array(B, chunks=7))
+    assert calls == [] and r.dtype == np.uint32 and r._meta.shape == (0, 0)
+    assert r.chunks[0] == (7, 3, 4, 6, 1, 7, 2, 5, 5, 2, 3)  # aligned: both chunkings' boundaries
+
+
+def test_refused_when_the_graph_is_built():
+    a8 = da.zeros((10, 10), dtype=np.uint8, chunks=5)
+    a16 = da.zeros((10, 10), dtype=np.uint16, chunks=5)
+    with pytest.raises(dmlbits.InvalidInputError) as in_dask:
+        dd.bitwise_and(a8, a16)
+    with pytest.raises(dmlbits.InvalidInputError) as in_numpy:
+        dmlbits.bitwise_and(np.zeros((10, 10), np.uint8), np.zeros((10, 10), np.uint16))
+    assert str(in_dask.value) == str(in_numpy.value)
+    with pytest.raises(dmlbits.InvalidInputError):
+        dd.left_shift(da.zeros(4, dtype=np.int32, chunks=2), da.zeros(4, dtype=np.int32, chunks=2))
+    with pytest.raises(dmlbits.UsageError):
+        dd.bitwise_xor(a8, a8, backend="no-such-backend")
+    with pytest.raises(dmlbits.InvalidInputError, match="broadcast"):
+        dd.bitwise_or(a8, da.zeros((3,), dtype=np.uint8, chunks=2))
+
+
+@pytest.mark.parametrize("cls", [dmlbits.Error, dmlbits.UsageError, dmlbits.InvalidInputError,
+                                 dmlbits.UnsupportedError, dmlbits.FileError, dmlbits.BackendError,
+                                 dmlbits.InternalError, dmlbits.MismatchError])
+def test_exceptions_pickle(cls):
+    e = cls("reading 'a.npy': unsupported dtype '<c8'")
+    back = pickle.loads(pickle.dumps(e))
+    assert type(back) is cls and str(back) == str(e) and back.exit_status == e.exit_status
+
+
+def test_worker_error_reaches_the_caller(client):
+    a8, a16 = np.zeros(4, np.uint8), np.zeros(4, np.uint16)
+    with pytest.raises(dmlbits.InvalidInputError) as here:
+        dmlbits.bitwise_and(a8, a16)
+    with pytest.raises(dmlbits.InvalidInputError) as there:
+        client.submit(dmlbits.bitwise_and, a8, a16).result()
+    assert type(there.value) is type(here.value) and str(there.value) == str(here.value)
+    # Through a graph: an operand whose declared dtype (uint8) is not what its blocks hold, so
+    # that the graph validates and the worker refuses.
+    lying = da.from_array(a16, chunks=2).map_blocks(lambda b: b, dtype=np.uint8)
+    with pytest.raises(dmlbits.InvalidInputError) as graph:
+        dd.bitwise_and(lying, da.from_array(a8, chunks=2)).compute()
+    with pytest.raises(dmlbits.InvalidInputError) as block:
+        dmlbits.bitwise_and(a16[:2], a8[:2])
+    assert str(graph.value) == str(block.value)
+
+
+def test_xarray_dataarray(client):
+    a = xr.DataArray(da.from_array(A, chunks=(7, 11)), dims=("y", "x"), name="a")
+    b = xr.DataArray(da.from_array(ROW, chunks=9), dims=("x",))
+    r = dd.bitwise_xor(a, b)
+    assert isinstance(r, xr.DataArray) and r.dims == ("y", "x") and isinstance(r.data, da.Array)
+    _assert_bits(r.compute().values, expected("xor", A, ROW))
+
+
+# The recipe of dmlbits.shards (README, "When one machine is not enough"): a manifest fanned out
+# over the cluster, one task per shard running the CLI, the reports gathered and merged.
+MANIFEST = Path(__file__).resolve().parents[2] / "testdata" / "golden" / "manifest.json"
+
+
+def test_sharded_check_on_the_cluster(client, tmp_path):
+    cli = os.environ["DMLBITS"]
+    whole = subprocess.run([cli, "check", MANIFEST], capture_output=True, text=True, timeout=300)
+    assert whole.returncode == 0, whole.stdout + whole.stderr
+    names = [c["name"] for c in json.loads(MANIFEST.read_text())["cases"]]
+    report = dmlbits.shards.check_on_cluster(client, str(MANIFEST), shards=5, cli=cli,
+                                             junit=tmp_path / "merged.xml", junit_dir=tmp_path)
+    assert report and report.passed == len(names) and report.not_run == [] and report.problems == []
+    assert sorted(p.name for p in tmp_path.glob("shard-*.xml")) == [f"shard-{k}.xml" for k in range(5)]
+    merged = [c.get("name") for c in ET.parse(tmp_path / "merged.xml").getroot().iter("testcase")]
+    assert sorted(merged) == sorted(names)
+
+
+def test_a_dying_shard_loses_only_its_own_cases(client, tmp_path):
+    # Shard 1 of 3 is killed (SIGKILL) every time it runs, retries included; 0 and 2 report.
+    wrapper = tmp_path / "dmlbits-dies-in-shard-1"
+    wrapper.write_text('#!/bin/sh\ncase "$*" in *"--shard 1/3"*) kill -9 $$;; esac\n'
+                       f'exec "{os.environ["DMLBITS"]}" "$@"\n')
+    wrapper.chmod(0o755)
+    names = [c["name"] for c in json.loads(MANIFEST.read_text())["cases"]]
+    report = dmlbits.shards.check_on_cluster(client, str(MANIFEST), shards=3, cli=str(wrapper),
+                                             junit=tmp_path / "merged.xml")
+    lost = [n for i, n in enumerate(names) if i % 3 == 1]
+    assert not report
+    assert [c for _, c, _ in report.not_run] == lost and report.passed == len(names) - len(lost)
+    assert len(report.problems) == 1 and "shard 1/3" in report.problems[0] and "status -9" in report.problems[0]
+    assert f"NOT RUN {lost[0]} " in report.summary()
+    errors = {c.get("name"): c.find("error").get("message")
+              for c in ET.parse(tmp_path / "merged.xml").getroot().iter("testcase") if c.find("error") is not None}
+    assert errors == {n: "did not run: no report from shard 1/3" for n in lost}

@@ -1,0 +1,137 @@
+"""Refusals as Python exceptions carrying the CLI's message and exit status."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import dmlbits
+
+
+def cli_message(cli, *args):
+    """The CLI's error message (without "dmlbits: ") and its exit status."""
+    r = cli(*args)
+    assert r.returncode != 0, args
+    text = r.stderr.decode().strip().splitlines()[-1]
+    return text.removeprefix("dmlbits: ").removeprefix("error: "), r.returncode
+
+
+def npy(tmp_path, name, array):
+    path = tmp_path / name
+    np.save(path, array)
+    return path
+
+
+def test_mixed_dtypes_are_refused_as_directml_refuses_them(cli, tmp_path):
+    a = np.arange(4, dtype=np.uint8)
+    b = np.arange(4, dtype=np.uint16)
+    with pytest.raises(dmlbits.InvalidInputError) as e:
+        dmlbits.bitwise_and(a, b)
+    assert isinstance(e.value, TypeError) and isinstance(e.value, ValueError)
+    message, status = cli_message(cli, "and", npy(tmp_path, "a.npy", a), npy(tmp_path, "b.npy", b))
+    assert str(e.value) == message
+    assert e.value.exit_status == status == 3
+    assert e.value.code == "invalid-input"
+
+
+def test_a_refusal_names_the_lowest_level_that_accepts(cli, tmp_path):
+    a = np.arange(4, dtype=np.int32)
+    with pytest.raises(dmlbits.InvalidInputError) as e:
+        dmlbits.bitwise_xor(a, a, feature_level="3_0")
+    assert "needs DML_FEATURE_LEVEL_4_1 or later (requested 3_0)" in str(e.value)
+    path = npy(tmp_path, "a.npy", a)
+    assert str(e.value) == cli_message(cli, "xor", path, path, "--feature-level", "3_0")[0]
+    with pytest.raises(dmlbits.InvalidInputError) as e:
+        dmlbits.left_shift(np.arange(4, dtype=np.uint8).reshape(2, 2), np.uint8(1), feature_level=2.1)
+    assert "DML_FEATURE_LEVEL_3_0" in str(e.value)
+
+
+def test_shapes_that_do_not_broadcast(cli, tmp_path):
+    a = np.zeros((2, 3), np.uint32)
+    b = np.zeros((4,), np.uint32)
+    with pytest.raises(dmlbits.InvalidInputError) as e:
+        dmlbits.bitwise_or(a, b)
+    assert str(e.value) == cli_message(cli, "or", npy(tmp_path, "a.npy", a), npy(tmp_path, "b.npy", b))[0]
+
+
+def test_a_literal_that_does_not_fit(cli, tmp_path):
+    a = np.zeros(3, np.uint8)
+    with pytest.raises(dmlbits.InvalidInputError) as e:
+        dmlbits.bitwise_and(a, 0x1FF)
+    assert str(e.value) == cli_message(cli, "and", npy(tmp_path, "a.npy", a), "511")[0]
+    with pytest.raises(dmlbits.Error) as e:
+        dmlbits.bitwise_and(1, 2)
+    assert "the data type is unknown" in str(e.value)
+
+
+def test_bad_keywords_are_usage_errors(cli):
+    a = np.zeros(3, np.uint8)
+    with pytest.raises(dmlbits.UsageError) as e:
+        dmlbits.bitwise_and(a, a, backend="gpu")
+    assert str(e.value) in cli_message(cli, "and", "1", "2", "--dtype", "uint8", "--backend", "gpu")[0]
+    assert e.value.exit_status == 2
+    with pytest.raises(dmlbits.UsageError, match="unknown level '9_9'"):
+        dmlbits.bitwise_and(a, a, feature_level="9_9")
+    with pytest.raises(dmlbits.UsageError, match="unknown mode 'clamp'"):
+        dmlbits.left_shift(a, a, shift_overflow="clamp")
+    with pytest.raises(dmlbits.UsageError, match="instruction set"):
+        dmlbits.bitwise_and(a, a, backend="d3d12", isa="avx2")
+    with pytest.raises(dmlbits.UsageError, match="threads"):
+        dmlbits.bitwise_and(a, a, threads=0)
+    with pytest.raises(dmlbits.UsageError, match="not a literal"):
+        dmlbits.bitwise_and(a, "a.npy")
+    with pytest.raises(TypeError):
+        dmlbits.bitwise_and(a, a, bogus=1)
+
+
+def test_out_is_checked():
+    a = np.zeros((2, 2), np.uint16)
+    with pytest.raises(dmlbits.UsageError, match="out: the result is uint16, but out has dtype <u4"):
+        dmlbits.bitwise_and(a, a, out=np.zeros((2, 2), np.uint32))
+    with pytest.raises(dmlbits.UsageError, match=r"shape \(2, 2\), but out has shape \(4,\)"):
+        dmlbits.bitwise_and(a, a, out=np.zeros(4, np.uint16))
+    with pytest.raises(dmlbits.UsageError, match="C-contiguous"):
+        dmlbits.bitwise_and(a, a, out=np.zeros((2, 2), np.uint16, order="F"))
+    ro = np.zeros((2, 2), np.uint16)
+    ro.flags.writeable = False
+    with pytest.raises(dmlbits.UsageError, match="read-only"):
+        dmlbits.bitwise_and(a, a, out=ro)
+    with pytest.raises(dmlbits.UsageError, match="ndarray"):
+        dmlbits.bitwise_and(a, a, out=[0, 0])
+    with pytest.raises(dmlbits.UsageError, match="dtype >u2"):
+        dmlbits.bitwise_and(a, a, out=np.zeros((2, 2), ">u2"))
+    # DirectML does not let BIT_COUNT's output alias its input: in place is refused.
+    u8 = np.zeros(4, np.uint8)
+    with pytest.raises(dmlbits.InvalidInputError, match="cannot overwrite the input"):
+        dmlbits.bitwise_count(u8, out=u8)
+
+
+def test_unsupported_numpy_dtypes():
+    with pytest.raises(dmlbits.InvalidInputError, match="unsupported dtype '<c8'"):
+        dmlbits.bitwise_not(np.zeros(2, np.complex64))
+    with pytest.raises(dmlbits.InvalidInputError, match="unsupported dtype"):
+        dmlbits.bitwise_not(np.array(["x"]))
+
+
+def test_too_many_dimensions(cli, tmp_path):
+    a = np.zeros((1,) * 9, np.uint8)
+    with pytest.raises(dmlbits.InvalidInputError):
+        dmlbits.bitwise_not(a)
+
+
+def test_exceptions_pickle():
+    try:
+        dmlbits.bitwise_and(np.zeros(1, np.uint8), np.zeros(1, np.int8))
+    except dmlbits.Error as e:
+        back = pickle.loads(pickle.dumps(e))
+        assert type(back) is type(e) and str(back) == str(e) and back.exit_status == 3
+
+
+def test_every_error_category_has_a_class():
+    import dmlbits._errors as errors
+    from dmlbits import _dmlbits
+    for code, status, _ in _dmlbits.errc_table():
+        if code in ("interrupted", "broken-pipe"):
+            continue  # KeyboardInterrupt; no pipe in process
+        cls = errors.error_for_code(code)
+        assert cls is not dmlbits.Error and cls.exit_status == status, code

@@ -1,0 +1,106 @@
+"""The module as a citizen of the interpreter: pickling, threads, the GIL, Ctrl-C."""
+
+import concurrent.futures
+import multiprocessing
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import numpy as np
+
+import dmlbits
+from reference import expected
+
+
+def test_functions_pickle_by_reference():
+    for f in (dmlbits.bitwise_and, dmlbits.invert, dmlbits.popcount, dmlbits.left_shift, dmlbits.check,
+              dmlbits.read_tensor, dmlbits.testing.assert_bits_equal):
+        assert pickle.loads(pickle.dumps(f)) is f
+        assert len(pickle.dumps(f)) < 100  # a reference, not code
+
+
+def test_functions_run_in_worker_processes():
+    a = np.arange(16, dtype=np.uint32).reshape(4, 4)
+    ctx = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=ctx) as pool:
+        r = pool.submit(dmlbits.left_shift, a, np.uint32(33)).result(timeout=60)
+    assert r.tolist() == (a << 1).tolist()
+
+
+def test_thread_safe():
+    rng = np.random.default_rng(9)
+    cases = []
+    for i in range(24):
+        dtype = ["uint8", "uint16", "uint32", "uint64"][i % 4]
+        n = [1, 17, 1000, 300_000][i % 4]   # small and multi-threaded sizes
+        a = rng.integers(0, 2**8, size=n * np.dtype(dtype).itemsize, dtype=np.uint8).view(dtype)
+        b = rng.integers(0, 2**8, size=n * np.dtype(dtype).itemsize, dtype=np.uint8).view(dtype) % np.array(70, dtype)
+        cases.append((a, b, ["directml", "zero", "wrap"][i % 3], [None, 1, 2][i % 3]))
+
+    def work(k):
+        for _ in range(20):
+            for a, b, mode, threads in cases[k::4]:
+                got = dmlbits.left_shift(a, b, shift_overflow=mode, threads=threads, backend="cpu")
+                assert got.tobytes() == expected("shl", a, b, mode).tobytes()
+                assert dmlbits.bitwise_count(a, backend="cpu").tobytes() == expected("popcount", a).tobytes()
+        return True
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        assert all(pool.map(work, [0, 1, 2, 3] * 2))
+
+
+def test_the_gil_is_released_while_an_operation_runs():
+    a = np.ones(8 << 20, np.uint32)  # 32 MiB
+    counter = [0]
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            counter[0] += 1
+
+    t = threading.Thread(target=count)
+    t.start()
+    try:
+        time.sleep(0.05)
+        before = counter[0]
+        _, timing = dmlbits.bitwise_not(a, timing=True, repeat=30, threads=1, backend="cpu")
+        during = counter[0] - before
+    finally:
+        stop.set()
+        t.join()
+    # With the GIL held for the whole call, the counting thread could not run at all.
+    assert timing["execute"]["stats_s"]["count"] == 30
+    assert during > 1000, during
+
+
+def test_ctrl_c_raises_keyboard_interrupt_promptly(tmp_path):
+    script = textwrap.dedent("""
+        import sys, time, numpy as np, dmlbits
+        a = np.ones(16 << 20, np.uint32)   # 64 MiB: a run is several chunks
+        print("ready", flush=True)
+        t = time.monotonic()
+        try:
+            dmlbits.bitwise_xor(a, a, repeat=100000, timing=True, backend="cpu")
+        except KeyboardInterrupt:
+            print("interrupted %.3f" % (time.monotonic() - t), flush=True)
+            sys.exit(0)
+        print("finished", flush=True)
+    """)
+    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        sent = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        line = p.stdout.readline().strip()
+        waited = time.monotonic() - sent
+        assert p.wait(timeout=30) == 0
+    finally:
+        p.kill()
+    assert line.startswith("interrupted"), line
+    assert waited < 2.0, waited

@@ -1,0 +1,250 @@
+"""The operators on NumPy arrays: names, dtypes, broadcasting, layouts and DirectML's shift rule,
+against NumPy (reference.py) and hand-computed values."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st, HealthCheck
+
+import dmlbits
+from reference import expected
+
+FUNCS = {"and": dmlbits.bitwise_and, "or": dmlbits.bitwise_or, "xor": dmlbits.bitwise_xor,
+         "not": dmlbits.bitwise_not, "shl": dmlbits.left_shift, "shr": dmlbits.right_shift,
+         "popcount": dmlbits.bitwise_count}
+# The operator list and what each accepts come from the program, so that an operator added to
+# the table fails here until FUNCS covers it.
+OPS = dmlbits.ops()["ops"]
+NEWEST = dmlbits.ops()["feature_levels"][-1]
+
+
+def input_types(verb):
+    """NumPy names of the dtypes `verb` takes at the newest level ("UINT8" -> "uint8")."""
+    support = next(o for o in dmlbits.ops(NEWEST)["ops"] if o["verb"] == verb)["support"]
+    return [t.lower() for t in support["input_types"]]
+
+
+def test_every_operator_has_a_function():
+    assert sorted(o["verb"] for o in OPS) == sorted(FUNCS)
+
+
+def test_numpy_names_and_aliases():
+    assert dmlbits.invert is dmlbits.bitwise_not
+    assert dmlbits.popcount is dmlbits.bitwise_count
+    for name in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "invert", "left_shift",
+                 "right_shift", "bitwise_count"):
+        assert callable(getattr(dmlbits, name))
+
+
+def data(dtype, shape, seed=0):
+    rng = np.random.default_rng(seed)
+    n = int(np.prod(shape, dtype=np.int64))
+    raw = rng.integers(0, 256, size=n * np.dtype(dtype).itemsize, dtype=np.uint8)
+    return raw.view(dtype).reshape(shape)
+
+
+@pytest.mark.parametrize("verb", sorted(FUNCS))
+def test_every_supported_dtype_against_numpy(verb):
+    arity = next(o["arity"] for o in OPS if o["verb"] == verb)
+    for name in input_types(verb):
+        a = data(name, (3, 5), 1)
+        b = data(name, (3, 5), 2)
+        if verb in ("shl", "shr"):
+            b = (b.view(b.dtype) % np.array(70, b.dtype)).astype(b.dtype)
+        args = (a, b) if arity == 2 else (a,)
+        got = FUNCS[verb](*args)
+        want = expected(verb, *args)
+        assert got.dtype == want.dtype and got.shape == want.shape, name
+        assert got.tobytes() == want.tobytes(), name
+
+
+def test_zero_d_in_zero_d_out():
+    r = dmlbits.bitwise_and(np.uint32(12), np.uint32(10))
+    assert isinstance(r, np.ndarray) and r.shape == () and r.dtype == np.uint32 and int(r) == 8
+    assert dmlbits.bitwise_count(np.array(-1, np.int8)).shape == ()
+    assert dmlbits.bitwise_not(np.array(0, np.uint16)).shape == ()
+
+
+def test_broadcasting():
+    a = np.arange(12, dtype=np.uint16).reshape(3, 1, 4)
+    b = np.arange(2, dtype=np.uint16).reshape(2, 1) + 0xF0
+    r = dmlbits.bitwise_or(a, b)
+    assert r.shape == (3, 2, 4)
+    assert r.tobytes() == np.bitwise_or(a, b).tobytes()
+
+
+def test_literals_take_the_other_operands_dtype():
+    a = np.array([1, 2, 3], np.uint8)
+    assert dmlbits.bitwise_xor(a, 255).dtype == np.uint8
+    assert dmlbits.bitwise_xor(a, 255).tolist() == [254, 253, 252]
+    assert dmlbits.bitwise_and(0xF0F0, np.array([0xFFFF], np.uint16)).tolist() == [0xF0F0]
+    assert dmlbits.bitwise_or(a, [0x10, 0x20, 0x40]).tolist() == [0x11, 0x22, 0x43]
+    assert dmlbits.bitwise_and(a, "0xff").tolist() == [1, 2, 3]  # the CLI's literal syntax
+    assert dmlbits.bitwise_and(3, 5, dtype="uint32").dtype == np.uint32
+    f = np.array([1.5], np.float32)
+    assert dmlbits.bitwise_and(f, 1.5).tobytes() == f.tobytes()
+    assert dmlbits.bitwise_and(np.float32(1.5), -0.0).shape == ()  # a Python float stays 0-d
+
+
+def test_bool_is_read_as_uint8_like_the_cli():
+    r = dmlbits.bitwise_not(np.array([True, False]))
+    assert r.dtype == np.uint8 and r.tolist() == [254, 255]
+
+
+def test_floats_are_bit_patterns():
+    a = np.array([1.0, -0.0, np.nan], np.float64)
+    r = dmlbits.bitwise_xor(a, a)
+    assert r.dtype == np.float64 and r.view(np.uint64).tolist() == [0, 0, 0]
+    assert dmlbits.bitwise_count(np.array([-0.0], np.float32)).tolist() == [1]
+
+
+# DirectML's rule for counts at or past the width (man dmlbits, "Shift counts"), worked by
+# hand: up to 32 bits the element is shifted as a 32-bit lane by the count's low 5 bits and cut
+# back; 64-bit elements shift by c < 32, else by 32 and then c & 31.
+SHIFT_CASES = [
+    # dtype, value, count, directml, zero, wrap
+    ("uint8", 1, 7, 128, 128, 128),
+    ("uint8", 1, 8, 0, 0, 1),
+    ("uint8", 1, 31, 0, 0, 128),
+    ("uint8", 1, 32, 1, 0, 1),
+    ("uint8", 1, 33, 2, 0, 2),
+    ("uint16", 0x8001, 16, 0, 0, 0x8001),
+    ("uint16", 1, 36, 16, 0, 16),
+    ("uint32", 1, 32, 1, 0, 1),
+    ("uint32", 1, 33, 2, 0, 2),
+    ("uint32", 3, 255, 0x80000000, 0, 0x80000000),
+    ("uint64", 1, 32, 1 << 32, 1 << 32, 1 << 32),
+    ("uint64", 1, 63, 1 << 63, 1 << 63, 1 << 63),
+    ("uint64", 1, 64, 1 << 32, 0, 1),
+    ("uint64", 1, 65, 1 << 33, 0, 2),
+    ("uint64", 1, (1 << 32) + 1, 2, 0, 2),
+    ("uint64", 1, (1 << 32) - 1, 1 << 63, 0, 1 << 63),
+]
+
+
+@pytest.mark.parametrize("dtype,value,count,directml,zero,wrap", SHIFT_CASES)
+def test_shift_overflow_rules(dtype, value, count, directml, zero, wrap):
+    a = np.array([value], dtype)
+    c = np.array([count], dtype)
+    assert dmlbits.left_shift(a, c).tolist() == [directml]
+    assert dmlbits.left_shift(a, c, shift_overflow="directml").tolist() == [directml]
+    assert dmlbits.left_shift(a, c, shift_overflow="zero").tolist() == [zero]
+    assert dmlbits.left_shift(a, c, shift_overflow="wrap").tolist() == [wrap]
+
+
+def test_right_shift_is_logical_and_follows_the_rule():
+    assert dmlbits.right_shift(np.array([0x80], np.uint8), np.array([7], np.uint8)).tolist() == [1]
+    assert dmlbits.right_shift(np.array([0x80], np.uint8), np.array([8], np.uint8)).tolist() == [0]
+    assert dmlbits.right_shift(np.array([0x80], np.uint8), np.array([32], np.uint8)).tolist() == [0x80]
+    assert dmlbits.right_shift(np.array([1 << 63], np.uint64), np.array([64], np.uint64)).tolist() == [1 << 31]
+
+
+def test_popcount_counts_the_pattern_not_the_absolute_value():
+    assert dmlbits.bitwise_count(np.array([-1, 1, 0], np.int8)).tolist() == [8, 1, 0]
+    r = dmlbits.bitwise_count(np.array([2**64 - 1], np.uint64), out_dtype="uint32")
+    assert r.dtype == np.uint32 and r.tolist() == [64]
+    assert dmlbits.popcount(np.array([7], np.uint16)).dtype == np.uint8
+
+
+def test_out_is_written_and_returned():
+    a = data("uint32", (4, 4), 3)
+    b = data("uint32", (4, 4), 4)
+    out = np.empty((4, 4), np.uint32)
+    r = dmlbits.bitwise_and(a, b, out=out)
+    assert r is out and out.tobytes() == np.bitwise_and(a, b).tobytes()
+    dmlbits.bitwise_not(a, out=a)  # in place, as --in-place
+    assert a.tobytes() == np.invert(data("uint32", (4, 4), 3)).tobytes()
+
+
+def test_out_overlapping_an_input_gets_the_right_answer():
+    a = np.arange(10, dtype=np.uint8)
+    want = np.bitwise_xor(a[1:], a[:-1])
+    dmlbits.bitwise_xor(a[1:], a[:-1], out=a[:-1])
+    assert a[:-1].tobytes() == want.tobytes()
+    b = np.arange(8, dtype=np.uint16)
+    dmlbits.bitwise_or(b[::-1].copy(), b, out=b)  # out is B
+    assert b.tolist() == [7 | 0, 6 | 1, 5 | 2, 4 | 3, 3 | 4, 2 | 5, 1 | 6, 0 | 7]
+
+
+def test_large_arrays_run_in_chunks_with_the_same_answer():
+    a = data("uint32", (5 << 20,), 5)   # 20 MiB: several chunks
+    r = dmlbits.left_shift(a, np.uint32(3))
+    assert r.tobytes() == expected("shl", a, np.uint32(3)).tobytes()
+    p = dmlbits.bitwise_count(a)
+    assert p.tobytes() == expected("popcount", a).tobytes()
+
+
+def test_c_contiguous_native_inputs_are_not_copied():
+    import tracemalloc
+    a = data("uint8", (256 << 10,), 6)   # 256 KiB each: NumPy's allocator, which tracemalloc sees
+    b = data("uint8", (256 << 10,), 7)
+    tracemalloc.start()
+    try:
+        dmlbits.bitwise_and(a, b)  # warm: caches and the backend
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        r = dmlbits.bitwise_and(a, b)
+        peak = tracemalloc.get_traced_memory()[1] - before
+        f = np.asfortranarray(a.reshape(512, 512))
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        dmlbits.bitwise_not(f)
+        peak_f = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert r.nbytes <= peak < r.nbytes + 64 * 1024        # the output only
+    assert peak_f >= 2 * a.nbytes                         # the output and a C-order copy
+
+
+LAYOUTS = ["c", "fortran", "big-endian", "strided", "big-endian-fortran"]
+
+
+def layout(a, how):
+    if how == "fortran":
+        return np.asarray(a, order="F")  # (np.asfortranarray would make a 0-d array 1-d)
+    if how == "big-endian":
+        return a.astype(a.dtype.newbyteorder(">"))
+    if how == "big-endian-fortran":
+        return np.asarray(a.astype(a.dtype.newbyteorder(">")), order="F")
+    if how == "strided":
+        big = np.zeros(tuple(2 * s for s in a.shape), a.dtype)
+        big[tuple(slice(None, None, 2) for _ in a.shape)] = a
+        return big[tuple(slice(None, None, 2) for _ in a.shape)]
+    return a
+
+
+@st.composite
+def cases(draw):
+    verb = draw(st.sampled_from(sorted(FUNCS)))
+    dtype = draw(st.sampled_from(input_types(verb)))
+    shape = tuple(draw(st.lists(st.integers(0, 5), min_size=0, max_size=4)))
+    # B's shape broadcasts against A's: a suffix of it, with some axes set to 1.
+    k = draw(st.integers(0, len(shape)))
+    b_shape = tuple(1 if draw(st.booleans()) else s for s in shape[len(shape) - k:])
+    if draw(st.booleans()):
+        shape, b_shape = b_shape, shape
+    seed = draw(st.integers(0, 2**32 - 1))
+    return (verb, dtype, shape, b_shape, draw(st.sampled_from(LAYOUTS)), draw(st.sampled_from(LAYOUTS)),
+            draw(st.sampled_from(["directml", "zero", "wrap"])), draw(st.sampled_from(["uint8", "uint32"])), seed)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases())
+def test_property_against_numpy(case):
+    verb, dtype, shape, b_shape, la, lb, overflow, out_dtype, seed = case
+    a = data(dtype, shape, seed)
+    b = data(dtype, b_shape, seed + 1)
+    if verb in ("shl", "shr"):
+        b = b % np.array(80, b.dtype) if b.size else b
+    kw = {}
+    if verb in ("shl", "shr"):
+        kw["shift_overflow"] = overflow
+    if verb == "popcount":
+        kw["out_dtype"] = out_dtype
+    if verb in ("not", "popcount"):
+        got = FUNCS[verb](layout(a, la), **kw)
+        want = expected(verb, a, overflow=overflow, out_dtype=out_dtype)
+    else:
+        got = FUNCS[verb](layout(a, la), layout(b, lb), **kw)
+        want = expected(verb, a, b, overflow=overflow)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes()
