@@ -7,9 +7,7 @@
 #include "app.hpp"
 #include "dmlbits/check.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/file_uses.hpp"
-#include "dmlbits/io.hpp"
-#include "dmlbits/operand.hpp"
+#include "dmlbits/tensor.hpp"
 
 namespace dmlbits::app {
 namespace {

@@ -14,7 +14,6 @@
 #include "dmlbits/request.hpp"
 #include "dmlbits/dtype.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/feature_level.hpp"
 #include "dmlbits/ops.hpp"
 
 namespace dmlbits::app {

@@ -1,5 +1,8 @@
 // dmlbits devices: every backend dmlbits can run on, and what it runs on.
 #include <iostream>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "app.hpp"
 #include "dmlbits/devices.hpp"
@@ -12,11 +15,46 @@ struct DevicesOptions {
   std::string format;
 };
 
+// One line per backend, one per adapter under d3d12.
+std::string devices_text(const DeviceList& devices) {
+  std::string text;
+  const auto line = [&](std::string_view name, const std::string& what) { text += fmt::format("{:<15}{}\n", name, what); };
+  for (const CpuDevice& c : devices.cpu) {
+    std::string desc = c.device;
+    if (c.backend == BackendKind::cpu) desc += fmt::format(" (--isa {})", fmt::join(c.isas, ", "));
+    line(backend_name(c.backend), desc);
+  }
+  const D3d12Devices& d3d12 = devices.d3d12;
+  const AdapterDevice* preferred = nullptr;
+  for (const AdapterDevice& a : d3d12.adapters)
+    if (a.is_default) preferred = &a;
+  if (!d3d12.available) line("d3d12", "unavailable: " + d3d12.reason);
+  else line("d3d12", fmt::format("{} adapter{}{}", d3d12.adapters.size(), d3d12.adapters.size() == 1 ? "" : "s",
+                                 preferred ? fmt::format(", default {}", preferred->index) : ""));
+  for (const AdapterDevice& a : d3d12.adapters) {
+    // DXGI says nothing of discrete or integrated: its type is empty unless software.
+    std::string desc = fmt::format("{}: {}, {}{}, {} memory, {} {}", a.name, a.vendor, a.software ? "software" : "hardware",
+                                   a.type.empty() ? "" : " (" + a.type + ")", format_byte_size(a.memory_bytes, false),
+                                   a.api, a.api_version);
+    if (a.has_device) desc += fmt::format(", D3D feature level {}, shader model {}", a.feature_level, a.shader_model);
+    else desc += fmt::format(", no D3D12 device: {}", a.error);
+    text += fmt::format("  adapter {:<5}{}\n", a.index, desc);
+  }
+  const DirectmlDevice& dml = devices.directml;
+  if (dml.available) line("directml", dml.device);
+  else if (dml.found) line("directml", fmt::format("DirectML {} ({}) found, but no device: {}", dml.version, dml.path, dml.reason));
+  else line("directml", "unavailable: " + dml.reason);
+  const AutoDevices& a = devices.automatic;
+  line("auto", fmt::format("cpu below {} MiB of output; above, {}", a.gpu_min_bytes >> 20,
+                           a.large_adapter ? fmt::format("d3d12 on adapter {} ({})", *a.large_adapter, a.large_adapter_name)
+                                           : "cpu too (no hardware adapter)"));
+  return text;
+}
+
 void run_devices(const DevicesOptions& o) {
   const bool json = format_choice(o.json, o.format) == "json";
-  const DevicesReport report = describe_devices();
-  if (json) std::cout << report.json.dump(2) << '\n';
-  else std::cout << report.text;
+  const DeviceList devices = list_devices();
+  std::cout << (json ? devices_json(devices) : devices_text(devices));
 }
 
 }  // namespace

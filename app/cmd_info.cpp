@@ -8,7 +8,7 @@
 
 #include "app.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/io.hpp"
+#include "dmlbits/tensor.hpp"
 #include "report.hpp"
 
 namespace dmlbits::app {
@@ -20,45 +20,6 @@ struct InfoOptions {
   std::string format;
   std::string dtype;
 };
-
-FileInfo inspect(const std::string& path, std::optional<DType> dtype) {
-  // An .npy file's header only: its data is never read (so its size costs nothing).
-  const InputSummary in = inspect_input(path);
-  return with_context(fmt::format("reading {}", quote_path(path)), [&] {
-    FileInfo f;
-    f.path = path;
-    f.format = in.format;
-    if (f.format == TensorFormat::npy) {
-      const NpyHeader& h = *in.npy;
-      f.version = fmt::format("{}.{}", h.major, h.minor);
-      f.dtype = h.dtype;
-      f.descr = h.descr;
-      f.is_bool = h.is_bool;
-      f.shape = h.shape;
-      f.fortran_order = h.fortran_order;
-      f.header_bytes = h.data_offset;
-      switch (h.byte_order) {
-        case '<': f.byte_order = "little"; break;
-        case '>': f.byte_order = "big"; break;
-        default: f.byte_order = "native"; break;  // '=', or '|' on a multi-byte type, as NumPy reads it
-      }
-      if (dtype_info(h.dtype).size == 1) f.byte_order = "not applicable";
-    } else {
-      const std::string_view text(reinterpret_cast<const char*>(in.json->bytes().data()), in.json->bytes().size());
-      auto doc = JsonTensorDocument::parse(text);
-      f.dtype = doc.declared_dtype();
-      if (!f.dtype) f.dtype = dtype;
-      if (f.dtype) {
-        f.shape = doc.to_tensor(f.dtype).shape();
-      } else {
-        // Without a dtype the values cannot be checked, but the shape is known.
-        f.shape = doc.to_tensor(DType::float64).shape();
-      }
-      f.byte_order = "not applicable";
-    }
-    return f;
-  });
-}
 
 int run_info(const InfoOptions& given) {
   InfoOptions o = given;
@@ -75,7 +36,7 @@ int run_info(const InfoOptions& given) {
   nlohmann::json all = nlohmann::json::array();
   for (const auto& path : o.files) {
     try {
-      const FileInfo f = inspect(path, dtype);
+      const FileInfo f = inspect_tensor_file(path, dtype);
       if (o.json) all.push_back(info_json(f));
       else std::cout << info_text(f);
     } catch (const Error& e) {

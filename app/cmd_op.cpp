@@ -6,14 +6,11 @@
 #include <fmt/format.h>
 
 #include "app.hpp"
-#include "dmlbits/compare.hpp"
-#include "dmlbits/dxdispatch.hpp"
+#include "dmlbits/check.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/file_uses.hpp"
-#include "dmlbits/io.hpp"
-#include "dmlbits/operand.hpp"
+#include "dmlbits/tensor.hpp"
 #include "dmlbits/request.hpp"
-#include "dmlbits/standard_streams.hpp"
+#include "dmlbits/process.hpp"
 #include "report.hpp"
 
 namespace dmlbits::app {
@@ -194,7 +191,7 @@ void check_expected(const OpOptions& o, const Tensor& result) {
     std::cerr << fmt::format("dmlbits: {} {}\n", golden.created ? "created" : "updated", o.expect);
     return;
   }
-  if (!o.report_json.empty()) write_text_file(o.report_json, compare_json(golden.report).dump(2) + "\n");
+  if (!o.report_json.empty()) write_text_file(o.report_json, compare_report_json(golden.report));
   if (golden.outcome == GoldenCheck::Outcome::matched) {
     if (o.update) std::cerr << fmt::format("dmlbits: {} unchanged\n", o.expect);
     if (o.verbose) std::cerr << "dmlbits: " << compare_text(golden.report, quote_path(o.expect), o.show);
@@ -268,13 +265,8 @@ void report_timing(const OpOptions& o, const ValidatedOp& op, const RunTiming& t
 // before the output is written: in place, the run overwrote A in memory, but A's file still
 // holds it until then.
 void emit_dxdispatch(const OpOptions& o, const ValidatedOp& op, std::span<const TensorView> as_read) {
-  std::vector<TensorView> inputs(as_read.begin(), as_read.end());
-  std::vector<LoadedOperand> original_a;
-  if (o.in_place && !o.explain) {
-    original_a = load_operands(std::vector<std::string>{o.a}, summarize(op).input_dtype);
-    inputs[0] = original_a[0].view();
-  }
-  write_dxdispatch_model(o.emit_dxdispatch, op, inputs);
+  write_dxdispatch_model(o.emit_dxdispatch, op, std::vector<TensorView>(as_read.begin(), as_read.end()),
+                         o.in_place && !o.explain ? o.a : std::string());
 }
 
 // What the command line watches while the run works: -v and --explain-json once validated,
@@ -297,12 +289,12 @@ void run_op(const OpOptions& o) {
   check_output_paths(o);
   if (o.in_place && o.verbose) {
     // The result replaces A as dmlbits writes every .npy: say so when that changes A's layout.
-    const InputSummary a = inspect_input(o.a);
-    if (a.npy && (a.npy->fortran_order || (a.npy->byte_order == '>' && dtype_info(a.npy->dtype).size > 1)))
+    const TensorFileInfo a = inspect_tensor_file(o.a, std::nullopt, false);
+    const bool big = a.byte_order == "big";  // never for one-byte types ("not applicable")
+    if (a.fortran_order || big)
       std::cerr << fmt::format("dmlbits: {} is {}; the result is written little-endian in C order\n", quote_path(o.a),
-                               a.npy->fortran_order ? (a.npy->byte_order == '>' && dtype_info(a.npy->dtype).size > 1
-                                                           ? "big-endian and in Fortran order" : "in Fortran order")
-                                                    : "big-endian");
+                               a.fortran_order ? (big ? "big-endian and in Fortran order" : "in Fortran order")
+                                               : "big-endian");
   }
   Progress progress(!o.quiet, std::string(op.verb));
   const RunResult r = run(request, run_hooks(o, progress));

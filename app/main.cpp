@@ -12,9 +12,8 @@
 
 #include "app.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/interrupt.hpp"
+#include "dmlbits/process.hpp"
 #include "dmlbits/ops.hpp"
-#include "dmlbits/standard_streams.hpp"
 #include "report.hpp"
 
 namespace {

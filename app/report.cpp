@@ -4,7 +4,7 @@
 
 #include "dmlbits/error.hpp"
 #include "dmlbits/ops.hpp"
-#include "dmlbits/stats.hpp"
+#include "dmlbits/timing.hpp"
 
 namespace dmlbits::app {
 namespace {

@@ -7,25 +7,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dmlbits/feature_level.hpp"
-#include "dmlbits/io.hpp"
-#include "dmlbits/stats.hpp"
+#include "dmlbits/ops.hpp"
+#include "dmlbits/tensor.hpp"
 #include "dmlbits/timing.hpp"
 
 namespace dmlbits::app {
 
-struct FileInfo {
-  std::string path;
-  TensorFormat format{};
-  std::string version;  // "1.0" for .npy, "" for JSON
-  std::optional<DType> dtype;
-  std::string descr;    // .npy descr as written
-  bool is_bool = false;
-  Shape shape;
-  std::string byte_order;  // "little", "big", "not applicable", "native"
-  bool fortran_order = false;
-  std::uint64_t header_bytes = 0;
-};
+using FileInfo = TensorFileInfo;  // dmlbits/tensor.hpp
 
 std::string info_text(const FileInfo& f);
 nlohmann::json info_json(const FileInfo& f);

@@ -20,7 +20,7 @@
 
 #include "cpu_backend.hpp"
 #include "dmlbits/tensor.hpp"
-#include "dmlbits/validate.hpp"
+#include "validate.hpp"
 
 namespace dmlbits {
 namespace {

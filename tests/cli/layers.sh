@@ -31,12 +31,11 @@ below["run"] = {"cpu", "d3d12", "directml"} | below["cpu"] | below["directml"]
 below["golden"] = {"run"} | below["run"]
 # The layer of each public header.
 public = {
-    "core": "error dtype shape feature_level ops timing stats",
-    "platform": "interrupt memory standard_streams",
-    "io": "tensor npy json_tensor io operand file_uses",
-    "ops": "validate dml_desc",
-    "run": "request devices dxdispatch",
-    "golden": "check compare",
+    "core": "error dtype ops timing",
+    "platform": "process",
+    "io": "tensor",
+    "run": "request devices",
+    "golden": "check",
 }
 owner = {f"{h}.hpp": layer for layer, names in public.items() for h in names.split()}
 include_dir = root / "lib/include/dmlbits"

@@ -28,10 +28,10 @@
 #include "d3d12_backend.hpp"
 #include "directml_backend.hpp"
 #include "dmlbits/check.hpp"
-#include "dmlbits/dml_desc.hpp"
+#include "dml_desc.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/tensor.hpp"
-#include "dmlbits/validate.hpp"
+#include "validate.hpp"
 
 namespace dmlbits {
 namespace {

@@ -1,4 +1,4 @@
-#include "byte_size.hpp"
+#include "dmlbits/dtype.hpp"
 
 #include <gtest/gtest.h>
 

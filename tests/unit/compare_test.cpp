@@ -1,4 +1,4 @@
-// Bit-exact comparison (dmlbits/compare.hpp): what compare_tensors counts and lists (bits, not
+// Bit-exact comparison (dmlbits/check.hpp): what compare_tensors counts and lists (bits, not
 // values: NaN payloads and the sign of zero count), the text and JSON reports, and
 // check_golden's outcomes with and without --update. Every expected value is worked out by hand.
 #include <gtest/gtest.h>
@@ -10,7 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dmlbits/compare.hpp"
+#include "compare.hpp"
+#include "dmlbits/check.hpp"
 #include "dmlbits/error.hpp"
 #include "unit_support.hpp"
 

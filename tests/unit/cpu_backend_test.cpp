@@ -28,7 +28,7 @@
 #include "dmlbits/error.hpp"
 #include "unit_support.hpp"
 #include "dmlbits/tensor.hpp"
-#include "dmlbits/validate.hpp"
+#include "validate.hpp"
 
 namespace dmlbits {
 namespace {

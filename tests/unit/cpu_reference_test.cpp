@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cpu_reference.hpp"
-#include "dmlbits/validate.hpp"
+#include "validate.hpp"
 
 namespace dmlbits {
 namespace {

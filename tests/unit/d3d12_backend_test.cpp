@@ -28,7 +28,7 @@
 #include "dmlbits/error.hpp"
 #include "gpu_kernel.hpp"
 #include "dmlbits/ops.hpp"
-#include "dmlbits/validate.hpp"
+#include "validate.hpp"
 
 #include "adapters.hpp"
 #include "d3d12_device.hpp"

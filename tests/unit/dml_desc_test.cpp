@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dmlbits/dml_desc.hpp"
-#include "dmlbits/validate.hpp"
+#include "dml_desc.hpp"
+#include "validate.hpp"
 
 namespace dmlbits {
 namespace {

@@ -15,9 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dmlbits/dxdispatch.hpp"
+#include "dxdispatch.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/io.hpp"
+#include "io.hpp"
 
 namespace dmlbits {
 namespace {

@@ -1,10 +1,10 @@
-// DirectML feature levels (dmlbits/feature_level.hpp): DirectML's encoding (DML_FEATURE_LEVEL_x_y
+// DirectML feature levels (dmlbits/ops.hpp): DirectML's encoding (DML_FEATURE_LEVEL_x_y
 // = 0xXY00), the order of the levels, their names, and what parse_feature_level accepts.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "dmlbits/feature_level.hpp"
+#include "dmlbits/ops.hpp"
 
 namespace dmlbits {
 namespace {

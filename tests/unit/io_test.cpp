@@ -1,4 +1,4 @@
-// Reading inputs (dmlbits/io.hpp, npy_stream.hpp): whole reads without memory mapping, the JSON
+// Reading inputs (io.hpp, npy_stream.hpp): whole reads without memory mapping, the JSON
 // bounds, inspect_input's header-only reading, and a file cut while it is streamed. Files are
 // written here byte by byte; sizes are from the .npy format (10-byte prefix, 64-byte padding).
 #include <gtest/gtest.h>
@@ -13,9 +13,9 @@
 
 #include "dmlbits/error.hpp"
 #include "unit_support.hpp"
-#include "dmlbits/io.hpp"
-#include "dmlbits/json_tensor.hpp"
-#include "dmlbits/npy.hpp"
+#include "io.hpp"
+#include "json_tensor.hpp"
+#include "npy.hpp"
 #include "npy_stream.hpp"
 
 namespace dmlbits {

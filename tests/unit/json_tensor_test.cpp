@@ -1,4 +1,4 @@
-// The JSON tensor codec (dmlbits/json_tensor.hpp): both input forms, dtype names, exact
+// The JSON tensor codec (json_tensor.hpp): both input forms, dtype names, exact
 // integers, float parsing, bit-pattern strings, positions in error messages, nesting limits,
 // 0-d and empty tensors, the writer (object form, shortest round-tripping floats, hex) and
 // parse_scalar_literal. Expected bits are hand-computed (limits, IEEE encodings) or from NumPy
@@ -19,7 +19,7 @@
 
 #include "dmlbits/dtype.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/json_tensor.hpp"
+#include "json_tensor.hpp"
 #include "dmlbits/tensor.hpp"
 
 namespace dmlbits {

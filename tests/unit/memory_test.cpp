@@ -1,4 +1,4 @@
-// Buffers (dmlbits/memory.hpp): every buffer aligned to 64 bytes and one of kMappedBufferBytes
+// Buffers (memory.hpp): every buffer aligned to 64 bytes and one of kMappedBufferBytes
 // or more (mapped on its own) to 2 MiB, usable over its whole size, never nullptr (size 0 included), and an impossible
 // size refused with Errc::io rather than returned.
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "dmlbits/error.hpp"
-#include "dmlbits/memory.hpp"
+#include "memory.hpp"
 
 namespace dmlbits {
 namespace {

@@ -1,4 +1,4 @@
-// The .npy codec (dmlbits/npy.hpp) against the rules of /work/shared/reference/npy-format.md:
+// The .npy codec (npy.hpp) against the rules of /work/shared/reference/npy-format.md:
 // files built byte by byte here, and the fixtures NumPy wrote (testdata/npy, expectations in
 // expected.json computed by NumPy; refusals in bad/expected_errors.json).
 #include <gtest/gtest.h>
@@ -16,8 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "dmlbits/error.hpp"
-#include "dmlbits/io.hpp"
-#include "dmlbits/npy.hpp"
+#include "io.hpp"
+#include "npy.hpp"
 
 namespace dmlbits {
 namespace {

@@ -1,4 +1,4 @@
-// Operands (dmlbits/operand.hpp): classification, and LoadedOperand::chunk, the one way a chunked
+// Operands (operand.hpp): classification, and LoadedOperand::chunk, the one way a chunked
 // run reads an operand. The chunk of an operand must be its own elements [first, first + count)
 // whatever it holds: a stream (little-endian C-order .npy), a tensor converted in memory
 // (big-endian, Fortran order, JSON), or one broadcast element. Expected values are the element
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "dmlbits/error.hpp"
-#include "dmlbits/operand.hpp"
+#include "operand.hpp"
 
 namespace dmlbits {
 namespace {

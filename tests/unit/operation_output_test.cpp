@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "dmlbits/error.hpp"
-#include "dmlbits/io.hpp"
+#include "io.hpp"
 #include "operation_output.hpp"
 
 namespace dmlbits {

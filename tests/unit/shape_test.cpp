@@ -1,4 +1,4 @@
-// Shapes (dmlbits/shape.hpp): rank limits, overflow-checked element counts and byte sizes, and
+// Shapes (dmlbits/dtype.hpp): rank limits, overflow-checked element counts and byte sizes, and
 // the two text notations, and NumPy broadcasting of two shapes (hand-computed from NumPy's rules).
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "dmlbits/error.hpp"
-#include "dmlbits/shape.hpp"
+#include "dmlbits/dtype.hpp"
 
 namespace dmlbits {
 namespace {

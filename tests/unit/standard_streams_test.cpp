@@ -1,4 +1,4 @@
-// dmlbits/standard_streams.hpp: writing standard output with the failure's reason kept (a
+// dmlbits/process.hpp: writing standard output with the failure's reason kept (a
 // closed pipe, a full disk), and whether the streams are terminals. Each test that moves
 // standard output runs in a child process (a death test), away from the test's own output.
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <string>
 #include <system_error>
 
-#include "dmlbits/standard_streams.hpp"
+#include "dmlbits/process.hpp"
 
 namespace dmlbits {
 namespace {

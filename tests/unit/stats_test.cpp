@@ -1,4 +1,4 @@
-// Timing statistics (dmlbits/stats.hpp): percentiles by linear interpolation between closest
+// Timing statistics (dmlbits/timing.hpp): percentiles by linear interpolation between closest
 // ranks (NumPy's default), the population standard deviation, and the JSON form. Expected
 // values are worked out by hand.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dmlbits/stats.hpp"
+#include "dmlbits/timing.hpp"
 
 namespace dmlbits {
 namespace {

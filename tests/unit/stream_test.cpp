@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "dmlbits/error.hpp"
-#include "dmlbits/interrupt.hpp"
+#include "dmlbits/process.hpp"
 #include "run.hpp"
 #include "stream.hpp"
 #include "unit_support.hpp"

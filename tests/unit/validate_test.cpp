@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "dmlbits/error.hpp"
-#include "dmlbits/validate.hpp"
+#include "validate.hpp"
 
 namespace dmlbits {
 namespace {

@@ -1,21 +1,82 @@
-// What dmlbits can run on: the CPU backends, the D3D12 runtime with each adapter and the device
-// it creates, DirectML (whether DirectML.dll loads, its version, the highest feature level its
-// device reports), and what `--backend auto` picks for a large output. For `dmlbits devices`.
+// What dmlbits can run on, as data: the CPU backends, the D3D12 runtime with each adapter and the
+// device it creates, DirectML (whether DirectML.dll loads, its version, the highest feature level
+// its device reports), and what `--backend auto` picks for a large output. The faces format it:
+// `dmlbits devices` prints text (app/cmd_devices.cpp), and its --json and Python's
+// dmlbits.devices() print devices_json(), the one writer of that document.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
-#include <nlohmann/json.hpp>
+#include "dmlbits/request.hpp"
 
 namespace dmlbits {
 
-struct DevicesReport {
-  std::string text;     // one line per backend, one per adapter: what `dmlbits devices` prints
-  nlohmann::json json;  // the same, for --json: {"backends", "d3d12", "directml", "auto"}
+// "cpu" and "cpu-reference".
+struct CpuDevice {
+  BackendKind backend{};
+  std::string device;             // the device a run reports (RunTiming::device)
+  std::vector<std::string> isas;  // cpu: every instruction set --isa takes on this CPU
+  std::string isa;                // cpu: the one a run uses unless told
+  unsigned threads = 0;           // cpu: the threads a run uses unless told
+};
+
+// One D3D12 adapter and the device created on it.
+struct AdapterDevice {
+  unsigned index = 0;  // what --adapter takes
+  std::string name, vendor;
+  std::uint32_t vendor_id = 0, device_id = 0;
+  std::string type;    // Vulkan's device type; "" where DXGI says nothing
+  bool software = false;
+  std::uint64_t memory_bytes = 0;
+  std::string api, api_version;  // "Vulkan" or "DXGI", and its version
+  bool is_default = false;       // the d3d12 backend's default adapter
+  bool has_device = false;       // a D3D12 device could be created on it
+  std::string feature_level, shader_model;  // the device's ("11_0", "5.1")
+  std::uint64_t timestamp_frequency = 0;
+  bool uma = false, cache_coherent_uma = false;
+  std::string error;  // no device: why
+};
+
+struct D3d12Devices {
+  bool built = false;
+  bool available = false;  // built, the runtime loads and some adapter creates a device
+  std::string reason;      // not available: why
+  std::vector<AdapterDevice> adapters;
+  double enumeration_s = 0;
+  std::string device;  // available: the default adapter's device as a run reports it ("" if none)
+};
+
+struct DirectmlDevice {
+  bool built = false, found = false, available = false;
+  std::string library, path, version;
+  std::optional<FeatureLevel> max_feature_level;
+  std::string adapter;  // the D3D12 adapter its device was created on
+  std::string reason;   // not found or no device: why
+  std::string device;   // available: the device as a run reports it
+};
+
+struct AutoDevices {
+  std::uint64_t gpu_min_bytes = 0;            // kAutoGpuMinBytes
+  std::optional<unsigned> large_adapter;      // where a large output runs: d3d12 on this adapter,
+  std::string large_adapter_name;             // or the cpu when none
+};
+
+struct DeviceList {
+  std::vector<CpuDevice> cpu;
+  D3d12Devices d3d12;
+  DirectmlDevice directml;
+  AutoDevices automatic;
 };
 
 // Creates (or reuses) a D3D12 device on every adapter, a few tens of milliseconds each. Never
-// throws for a missing runtime or a failed device: the report says why.
-DevicesReport describe_devices();
+// throws for a missing runtime or a failed device: the list says why.
+DeviceList list_devices();
+
+// `dmlbits devices --json`: {"backends" (those a run can use, each with its "device"), "d3d12",
+// "directml", "auto"}, indented, with a final newline.
+std::string devices_json(const DeviceList& devices);
 
 }  // namespace dmlbits

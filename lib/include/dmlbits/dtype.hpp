@@ -3,8 +3,10 @@
 // printing, validation and the tests all read this one table.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
@@ -81,5 +83,57 @@ inline constexpr DTypeSet kAll{DType::uint8,  DType::uint16,  DType::uint32,  DT
                                DType::float16, DType::float32, DType::float64};
 inline constexpr DTypeSet kPopcountOutputs{DType::uint8, DType::uint32};
 }  // namespace dtypes
+
+}  // namespace dmlbits
+
+
+// Tensor shapes: 0 to 8 dimensions. Element counts and byte sizes are computed with overflow
+// checks; an overflow is an invalid-input Error, never a wrapped number.
+namespace dmlbits {
+
+inline constexpr std::size_t kMaxRank = 8;
+
+class Shape {
+ public:
+  Shape() = default;  // 0-d: one element
+  Shape(std::initializer_list<std::uint64_t> dims);
+  explicit Shape(std::span<const std::uint64_t> dims);  // throws if more than kMaxRank dims
+
+  std::size_t rank() const { return rank_; }
+  std::uint64_t operator[](std::size_t i) const { return dims_[i]; }
+  std::uint64_t& operator[](std::size_t i) { return dims_[i]; }
+  std::span<const std::uint64_t> dims() const { return {dims_.data(), rank_}; }
+  void push_back(std::uint64_t d);  // throws past kMaxRank
+
+  // Product of the dimensions (1 for 0-d); throws Errc::invalid_input on overflow.
+  std::uint64_t element_count() const;
+  // element_count() * element_size, checked; also refuses sizes beyond the address space.
+  std::uint64_t byte_size(std::size_t element_size) const;
+
+  // NumPy's tuple notation: "()", "(3,)", "(2, 3)".
+  std::string to_string() const;
+  // JSON-ish list notation: "[]", "[3]", "[2,3]".
+  std::string to_list_string() const;
+
+  bool operator==(const Shape& o) const;
+
+ private:
+  std::array<std::uint64_t, kMaxRank> dims_{};
+  std::size_t rank_ = 0;
+};
+
+// a * b, or throws Errc::invalid_input with `what` in the message.
+std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const char* what);
+
+// NumPy's broadcast of two shapes, or nullopt if they are incompatible.
+std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
+
+// Sizes in bytes as people read them, for messages and listings: one formatter, so that every
+// message says "64 MiB" the same way. "0 bytes", "1 byte", "1023 bytes", "1 KiB", "64 MiB",
+// "10 GiB": a whole number of the largest binary unit that fits. Otherwise one decimal,
+// followed by the exact count when `with_exact_count` (so that 64 MiB and one byte is not
+// "64 MiB"): "1.5 KiB (1536 bytes)"; without it, "7.8 GiB" (for quantities such as a device's
+// memory, where the bytes are noise). (lib/src/core/byte_size.cpp)
+std::string format_byte_size(std::uint64_t bytes, bool with_exact_count = true);
 
 }  // namespace dmlbits

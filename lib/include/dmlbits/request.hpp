@@ -76,7 +76,6 @@ enum class OutputKind : std::uint8_t {
   buffer,     // written into `buffer` (caller memory of the output's dtype and shape)
   none,       // computed and discarded (for timing), or compared by the caller via keep_result
 };
-enum class TensorFormat;  // io: npy, json
 
 // Which face built the request: its messages name options in that face's words (--out-dtype,
 // "out_dtype", out_dtype=), and a manifest's mistakes are invalid input (status 3) where the
@@ -166,5 +165,27 @@ struct RunResult {
 };
 
 RunResult run(const PreparedRequest& request, const RunHooks& hooks = {});
+
+// --emit-dxdispatch: the operation as a model for Microsoft's DxDispatch tool, to reproduce it on
+// real DirectML (lib/src/run/dxdispatch.hpp describes the model). The files for FILE (a
+// trailing ".json" is dropped first): FILE.json (the model), FILE-a.npy[, FILE-b.npy] (the
+// inputs as dmlbits read them) and FILE-out.npy, which DxDispatch writes, never dmlbits.
+struct DxDispatchFiles {
+  std::string model;                // FILE.json
+  std::vector<std::string> inputs;  // FILE-a.npy[, FILE-b.npy]
+  std::string output;               // FILE-out.npy (DxDispatch writes it)
+};
+
+// The paths for FILE and an operator of `arity` inputs. Throws Errc::usage for "-" or a FILE
+// without a file name ("dir/").
+DxDispatchFiles dxdispatch_file_names(const std::string& file, int arity);
+
+// Writes FILE-a.npy[, FILE-b.npy] (each `inputs[i]` as .npy) and then FILE.json, all prepared
+// before any takes its name, and returns their names. `inputs` are the tensors `op` was
+// validated for. A run in place has overwritten A in memory before RunHooks::before_write (where
+// a face calls this) but not yet in its file: `reread_a` names that file, and A is read from it
+// again ("" = use inputs[0]).
+DxDispatchFiles write_dxdispatch_model(const std::string& file, const ValidatedOp& op,
+                                       const std::vector<TensorView>& inputs, const std::string& reread_a = "");
 
 }  // namespace dmlbits

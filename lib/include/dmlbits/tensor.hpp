@@ -7,13 +7,14 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
 #include "dmlbits/dtype.hpp"
-#include "dmlbits/shape.hpp"
 
 namespace dmlbits {
 
@@ -123,5 +124,105 @@ inline void store_bits(std::byte* data, std::size_t size, std::size_t i, std::ui
     default: { std::memcpy(data + 8 * i, &bits, 8); break; }
   }
 }
+
+}  // namespace dmlbits
+
+
+// The files one command reads and writes, checked before anything is read or written: two
+// outputs, or an output and an input, golden or manifest, must not be one file. Without this
+// check the last write wins: `--report-json g.npy --expect g.npy` turns the golden into the
+// report, `-o r.npy --time-json r.npy` loses the result, and two writers of standard output mix
+// a tensor with JSON. Every face (the command line, a binding) builds its list and calls
+// check_file_uses() first.
+namespace dmlbits {
+
+struct FileUse {
+  std::string path;    // as given; "-" is standard input when read, standard output when written
+  std::string name;    // how a message names the use: "-o", "--time-json", "input A", "manifest"
+  bool written = false;
+  bool operand = false;   // an input of the operation (its A or B)
+  bool in_place = false;  // a write that replaces the operation's inputs by design (--in-place)
+};
+
+// Throws Error(Errc::usage) naming the first two uses, in list order, that are the same file
+// while at least one of them writes it: the same path once resolved (links, `.` and `..`; on
+// Windows without regard to case), the same file by identity (device and inode; on Windows the
+// volume and file index), or standard output written twice. Standard input read and standard
+// output written are two streams; reads alone never clash; the null device (/dev/null, NUL)
+// takes any number of writes; an in_place write may be the same file as any operand.
+void check_file_uses(const std::vector<FileUse>& uses);
+
+}  // namespace dmlbits
+
+// Tensor files: the two formats, and what a face needs of the files it names (an operation's
+// own reading and writing is run()'s).
+namespace dmlbits {
+
+enum class TensorFormat { npy, json };
+std::string_view format_name(TensorFormat f);
+std::optional<TensorFormat> parse_format_name(std::string_view name);
+
+// The format an output path implies: ".npy" or ".json" (case-insensitive); nullopt otherwise.
+std::optional<TensorFormat> format_from_extension(std::string_view path);
+
+
+// What an operand's text names: a file, standard input ("-"), an inline literal; borrowed =
+// a BorrowedTensor. "./NAME" always names a file.
+enum class OperandKind { file, standard_input, scalar_literal, array_literal, borrowed };
+
+OperandKind classify_operand(const std::string& text);
+
+// Whether OutputFile::commit() flushes each file and its folder entry to the disk (fsync)
+// before naming it done: --sync. Off by default, as for cp. Process-wide.
+void set_sync_outputs(bool sync);
+
+
+// Why the last output of this process that needed one was written under a temporary name
+// (the file system has no unnamed files); empty if none did. For -v.
+std::string named_temporary_reason();
+
+
+// Whether an output at `path` is written in place rather than replaced: "-", a device, a
+// FIFO, or a kernel's link to an open file (/dev/stdout, /dev/fd/N).
+bool writes_in_place(const std::string& path);
+
+
+// Throws the Errc::io error that writing `path` would meet at its start, without creating
+// anything: a folder, a missing or read-only folder, a device that cannot be opened. Called for
+// every output before an operation computes, so that a bad side-output path does not leave the
+// main output written and the run's outcome hidden behind an I/O error.
+void check_output_path(const std::string& path);
+
+
+// Whether something exists at `path` (a file by that name is read, not taken for a literal).
+bool path_exists(const std::string& path);
+
+
+// Whether `path` is an existing device, FIFO or socket, or a kernel's link to an open file
+// (/dev/stdout): written in place, never replaced.
+bool is_device_or_pipe(const std::string& path);
+
+
+// Writes `text` to `path` atomically, like write_tensor (reports, models, JUnit XML).
+void write_text_file(const std::string& path, std::string_view text);
+
+
+// What a tensor file holds, for `dmlbits info`: an .npy file's header alone (its data is never
+// read, so a file of any size costs a few KiB); a JSON file's declared dtype (else `dtype`) and
+// shape, read whole within the JSON input bound. With parse_json false, a JSON file is only
+// named as such. Errors other than opening carry the context "reading 'PATH'".
+struct TensorFileInfo {
+  std::string path;
+  TensorFormat format{};
+  std::string version;  // "1.0" for .npy, "" for JSON
+  std::optional<DType> dtype;
+  std::string descr;    // .npy descr as written
+  bool is_bool = false;
+  Shape shape;
+  std::string byte_order;  // "little", "big", "not applicable", "native"
+  bool fortran_order = false;
+  std::uint64_t header_bytes = 0;
+};
+TensorFileInfo inspect_tensor_file(const std::string& path, std::optional<DType> dtype, bool parse_json = true);
 
 }  // namespace dmlbits

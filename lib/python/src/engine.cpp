@@ -9,11 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dmlbits/compare.hpp"
-#include "dmlbits/dml_desc.hpp"
+#include "dmlbits/check.hpp"
+#include "dml_desc.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/io.hpp"
-#include "dmlbits/stats.hpp"
+#include "io.hpp"
+#include "dmlbits/timing.hpp"
 
 namespace dmlbits::python {
 

@@ -15,12 +15,12 @@
 
 #include "backend.hpp"       // lib/src/ops: until the binding runs through dmlbits/request.hpp's run()
 #include "make_backend.hpp"  // lib/src/run: the same
-#include "dmlbits/operand.hpp"
+#include "operand.hpp"
 #include "dmlbits/request.hpp"
 #include "dmlbits/ops.hpp"
 #include "dmlbits/tensor.hpp"
 #include "dmlbits/timing.hpp"
-#include "dmlbits/validate.hpp"
+#include "validate.hpp"
 
 namespace dmlbits::python {
 

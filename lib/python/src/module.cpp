@@ -385,11 +385,11 @@ PYBIND11_MODULE(_dmlbits, m) {
   m.def("explain", &explain);
   m.def("ops", &ops);
   m.def("devices", [] {
-    DevicesReport r = [] {
+    const std::string json = [] {
       py::gil_scoped_release release;
-      return describe_devices();
+      return devices_json(list_devices());
     }();
-    return from_json(r.json);
+    return from_json(nlohmann::json::parse(json));
   });
   m.def("read_tensor", &read_tensor_file);
   m.def("write_tensor", &write_tensor_file);

@@ -1,4 +1,4 @@
-#include "dmlbits/feature_level.hpp"
+#include "dmlbits/ops.hpp"
 
 #include <array>
 

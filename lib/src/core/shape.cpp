@@ -1,4 +1,4 @@
-#include "dmlbits/shape.hpp"
+#include "dmlbits/dtype.hpp"
 
 #include <algorithm>
 #include <limits>

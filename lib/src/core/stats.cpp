@@ -1,4 +1,4 @@
-#include "dmlbits/stats.hpp"
+#include "dmlbits/timing.hpp"
 
 #include <algorithm>
 #include <cmath>

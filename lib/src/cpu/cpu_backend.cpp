@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "byte_size.hpp"
+#include "dmlbits/dtype.hpp"
 #include "cpu_reference.hpp"
 #include "dmlbits/error.hpp"
 #include "environment.hpp"

@@ -14,7 +14,7 @@
 #include "d3d12_buffer.hpp"
 #include "d3d12_runtime.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/memory.hpp"
+#include "memory.hpp"
 #include "dmlbits/timing.hpp"
 #include "dynamic_library.hpp"
 #include "environment.hpp"

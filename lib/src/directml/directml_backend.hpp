@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "backend.hpp"
-#include "dmlbits/dml_desc.hpp"
-#include "dmlbits/feature_level.hpp"
+#include "dml_desc.hpp"
+#include "dmlbits/ops.hpp"
 
 namespace dmlbits {
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "dmlbits/validate.hpp"
+#include "validate.hpp"
 
 namespace dmlbits::directml {
 

@@ -10,10 +10,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "dmlbits/operand.hpp"
+#include "operand.hpp"
 #include "make_backend.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/io.hpp"
+#include "io.hpp"
 #include "dmlbits/timing.hpp"
 #include "files.hpp"
 

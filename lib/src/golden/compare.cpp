@@ -1,4 +1,4 @@
-#include "dmlbits/compare.hpp"
+#include "compare.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "dmlbits/error.hpp"
-#include "dmlbits/io.hpp"
-#include "dmlbits/json_tensor.hpp"
+#include "io.hpp"
+#include "json_tensor.hpp"
 #include "files.hpp"
 
 namespace dmlbits {
@@ -159,5 +159,7 @@ GoldenCheck check_golden(const TensorView& actual, const std::string& path, std:
   }
   return out;
 }
+
+std::string compare_report_json(const CompareReport& r) { return compare_json(r).dump(2) + "\n"; }
 
 }  // namespace dmlbits

@@ -1,4 +1,4 @@
-#include "dmlbits/file_uses.hpp"
+#include "dmlbits/tensor.hpp"
 
 #include <optional>
 

@@ -1,4 +1,4 @@
-#include "dmlbits/io.hpp"
+#include "io.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "byte_size.hpp"
+#include "dmlbits/dtype.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/interrupt.hpp"
+#include "dmlbits/process.hpp"
 #include "files.hpp"
 
 namespace dmlbits {
@@ -499,6 +499,51 @@ std::unique_ptr<OutputFile> prepare_tensor_file(const TensorView& t, const std::
 
 void write_tensor(const TensorView& t, const std::string& path, TensorFormat format, const JsonWriteOptions& json) {
   prepare_tensor_file(t, path, format, json)->commit();
+}
+
+}  // namespace dmlbits
+
+namespace dmlbits {
+
+TensorFileInfo inspect_tensor_file(const std::string& path, std::optional<DType> dtype, bool parse_json) {
+  // An .npy file's header only: its data is never read (so its size costs nothing).
+  const InputSummary in = inspect_input(path);
+  return with_context(fmt::format("reading {}", quote_path(path)), [&] {
+    TensorFileInfo f;
+    f.path = path;
+    f.format = in.format;
+    if (f.format == TensorFormat::npy) {
+      const NpyHeader& h = *in.npy;
+      f.version = fmt::format("{}.{}", h.major, h.minor);
+      f.dtype = h.dtype;
+      f.descr = h.descr;
+      f.is_bool = h.is_bool;
+      f.shape = h.shape;
+      f.fortran_order = h.fortran_order;
+      f.header_bytes = h.data_offset;
+      switch (h.byte_order) {
+        case '<': f.byte_order = "little"; break;
+        case '>': f.byte_order = "big"; break;
+        default: f.byte_order = "native"; break;  // '=', or '|' on a multi-byte type, as NumPy reads it
+      }
+      if (dtype_info(h.dtype).size == 1) f.byte_order = "not applicable";
+    } else if (parse_json) {
+      const std::string_view text(reinterpret_cast<const char*>(in.json->bytes().data()), in.json->bytes().size());
+      auto doc = JsonTensorDocument::parse(text);
+      f.dtype = doc.declared_dtype();
+      if (!f.dtype) f.dtype = dtype;
+      if (f.dtype) {
+        f.shape = doc.to_tensor(f.dtype).shape();
+      } else {
+        // Without a dtype the values cannot be checked, but the shape is known.
+        f.shape = doc.to_tensor(DType::float64).shape();
+      }
+      f.byte_order = "not applicable";
+    } else {
+      f.byte_order = "not applicable";
+    }
+    return f;
+  });
 }
 
 }  // namespace dmlbits

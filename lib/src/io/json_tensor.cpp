@@ -1,4 +1,4 @@
-#include "dmlbits/json_tensor.hpp"
+#include "json_tensor.hpp"
 
 #include <algorithm>
 #include <cfenv>
@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "byte_size.hpp"
+#include "dmlbits/dtype.hpp"
 #include "dmlbits/error.hpp"
 #include "float16.hpp"
 

@@ -1,4 +1,4 @@
-#include "dmlbits/npy.hpp"
+#include "npy.hpp"
 
 #include <algorithm>
 #include <array>

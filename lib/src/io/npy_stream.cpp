@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "dmlbits/error.hpp"
-#include "dmlbits/interrupt.hpp"
+#include "dmlbits/process.hpp"
 
 namespace dmlbits {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "dmlbits/npy.hpp"
+#include "npy.hpp"
 #include "files.hpp"
 
 namespace dmlbits {

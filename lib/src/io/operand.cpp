@@ -1,4 +1,4 @@
-#include "dmlbits/operand.hpp"
+#include "operand.hpp"
 
 #include <cstring>
 #include <string_view>

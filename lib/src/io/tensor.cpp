@@ -1,6 +1,6 @@
 #include "dmlbits/tensor.hpp"
 
-#include "dmlbits/memory.hpp"
+#include "memory.hpp"
 
 namespace dmlbits {
 

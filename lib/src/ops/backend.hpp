@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "dmlbits/timing.hpp"
-#include "dmlbits/validate.hpp"
+#include "validate.hpp"
 
 namespace dmlbits {
 

@@ -1,4 +1,4 @@
-#include "dmlbits/dml_desc.hpp"
+#include "dml_desc.hpp"
 
 #include <cstdint>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "dmlbits/validate.hpp"
+#include "validate.hpp"
 
 #include <fmt/format.h>
 

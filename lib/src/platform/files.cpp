@@ -15,7 +15,7 @@
 #include <string_view>
 #include <utility>
 
-#include "dmlbits/interrupt.hpp"
+#include "dmlbits/process.hpp"
 
 namespace dmlbits {
 namespace {

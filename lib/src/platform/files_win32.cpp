@@ -11,7 +11,7 @@
 #include <string_view>
 #include <utility>
 
-#include "dmlbits/interrupt.hpp"
+#include "dmlbits/process.hpp"
 #include "files.hpp"
 #include "win32.hpp"
 

@@ -1,4 +1,4 @@
-#include "dmlbits/interrupt.hpp"
+#include "dmlbits/process.hpp"
 
 #include <atomic>
 

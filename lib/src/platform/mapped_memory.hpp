@@ -6,7 +6,7 @@
 
 #include <cstddef>
 
-#include "dmlbits/memory.hpp"
+#include "memory.hpp"
 
 namespace dmlbits {
 

@@ -1,6 +1,6 @@
 // allocate_buffer and free_buffer, the same on every system: small buffers from the aligned
 // heap, from kMappedBufferBytes up mapped on their own (mapped_memory.hpp).
-#include "dmlbits/memory.hpp"
+#include "memory.hpp"
 
 #include <new>
 

@@ -1,4 +1,4 @@
-// The Win32 implementation of dmlbits/memory.hpp. Large buffers are VirtualAlloc'd on their
+// The Win32 implementation of memory.hpp. Large buffers are VirtualAlloc'd on their
 // own, so that their pages go back to the system when freed; Windows gives large pages only
 // to processes holding SeLockMemoryPrivilege, so there is no huge-page request here.
 #include "mapped_memory.hpp"

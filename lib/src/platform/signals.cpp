@@ -1,4 +1,4 @@
-// The POSIX implementation of install_interrupt_handlers (dmlbits/interrupt.hpp) and
+// The POSIX implementation of install_interrupt_handlers (dmlbits/process.hpp) and
 // signals.hpp.
 #include "signals.hpp"
 
@@ -7,7 +7,7 @@
 
 #include <csignal>
 
-#include "dmlbits/interrupt.hpp"
+#include "dmlbits/process.hpp"
 
 namespace dmlbits {
 namespace {

@@ -1,5 +1,5 @@
 // Signals and threads: the library's own threads leave signals to the thread that installed
-// the handlers (install_interrupt_handlers in dmlbits/interrupt.hpp).
+// the handlers (install_interrupt_handlers in dmlbits/process.hpp).
 #pragma once
 
 namespace dmlbits {

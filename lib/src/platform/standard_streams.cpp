@@ -1,5 +1,5 @@
-// The POSIX implementation of dmlbits/standard_streams.hpp.
-#include "dmlbits/standard_streams.hpp"
+// The POSIX implementation of dmlbits/process.hpp.
+#include "dmlbits/process.hpp"
 
 #include <unistd.h>
 

@@ -1,7 +1,7 @@
-// The Win32 implementation of dmlbits/standard_streams.hpp. Standard output is written with
+// The Win32 implementation of dmlbits/process.hpp. Standard output is written with
 // WriteFile on its handle: bytes as they are (binary, never "\n" to "\r\n"), and the reason
 // of a failure kept.
-#include "dmlbits/standard_streams.hpp"
+#include "dmlbits/process.hpp"
 
 #include <algorithm>
 #include <vector>

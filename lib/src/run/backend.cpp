@@ -6,12 +6,12 @@
 
 #include <fmt/format.h>
 
-#include "byte_size.hpp"
+#include "dmlbits/dtype.hpp"
 #include "cpu_backend.hpp"
 #include "cpu_reference.hpp"
 #include "d3d12_backend.hpp"
 #include "directml_backend.hpp"
-#include "dmlbits/dml_desc.hpp"
+#include "dml_desc.hpp"
 #include "dmlbits/error.hpp"
 
 namespace dmlbits {

@@ -2,8 +2,8 @@
 #include "dmlbits/devices.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
-#include "byte_size.hpp"
 #include "cpu_backend.hpp"
 #include "cpu_isa.hpp"
 #include "d3d12_backend.hpp"
@@ -40,28 +40,19 @@ std::vector<AdapterReport> adapter_reports(const AdapterList& list, bool runtime
 
 }  // namespace
 
-DevicesReport describe_devices() {
-  nlohmann::json backends = nlohmann::json::array();
-  std::string text;
-  const auto line = [&](std::string_view name, const std::string& what) { text += fmt::format("{:<15}{}\n", name, what); };
-
+DeviceList list_devices() {
+  DeviceList out;
   // The CPU backends. The SIMD one can be held to any instruction set this CPU has (--isa).
   for (BackendKind kind : {BackendKind::cpu, BackendKind::cpu_reference}) {
-    const std::string_view name = backend_name(kind);
     auto b = make_backend(kind);
-    nlohmann::json j = {{"name", name}, {"device", b->device_description()}};
-    std::string desc = b->device_description();
+    CpuDevice d{kind, b->device_description(), {}, {}, 0};
     if (kind == BackendKind::cpu) {
-      std::vector<std::string> isas;
-      for (Isa isa : supported_isas()) isas.emplace_back(isa_name(isa));
+      for (Isa isa : supported_isas()) d.isas.emplace_back(isa_name(isa));
       const auto& cpu = static_cast<const CpuBackend&>(*b);
-      j["isas"] = isas;
-      j["isa"] = isa_name(cpu.isa());
-      j["threads"] = cpu.threads();
-      desc += fmt::format(" (--isa {})", fmt::join(isas, ", "));
+      d.isa = isa_name(cpu.isa());
+      d.threads = cpu.threads();
     }
-    line(name, desc);
-    backends.push_back(j);
+    out.cpu.push_back(std::move(d));
   }
 
   // The D3D12 backend: the runtime, then each adapter with its device's report.
@@ -69,18 +60,93 @@ DevicesReport describe_devices() {
   const AdapterList& list = gpu_adapters();
   const std::vector<AdapterReport> reports = adapter_reports(list, !unavailable);
   const GpuAdapter* preferred = default_adapter(list.adapters);
-  std::string reason;
-  if (!d3d12_built() || unavailable) reason = *unavailable;
-  else if (list.adapters.empty()) reason = "no adapter: " + list.error;
+  D3d12Devices& d3d12 = out.d3d12;
+  if (!d3d12_built() || unavailable) d3d12.reason = *unavailable;
+  else if (list.adapters.empty()) d3d12.reason = "no adapter: " + list.error;
   bool any_device = false;
   for (const auto& r : reports) any_device = any_device || r.device.has_value();
-  if (reason.empty() && !any_device) reason = "no adapter could create a D3D12 device";
-  nlohmann::json adapters = nlohmann::json::array();
-  if (!reason.empty()) line("d3d12", "unavailable: " + reason);
-  else line("d3d12", fmt::format("{} adapter{}{}", reports.size(), reports.size() == 1 ? "" : "s",
-                                 preferred ? fmt::format(", default {}", preferred->index) : ""));
+  if (d3d12.reason.empty() && !any_device) d3d12.reason = "no adapter could create a D3D12 device";
+  d3d12.built = d3d12_built();
+  d3d12.available = d3d12.reason.empty();
+  d3d12.enumeration_s = list.seconds;
   for (const auto& r : reports) {
     const GpuAdapter& a = r.adapter;
+    AdapterDevice d;
+    d.index = a.index;
+    d.name = a.name;
+    d.vendor = a.vendor;
+    d.vendor_id = a.vendor_id;
+    d.device_id = a.device_id;
+    d.type = a.type;
+    d.software = a.software;
+    d.memory_bytes = a.memory_bytes;
+    d.api = a.api;
+    d.api_version = a.api_version;
+    d.is_default = preferred && preferred->index == a.index;
+    if (r.device) {
+      d.has_device = true;
+      d.feature_level = r.device->feature_level;
+      d.shader_model = r.device->shader_model;
+      d.timestamp_frequency = r.device->timestamp_frequency;
+      d.uma = r.device->uma;
+      d.cache_coherent_uma = r.device->cache_coherent_uma;
+    } else {
+      d.error = r.error.empty() ? d3d12.reason : r.error;
+    }
+    d3d12.adapters.push_back(std::move(d));
+  }
+  if (d3d12.available)
+    for (const auto& r : reports)
+      if (preferred && r.adapter.index == preferred->index && r.device)
+        d3d12.device = fmt::format("{}, {} adapter {}, D3D feature level {}, shader model {}", r.adapter.name,
+                                   r.adapter.software ? "software" : "hardware", r.adapter.index,
+                                   r.device->feature_level, r.device->shader_model);
+
+  // DirectML: whether DirectML.dll loads, its version and the highest feature level its device
+  // reports.
+  const DirectmlInfo dml = probe_directml();
+  DirectmlDevice& directml = out.directml;
+  directml.built = dml.built;
+  directml.found = dml.found;
+  directml.available = dml.found && dml.error.empty();
+  directml.library = dml.library;
+  directml.path = dml.path;
+  directml.version = dml.version;
+  directml.max_feature_level = dml.max_feature_level;
+  directml.adapter = dml.adapter;
+  directml.reason = dml.error;
+  if (directml.available)
+    directml.device = fmt::format("DirectML {} ({}), highest feature level {}, on {}", dml.version, dml.path,
+                                  dml.max_feature_level->short_name(), dml.adapter);
+
+  // What auto does with a large output here: the adapter make_backend(automatic) would choose,
+  // if its device could be created.
+  out.automatic.gpu_min_bytes = kAutoGpuMinBytes;
+  const GpuAdapter* hardware = d3d12.available ? auto_adapter(list.adapters) : nullptr;
+  if (hardware)
+    for (const auto& r : reports)
+      if (r.adapter.index == hardware->index && !r.device) hardware = nullptr;
+  if (hardware) {
+    out.automatic.large_adapter = hardware->index;
+    out.automatic.large_adapter_name = hardware->name;
+  }
+  return out;
+}
+
+std::string devices_json(const DeviceList& devices) {
+  nlohmann::json backends = nlohmann::json::array();
+  for (const CpuDevice& c : devices.cpu) {
+    nlohmann::json j = {{"name", backend_name(c.backend)}, {"device", c.device}};
+    if (c.backend == BackendKind::cpu) {
+      j["isas"] = c.isas;
+      j["isa"] = c.isa;
+      j["threads"] = c.threads;
+    }
+    backends.push_back(j);
+  }
+  const D3d12Devices& d3d12 = devices.d3d12;
+  nlohmann::json adapters = nlohmann::json::array();
+  for (const AdapterDevice& a : d3d12.adapters) {
     nlohmann::json j = {{"index", a.index},
                         {"name", a.name},
                         {"vendor", a.vendor},
@@ -90,82 +156,47 @@ DevicesReport describe_devices() {
                         {"software", a.software},
                         {"memory_bytes", a.memory_bytes},
                         {a.api == "Vulkan" ? "vulkan_api" : "dxgi", a.api_version},
-                        {"default", preferred && preferred->index == a.index}};
-    // DXGI says nothing of discrete or integrated: its type is empty unless software.
-    std::string desc = fmt::format("{}: {}, {}{}, {} memory, {} {}", a.name, a.vendor, a.software ? "software" : "hardware",
-                                   a.type.empty() ? "" : " (" + a.type + ")", format_byte_size(a.memory_bytes, false),
-                                   a.api, a.api_version);
-    if (r.device) {
-      j["feature_level"] = r.device->feature_level;
-      j["shader_model"] = r.device->shader_model;
-      j["timestamp_frequency"] = r.device->timestamp_frequency;
-      j["uma"] = r.device->uma;
-      j["cache_coherent_uma"] = r.device->cache_coherent_uma;
-      desc += fmt::format(", D3D feature level {}, shader model {}", r.device->feature_level, r.device->shader_model);
+                        {"default", a.is_default}};
+    if (a.has_device) {
+      j["feature_level"] = a.feature_level;
+      j["shader_model"] = a.shader_model;
+      j["timestamp_frequency"] = a.timestamp_frequency;
+      j["uma"] = a.uma;
+      j["cache_coherent_uma"] = a.cache_coherent_uma;
     } else {
-      j["error"] = r.error.empty() ? reason : r.error;
-      desc += fmt::format(", no D3D12 device: {}", r.error.empty() ? reason : r.error);
+      j["error"] = a.error;
     }
-    text += fmt::format("  adapter {:<5}{}\n", a.index, desc);
     adapters.push_back(j);
   }
   // Listed as a backend only where it runs, so that whoever runs every listed backend can.
-  if (reason.empty()) {
-    const AdapterReport* def = nullptr;
-    for (const auto& r : reports)
-      if (preferred && r.adapter.index == preferred->index) def = &r;
+  if (d3d12.available) {
     nlohmann::json j = {{"name", "d3d12"}, {"adapters", adapters}};
-    if (def && def->device)
-      j["device"] = fmt::format("{}, {} adapter {}, D3D feature level {}, shader model {}", def->adapter.name,
-                                def->adapter.software ? "software" : "hardware", def->adapter.index,
-                                def->device->feature_level, def->device->shader_model);
+    if (!d3d12.device.empty()) j["device"] = d3d12.device;
     backends.push_back(j);
   }
-
-  // DirectML: whether DirectML.dll loads, its version and the highest feature level its device
-  // reports.
-  const DirectmlInfo dml = probe_directml();
-  const bool dml_runs = dml.found && dml.error.empty();
-  nlohmann::json directml = {{"built", dml.built}, {"found", dml.found}, {"available", dml_runs}};
+  const DirectmlDevice& dml = devices.directml;
+  nlohmann::json directml = {{"built", dml.built}, {"found", dml.found}, {"available", dml.available}};
   if (!dml.library.empty()) directml["library"] = dml.library;
   if (!dml.path.empty()) directml["path"] = dml.path;
   if (!dml.version.empty()) directml["version"] = dml.version;
   if (dml.max_feature_level) directml["max_feature_level"] = dml.max_feature_level->short_name();
   if (!dml.adapter.empty()) directml["adapter"] = dml.adapter;
-  if (!dml.error.empty()) directml["reason"] = dml.error;
-  if (dml_runs) {
-    const std::string desc = fmt::format("DirectML {} ({}), highest feature level {}, on {}", dml.version, dml.path,
-                                         dml.max_feature_level->short_name(), dml.adapter);
-    line("directml", desc);
-    backends.push_back({{"name", "directml"}, {"device", desc}});
-  } else if (dml.found) {
-    line("directml", fmt::format("DirectML {} ({}) found, but no device: {}", dml.version, dml.path, dml.error));
-  } else {
-    line("directml", "unavailable: " + dml.error);
-  }
+  if (!dml.reason.empty()) directml["reason"] = dml.reason;
+  if (dml.available) backends.push_back({{"name", "directml"}, {"device", dml.device}});
 
-  // What auto does with a large output here.
-  std::string large = "cpu";
-  // The adapter make_backend("auto") would choose, if its device could be created.
-  const GpuAdapter* hardware = reason.empty() ? auto_adapter(list.adapters) : nullptr;
-  if (hardware)
-    for (const auto& r : reports)
-      if (r.adapter.index == hardware->index && !r.device) hardware = nullptr;
-  if (hardware) large = fmt::format("d3d12 on adapter {} ({})", hardware->index, hardware->name);
-  line("auto", fmt::format("cpu below {} MiB of output; above, {}", kAutoGpuMinBytes >> 20,
-                           hardware ? large : "cpu too (no hardware adapter)"));
-
-  nlohmann::json d3d12 = {{"built", d3d12_built()},
-                          {"available", reason.empty()},
-                          {"adapters", adapters},
-                          {"enumeration_s", list.seconds}};
-  if (!reason.empty()) d3d12["reason"] = reason;
-  nlohmann::json out = {{"backends", backends},
-                        {"d3d12", d3d12},
-                        {"directml", directml},
-                        {"auto", {{"gpu_min_bytes", kAutoGpuMinBytes}, {"large_outputs", large}}}};
-  return {text, out};
+  const AutoDevices& a = devices.automatic;
+  const std::string large =
+      a.large_adapter ? fmt::format("d3d12 on adapter {} ({})", *a.large_adapter, a.large_adapter_name) : "cpu";
+  nlohmann::json d3d12_json = {{"built", d3d12.built},
+                               {"available", d3d12.available},
+                               {"adapters", adapters},
+                               {"enumeration_s", d3d12.enumeration_s}};
+  if (!d3d12.available) d3d12_json["reason"] = d3d12.reason;
+  const nlohmann::json out = {{"backends", backends},
+                              {"d3d12", d3d12_json},
+                              {"directml", directml},
+                              {"auto", {{"gpu_min_bytes", a.gpu_min_bytes}, {"large_outputs", large}}}};
+  return out.dump(2) + "\n";
 }
-
 
 }  // namespace dmlbits

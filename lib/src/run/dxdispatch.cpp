@@ -1,4 +1,4 @@
-#include "dmlbits/dxdispatch.hpp"
+#include "dxdispatch.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -10,7 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "dmlbits/error.hpp"
-#include "dmlbits/io.hpp"
+#include "io.hpp"
+#include "operand.hpp"
 #include "files.hpp"
 
 // What the model follows (microsoft/DirectML at a9614e82, July 2025): DxDispatch/doc/Guide.md,
@@ -166,7 +167,13 @@ nlohmann::json dxdispatch_model(const ValidatedOp& op, const std::vector<std::st
 }
 
 DxDispatchFiles write_dxdispatch_model(const std::string& file, const ValidatedOp& op,
-                                       const std::vector<TensorView>& inputs) {
+                                       const std::vector<TensorView>& as_read, const std::string& reread_a) {
+  std::vector<TensorView> inputs = as_read;
+  std::vector<LoadedOperand> original_a;
+  if (!reread_a.empty() && !inputs.empty()) {
+    original_a = load_operands(std::vector<std::string>{reread_a}, summarize(op).input_dtype);
+    inputs[0] = original_a[0].view();
+  }
   const DxDispatchFiles names = dxdispatch_file_names(file, op.op().arity);
   if (inputs.size() != names.inputs.size())
     throw Error(Errc::internal, fmt::format("DxDispatch model: {} input tensors for {} inputs", inputs.size(),

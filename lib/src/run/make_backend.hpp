@@ -9,7 +9,7 @@
 
 #include "backend.hpp"
 #include "dmlbits/request.hpp"
-#include "dmlbits/validate.hpp"
+#include "validate.hpp"
 
 namespace dmlbits {
 

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "dmlbits/io.hpp"
-#include "dmlbits/json_tensor.hpp"
+#include "io.hpp"
+#include "json_tensor.hpp"
 #include "run.hpp"
 #include "stream.hpp"
 

@@ -9,11 +9,10 @@
 #include <vector>
 
 #include "make_backend.hpp"
-#include "dmlbits/operand.hpp"
+#include "operand.hpp"
 #include "dmlbits/request.hpp"
-#include "dmlbits/stats.hpp"
 #include "dmlbits/timing.hpp"
-#include "dmlbits/validate.hpp"
+#include "validate.hpp"
 
 namespace dmlbits {
 

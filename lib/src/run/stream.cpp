@@ -11,8 +11,8 @@
 
 #include "cpu_backend.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/interrupt.hpp"
-#include "dmlbits/io.hpp"
+#include "dmlbits/process.hpp"
+#include "io.hpp"
 #include "npy_stream.hpp"
 #include "signals.hpp"
 

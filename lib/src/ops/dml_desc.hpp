@@ -13,9 +13,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "dmlbits/dtype.hpp"
-#include "dmlbits/feature_level.hpp"
 #include "dmlbits/ops.hpp"
-#include "dmlbits/shape.hpp"
 
 namespace dmlbits {
 

@@ -6,9 +6,9 @@
 #include <optional>
 #include <vector>
 
-#include "dmlbits/dml_desc.hpp"
+#include "dml_desc.hpp"
 #include "dmlbits/ops.hpp"
-#include "dmlbits/shape.hpp"
+#include "dmlbits/dtype.hpp"
 
 namespace dmlbits {
 

@@ -11,16 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "dmlbits/io.hpp"
+#include "io.hpp"
 #include "dmlbits/tensor.hpp"
 
 namespace dmlbits {
 
 class NpyStream;  // private: npy_stream.hpp
-
-enum class OperandKind { file, standard_input, scalar_literal, array_literal, borrowed };
-
-OperandKind classify_operand(const std::string& text);
 
 struct LoadedOperand {
   Tensor tensor;                        // empty while `stream` holds the data

@@ -19,20 +19,11 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "dmlbits/request.hpp"
 #include "dmlbits/tensor.hpp"
-#include "dmlbits/validate.hpp"
+#include "validate.hpp"
 
 namespace dmlbits {
-
-struct DxDispatchFiles {
-  std::string model;                // FILE.json
-  std::vector<std::string> inputs;  // FILE-a.npy[, FILE-b.npy]
-  std::string output;               // FILE-out.npy (DxDispatch writes it)
-};
-
-// The paths for FILE and an operator of `arity` inputs. Throws Errc::usage for "-" or a FILE
-// without a file name ("dir/").
-DxDispatchFiles dxdispatch_file_names(const std::string& file, int arity);
 
 // The DxDispatch model of `op`: resources "A"[, "B"] initialised from `input_npy_names` (paths
 // as the model should spell them) and "Out" (zero-filled; absent when `op` is in place, the
@@ -44,10 +35,5 @@ DxDispatchFiles dxdispatch_file_names(const std::string& file, int arity);
 // names.
 nlohmann::json dxdispatch_model(const ValidatedOp& op, const std::vector<std::string>& input_npy_names,
                                 const std::string& output_npy_name);
-
-// Writes FILE-a.npy[, FILE-b.npy] (each `inputs[i]` as .npy) and then FILE.json, each file
-// atomically, and returns their names. `inputs` are the tensors `op` was validated for.
-DxDispatchFiles write_dxdispatch_model(const std::string& file, const ValidatedOp& op,
-                                       const std::vector<TensorView>& inputs);
 
 }  // namespace dmlbits

@@ -13,16 +13,12 @@
 #include <string_view>
 #include <vector>
 
-#include "dmlbits/json_tensor.hpp"
-#include "dmlbits/memory.hpp"
-#include "dmlbits/npy.hpp"
+#include "json_tensor.hpp"
+#include "memory.hpp"
+#include "npy.hpp"
 #include "dmlbits/tensor.hpp"
 
 namespace dmlbits {
-
-enum class TensorFormat { npy, json };
-std::string_view format_name(TensorFormat f);
-std::optional<TensorFormat> parse_format_name(std::string_view name);
 
 struct InputSummary;
 struct InputContent;
@@ -120,9 +116,6 @@ LoadedTensor read_tensor(const std::string& path, const ReadOptions& options = {
 LoadedTensor read_tensor_bytes(std::span<const std::byte> bytes, const std::string& path,
                                const ReadOptions& options = {});
 
-// The format an output path implies: ".npy" or ".json" (case-insensitive); nullopt otherwise.
-std::optional<TensorFormat> format_from_extension(std::string_view path);
-
 // An output file that appears complete or not at all, even if the process is killed while
 // writing it (files.hpp, PendingFile, says how, and what is left where the platform cannot
 // do better). For "-" it writes to standard output directly; a device, FIFO or a kernel's link
@@ -149,36 +142,9 @@ class OutputFile {
   std::unique_ptr<PendingFile> pending_;  // a file to name on commit()
 };
 
-// Whether OutputFile::commit() flushes each file and its folder entry to the disk (fsync)
-// before naming it done: --sync. Off by default, as for cp. Process-wide.
-void set_sync_outputs(bool sync);
-
-// Why the last output of this process that needed one was written under a temporary name
-// (the file system has no unnamed files); empty if none did. For -v.
-std::string named_temporary_reason();
-
-// Whether an output at `path` is written in place rather than replaced: "-", a device, a
-// FIFO, or a kernel's link to an open file (/dev/stdout, /dev/fd/N).
-bool writes_in_place(const std::string& path);
-
-// Throws the Errc::io error that writing `path` would meet at its start, without creating
-// anything: a folder, a missing or read-only folder, a device that cannot be opened. Called for
-// every output before an operation computes, so that a bad side-output path does not leave the
-// main output written and the run's outcome hidden behind an I/O error.
-void check_output_path(const std::string& path);
-
-// Whether something exists at `path` (a file by that name is read, not taken for a literal).
-bool path_exists(const std::string& path);
-// Whether `path` is an existing device, FIFO or socket, or a kernel's link to an open file
-// (/dev/stdout): written in place, never replaced.
-bool is_device_or_pipe(const std::string& path);
-
 // Writes `t` in `format` to `path` ("-" for standard output), atomically for files.
 void write_tensor(const TensorView& t, const std::string& path, TensorFormat format,
                   const JsonWriteOptions& json = {});
-
-// Writes `text` to `path` atomically, like write_tensor (reports, models, JUnit XML).
-void write_text_file(const std::string& path, std::string_view text);
 
 // write_tensor and write_text_file without the commit: the file, complete, for the caller to
 // commit() together with others (all or nothing), or to drop, which leaves nothing.
