@@ -181,32 +181,6 @@ std::string timing_text(const RunTiming& t, const RunDescription& what) {
   return out;
 }
 
-nlohmann::json timing_json(const RunTiming& t, const RunDescription& what) {
-  nlohmann::json phases = nlohmann::json::object();
-  for (const auto& p : t.phases) phases[p.name + "_s"] = p.seconds;
-  const SampleStats s = compute_stats(what.execute_samples);
-  nlohmann::json backend_phases = nlohmann::json::object();
-  for (const auto& p : t.backend_phases) backend_phases[p.name + "_s"] = p.seconds;
-  return {{"op", what.op},
-          {"dtype", dtype_info(what.dtype).numpy_name},
-          {"shape", what.shape.dims()},
-          {"feature_level", what.level.short_name()},
-          {"backend", t.backend},
-          {"device", t.device},
-          {"selection", t.selection},
-          {"phases", phases},
-          {"backend_phases", backend_phases},
-          {"total_s", t.total_seconds},
-          {"execute_bytes", t.execute_bytes},
-          {"execute_runs", t.execute_runs},
-          {"execute_gbps", t.execute_gbps()},
-          {"execute",
-           {{"warmup", what.warmup},
-            {"samples_s", what.execute_samples},
-            {"stats_s", to_json(s)},
-            {"gbps_at_median", s.median > 0 ? static_cast<double>(t.execute_bytes) / s.median / 1e9 : 0.0}}}};
-}
-
 std::string exit_status_summary() {
   std::string out = "Exit status: 0 success";
   for (const auto& e : errc_table()) out += fmt::format(", {} {}", e.exit_status, e.name);

@@ -46,8 +46,8 @@ struct RunDescription {
   std::vector<double> execute_samples;  // seconds
 };
 
+// --time's text. (--time-json's content is the library's timing_json(RunResult), request.hpp.)
 std::string timing_text(const RunTiming& t, const RunDescription& what);
-nlohmann::json timing_json(const RunTiming& t, const RunDescription& what);
 
 // "0 success, 1 mismatch, ..." for help footers.
 std::string exit_status_summary();
