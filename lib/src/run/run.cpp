@@ -111,6 +111,7 @@ OperationResult run_operation(const OperationSpec& spec) {
   Stopwatch total;
   Stopwatch phase;
   OperationResult r;
+  r.timing.phases.reserve(7);  // read, backend, validate, allocate, warmup, execute, write
   check_backend_options(spec.backend, backend_options(spec));  // a wrong --backend before any reading
 
   r.inputs = load_operands(spec.operands, spec.dtype);
