@@ -386,15 +386,18 @@ PYBIND11_MODULE(_dmlbits, m) {
 
   py::class_<CheckOptions>(m, "CheckOptions")
       .def(py::init<>())
+      // "" = each case's own backend, as `check` without --backend.
       .def_property(
           "backend",
           [](const CheckOptions& o) { return o.backend ? std::string(backend_name(*o.backend)) : std::string(); },
           [](CheckOptions& o, const std::string& name) {
-            o.backend.reset();
-            if (name.empty()) return;
-            o.backend = parse_backend(name);
-            if (!o.backend)
-              throw Error(Errc::usage, fmt::format("unknown backend '{}' (available: {})", name, backend_names_help()));
+            if (name.empty()) {
+              o.backend.reset();
+              return;
+            }
+            const auto kind = parse_backend(name);
+            if (!kind) throw Error(Errc::usage, fmt::format("unknown backend '{}' (available: {})", name, backend_names_help()));
+            o.backend = *kind;
           })
       .def_readwrite("isa", &CheckOptions::isa)
       .def_readwrite("adapter", &CheckOptions::adapter)
