@@ -39,7 +39,8 @@ struct V {
   }
   // Store kinds of the unary blocks (kernel_loops.hpp): ordinary unaligned stores, or
   // non-temporal ones to addresses aligned to their size, so that large unary outputs, like
-  // binary ones, do not read each output line before overwriting it.
+  // binary ones, do not read each output line before overwriting it (testdata/benchmarks.md,
+  // "CPU streaming policies": "AVX-512 unary store kinds").
   struct Stored {
     DMLBITS_TARGET static void store512(std::byte* p, __m512i v) { _mm512_storeu_si512(p, v); }
     DMLBITS_TARGET static void store256(std::byte* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
