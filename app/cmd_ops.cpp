@@ -21,7 +21,7 @@ void run_ops(const OpsOptions& o) {
   std::optional<FeatureLevel> level;
   if (!o.feature_level.empty()) level = feature_level_option(o.feature_level);
   if (o.roff) std::cout << ops_roff();
-  else if (o.json) std::cout << ops_json(level).dump(2) << '\n';
+  else if (o.json) std::cout << ops_json_text(level) << '\n';
   else std::cout << ops_text(level);
 }
 
