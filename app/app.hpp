@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "dmlbits/ops.hpp"
+#include "dmlbits/request.hpp"
 
 namespace dmlbits::app {
 
@@ -17,6 +18,14 @@ inline CLI::Validator count_validator() {
       },
       "");
 }
+
+// --backend NAME, for the operator commands and check alike: Errc::usage for an unknown name.
+BackendKind backend_option(const std::string& name);
+
+// Every command that prints in more than one format takes both spellings: --json, and
+// --format json (operators: npy or json; ops, info, devices: text or json). Returns the format
+// asked for ("" for the default); the two together must agree (Errc::usage otherwise).
+std::string format_choice(bool json, const std::string& format);
 
 // FILE options (-o, --time-json, --junit, ...): an empty value names no file and is refused,
 // not taken for "not given".

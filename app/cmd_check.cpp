@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "app.hpp"
-#include "dmlbits/backend.hpp"
 #include "dmlbits/check.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/file_uses.hpp"
@@ -20,6 +19,7 @@ struct CheckCmdOptions {
   std::string junit;
   std::string shard;
   CheckOptions check;
+  std::string backend;
   bool verbose = false;
   bool sync = false;
   CLI::Option* adapter_option = nullptr;
@@ -48,11 +48,9 @@ void run_check_cmd(CheckCmdOptions& o) {
   // before any case runs, not a failure of every case.
   if (o.adapter_option->count() > 0 && o.check.adapter.empty())
     throw Error(Errc::usage, "--adapter: an empty name matches no adapter (give an index or part of a name)");
-  // Every case runs on the one backend --backend names, so --adapter needs one that has adapters.
-  if (!o.check.adapter.empty() && o.check.backend != "d3d12" && o.check.backend != "directml" &&
-      o.check.backend != "auto")
-    throw Error(Errc::usage, "--adapter needs --backend d3d12, directml or auto");
-  check_check_options(o.check);
+  CheckOptions options = o.check;
+  if (!o.backend.empty()) options.backend = backend_option(o.backend);
+  check_check_options(options);
   if (std::count(o.manifests.begin(), o.manifests.end(), "-") > 1)
     throw Error(Errc::usage, "standard input ('-') can be given as one manifest only");
   // --junit must not name a manifest (checked before any is read), nor any case's input or
@@ -67,7 +65,7 @@ void run_check_cmd(CheckCmdOptions& o) {
   std::vector<Manifest> manifests;
   std::size_t selected = 0;
   for (const auto& m : o.manifests) {
-    manifests.push_back(load_manifest(m, o.check));
+    manifests.push_back(load_manifest(m, options));
     // A shard may hold no case (more shards than cases); a filter that selects none is a typo.
     selected += manifests.back().cases.size() + manifests.back().other_shards.size();
   }
@@ -75,11 +73,13 @@ void run_check_cmd(CheckCmdOptions& o) {
     uses.resize(1);
     for (const auto& m : manifests)
       for (const auto& c : m.cases) {
-        for (const auto& in : c.spec.operands)
-          if (classify_operand(in) == OperandKind::file)
-            uses.push_back({in, fmt::format("case '{}' input", c.name), false});
+        for (const Operand& in : c.request->request().operands) {
+          const auto* text = std::get_if<std::string>(&in);
+          if (text != nullptr && classify_operand(*text) == OperandKind::file)
+            uses.push_back({*text, fmt::format("case '{}' input", c.name), false});
+        }
         if (!c.golden.empty())
-          uses.push_back({c.golden, fmt::format("case '{}' golden", c.name), o.check.update});
+          uses.push_back({c.golden, fmt::format("case '{}' golden", c.name), options.update});
       }
     check_file_uses(uses);
   }
@@ -87,15 +87,16 @@ void run_check_cmd(CheckCmdOptions& o) {
   std::ostream& out = o.junit == "-" ? std::cerr : std::cout;
   // A filter that selects nothing would pass "0 passed": most likely a typo, which CI must see.
   if (selected == 0)
-    throw Error(Errc::usage, fmt::format("--filter '{}' matches no case in {}", o.check.filter,
+    throw Error(Errc::usage, fmt::format("--filter '{}' matches no case in {}", options.filter,
                                          o.manifests.size() == 1 ? quote_path(o.manifests[0]) : "the manifests"));
+  check_adapter_applies(manifests, options);
   // --update: every golden must be writable before any case runs (status 5, nothing written).
-  if (o.check.update)
+  if (options.update)
     for (const auto& m : manifests)
       for (const auto& c : m.cases)
         if (!c.golden.empty()) check_output_path(c.golden);
   std::size_t failed = 0, total = 0, updated = 0;
-  std::vector<CheckSummary> summaries = run_manifests(manifests, o.check);
+  std::vector<CheckSummary> summaries = run_manifests(manifests, options);
   for (const auto& s : summaries) {
     for (const auto& c : s.cases) {
       const char* tag = c.outcome == CaseResult::Outcome::pass ? (c.updated ? "UPDATED" : "ok") :
@@ -133,9 +134,9 @@ void setup_check(CLI::App& app) {
       ->check(count_validator());
   sub->add_option("--filter", opt->check.filter, "Run only cases whose name contains TEXT");
   opt->shard_option = sub->add_option("--shard", opt->shard,
-                  "Run shard K of N (0-based): the i-th selected case of each manifest runs in shard i mod N")
+                   "Run shard K of N (0-based): the i-th selected case of each manifest runs in shard i mod N")
       ->type_name("K/N");
-  sub->add_option("--backend", opt->check.backend, "Run every case on this backend");
+  sub->add_option("--backend", opt->backend, "Run every case on this backend");
   sub->add_option("--isa", opt->check.isa, "CPU backend: use this instruction set");
   opt->adapter_option =
       sub->add_option("--adapter", opt->check.adapter, "d3d12, directml and auto: run on this adapter, an index or part of its name");

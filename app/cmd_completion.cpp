@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "app.hpp"
-#include "dmlbits/backend.hpp"
+#include "dmlbits/request.hpp"
 #include "dmlbits/dtype.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/feature_level.hpp"
@@ -66,7 +66,7 @@ Values option_values(const CLI::Option& opt, const OpInfo* op) {
     }
     words = dtype_names(set);
   } else if (name == "backend") {
-    for (std::string_view b : backend_names()) words.emplace_back(b);
+    for (BackendKind b : backend_kinds()) words.emplace_back(backend_name(b));
   } else if (name == "isa") {
     for (std::string_view isa : isa_names()) words.emplace_back(isa);
   } else if (name == "shift-overflow") {

@@ -17,6 +17,7 @@ namespace {
 struct InfoOptions {
   std::vector<std::string> files;
   bool json = false;
+  std::string format;
   std::string dtype;
 };
 
@@ -59,7 +60,9 @@ FileInfo inspect(const std::string& path, std::optional<DType> dtype) {
   });
 }
 
-int run_info(const InfoOptions& o) {
+int run_info(const InfoOptions& given) {
+  InfoOptions o = given;
+  o.json = format_choice(o.json, o.format) == "json";
   std::optional<DType> dtype;
   if (!o.dtype.empty()) {
     dtype = parse_dtype_name(o.dtype);
@@ -93,7 +96,8 @@ void setup_info(CLI::App& app) {
   auto opt = std::make_shared<InfoOptions>();
   auto* sub = app.add_subcommand("info", "Show the dtype, shape, size, byte order and layout of tensor files");
   sub->add_option("files", opt->files, "Tensor files (.npy or JSON; - for standard input)")->required();
-  sub->add_flag("--json", opt->json, "Print a JSON array, one object per file");
+  sub->add_flag("--json", opt->json, "Print a JSON array, one object per file (same as --format json)");
+  sub->add_option("--format", opt->format, "Output format: text (default) or json")->check(CLI::IsMember({"text", "json"}));
   sub->add_option("--dtype", opt->dtype, "Data type for JSON files that name none");
   sub->final_callback([opt] {
     const int status = run_info(*opt);

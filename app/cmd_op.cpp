@@ -11,10 +11,9 @@
 #include "dmlbits/error.hpp"
 #include "dmlbits/file_uses.hpp"
 #include "dmlbits/io.hpp"
-#include "dmlbits/operation_output.hpp"
-#include "dmlbits/run.hpp"
+#include "dmlbits/operand.hpp"
+#include "dmlbits/request.hpp"
 #include "dmlbits/standard_streams.hpp"
-#include "dmlbits/stream.hpp"
 #include "report.hpp"
 
 namespace dmlbits::app {
@@ -25,6 +24,7 @@ struct OpOptions {
   std::string a, b;
   std::string output;
   std::string format;
+  bool json = false;  // --json: --format json
   bool in_place = false;
   std::string feature_level = newest_feature_level().short_name();
   std::string shift_overflow{shift_overflow_name(kDefaultShiftOverflow)};
@@ -53,6 +53,7 @@ struct OpOptions {
   // Options whose presence, not value, matters (CLI11 counts them).
   CLI::Option* show_option = nullptr;
   CLI::Option* adapter_option = nullptr;
+  CLI::Option* threads_option = nullptr;
 };
 
 // An operand that is no file and no literal but looks like a number ("1.5", "nan", "+5",
@@ -92,33 +93,41 @@ std::optional<DType> dtype_option(const std::string& name, const char* option) {
   return d;
 }
 
-// The command line's syntax turned into an OperationSpec; nothing is read yet.
-OperationSpec make_spec(const OpOptions& o) {
-  OperationSpec spec;
-  spec.op = o.op;
-  spec.operands = {o.a};
-  if (op_info(o.op).arity == 2) spec.operands.push_back(o.b);
-  spec.level = feature_level_option(o.feature_level);
-  spec.out_dtype = dtype_option(o.out_dtype, "--out-dtype");
-  spec.dtype = dtype_option(o.dtype, "--dtype");
-  const auto shift_overflow = parse_shift_overflow(o.shift_overflow);
-  if (!shift_overflow)  // CLI11's check refuses it first; this keeps the spec total
-    throw Error(Errc::usage, fmt::format("--shift-overflow: unknown mode '{}' ({})", o.shift_overflow,
-                                         shift_overflow_names_help()));
-  spec.shift_overflow = *shift_overflow;
-  spec.in_place = o.in_place;
-  spec.backend = o.backend;
-  spec.isa = o.isa;
-  spec.threads = o.threads;
-  spec.adapter = o.adapter;
-  spec.repeat = o.repeat;
-  spec.warmup = o.warmup;
-  spec.explain_only = o.explain;
-  if (o.popcount_in_place)
-    throw Error(Errc::usage, "--in-place is not offered: DirectML does not let BIT_COUNT's output alias its input");
-  if (o.in_place && !o.output.empty()) throw Error(Errc::usage, "--in-place and -o cannot be combined");
-  if (o.in_place && classify_operand(o.a) != OperandKind::file)
-    throw Error(Errc::usage, "--in-place needs input A to be a file");
+// The command line's syntax turned into an OperationRequest, which prepare_request() holds to
+// the rules every face shares; the rules here are the command line's own (options that only
+// mean something with --expect, operands that look like numbers). Nothing is read yet.
+PreparedRequest make_request(const OpOptions& o) {
+  const OpInfo& op = op_info(o.op);
+  OperationRequest r;
+  r.face = RequestFace::command_line;
+  r.op = o.op;
+  r.operands = {o.a};
+  if (op.arity == 2) r.operands.emplace_back(o.b);
+  r.level = feature_level_option(o.feature_level);
+  r.out_dtype = dtype_option(o.out_dtype, "--out-dtype");
+  r.dtype = dtype_option(o.dtype, "--dtype");
+  if (op.shift) {
+    const auto shift_overflow = parse_shift_overflow(o.shift_overflow);
+    if (!shift_overflow)  // CLI11's check refuses it first; this keeps the request total
+      throw Error(Errc::usage, fmt::format("--shift-overflow: unknown mode '{}' ({})", o.shift_overflow,
+                                           shift_overflow_names_help()));
+    r.shift_overflow = *shift_overflow;
+  }
+  r.in_place = o.in_place || o.popcount_in_place;  // popcount's is refused with DirectML's reason
+  r.backend = backend_option(o.backend);
+  r.isa = o.isa;
+  if (o.adapter_option && o.adapter_option->count() > 0) r.adapter = o.adapter;
+  if (o.threads_option && o.threads_option->count() > 0) r.threads = o.threads;
+  r.repeat = o.repeat;
+  r.warmup = o.warmup;
+  r.explain_only = o.explain;
+  // With --expect the result is compared, and only written where -o or --in-place asks.
+  r.output = !o.expect.empty() && o.output.empty() && !o.in_place ? OutputKind::none : OutputKind::automatic;
+  r.path = o.output;
+  if (const std::string format = format_choice(o.json, o.format); !format.empty()) r.format = parse_format_name(format);
+  r.hex = o.hex;
+  r.keep_result = !o.expect.empty();
+  PreparedRequest prepared = prepare_request(std::move(r));
   // One rule for the options that only mean something with --expect: without it they are
   // refused, not ignored.
   if (o.expect.empty()) {
@@ -135,12 +144,10 @@ OperationSpec make_spec(const OpOptions& o) {
       throw Error(Errc::usage, fmt::format("{} needs a run, and --explain describes the operation without running it",
                                            needs_run));
   }
-  if (o.adapter_option && o.adapter_option->count() > 0 && o.adapter.empty())
-    throw Error(Errc::usage, "--adapter: an empty name matches no adapter (give an index or part of a name)");
   check_operand(o.a, "A");
-  if (op_info(o.op).arity == 2) check_operand(o.b, "B");
-  if (!o.emit_dxdispatch.empty()) dxdispatch_file_names(o.emit_dxdispatch, op_info(o.op).arity);  // refused early
-  return spec;
+  if (op.arity == 2) check_operand(o.b, "B");
+  if (!o.emit_dxdispatch.empty()) dxdispatch_file_names(o.emit_dxdispatch, op.arity);  // refused early
+  return prepared;
 }
 
 // --expect: compare with the golden file; --update rewrites it instead of failing.
@@ -216,27 +223,6 @@ void check_output_paths(const OpOptions& o) {
   }
 }
 
-// Where the result goes: without -o, JSON on standard output. Refuses an output whose format
-// cannot be told, and binary .npy to a terminal.
-OutputTarget output_target(const OpOptions& o) {
-  std::optional<TensorFormat> format;
-  if (!o.format.empty()) format = parse_format_name(o.format);
-  std::string path = o.in_place ? o.a : o.output;
-  if (path.empty()) {
-    path = "-";
-    if (!format) format = TensorFormat::json;
-  }
-  if (!format && path == "-") format = TensorFormat::npy;
-  if (!format && o.in_place) format = inspect_input(path).format;  // keep A's format (reads its header only)
-  if (!format) format = format_from_extension(path);
-  if (!format && is_device_or_pipe(path)) format = TensorFormat::npy;  // /dev/null, a FIFO
-  if (!format)
-    throw Error(Errc::usage, fmt::format("cannot tell the output format from '{}': name it .npy or .json, or use --format", path));
-  if (path == "-" && *format == TensorFormat::npy && standard_output_is_terminal())
-    throw Error(Errc::usage, "refusing to write binary .npy to a terminal; redirect it, or use --format json");
-  return {path, *format};
-}
-
 // A progress line on a terminal's standard error for runs longer than a second.
 class Progress {
  public:
@@ -261,19 +247,19 @@ class Progress {
   bool shown_ = false;
 };
 
-void report_validated(const OpOptions& o, const ValidatedOp& v, const RunTiming& t) {
-  if (!o.explain_json.empty()) write_text_file(o.explain_json, to_json(v.desc()).dump(2) + "\n");
+void report_validated(const OpOptions& o, const ValidatedOp& op, const RunTiming& t) {
+  if (!o.explain_json.empty()) write_text_file(o.explain_json, explain_json(op));
   if (o.verbose) {
+    const OperationSummary v = summarize(op);
     if (!t.selection.empty()) std::cerr << fmt::format("dmlbits: {}\n", t.selection);
-    std::cerr << fmt::format("dmlbits: {} runs on the {} backend ({}), {} at {}\n", v.op().verb, t.backend, t.device,
-                             dtype_info(v.input_dtype()).dml_name, v.level().enum_name());
+    std::cerr << fmt::format("dmlbits: {} runs on the {} backend ({}), {} at {}\n", op_info(v.op).verb, t.backend,
+                             t.device, dtype_info(v.input_dtype).dml_name, v.level.enum_name());
   }
 }
 
-void report_timing(const OpOptions& o, const ValidatedOp& v, const RunTiming& t, const OperationSpec& spec,
-                   const std::vector<double>& samples) {
-  const RunDescription what{std::string(v.op().verb), v.input_dtype(), v.output_shape(), v.level(), spec.warmup,
-                            samples};
+void report_timing(const OpOptions& o, const ValidatedOp& op, const RunTiming& t, const std::vector<double>& samples) {
+  const OperationSummary v = summarize(op);
+  const RunDescription what{std::string(op_info(v.op).verb), v.input_dtype, v.output_shape, v.level, o.warmup, samples};
   if (o.time) std::cerr << timing_text(t, what);
   if (!o.time_json.empty()) write_text_file(o.time_json, timing_json(t, what).dump(2) + "\n");
 }
@@ -281,40 +267,31 @@ void report_timing(const OpOptions& o, const ValidatedOp& v, const RunTiming& t,
 // --emit-dxdispatch: the DxDispatch model of the operation with its inputs as read. Called
 // before the output is written: in place, the run overwrote A in memory, but A's file still
 // holds it until then.
-void emit_dxdispatch(const OpOptions& o, const OperationResult& r) {
-  std::vector<TensorView> inputs;
-  for (const auto& in : r.inputs) inputs.push_back(in.tensor.view());
+void emit_dxdispatch(const OpOptions& o, const ValidatedOp& op, std::span<const TensorView> as_read) {
+  std::vector<TensorView> inputs(as_read.begin(), as_read.end());
   std::vector<LoadedOperand> original_a;
-  if (r.op->in_place() && !o.explain) {
-    original_a = load_operands({o.a}, r.op->input_dtype());
-    inputs[0] = original_a[0].tensor.view();
+  if (o.in_place && !o.explain) {
+    original_a = load_operands(std::vector<std::string>{o.a}, summarize(op).input_dtype);
+    inputs[0] = original_a[0].view();
   }
-  write_dxdispatch_model(o.emit_dxdispatch, *r.op, inputs);
+  write_dxdispatch_model(o.emit_dxdispatch, op, inputs);
 }
 
-// What the run must do besides its timing: write the result where -o or --in-place asks (with
-// --expect only there), keep it for --expect, write the DxDispatch model before the output.
-OutputRequest output_request(const OpOptions& o, Progress& progress) {
-  OutputRequest request;
-  // With --expect the result is compared, and only written where -o or --in-place asks.
-  if (o.expect.empty() || !o.output.empty() || o.in_place) {
-    request.target = [&o] {
-      OutputTarget target = output_target(o);
-      target.json.hex = o.hex;
-      return target;
-    };
-  }
-  request.keep_result = !o.expect.empty();
+// What the command line watches while the run works: -v and --explain-json once validated,
+// the DxDispatch model before the output is written, the progress line.
+RunHooks run_hooks(const OpOptions& o, Progress& progress) {
+  RunHooks hooks;
   // --emit-dxdispatch needs the inputs, which streaming does not keep.
-  if (!o.emit_dxdispatch.empty()) request.before_write = [&o](const OperationResult& r) { emit_dxdispatch(o, r); };
-  request.on_validated = [&o](const ValidatedOp& v, const RunTiming& t) { report_validated(o, v, t); };
-  request.progress = std::ref(progress);
-  return request;
+  if (!o.emit_dxdispatch.empty())
+    hooks.before_write = [&o](const ValidatedOp& op, std::span<const TensorView> inputs) { emit_dxdispatch(o, op, inputs); };
+  hooks.on_validated = [&o](const ValidatedOp& v, const RunTiming& t) { report_validated(o, v, t); };
+  hooks.progress = std::ref(progress);
+  return hooks;
 }
 
 void run_op(const OpOptions& o) {
   const OpInfo& op = op_info(o.op);
-  const OperationSpec spec = make_spec(o);
+  const PreparedRequest request = make_request(o);
   check_file_uses(file_uses(o));
   set_sync_outputs(o.sync);
   check_output_paths(o);
@@ -328,13 +305,13 @@ void run_op(const OpOptions& o) {
                                                     : "big-endian");
   }
   Progress progress(!o.quiet, std::string(op.verb));
-  const OutputRun r = run_to_output(spec, output_request(o, progress));
+  const RunResult r = run(request, run_hooks(o, progress));
   if (o.explain) {
-    if (!o.explain_json.empty()) write_text_file(o.explain_json, to_json(r.op->desc()).dump(2) + "\n");
-    std::cout << to_json(r.op->desc()).dump(2) + "\n";
+    if (!o.explain_json.empty()) write_text_file(o.explain_json, explain_json(*r.op));
+    std::cout << explain_json(*r.op);
     return;
   }
-  report_timing(o, *r.op, r.timing, spec, r.execute_samples);
+  report_timing(o, *r.op, r.timing, r.execute_samples);
   if (!o.expect.empty()) check_expected(o, *r.result);
   if (o.verbose) {
     if (const std::string why = named_temporary_reason(); !why.empty())
@@ -349,6 +326,17 @@ std::string level_choices() {
 }
 
 }  // namespace
+
+std::string format_choice(bool json, const std::string& format) {
+  if (json && !format.empty() && format != "json")
+    throw Error(Errc::usage, fmt::format("--json and --format {} cannot be combined", format));
+  return json ? "json" : format;
+}
+
+BackendKind backend_option(const std::string& name) {
+  if (auto kind = parse_backend(name)) return *kind;
+  throw Error(Errc::usage, fmt::format("unknown backend '{}' (available: {})", name, backend_names_help()));
+}
 
 FeatureLevel feature_level_option(const std::string& text) {
   const auto level = parse_feature_level(text);
@@ -378,6 +366,7 @@ void setup_op_commands(CLI::App& app, const OpInfo* only) {
         ->check(file_name_validator());
     sub->add_option("--format", opt->format, "Output format (default: from the extension)")
         ->check(CLI::IsMember({"npy", "json"}));
+    sub->add_flag("--json", opt->json, "Same as --format json");
     if (op.allows_in_place())
       sub->add_flag("--in-place", opt->in_place, "Write the result over input A (atomically)");
     else  // hidden: refused with DirectML's reason rather than as an unknown option
@@ -398,16 +387,14 @@ void setup_op_commands(CLI::App& app, const OpInfo* only) {
     if (!op.output_dtype_is_input_dtype())
       sub->add_option("--out-dtype", opt->out_dtype, "Output data type: uint8 (default) or uint32");
     sub->add_option("--dtype", opt->dtype, "Data type for literals and JSON inputs that name none (default: the other operand's)");
-    std::string backends;
-    for (auto b : backend_names()) backends += (backends.empty() ? "" : ", ") + std::string(b);
     sub->add_option("--backend", opt->backend,
-                    "Backend: " + backends + " (auto: d3d12 on a hardware adapter for outputs of 16 MiB or more, "
+                    "Backend: " + backend_names_help() + " (auto: d3d12 on a hardware adapter for outputs of 16 MiB or more, "
                     "else cpu)")
         ->capture_default_str();
     opt->adapter_option = sub->add_option("--adapter", opt->adapter,
                     "d3d12, directml and auto: run on this adapter, an index or part of its name (see dmlbits devices)");
     sub->add_option("--isa", opt->isa, "CPU backend: run only this instruction set's kernels (scalar, avx2, avx512) instead of the per-operation choice");
-    sub->add_option("--threads", opt->threads,
+    opt->threads_option = sub->add_option("--threads", opt->threads,
                     "CPU backends: compute on at most N threads (default 2 where the CPU has them, for outputs of "
                     "4 MiB or more; 1 also reads and writes a streamed run on one thread; default DMLBITS_THREADS)")
         ->type_name("N")

@@ -14,14 +14,16 @@ namespace {
 struct OpsOptions {
   std::string feature_level;
   bool json = false;
+  std::string format;
   bool roff = false;
 };
 
 void run_ops(const OpsOptions& o) {
   std::optional<FeatureLevel> level;
   if (!o.feature_level.empty()) level = feature_level_option(o.feature_level);
+  const bool json = format_choice(o.json, o.format) == "json";
   if (o.roff) std::cout << ops_roff();
-  else if (o.json) std::cout << ops_json(level).dump(2) << '\n';
+  else if (json) std::cout << ops_json(level).dump(2) << '\n';
   else std::cout << ops_text(level);
 }
 
@@ -31,7 +33,8 @@ void setup_ops(CLI::App& app) {
   auto opt = std::make_shared<OpsOptions>();
   auto* sub = app.add_subcommand("ops", "List the operators and what each accepts at each feature level");
   sub->add_option("--feature-level,-l", opt->feature_level, "Show what is supported at this level only");
-  sub->add_flag("--json", opt->json, "Print JSON");
+  sub->add_flag("--json", opt->json, "Print JSON (same as --format json)");
+  sub->add_option("--format", opt->format, "Output format: text (default) or json")->check(CLI::IsMember({"text", "json"}));
   sub->add_flag("--roff", opt->roff, "Print the man page's table rows (for the man page test)")->group("");
   sub->final_callback([opt] { run_ops(*opt); });
 }

@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "app.hpp"
-#include "dmlbits/backend.hpp"
+#include "dmlbits/request.hpp"
 
 namespace dmlbits::app {
 namespace {
@@ -28,9 +28,9 @@ std::string compiler() {
 
 std::string version_text() {
   std::vector<std::string> backends;
-  for (std::string_view name : built_backends()) {
-    if (name == "cpu") backends.push_back(fmt::format("cpu ({})", fmt::join(isa_names(), ", ")));
-    else backends.emplace_back(name);
+  for (BackendKind kind : built_backends()) {
+    if (kind == BackendKind::cpu) backends.push_back(fmt::format("cpu ({})", fmt::join(isa_names(), ", ")));
+    else backends.emplace_back(backend_name(kind));
   }
   // DMLBITS_VERSION is project()'s VERSION (CMakeLists.txt), the one place it is written.
   return fmt::format("dmlbits {}\ncommit {}\ncompiler {}\nbackends {}", DMLBITS_VERSION, kBuildCommit, compiler(),

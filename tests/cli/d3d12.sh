@@ -97,8 +97,23 @@ expect_status 2 not in_uint8.npy -o a.npy --backend d3d12 --adapter "no such gpu
 expect_err "no adapter named like 'no such gpu'"
 expect_status 2 not in_uint8.npy -o a.npy --backend cpu --adapter 0
 expect_err "--adapter applies to the d3d12, directml and auto backends"
+# check's --adapter applies to the cases on d3d12, directml and auto, as --isa to those on cpu
+# and auto (#23 item 16): refused only when it would apply to none, or with a --backend that
+# takes no adapter (the operators' words).
 expect_status 2 check "$TESTDATA/golden/manifest.json" --adapter 0
-expect_err "--adapter needs --backend d3d12, directml or auto"
+expect_err "--adapter applies to the d3d12, directml and auto backends, and no case of"
+expect_status 2 check "$TESTDATA/golden/manifest.json" --backend cpu --adapter 0
+expect_err "--adapter applies to the d3d12, directml and auto backends, not cpu"
+"$P" -c "import numpy as np; np.save('not_u8.npy', ~np.load('in_uint8.npy'))"
+cat > adapter_cases.json <<JSON
+{"cases": [{"name": "on-d3d12", "op": "not", "inputs": ["$WORK/in_uint8.npy"], "backend": "d3d12",
+            "expected": "$WORK/not_u8.npy"},
+           {"name": "on-cpu", "op": "not", "inputs": ["$WORK/in_uint8.npy"], "expected": "$WORK/not_u8.npy"}]}
+JSON
+expect_status 0 check adapter_cases.json --adapter 0
+expect_out "2 passed, 0 failed"
+expect_status 1 check adapter_cases.json --adapter 99
+expect_out "no adapter 99"
 expect_no_file a.npy.tmp
 # auto keeps small runs on the CPU; with a large one it names why it did not take lavapipe.
 expect_status 0 not in_uint8.npy -o a.npy -v

@@ -34,8 +34,8 @@ public = {
     "core": "error dtype shape feature_level ops timing stats",
     "platform": "interrupt memory standard_streams",
     "io": "tensor npy json_tensor io operand file_uses",
-    "ops": "validate dml_desc backend",
-    "run": "run stream operation_output devices dxdispatch",
+    "ops": "validate dml_desc",
+    "run": "request devices dxdispatch",
     "golden": "check compare",
 }
 owner = {f"{h}.hpp": layer for layer, names in public.items() for h in names.split()}

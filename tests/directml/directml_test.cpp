@@ -299,13 +299,13 @@ TEST(ExplainJson, EveryOperatorBuildsFromTheJson) {
 
 TEST(KnownAnswers, NumPyGoldensOnDirectml) {
   CheckOptions options;
-  options.backend = "directml";
+  options.backend = BackendKind::directml;
   options.jobs = 1;
   Manifest m = load_manifest(DMLBITS_TESTDATA_DIR "/golden/manifest.json", options);
   // The directml backend runs shifts in DirectML's own mode only: the goldens of --shift-overflow
   // zero and wrap are left out.
   std::erase_if(m.cases, [](const CheckCase& c) {
-    return op_info(c.spec.op).shift && c.spec.shift_overflow != ShiftOverflow::directml;
+    return op_info(c.request->request().op).shift && c.request->shift_overflow() != ShiftOverflow::directml;
   });
   const CheckSummary s = run_manifest(m, options);
   std::map<std::string, int> by_op;

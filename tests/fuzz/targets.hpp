@@ -34,7 +34,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "dmlbits/backend.hpp"
+#include "backend.hpp"
+#include "make_backend.hpp"
 #include "cpu_backend.hpp"
 #include "cpu_isa.hpp"
 #include "cpu_reference.hpp"
@@ -47,8 +48,8 @@
 #include "dmlbits/npy.hpp"
 #include "dmlbits/operand.hpp"
 #include "dmlbits/ops.hpp"
-#include "dmlbits/run.hpp"
-#include "dmlbits/stream.hpp"
+#include "run.hpp"
+#include "stream.hpp"
 #include "dmlbits/validate.hpp"
 
 namespace dmlbits::fuzz {
@@ -608,17 +609,18 @@ inline bool op_target(Input in) {
   };
 
   if (v->in_place()) compare(reference, true);
-  for (std::string_view name : backend_names()) {
+  for (BackendKind kind : backend_kinds()) {
+    const std::string_view name = backend_name(kind);
     // The D3D12 backend has its own differential tests (tests/unit/d3d12_backend_test.cpp);
     // here a dispatch per input would slow the fuzzer a hundredfold, and lavapipe's worker
     // threads keep allocations that libFuzzer's leak check would report as findings.
     // The DirectML backend is Microsoft's library, run under wine by tests/directml (Windows
     // build only): it is the oracle, not code of dmlbits' to fuzz, and its shifts follow
     // DirectML's own rule.
-    if (name == "d3d12" || name == "directml") continue;
+    if (kind == BackendKind::d3d12 || kind == BackendKind::directml) continue;
     std::unique_ptr<Backend> backend;
     try {
-      backend = make_backend(name);
+      backend = make_backend(kind);
     } catch (const Error& e) {
       if (e.code() == Errc::unsupported) continue;
       throw Finding(fmt::format("make_backend('{}') threw: {}", name, e.what()));
@@ -815,13 +817,13 @@ inline bool run_target(Input in) {
   for (std::uint64_t o = 0; o < count; ++o)
     store_bits(expected.data(), out_w, static_cast<std::size_t>(o), expected_element(*v, inputs, input_strides, o));
 
-  if (flags & 8) spec.backend = "cpu-reference";
+  if (flags & 8) spec.backend = BackendKind::cpu_reference;
   if (!(flags & 8) && (flags & 16)) spec.isa = std::string(isa_name(supported_isas()[size % supported_isas().size()]));
   spec.threads = (flags & 4) ? 1 : 2;
   if (flags & 8) spec.threads = 0;
   const std::string what = fmt::format("{} {} A {} layout {} B {} layout {} on {} {}", op.verb,
                                        dtype_info(dtype).numpy_name, shapes[0].to_string(), layouts[0],
-                                       op.arity == 2 ? shapes[1].to_string() : "-", layouts[1], spec.backend, spec.isa);
+                                       op.arity == 2 ? shapes[1].to_string() : "-", layouts[1], backend_name(spec.backend), spec.isa);
   const auto differs = [&](std::span<const std::byte> got, std::string_view route) {
     if (got.size() == expected.size() && (got.empty() || std::memcmp(got.data(), expected.data(), got.size()) == 0))
       return;
@@ -832,7 +834,7 @@ inline bool run_target(Input in) {
   };
   try {
     const OperationResult mem = run_operation(spec);
-    differs(mem.result().view().bytes(), "in memory");
+    differs(mem.result().bytes(), "in memory");
     const std::string out_path = fuzz_scratch_dir() + "/out.npy";
     (void)stream_operation(spec, out_path, {});
     std::ifstream f(out_path, std::ios::binary);

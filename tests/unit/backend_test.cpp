@@ -1,4 +1,4 @@
-// The backend interface and factory (dmlbits/backend.hpp): the names --backend accepts, the
+// The backend interface (backend.hpp) and factory (make_backend.hpp): the names --backend accepts, the
 // refusals of check_backend_options (each a usage error, before anything is created), what
 // make_backend builds for the CPU names and for a small `auto` run, the process-wide default
 // adapter, and output_size_hint's broadcast arithmetic.
@@ -10,17 +10,19 @@
 #include <string>
 #include <vector>
 
-#include "dmlbits/backend.hpp"
+#include "backend.hpp"
+#include "make_backend.hpp"
 #include "cpu_backend.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/run.hpp"
+#include "run.hpp"
+#include "unit_support.hpp"
 
 namespace dmlbits {
 namespace {
 
 std::optional<Error> refusal(std::string_view name, const BackendOptions& options) {
   try {
-    check_backend_options(name, options);
+    check_backend_options(test::kind(name), options);
   } catch (const Error& e) {
     return e;
   }
@@ -47,15 +49,19 @@ BackendOptions with_adapter(std::string adapter) {
 }
 
 TEST(BackendNamesTest, InHelpOrder) {
-  const auto names = backend_names();
-  EXPECT_EQ(std::vector<std::string_view>(names.begin(), names.end()),
-            (std::vector<std::string_view>{"auto", "cpu", "d3d12", "directml", "cpu-reference"}));
+  std::vector<std::string_view> names;
+  for (BackendKind k : backend_kinds()) names.push_back(backend_name(k));
+  EXPECT_EQ(names, (std::vector<std::string_view>{"auto", "cpu", "d3d12", "directml", "cpu-reference"}));
+  EXPECT_EQ(backend_names_help(), "auto, cpu, d3d12, directml, cpu-reference");
+  for (BackendKind k : backend_kinds()) EXPECT_EQ(parse_backend(backend_name(k)), k);
+  EXPECT_EQ(parse_backend("gpu"), std::nullopt);
+  EXPECT_EQ(parse_backend("CPU"), std::nullopt);  // names are exact
 }
 
 TEST(CheckBackendOptionsTest, AcceptsWhatEachBackendTakes) {
   for (const char* name : {"auto", "cpu", "d3d12", "directml", "cpu-reference"}) EXPECT_FALSE(refusal(name, {})) << name;
-  EXPECT_FALSE(refusal("cpu", BackendOptions{"scalar"}));
-  EXPECT_FALSE(refusal("auto", BackendOptions{"scalar"}));
+  EXPECT_FALSE(refusal("cpu", test::backend_options("scalar", "", 0)));
+  EXPECT_FALSE(refusal("auto", test::backend_options("scalar", "", 0)));
   EXPECT_FALSE(refusal("cpu", with_threads(1)));
   EXPECT_FALSE(refusal("cpu-reference", with_threads(kMaxThreads)));
   EXPECT_FALSE(refusal("d3d12", with_adapter("0")));
@@ -63,17 +69,15 @@ TEST(CheckBackendOptionsTest, AcceptsWhatEachBackendTakes) {
 }
 
 TEST(CheckBackendOptionsTest, RefusesWithAUsageError) {
-  expect_usage("gpu", {}, "unknown backend 'gpu' (available: auto, cpu, d3d12, directml, cpu-reference)");
-  expect_usage("CPU", {}, "unknown backend 'CPU' (available: auto, cpu, d3d12, directml, cpu-reference)");
-  expect_usage("cpu-reference", BackendOptions{"scalar"},
+  expect_usage("cpu-reference", test::backend_options("scalar", "", 0),
                "the cpu-reference backend has no choice of instruction set (asked for 'scalar')");
-  expect_usage("d3d12", BackendOptions{"avx2"}, "the d3d12 backend has no choice of instruction set (asked for 'avx2')");
-  expect_usage("cpu", BackendOptions{"neon"}, "unknown instruction set 'neon' (known: scalar, avx2, avx512)");
+  expect_usage("d3d12", test::backend_options("avx2", "", 0), "the d3d12 backend has no choice of instruction set (asked for 'avx2')");
+  expect_usage("cpu", test::backend_options("neon", "", 0), "unknown instruction set 'neon' (known: scalar, avx2, avx512)");
   expect_usage("d3d12", with_threads(2), "the d3d12 backend has no choice of CPU threads (--threads)");
   expect_usage("cpu", with_threads(kMaxThreads + 1), "--threads: 257 is more than 256");
   expect_usage("cpu", with_adapter("0"), "--adapter applies to the d3d12, directml and auto backends, not cpu");
   expect_usage("cpu-reference", with_adapter("x"), "--adapter applies to the d3d12, directml and auto backends, not cpu-reference");
-  expect_usage("directml", BackendOptions{"avx2"}, "the directml backend has no choice of instruction set (asked for 'avx2')");
+  expect_usage("directml", test::backend_options("avx2", "", 0), "the directml backend has no choice of instruction set (asked for 'avx2')");
   expect_usage("directml", with_threads(2), "the directml backend has no choice of CPU threads (--threads)");
   EXPECT_FALSE(refusal("directml", with_adapter("0")));  // it runs on the d3d12 backend's device
 }
@@ -93,30 +97,29 @@ TEST(CheckBackendOptionsTest, TheOperationsAdapterReachesItsBackendOptions) {
 }
 
 TEST(MakeBackendTest, BuildsTheNamedCpuBackends) {
-  const auto cpu = make_backend("cpu", with_threads(1));
+  const auto cpu = make_backend(test::kind("cpu"), with_threads(1));
   EXPECT_EQ(cpu->name(), "cpu");
   EXPECT_EQ(cpu->selection_reason(), "");  // named, not chosen
   EXPECT_TRUE(cpu->detail_phases().empty());
   const auto* as_cpu = dynamic_cast<const CpuBackend*>(cpu.get());
   ASSERT_NE(as_cpu, nullptr);
   EXPECT_EQ(as_cpu->threads(), 1u);
-  const auto scalar = make_backend("cpu", BackendOptions{"scalar"});
+  const auto scalar = make_backend(test::kind("cpu"), test::backend_options("scalar", "", 0));
   ASSERT_NE(dynamic_cast<const CpuBackend*>(scalar.get()), nullptr);
   EXPECT_EQ(dynamic_cast<const CpuBackend*>(scalar.get())->isa(), Isa::scalar);
-  EXPECT_EQ(make_backend("cpu-reference")->name(), "cpu-reference");
-  EXPECT_THROW(make_backend("gpu"), Error);
+  EXPECT_EQ(make_backend(test::kind("cpu-reference"))->name(), "cpu-reference");
 }
 
 TEST(MakeBackendTest, AutoKeepsASmallRunOnTheCpuAndSaysWhy) {
   BackendOptions o;
   o.size_hint = 3 << 20;  // 3 MiB, below kAutoGpuMinBytes (16 MiB)
-  const auto b = make_backend("auto", o);
+  const auto b = make_backend(test::kind("auto"), o);
   EXPECT_EQ(b->name(), "cpu");
   EXPECT_EQ(b->selection_reason(),
             "auto chose cpu: the output (3 MiB) is below 16 MiB, where the CPU beats starting a GPU device");
   EXPECT_EQ(b->device_description().rfind("CPU, ", 0), 0u) << b->device_description();
   // An unknown size counts as small.
-  EXPECT_EQ(make_backend("auto")->selection_reason(),
+  EXPECT_EQ(make_backend(test::kind("auto"))->selection_reason(),
             "auto chose cpu: the output (0 bytes) is below 16 MiB, where the CPU beats starting a GPU device");
 }
 

@@ -102,6 +102,13 @@ TEST_F(CheckTest, OutcomesOfEveryKindInManifestOrder) {
   EXPECT_FALSE(test::fs::exists(dir_.file("missing.json")));  // no --update: nothing written
 }
 
+// A manifest's operands are always text (a path or a literal), never borrowed memory.
+std::vector<std::string> operand_texts(const std::vector<Operand>& operands) {
+  std::vector<std::string> texts;
+  for (const Operand& o : operands) texts.push_back(std::get<std::string>(o));
+  return texts;
+}
+
 TEST_F(CheckTest, FilesResolveAgainstTheRootAndLiteralsStayLiterals) {
   test::fs::create_directories(dir_.path() / "sub");
   const std::string path = manifest(R"({"root": "sub", "cases": [
@@ -111,13 +118,13 @@ TEST_F(CheckTest, FilesResolveAgainstTheRootAndLiteralsStayLiterals) {
   ASSERT_EQ(m.cases.size(), 2u);
   EXPECT_EQ(m.total, 2u);
   EXPECT_EQ(m.path, path);
-  EXPECT_EQ(m.cases[0].spec.operands, (std::vector<std::string>{dir_.file("sub/a.npy"), "0x1"}));
+  EXPECT_EQ(operand_texts(m.cases[0].request->request().operands), (std::vector<std::string>{dir_.file("sub/a.npy"), "0x1"}));
   EXPECT_EQ(m.cases[0].golden, dir_.file("sub/g.npy"));
-  EXPECT_EQ(m.cases[0].spec.op, OpKind::bit_or);
-  EXPECT_EQ(m.cases[0].spec.backend, "cpu");
+  EXPECT_EQ(m.cases[0].request->request().op, OpKind::bit_or);
+  EXPECT_EQ(m.cases[0].request->request().backend, BackendKind::cpu);
   // An array input is an array literal, written back as JSON text.
-  EXPECT_EQ(m.cases[1].spec.operands, (std::vector<std::string>{"[1,2]"}));
-  EXPECT_EQ(m.cases[1].spec.dtype, DType::uint16);
+  EXPECT_EQ(operand_texts(m.cases[1].request->request().operands), (std::vector<std::string>{"[1,2]"}));
+  EXPECT_EQ(m.cases[1].request->request().dtype, DType::uint16);
 }
 
 TEST_F(CheckTest, ShiftOverflowNamesEveryModeAndDefaultsToDirectml) {
@@ -128,10 +135,10 @@ TEST_F(CheckTest, ShiftOverflowNamesEveryModeAndDefaultsToDirectml) {
       {"name": "wrap", "op": "shr", "inputs": ["1", "9"], "shift_overflow": "wrap", "expected": "g.npy"}]})");
   const Manifest m = load_manifest(path, {});
   ASSERT_EQ(m.cases.size(), 4u);
-  EXPECT_EQ(m.cases[0].spec.shift_overflow, ShiftOverflow::directml);
-  EXPECT_EQ(m.cases[1].spec.shift_overflow, ShiftOverflow::directml);
-  EXPECT_EQ(m.cases[2].spec.shift_overflow, ShiftOverflow::zero);
-  EXPECT_EQ(m.cases[3].spec.shift_overflow, ShiftOverflow::wrap);
+  EXPECT_EQ(m.cases[0].request->shift_overflow(), ShiftOverflow::directml);
+  EXPECT_EQ(m.cases[1].request->shift_overflow(), ShiftOverflow::directml);
+  EXPECT_EQ(m.cases[2].request->shift_overflow(), ShiftOverflow::zero);
+  EXPECT_EQ(m.cases[3].request->shift_overflow(), ShiftOverflow::wrap);
 }
 
 TEST_F(CheckTest, DefaultsApplyOnlyWhereTheOperatorTakesThem) {
@@ -143,13 +150,13 @@ TEST_F(CheckTest, DefaultsApplyOnlyWhereTheOperatorTakesThem) {
       {"name": "and", "op": "and", "inputs": ["1", "9"], "expected": "a.npy", "backend": "cpu-reference"}]})");
   const Manifest m = load_manifest(path, {});
   ASSERT_EQ(m.cases.size(), 3u);
-  EXPECT_EQ(m.cases[0].spec.out_dtype, DType::uint32);
-  EXPECT_EQ(m.cases[0].spec.level, FeatureLevel(5, 0));
-  EXPECT_EQ(m.cases[1].spec.shift_overflow, ShiftOverflow::wrap);
-  EXPECT_FALSE(m.cases[1].spec.out_dtype.has_value());
-  EXPECT_FALSE(m.cases[2].spec.out_dtype.has_value());
-  EXPECT_EQ(m.cases[2].spec.shift_overflow, kDefaultShiftOverflow);
-  EXPECT_EQ(m.cases[2].spec.backend, "cpu-reference");
+  EXPECT_EQ(m.cases[0].request->request().out_dtype, DType::uint32);
+  EXPECT_EQ(m.cases[0].request->level(), FeatureLevel(5, 0));
+  EXPECT_EQ(m.cases[1].request->shift_overflow(), ShiftOverflow::wrap);
+  EXPECT_FALSE(m.cases[1].request->request().out_dtype.has_value());
+  EXPECT_FALSE(m.cases[2].request->request().out_dtype.has_value());
+  EXPECT_EQ(m.cases[2].request->shift_overflow(), kDefaultShiftOverflow);
+  EXPECT_EQ(m.cases[2].request->backend(), BackendKind::cpu_reference);
 }
 
 TEST_F(CheckTest, OptionsOverrideTheBackendAndFilterTheCases) {
@@ -166,16 +173,16 @@ TEST_F(CheckTest, OptionsOverrideTheBackendAndFilterTheCases) {
   EXPECT_EQ(m.cases[0].name, "or-1");
   EXPECT_EQ(m.cases[1].name, "or-2");
   // --isa holds CPU backends (cpu, auto) to the set.
-  EXPECT_EQ(m.cases[0].spec.isa, "scalar");
-  EXPECT_EQ(m.cases[1].spec.isa, "scalar");
+  EXPECT_EQ(m.cases[0].request->request().isa, "scalar");
+  EXPECT_EQ(m.cases[1].request->request().isa, "scalar");
 
   options.filter.clear();
-  options.backend = "cpu-reference";
+  options.backend = test::kind("cpu-reference");
   options.isa.clear();
-  for (const auto& c : load_manifest(path, options).cases) EXPECT_EQ(c.spec.backend, "cpu-reference") << c.name;
+  for (const auto& c : load_manifest(path, options).cases) EXPECT_EQ(c.request->backend(), BackendKind::cpu_reference) << c.name;
   // A --isa with the reference backend: the case has no instruction set to force.
   options.isa = "scalar";
-  for (const auto& c : load_manifest(path, options).cases) EXPECT_EQ(c.spec.isa, "") << c.name;
+  for (const auto& c : load_manifest(path, options).cases) EXPECT_EQ(c.request->request().isa, "") << c.name;
 }
 
 TEST_F(CheckTest, UpdateCreatesThenRewritesGoldens) {
@@ -287,14 +294,11 @@ TEST(CheckOptionsTest, RefusesOptionsNoCaseCouldRunWith) {
   };
   EXPECT_EQ(code_of({}), std::nullopt);
   CheckOptions o;
-  o.backend = "gpu";
-  EXPECT_EQ(code_of(o), Errc::usage);
-  o.backend.clear();
   o.isa = "avx9";
   EXPECT_EQ(code_of(o), Errc::usage);
   o.isa = "scalar";
   EXPECT_EQ(code_of(o), std::nullopt);
-  o.backend = "cpu-reference";
+  o.backend = test::kind("cpu-reference");
   EXPECT_EQ(code_of(o), Errc::usage);  // no choice of instruction set there
 }
 

@@ -20,7 +20,8 @@
 #include <thread>
 #include <vector>
 
-#include "dmlbits/backend.hpp"
+#include "backend.hpp"
+#include "make_backend.hpp"
 #include "cpu_backend.hpp"
 #include "cpu_isa.hpp"
 #include "cpu_reference.hpp"
@@ -520,7 +521,7 @@ TEST_F(IsaOverrideTest, AnOverrideTurnsThePerOperationChoiceOff) {
   EXPECT_TRUE(CpuBackend().per_operation_choice());
   EXPECT_EQ(CpuBackend().isa(), host_isa());
   EXPECT_FALSE(CpuBackend(host_isa()).per_operation_choice());
-  EXPECT_EQ(make_backend("cpu", BackendOptions{std::string(isa_name(host_isa()))})->device_description().find("per operation"),
+  EXPECT_EQ(make_backend(test::kind("cpu"), test::backend_options(std::string(isa_name(host_isa()))))->device_description().find("per operation"),
             std::string::npos);
   ::setenv("DMLBITS_ISA", std::string(isa_name(host_isa())).c_str(), 1);
   EXPECT_EQ(isa_override(), host_isa());
@@ -548,23 +549,25 @@ TEST_F(IsaOverrideTest, ForceLowersButNeverRaises) {
 }
 
 TEST_F(IsaOverrideTest, MakeBackendTakesTheIsaOption) {
-  EXPECT_EQ(make_backend("cpu")->device_description().find("CPU, "), 0u);
-  const auto scalar = make_backend("cpu", BackendOptions{"scalar"});
+  EXPECT_EQ(make_backend(test::kind("cpu"))->device_description().find("CPU, "), 0u);
+  const auto scalar = make_backend(test::kind("cpu"), test::backend_options("scalar", "", 0));
   EXPECT_EQ(scalar->name(), "cpu");
   EXPECT_NE(scalar->device_description().find("scalar"), std::string::npos) << scalar->device_description();
   if (isa_supported(Isa::avx2)) {
-    EXPECT_NE(make_backend("cpu", BackendOptions{"avx2"})->device_description().find("AVX2 kernels"), std::string::npos);
+    EXPECT_NE(make_backend(test::kind("cpu"), test::backend_options("avx2", "", 0))->device_description().find("AVX2 kernels"), std::string::npos);
   }
   if (!isa_supported(Isa::avx512)) {
-    EXPECT_EQ(error_code_of([] { (void)make_backend("cpu", BackendOptions{"avx512"}); }), Errc::unsupported);
+    EXPECT_EQ(error_code_of([] { (void)make_backend(test::kind("cpu"), test::backend_options("avx512", "", 0)); }), Errc::unsupported);
   }
-  EXPECT_EQ(error_code_of([] { (void)make_backend("cpu", BackendOptions{"neon"}); }), Errc::usage);
-  EXPECT_EQ(error_code_of([] { (void)make_backend("cpu-reference", BackendOptions{"avx2"}); }), Errc::usage);
-  EXPECT_EQ(make_backend("cpu-reference")->device_description(), "CPU reference (scalar loops)");
+  EXPECT_EQ(error_code_of([] { (void)make_backend(test::kind("cpu"), test::backend_options("neon", "", 0)); }), Errc::usage);
+  EXPECT_EQ(error_code_of([] { (void)make_backend(test::kind("cpu-reference"), test::backend_options("avx2", "", 0)); }), Errc::usage);
+  EXPECT_EQ(make_backend(test::kind("cpu-reference"))->device_description(), "CPU reference (scalar loops)");
   // Both CPU backends are offered by --backend (the list also has auto and d3d12).
-  const auto names = backend_names();
-  EXPECT_NE(std::find(names.begin(), names.end(), "cpu"), names.end());
-  EXPECT_NE(std::find(names.begin(), names.end(), "cpu-reference"), names.end());
+  EXPECT_EQ(parse_backend("cpu"), BackendKind::cpu);
+  EXPECT_EQ(parse_backend("cpu-reference"), BackendKind::cpu_reference);
+  const auto kinds = backend_kinds();
+  EXPECT_NE(std::find(kinds.begin(), kinds.end(), BackendKind::cpu), kinds.end());
+  EXPECT_NE(std::find(kinds.begin(), kinds.end(), BackendKind::cpu_reference), kinds.end());
 }
 
 TEST(CpuBackendTest, DescribesItsKernelsAndThreads) {

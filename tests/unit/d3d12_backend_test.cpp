@@ -20,7 +20,9 @@
 
 #include <fmt/format.h>
 
-#include "dmlbits/backend.hpp"
+#include "backend.hpp"
+#include "make_backend.hpp"
+#include "unit_support.hpp"
 #include "cpu_reference.hpp"
 #include "d3d12_backend.hpp"
 #include "dmlbits/error.hpp"
@@ -346,11 +348,11 @@ TEST(D3d12BackendTest, AdapterSelection) {
 
 TEST(D3d12BackendTest, AutoKeepsSmallRunsOnTheCpu) {
   // No adapter needed: a small output never looks for one.
-  auto small = make_backend("auto", BackendOptions{"", "", 1024});
+  auto small = make_backend(test::kind("auto"), test::backend_options("", "", 1024));
   EXPECT_EQ(small->name(), "cpu");
   EXPECT_NE(small->selection_reason().find("auto chose cpu: the output (1 KiB) is below 16 MiB"), std::string::npos)
       << small->selection_reason();
-  auto large = make_backend("auto", BackendOptions{"", "", kAutoGpuMinBytes});
+  auto large = make_backend(test::kind("auto"), test::backend_options("", "", kAutoGpuMinBytes));
   const bool hardware = [] {
     for (const auto& a : gpu_adapters().adapters)
       if (!a.software) return true;
@@ -362,23 +364,22 @@ TEST(D3d12BackendTest, AutoKeepsSmallRunsOnTheCpu) {
   } else {
     EXPECT_EQ(large->name(), "d3d12") << large->selection_reason();
   }
-  EXPECT_TRUE(make_backend("cpu")->selection_reason().empty());
+  EXPECT_TRUE(make_backend(test::kind("cpu"))->selection_reason().empty());
 }
 
 TEST(D3d12BackendTest, OptionErrors) {
   const auto code = [](std::string name, BackendOptions o) {
     try {
-      check_backend_options(name, o);
+      check_backend_options(test::kind(name), o);
     } catch (const Error& e) {
       return e.code();
     }
     return Errc::internal;
   };
-  EXPECT_EQ(code("d3d12", BackendOptions{"avx2"}), Errc::usage);
-  EXPECT_EQ(code("cpu", BackendOptions{"", "0"}), Errc::usage);
-  EXPECT_EQ(code("gpu", BackendOptions{}), Errc::usage);
-  EXPECT_EQ(code("auto", BackendOptions{"avx2", "0"}), Errc::internal);  // accepted
-  EXPECT_EQ(code("d3d12", BackendOptions{"", "0"}), Errc::internal);     // accepted
+  EXPECT_EQ(code("d3d12", test::backend_options("avx2", "", 0)), Errc::usage);
+  EXPECT_EQ(code("cpu", test::backend_options("", "0", 0)), Errc::usage);
+  EXPECT_EQ(code("auto", test::backend_options("avx2", "0", 0)), Errc::internal);  // accepted
+  EXPECT_EQ(code("d3d12", test::backend_options("", "0", 0)), Errc::internal);     // accepted
 }
 
 #ifdef DMLBITS_HAVE_D3D12  // adapters.cpp is part of a built backend only

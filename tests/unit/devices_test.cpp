@@ -1,6 +1,6 @@
 // What `dmlbits devices` reports (dmlbits/devices.hpp): the CPU backends with the instruction
 // sets this CPU has, the D3D12 runtime and adapters as d3d12_backend.hpp sees them, and the
-// adapter auto would pick for a large output, which must be the one make_backend("auto") takes.
+// adapter auto would pick for a large output, which must be the one make_backend(test::kind("auto")) takes.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -8,7 +8,8 @@
 
 #include "cpu_isa.hpp"
 #include "d3d12_backend.hpp"
-#include "dmlbits/backend.hpp"
+#include "backend.hpp"
+#include "make_backend.hpp"
 #include "dmlbits/devices.hpp"
 
 namespace dmlbits {

@@ -9,7 +9,8 @@
 
 #include "../../lib/src/directml/directml_internal.hpp"  // the layer's own refusals
 #include "directml_backend.hpp"
-#include "dmlbits/backend.hpp"
+#include "backend.hpp"
+#include "make_backend.hpp"
 #include "dmlbits/error.hpp"
 #include "unit_support.hpp"
 
@@ -58,7 +59,7 @@ TEST(DirectmlBackendTest, TakesItsBufferSizeFromTheEnvironment) {
 
 TEST(DirectmlBackendTest, OutsideWindowsItIsListedButNotBuilt) {
   if (directml_built()) GTEST_SKIP() << "a Windows build: tests/directml runs the backend";
-  const Error e = test::error_of([] { (void)make_backend("directml"); });
+  const Error e = test::error_of([] { (void)make_backend(test::kind("directml")); });
   EXPECT_EQ(e.code(), Errc::backend);
   EXPECT_NE(std::string(e.what()).find("not built: Windows only"), std::string::npos) << e.what();
   const DirectmlInfo info = probe_directml();

@@ -86,7 +86,7 @@ TEST_F(OperandTest, ChunksOfEveryLayoutAreTheOperandsOwnElements) {
     for (LoadMode mode : {LoadMode::streams, LoadMode::whole}) {
       SCOPED_TRACE(std::string(l.name) + (mode == LoadMode::streams ? " streams" : " whole"));
       const std::string path = npy_u32(std::string(l.name) + ".npy", 7, 11, l.big_endian, l.fortran);
-      auto ops = load_operands({path}, std::nullopt, mode);
+      auto ops = load_operands(std::vector<std::string>{path}, std::nullopt, mode);
       ASSERT_EQ(ops.size(), 1u);
       // Only little-endian C order is left as a stream, and only when streams are asked for.
       EXPECT_EQ(ops[0].chunk_needs_scratch(), mode == LoadMode::streams && !l.big_endian && !l.fortran);
@@ -101,14 +101,14 @@ TEST_F(OperandTest, ChunksOfEveryLayoutAreTheOperandsOwnElements) {
 }
 
 TEST_F(OperandTest, JsonAndLiteralOperandsChunkLikeFiles) {
-  auto ops = load_operands({"[[0, 1, 2], [3, 4, 5]]", "9"}, DType::uint32);
+  auto ops = load_operands(std::vector<std::string>{"[[0, 1, 2], [3, 4, 5]]", "9"}, DType::uint32);
   EXPECT_EQ(values(ops[0].chunk(2, 3, nullptr)), iota(2, 3));
   // One element is broadcast: its chunk is that element wherever the chunk starts.
   EXPECT_EQ(values(ops[1].chunk(4, 2, nullptr)), std::vector<std::uint32_t>{9});
 }
 
 TEST_F(OperandTest, ChunkPastTheEndIsAnInternalError) {
-  auto ops = load_operands({"[0, 1, 2]"}, DType::uint32);
+  auto ops = load_operands(std::vector<std::string>{"[0, 1, 2]"}, DType::uint32);
   try {
     ops[0].chunk(2, 2, nullptr);
     FAIL() << "no error";

@@ -12,7 +12,7 @@
 
 #include "dmlbits/error.hpp"
 #include "dmlbits/io.hpp"
-#include "dmlbits/operation_output.hpp"
+#include "operation_output.hpp"
 
 namespace dmlbits {
 namespace {
@@ -187,7 +187,7 @@ TEST_F(OperationOutputTest, RepeatsInMemoryWithASamplePerRun) {
 TEST_F(OperationOutputTest, BeforeWriteSeesTheInputsBeforeTheOutputExists) {
   OperationSpec spec = and_spec(100);
   spec.in_place = true;
-  const std::string a = spec.operands[0];
+  const std::string a = std::get<std::string>(spec.operands[0]);
   std::vector<std::string> calls;
   OutputRequest request;
   request.target = [&] {

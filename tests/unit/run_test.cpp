@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "dmlbits/error.hpp"
-#include "dmlbits/run.hpp"
+#include "run.hpp"
 #include "unit_support.hpp"
 
 namespace dmlbits {
@@ -18,7 +18,7 @@ namespace {
 OperationSpec literal_spec(OpKind op, std::vector<std::string> operands, DType dtype = DType::uint8) {
   OperationSpec s;
   s.op = op;
-  s.operands = std::move(operands);
+  s.operands.assign(operands.begin(), operands.end());
   s.dtype = dtype;
   return s;
 }
@@ -26,6 +26,18 @@ OperationSpec literal_spec(OpKind op, std::vector<std::string> operands, DType d
 std::vector<std::uint64_t> bits_of(const Tensor& t) {
   std::vector<std::uint64_t> v;
   for (std::size_t i = 0; i < t.element_count(); ++i) v.push_back(t.bits_at(i));
+  return v;
+}
+
+// The result as little-endian bit patterns, one per element (every dtype is at most 8 bytes).
+std::vector<std::uint64_t> bits_of(const TensorView& t) {
+  const std::size_t size = dtype_info(t.dtype).size;
+  std::vector<std::uint64_t> v;
+  for (std::size_t i = 0; i < t.element_count(); ++i) {
+    std::uint64_t bits = 0;
+    for (std::size_t b = 0; b < size; ++b) bits |= std::uint64_t(std::to_integer<unsigned>(t.data[i * size + b])) << (8 * b);
+    v.push_back(bits);
+  }
   return v;
 }
 
@@ -40,14 +52,14 @@ using test::error_of;
 TEST(RunOperationTest, ComputesHandWorkedResults) {
   // 0xF0 & 0x3C = 0x30, 0x0F & 0x3C = 0x0C, 0xFF & 0x3C = 0x3C.
   OperationResult r = run_operation(literal_spec(OpKind::bit_and, {"[240, 15, 255]", "0x3c"}));
-  EXPECT_EQ(r.result().dtype(), DType::uint8);
+  EXPECT_EQ(r.result().dtype, DType::uint8);
   EXPECT_EQ(bits_of(r.result()), (std::vector<std::uint64_t>{0x30, 0x0C, 0x3C}));
   // 1 << 31 = 0x80000000; in the default (directml) mode a uint32 count of 32 shifts by 32 & 31 = 0.
   r = run_operation(literal_spec(OpKind::shl, {"[1, 1, 3]", "[31, 32, 1]"}, DType::uint32));
   EXPECT_EQ(bits_of(r.result()), (std::vector<std::uint64_t>{0x80000000u, 1, 6}));
   // popcount(0xF0) = 4, popcount(0) = 0, popcount(0xFFFF) = 16; the output defaults to uint8.
   r = run_operation(literal_spec(OpKind::popcount, {"[240, 0, 65535]"}, DType::uint16));
-  EXPECT_EQ(r.result().dtype(), DType::uint8);
+  EXPECT_EQ(r.result().dtype, DType::uint8);
   EXPECT_EQ(bits_of(r.result()), (std::vector<std::uint64_t>{4, 0, 16}));
 }
 
@@ -76,7 +88,7 @@ TEST(RunOperationTest, TheDefaultModeIsWhatDirectmlComputed) {
 TEST(RunOperationTest, EveryBackendNameGivesTheSameBits) {
   for (const std::string backend : {"cpu", "cpu-reference", "auto"}) {
     OperationSpec s = literal_spec(OpKind::bit_xor, {"[170, 85]", "255"});
-    s.backend = backend;
+    s.backend = *parse_backend(backend);
     const OperationResult r = run_operation(s);
     EXPECT_EQ(bits_of(r.result()), (std::vector<std::uint64_t>{85, 170})) << backend;
     EXPECT_EQ(r.timing.backend, backend == "cpu-reference" ? "cpu-reference" : "cpu") << backend;
@@ -120,7 +132,7 @@ TEST(RunOperationTest, InPlaceWritesOverInputA) {
   s.in_place = true;
   const OperationResult r = run_operation(s);
   EXPECT_EQ(r.output.byte_size(), 0u);
-  EXPECT_EQ(&r.result(), &r.inputs[0].tensor);
+  EXPECT_EQ(r.result().data, r.inputs[0].tensor.data());
   EXPECT_EQ(bits_of(r.inputs[0].tensor), (std::vector<std::uint64_t>{255, 240, 0}));
   // Output and input A are one buffer: 3 bytes read, 3 written.
   EXPECT_EQ(r.timing.execute_bytes, 6u);
@@ -147,13 +159,13 @@ TEST(RunOperationTest, RefusesRepeatWarmupAndInPlaceMisuse) {
 TEST(RunOperationTest, BackendMistakesComeBeforeReading) {
   test::TempDir dir("run-test");
   OperationSpec s = literal_spec(OpKind::bit_not, {dir.file("missing.npy")});
-  s.backend = "cpu-reference";
+  s.backend = test::kind("cpu-reference");
   s.isa = "scalar";
   const Error e = error_of([&] { run_operation(s); });
   EXPECT_EQ(e.code(), Errc::usage);
   EXPECT_NE(std::string(e.what()).find("no choice of instruction set"), std::string::npos) << e.what();
   // The same spec with a valid backend reaches the file, and names it.
-  s.backend = "cpu";
+  s.backend = test::kind("cpu");
   s.isa.clear();
   const Error missing = error_of([&] { run_operation(s); });
   EXPECT_EQ(missing.code(), Errc::io);
@@ -229,7 +241,7 @@ TEST(MakeOperationBackendTest, AutoSizesTheOutputFromTheOperands) {
   for (int i = 1; i < 1024; ++i) a += ", " + std::to_string(i);
   a += "]";
   OperationSpec s = literal_spec(OpKind::bit_and, {a, "1"}, DType::uint16);
-  s.backend = "auto";
+  s.backend = test::kind("auto");
   const auto inputs = load_operands(s.operands, s.dtype);
   const auto backend = make_operation_backend(s, inputs);
   EXPECT_EQ(backend->name(), "cpu");

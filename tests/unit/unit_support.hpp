@@ -20,10 +20,23 @@
 
 #include "cpu_isa.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/request.hpp"
+#include "make_backend.hpp"
 
 namespace dmlbits::test {
 
 namespace fs = std::filesystem;
+
+// A backend by its --backend name, for tests that read better with names.
+inline BackendKind kind(std::string_view name) { return parse_backend(name).value(); }
+
+inline BackendOptions backend_options(std::string isa, std::string adapter = {}, std::uint64_t size_hint = 0) {
+  BackendOptions o;
+  o.isa = std::move(isa);
+  o.adapter = std::move(adapter);
+  o.size_hint = size_hint;
+  return o;
+}
 
 // A fresh folder under the system's temporary folder, removed with everything in it.
 class TempDir {

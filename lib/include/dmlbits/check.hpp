@@ -11,19 +11,20 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "dmlbits/compare.hpp"
-#include "dmlbits/run.hpp"
+#include "dmlbits/request.hpp"
 
 namespace dmlbits {
 
 struct CheckOptions {
-  std::string backend;       // overrides every case's backend when set
-  std::string isa;           // forces an instruction set on CPU backends
-  std::string adapter;       // d3d12 and auto cases run on this adapter (index or name part)
+  std::optional<BackendKind> backend;  // overrides every case's backend when set
+  std::string isa;           // cases on the cpu and auto backends use this instruction set
+  std::string adapter;       // cases on the d3d12, directml and auto backends run on this adapter (index or name part)
   std::string filter;        // run only cases whose name contains this
   bool update = false;       // rewrite goldens from the results
   unsigned jobs = 0;         // parallel cases; 0 = the number of CPUs
@@ -62,16 +63,16 @@ struct CheckSummary {
 };
 
 // Throws Errc::usage (or Errc::unsupported for an instruction set this CPU lacks) for options
-// no case could run with: an unknown backend or instruction set, an instruction set with a
-// backend that has no choice of one, and DMLBITS_ISA or DMLBITS_THREADS values the CPU backend
-// refuses. These are the command line's mistakes, refused before any case runs, not failures
-// of every case.
+// no case could run with: an unknown instruction set, an instruction set or adapter with a
+// --backend that has no choice of one, and DMLBITS_ISA or DMLBITS_THREADS values the operator
+// commands refuse (prepare_request's rules). These are the command line's mistakes, refused
+// before any case runs, not failures of every case.
 void check_check_options(const CheckOptions& options);
 
 // One case of a manifest, validated and resolved (file names against the root).
 struct CheckCase {
   std::string name;
-  OperationSpec spec;
+  std::optional<PreparedRequest> request;  // always set: the case's operation, output none, result kept
   std::string golden;          // resolved path, or ""
   std::string expect_error;    // error name, or ""
   std::string expect_message;  // substring, or ""
@@ -89,6 +90,10 @@ struct Manifest {
 // values of the wrong kind, options the case's operator does not take, no cases at all), naming
 // the case and the key; Errc::io if it cannot be read.
 Manifest load_manifest(const std::string& manifest_path, const CheckOptions& options);
+
+// Throws Errc::usage when --adapter is given without --backend and no selected case of these
+// manifests runs on a backend that takes an adapter (it would apply to none).
+void check_adapter_applies(std::span<const Manifest> manifests, const CheckOptions& options);
 
 // Runs the cases of loaded manifests, one summary each; case failures are results. With
 // options.update, the goldens to rewrite are prepared while the cases run and all take their

@@ -1,6 +1,7 @@
 // Memory for buffers that may be large: tensor storage (AlignedBuffer), whole inputs
 // (InputBytes), scratch for converting .npy data, and device buffers mapped into the process.
-// The operating-system calls behind them are in memory.cpp alone, for a platform layer to own.
+// The operating-system calls behind them are in memory_posix.cpp and memory_win32.cpp (one per
+// system, in the platform layer); memory.cpp holds what both share.
 #pragma once
 
 #include <cstddef>

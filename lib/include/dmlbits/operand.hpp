@@ -18,18 +18,24 @@ namespace dmlbits {
 
 class NpyStream;  // private: npy_stream.hpp
 
-enum class OperandKind { file, standard_input, scalar_literal, array_literal };
+enum class OperandKind { file, standard_input, scalar_literal, array_literal, borrowed };
 
 OperandKind classify_operand(const std::string& text);
 
 struct LoadedOperand {
   Tensor tensor;                        // empty while `stream` holds the data
   std::shared_ptr<NpyStream> stream;    // an .npy input left unread, to be read in chunks
+  BorrowedTensor borrowed;              // OperandKind::borrowed and C-contiguous: the caller's memory
   OperandKind kind{};
   TensorFormat format = TensorFormat::npy;  // of a file or standard input
 
   DType dtype() const;
   Shape shape() const;
+  // The operand's elements in memory (its tensor, or the borrowed memory); not for a stream.
+  TensorView view() const;
+  // The same memory for writing a result over the operand (in place): the tensor's, or a
+  // borrowed operand's when the caller made it writable; nullptr otherwise.
+  std::byte* writable_data();
   // Reads a streamed operand whole (for an input that is broadcast rather than streamed).
   void materialize();
 
@@ -50,7 +56,10 @@ enum class LoadMode {
 };
 
 // Loads every operand; at most one may be "-" (Errc::usage otherwise). Errors name the operand
-// ("reading 'a.npy': ...", "operand B (literal '0x1ff'): ...").
+// ("reading 'a.npy': ...", "operand B (literal '0x1ff'): ..."). A borrowed C-contiguous tensor
+// is used where it lies (and anchors the dtype like a file); another layout is copied.
+std::vector<LoadedOperand> load_operands(const std::vector<Operand>& operands, std::optional<DType> dtype,
+                                         LoadMode mode = LoadMode::whole);
 std::vector<LoadedOperand> load_operands(const std::vector<std::string>& operands, std::optional<DType> dtype,
                                          LoadMode mode = LoadMode::whole);
 

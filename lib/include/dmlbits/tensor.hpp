@@ -8,6 +8,9 @@
 #include <cstring>
 #include <memory>
 #include <span>
+#include <string>
+#include <variant>
+#include <vector>
 
 #include "dmlbits/dtype.hpp"
 #include "dmlbits/shape.hpp"
@@ -56,6 +59,24 @@ struct MutableTensorView {
   std::size_t byte_size() const { return static_cast<std::size_t>(shape.byte_size(dtype_info(dtype).size)); }
   operator TensorView() const { return {dtype, shape, data}; }
 };
+
+// A tensor in the caller's memory (a NumPy array's buffer), borrowed for one run and never
+// freed by dmlbits. `strides` are bytes per step of each dimension (empty: C order); a
+// C-contiguous tensor is read in place, any other layout is copied once into aligned memory.
+struct BorrowedTensor {
+  DType dtype{};
+  Shape shape;
+  std::vector<std::int64_t> strides;
+  const std::byte* data = nullptr;
+  // The same memory when the caller lets a run write over it (in place), else null.
+  std::byte* writable = nullptr;
+
+  bool c_contiguous() const;
+};
+
+// An operand as a face gives it: text as on the command line (a path, "-" for standard input, a
+// literal "5", "0xff", "[1,2,3]"), or a borrowed tensor.
+using Operand = std::variant<std::string, BorrowedTensor>;
 
 class Tensor {
  public:

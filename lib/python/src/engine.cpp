@@ -22,7 +22,11 @@ RunOptions make_run_options(const std::string& backend, const std::string& featu
                             const std::string& isa, const std::string& adapter) {
   static std::atomic<std::uint64_t> next_id{1};
   RunOptions o;
-  o.backend = backend.empty() ? "auto" : backend;
+  if (!backend.empty()) {
+    const auto kind = parse_backend(backend);
+    if (!kind) throw Error(Errc::usage, fmt::format("unknown backend '{}' (available: {})", backend, backend_names_help()));
+    o.backend = *kind;
+  }
   o.isa = isa;
   o.adapter = adapter;
   o.threads = threads;
@@ -46,19 +50,17 @@ RunOptions make_run_options(const std::string& backend, const std::string& featu
     if (!d) throw Error(Errc::usage, fmt::format("out_dtype: unknown data type '{}' (known: {})", out_dtype, dtype_names_help()));
     o.out_dtype = *d;
   }
-  BackendOptions b{o.isa, o.adapter};
-  b.threads = o.threads;
+  BackendOptions b{.isa = o.isa, .threads = o.threads, .adapter = o.adapter};
   check_backend_options(o.backend, b);
   o.id = next_id++;
   return o;
 }
 
 Backend& backend_for(const RunOptions& options, const std::vector<OperandInfo>& operands) {
-  BackendOptions b{options.isa, options.adapter};
-  b.threads = options.threads;
+  BackendOptions b{.isa = options.isa, .threads = options.threads, .adapter = options.adapter};
   b.size_hint = output_size_hint(operands);
   // auto decides by the output's size: small and large outputs may get different backends.
-  const bool large = options.backend == "auto" && b.size_hint >= kAutoGpuMinBytes;
+  const bool large = options.backend == BackendKind::automatic && b.size_hint >= kAutoGpuMinBytes;
   thread_local std::map<std::pair<std::uint64_t, bool>, std::unique_ptr<Backend>> cache;
   auto& slot = cache[{options.id, large}];
   if (!slot) {

@@ -13,8 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "dmlbits/backend.hpp"
+#include "backend.hpp"       // lib/src/ops: until the binding runs through dmlbits/request.hpp's run()
+#include "make_backend.hpp"  // lib/src/run: the same
 #include "dmlbits/operand.hpp"
+#include "dmlbits/request.hpp"
 #include "dmlbits/ops.hpp"
 #include "dmlbits/tensor.hpp"
 #include "dmlbits/timing.hpp"
@@ -25,7 +27,7 @@ namespace dmlbits::python {
 // The options of one call, as Python gives them (None = ""/0/nullopt), parsed and checked once
 // and cached by the package (dmlbits/_core.py), so that a small call does not parse strings.
 struct RunOptions {
-  std::string backend = "auto";
+  BackendKind backend = BackendKind::automatic;
   std::string isa;
   std::string adapter;
   unsigned threads = 0;

@@ -145,7 +145,7 @@ nlohmann::json timing_json(const ValidatedOp& v, const RunTiming& t, int warmup,
             {"gbps_at_median", s.median > 0 ? static_cast<double>(t.execute_bytes) / s.median / 1e9 : 0.0}}}};
 }
 
-py::object run(int op_index, py::object a, py::object b, py::object out, std::optional<std::string> dtype,
+py::object run_call(int op_index, py::object a, py::object b, py::object out, std::optional<std::string> dtype,
                const RunOptions& options, bool timing, int repeat, int warmup) {
   if (repeat < 1 || warmup < 0) throw Error(Errc::usage, "repeat must be at least 1 and warmup at least 0");
   const OpKind kind = op_table()[static_cast<std::size_t>(op_index)].kind;
@@ -375,13 +375,13 @@ PYBIND11_MODULE(_dmlbits, m) {
   m.def("version", [] { return std::string(DMLBITS_VERSION); });
 
   py::class_<RunOptions>(m, "RunOptions")
-      .def_property_readonly("backend", [](const RunOptions& o) { return o.backend; })
+      .def_property_readonly("backend", [](const RunOptions& o) { return std::string(backend_name(o.backend)); })
       .def_property_readonly("feature_level", [](const RunOptions& o) { return o.level.short_name(); });
   m.def("run_options", [](const std::string& backend, const std::string& feature_level, const std::string& shift_overflow,
                           const std::string& out_dtype, unsigned threads, const std::string& isa, const std::string& adapter) {
     return make_run_options(backend, feature_level, shift_overflow, out_dtype, threads, isa, adapter);
   });
-  m.def("run", &run);
+  m.def("run", &run_call);
   m.def("explain", &explain);
   m.def("ops", &ops);
   m.def("devices", [] {
@@ -397,7 +397,19 @@ PYBIND11_MODULE(_dmlbits, m) {
 
   py::class_<CheckOptions>(m, "CheckOptions")
       .def(py::init<>())
-      .def_readwrite("backend", &CheckOptions::backend)
+      // "" = each case's own backend, as `check` without --backend.
+      .def_property(
+          "backend",
+          [](const CheckOptions& o) { return o.backend ? std::string(backend_name(*o.backend)) : std::string(); },
+          [](CheckOptions& o, const std::string& name) {
+            if (name.empty()) {
+              o.backend.reset();
+              return;
+            }
+            const auto kind = parse_backend(name);
+            if (!kind) throw Error(Errc::usage, fmt::format("unknown backend '{}' (available: {})", name, backend_names_help()));
+            o.backend = *kind;
+          })
       .def_readwrite("isa", &CheckOptions::isa)
       .def_readwrite("adapter", &CheckOptions::adapter)
       .def_readwrite("filter", &CheckOptions::filter)

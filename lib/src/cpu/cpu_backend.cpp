@@ -116,8 +116,8 @@ unsigned cpu_threads(unsigned requested) {
   unsigned n = 0;
   const char* end = env.data() + env.size();
   const auto [p, ec] = std::from_chars(env.data(), end, n);
-  if (ec != std::errc{} || p != end || n < 1 || n > kMaxThreads)
-    throw Error(Errc::usage, fmt::format("DMLBITS_THREADS: '{}' is not a thread count from 1 to {}", env, kMaxThreads));
+  if (ec != std::errc{} || p != end || n < 1 || n > kMaxCpuThreads)
+    throw Error(Errc::usage, fmt::format("DMLBITS_THREADS: '{}' is not a thread count from 1 to {}", env, kMaxCpuThreads));
   return n;
 }
 

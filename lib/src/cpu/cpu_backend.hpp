@@ -16,7 +16,7 @@
 #include <span>
 #include <string>
 
-#include "dmlbits/backend.hpp"
+#include "backend.hpp"
 #include "cpu_isa.hpp"
 
 namespace dmlbits {
@@ -92,9 +92,11 @@ const KernelInfo* dispatch_kernel(OpKind op, unsigned width, unsigned out_width,
 // ---- Backend ------------------------------------------------------------------------------
 
 // The CPU backends' thread count for a request of `requested` (--threads): itself, or for 0
-// DMLBITS_THREADS if set and not empty (1 to kMaxThreads, else Errc::usage), otherwise two when
+// DMLBITS_THREADS if set and not empty (1 to kMaxCpuThreads, else Errc::usage), otherwise two when
 // the machine has two or more hardware threads, else one.
 unsigned cpu_threads(unsigned requested);
+// The most threads the CPU backend computes on (--threads, DMLBITS_THREADS).
+inline constexpr unsigned kMaxCpuThreads = 256;
 
 struct CpuBackendOptions {
   unsigned threads = 0;  // 0: the default, cpu_threads(0)
@@ -111,6 +113,7 @@ class CpuBackend final : public Backend {
   explicit CpuBackend(std::optional<Isa> isa = std::nullopt, CpuBackendOptions options = {});
 
   std::string_view name() const override { return "cpu"; }
+  bool computes_on_cpu() const override { return true; }
   std::string device_description() const override;  // "CPU, AVX2 kernels, 2 threads"
   // "CPU, AVX2 kernels, 1 of 2 threads (outputs under 4 MiB run on one)"
   std::string device_description_for(const ValidatedOp& op, bool pipelined) const override;

@@ -88,12 +88,16 @@ const GpuAdapter* default_adapter(const std::vector<GpuAdapter>& adapters) {
   if (adapters.empty()) return nullptr;
 #if !defined(_WIN32)
   // vkd3d's own choice, which its users may have made already (wine's d3d12 is given an adapter).
+  // It stands for --adapter INDEX and is held to the same rule: a value that names no device is
+  // refused, never replaced by another device.
   if (const std::string env = environment_variable("VKD3D_VULKAN_DEVICE").value_or(""); !env.empty()) {
     char* end = nullptr;
     const unsigned long index = std::strtoul(env.c_str(), &end, 0);
-    if (end && *end == '\0')
+    if (end && *end == '\0' && env[0] != '-')
       for (const auto& a : adapters)
         if (a.index == index) return &a;
+    throw Error(Errc::usage, fmt::format("VKD3D_VULKAN_DEVICE: no Vulkan device '{}' (adapters: {})", env,
+                                         adapters_help(adapters)));
   }
 #endif
   // Vulkan says which devices are discrete or integrated; DXGI does not (type is empty), but

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "dmlbits/backend.hpp"
+#include "backend.hpp"
 #include "dmlbits/timing.hpp"
 
 namespace dmlbits {
@@ -78,6 +78,7 @@ const GpuAdapter& find_adapter(const std::vector<GpuAdapter>& adapters, std::str
 // else the first discrete GPU, else the first integrated one, else the first device (vkd3d
 // 1.2's own rule). Windows: the first adapter, which DXGI's high-performance order makes a
 // discrete GPU before an integrated one before software. nullptr when there are no adapters.
+// Throws Errc::usage when VKD3D_VULKAN_DEVICE is set and names no device.
 const GpuAdapter* default_adapter(const std::vector<GpuAdapter>& adapters);
 // The adapter `--backend auto` runs a large output on when no adapter is named: the default
 // adapter if it is hardware, else the first hardware adapter; nullptr when all are software

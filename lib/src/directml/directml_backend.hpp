@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "dmlbits/backend.hpp"
+#include "backend.hpp"
 #include "dmlbits/dml_desc.hpp"
 #include "dmlbits/feature_level.hpp"
 

@@ -10,12 +10,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "dmlbits/backend.hpp"
-#include "cpu_backend.hpp"
-#include "cpu_isa.hpp"
+#include "dmlbits/operand.hpp"
+#include "make_backend.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/io.hpp"
-#include "dmlbits/run.hpp"
 #include "dmlbits/timing.hpp"
 #include "files.hpp"
 
@@ -56,19 +54,17 @@ CaseSpec parse_case(const json& defaults, const json& c, std::size_t index, cons
   with_context(context, [&] {
     const OpInfo* op = find_op(get_string(merged, "op"));
     if (!op) manifest_fail(fmt::format("\"op\": unknown op \"{}\"", get_string(merged, "op")));
-    cs.spec.op = op->kind;
-    // Options the operator does not take are mistakes in a case; in defaults they apply to the
-    // cases whose operator takes them.
+    OperationRequest request;
+    request.face = RequestFace::manifest;
+    request.op = op->kind;
+    // Options the operator does not take are mistakes in a case (prepare_request refuses them);
+    // in defaults they apply to the cases whose operator takes them.
     const auto applies = [&](const char* key) {
       if (std::string_view(key) == "out_dtype") return !op->output_dtype_is_input_dtype();
       return op->shift;  // shift_overflow
     };
-    for (const char* key : {"out_dtype", "shift_overflow"}) {
-      if (c.contains(key) && !applies(key))
-        manifest_fail(fmt::format("\"{}\" does not apply to {} ({})", key, op->verb,
-                                  std::string_view(key) == "out_dtype" ? "only popcount takes it" : "only shl and shr take it"));
-      if (!applies(key)) merged.erase(key);
-    }
+    for (const char* key : {"out_dtype", "shift_overflow"})
+      if (!c.contains(key) && !applies(key)) merged.erase(key);
     if (!merged.contains("inputs") || !merged["inputs"].is_array()) manifest_fail("\"inputs\" must be an array");
     std::size_t i = 0;
     for (const auto& in : merged["inputs"]) {
@@ -80,17 +76,15 @@ CaseSpec parse_case(const json& defaults, const json& c, std::size_t index, cons
       std::string text = in.is_string() ? in.get<std::string>() : in.dump();
       if (text == "-") manifest_fail("standard input cannot be an operand in a manifest");
       if (classify_operand(text) == OperandKind::file) text = path_to_utf8((root / path_from_utf8(text)).lexically_normal());
-      cs.spec.operands.push_back(text);
+      request.operands.emplace_back(std::move(text));
       ++i;
     }
-    if (static_cast<int>(cs.spec.operands.size()) != op->arity)
-      manifest_fail(fmt::format("{} takes {} input(s), {} given", op->verb, op->arity, cs.spec.operands.size()));
     if (auto l = get_string(merged, "feature_level"); !l.empty()) {
       auto level = parse_feature_level(l);
       if (!level) manifest_fail(fmt::format("\"feature_level\": unknown feature level \"{}\"", l));
-      cs.spec.level = *level;
+      request.level = *level;
     }
-    for (auto [key, target] : {std::pair{"out_dtype", &cs.spec.out_dtype}, std::pair{"dtype", &cs.spec.dtype}}) {
+    for (auto [key, target] : {std::pair{"out_dtype", &request.out_dtype}, std::pair{"dtype", &request.dtype}}) {
       if (auto d = get_string(merged, key); !d.empty()) {
         *target = parse_dtype_name(d);
         if (!*target) manifest_fail(fmt::format("\"{}\": unknown data type \"{}\"", key, d));
@@ -99,17 +93,20 @@ CaseSpec parse_case(const json& defaults, const json& c, std::size_t index, cons
     if (merged.contains("shift_overflow")) {  // else the default mode
       const auto mode = parse_shift_overflow(get_string(merged, "shift_overflow"));
       if (!mode) manifest_fail(fmt::format("\"shift_overflow\" must be {}", shift_overflow_names_help("\"")));
-      cs.spec.shift_overflow = *mode;
+      request.shift_overflow = *mode;
     }
-    const std::string backend = get_string(merged, "backend", "cpu");
-    const auto names = backend_names();
-    if (std::find(names.begin(), names.end(), backend) == names.end())
-      manifest_fail(fmt::format("\"backend\": unknown backend \"{}\" (available: {})", backend, fmt::join(names, ", ")));
-    cs.spec.backend = options.backend.empty() ? backend : options.backend;
-    // --isa holds the CPU backend to an instruction set; cases on other backends have none.
-    if (cs.spec.backend == "cpu" || cs.spec.backend == "auto") cs.spec.isa = options.isa;
-    // --adapter likewise, for the backends that run on one.
-    if (cs.spec.backend == "d3d12" || cs.spec.backend == "auto") cs.spec.adapter = options.adapter;
+    // A manifest's cases run on the cpu backend unless they say otherwise.
+    const std::string backend_text = get_string(merged, "backend", "cpu");
+    const auto backend = parse_backend(backend_text);
+    if (!backend)
+      manifest_fail(fmt::format("\"backend\": unknown backend \"{}\" (available: {})", backend_text, backend_names_help()));
+    request.backend = options.backend.value_or(*backend);
+    // --isa and --adapter apply to the cases whose backend takes them, and to no others.
+    if (backend_uses_cpu(*request.backend) && *request.backend != BackendKind::cpu_reference) request.isa = options.isa;
+    if (backend_uses_adapter(*request.backend) && !options.adapter.empty()) request.adapter = options.adapter;
+    request.output = OutputKind::none;
+    request.keep_result = true;
+    cs.request = prepare_request(std::move(request));
     if (auto g = get_string(merged, "expected"); !g.empty()) cs.golden = path_to_utf8((root / path_from_utf8(g)).lexically_normal());
     cs.expect_error = get_string(merged, "expect_error");
     cs.expect_message = get_string(merged, "expect_message");
@@ -199,14 +196,14 @@ CaseResult run_case(const CaseSpec& cs, const CheckOptions& options, GoldenUpdat
   r.golden = cs.golden;
   Stopwatch sw;
   try {
-    OperationResult result = run_operation(cs.spec);
+    RunResult result = run(*cs.request);
     if (!cs.expect_error.empty()) {
       r.outcome = CaseResult::Outcome::fail;
       r.detail = fmt::format("expected error '{}', but the run succeeded", cs.expect_error);
     } else {
       GoldenCheck golden;
       try {
-        golden = check_golden(result.result().view(), cs.golden, options.max_listed, options.update, true);
+        golden = check_golden(result.result->view(), cs.golden, options.max_listed, options.update, true);
       } catch (const Error& e) {
         // With --update only writing can fail: the whole update is then called off.
         if (options.update && e.code() == Errc::io) update.failure = e.what();
@@ -272,16 +269,22 @@ std::size_t CheckSummary::failed() const { return cases.size() - passed(); }
 
 void check_check_options(const CheckOptions& options) {
   // The backend every case would take, or the CPU's for --isa alone (an unknown set is refused
-  // whatever the cases' backends).
-  if (!options.backend.empty()) check_backend_options(options.backend, BackendOptions{options.isa});
-  else if (!options.isa.empty()) check_backend_options("cpu", BackendOptions{options.isa});
-  if (!options.isa.empty()) require_isa(*parse_isa(options.isa));
-  // The environment the CPU backend reads: a bad value would fail every case alike.
-  (void)cpu_threads(0);
-  (void)best_isa();
+  // whatever the cases' backends); --adapter without --backend is check_adapter_applies's.
+  check_backend_choice(options.backend.value_or(BackendKind::cpu), options.isa,
+                       options.backend ? options.adapter : std::string(), std::nullopt);
   if (options.shard_count == 0 || options.shard_index >= options.shard_count)
     throw Error(Errc::usage, fmt::format("--shard {}/{}: K counts from 0 and must be below N (N >= 1)",
                                          options.shard_index, options.shard_count));
+}
+
+void check_adapter_applies(std::span<const Manifest> manifests, const CheckOptions& options) {
+  if (options.adapter.empty() || options.backend) return;
+  for (const auto& m : manifests)
+    for (const auto& c : m.cases)
+      if (backend_uses_adapter(c.request->backend())) return;
+  throw Error(Errc::usage, fmt::format("--adapter applies to the d3d12, directml and auto backends, and no case of {} "
+                                       "runs on one", manifests.size() == 1 ? quote_path(manifests[0].path)
+                                                                            : std::string("the manifests")));
 }
 
 Manifest load_manifest(const std::string& manifest_path, const CheckOptions& options) {

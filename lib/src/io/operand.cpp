@@ -1,5 +1,6 @@
 #include "dmlbits/operand.hpp"
 
+#include <cstring>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -9,9 +10,23 @@
 
 namespace dmlbits {
 
-DType LoadedOperand::dtype() const { return stream ? stream->header().dtype : tensor.dtype(); }
+DType LoadedOperand::dtype() const {
+  return stream ? stream->header().dtype : kind == OperandKind::borrowed && borrowed.data ? borrowed.dtype : tensor.dtype();
+}
 
-Shape LoadedOperand::shape() const { return stream ? stream->header().shape : tensor.shape(); }
+Shape LoadedOperand::shape() const {
+  return stream ? stream->header().shape : kind == OperandKind::borrowed && borrowed.data ? borrowed.shape : tensor.shape();
+}
+
+TensorView LoadedOperand::view() const {
+  if (kind == OperandKind::borrowed && borrowed.data) return {borrowed.dtype, borrowed.shape, borrowed.data};
+  return tensor.view();
+}
+
+std::byte* LoadedOperand::writable_data() {
+  if (kind == OperandKind::borrowed && borrowed.data) return borrowed.writable;
+  return tensor.data();
+}
 
 namespace {
 
@@ -24,12 +39,36 @@ struct Pending {
   std::shared_ptr<NpyStream> stream;           // .npy left unread (LoadMode::streams)
   TensorFormat format = TensorFormat::npy;
   std::optional<JsonTensorDocument> document;  // JSON (file or array literal)
+  const BorrowedTensor* borrowed = nullptr;    // OperandKind::borrowed
 };
+
+// A borrowed tensor in another layout than C order, copied element by element into C order.
+Tensor copy_to_c_order(const BorrowedTensor& b) {
+  if (b.strides.size() != b.shape.rank())
+    throw Error(Errc::invalid_input, fmt::format("{} strides given for a tensor of {} dimensions", b.strides.size(),
+                                                 b.shape.rank()));
+  Tensor t(b.dtype, b.shape);
+  const std::size_t size = dtype_info(b.dtype).size;
+  const std::uint64_t n = t.element_count();
+  std::vector<std::uint64_t> index(b.shape.rank(), 0);
+  std::int64_t offset = 0;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::memcpy(t.data() + i * size, b.data + offset, size);
+    for (std::size_t d = b.shape.rank(); d-- > 0;) {  // the next index in C order
+      offset += b.strides[d];
+      if (++index[d] < b.shape[d]) break;
+      offset -= b.strides[d] * static_cast<std::int64_t>(b.shape[d]);
+      index[d] = 0;
+    }
+  }
+  return t;
+}
 
 std::string operand_context(std::size_t index, const Pending& p) {
   switch (p.kind) {
     case OperandKind::file:
     case OperandKind::standard_input: return fmt::format("reading {}", quote_path(p.text));
+    case OperandKind::borrowed: return fmt::format("operand {}", static_cast<char>('A' + index));
     default: {
       // A literal can be as long as a command line; quote enough of it to recognise it.
       const bool long_text = p.text.size() > 40;
@@ -77,22 +116,34 @@ void LoadedOperand::materialize() {
 std::span<const std::byte> LoadedOperand::chunk(std::uint64_t first, std::size_t count, std::byte* scratch) const {
   const std::size_t size = dtype_info(dtype()).size;
   const std::uint64_t elements = shape().element_count();
-  if (elements == 1 && !stream) return {tensor.data(), size};
+  if (elements == 1 && !stream) return {view().data, size};
   if (first > elements || count > elements - first)
     throw Error(Errc::internal, fmt::format("chunk [{}, {}) of an operand of {} elements", first, first + count, elements));
   if (stream) {
     stream->read(first, count, scratch);
     return {scratch, count * size};
   }
-  return {tensor.data() + first * size, count * size};
+  return {view().data + first * size, count * size};
 }
 
 std::vector<LoadedOperand> load_operands(const std::vector<std::string>& operands, std::optional<DType> dtype,
                                          LoadMode mode) {
+  return load_operands(std::vector<Operand>(operands.begin(), operands.end()), dtype, mode);
+}
+
+std::vector<LoadedOperand> load_operands(const std::vector<Operand>& operands, std::optional<DType> dtype,
+                                         LoadMode mode) {
   std::vector<Pending> pending;
   int stdin_count = 0;
-  for (const auto& text : operands) {
+  for (const auto& operand : operands) {
     Pending p;
+    if (const auto* b = std::get_if<BorrowedTensor>(&operand)) {
+      p.kind = OperandKind::borrowed;
+      p.borrowed = b;
+      pending.push_back(std::move(p));
+      continue;
+    }
+    const std::string& text = std::get<std::string>(operand);
     p.kind = classify_operand(text);
     p.text = text;
     if (p.kind == OperandKind::standard_input && ++stdin_count > 1)
@@ -106,6 +157,10 @@ std::vector<LoadedOperand> load_operands(const std::vector<std::string>& operand
     Pending& p = pending[i];
     with_context(operand_context(i, p), [&] {
       if (p.kind == OperandKind::scalar_literal) return;
+      if (p.kind == OperandKind::borrowed) {
+        if (!anchor) anchor = p.borrowed->dtype;
+        return;
+      }
       std::span<const std::byte> bytes;
       if (p.kind == OperandKind::array_literal) {
         bytes = std::as_bytes(std::span(p.text.data(), p.text.size()));
@@ -159,6 +214,11 @@ std::vector<LoadedOperand> load_operands(const std::vector<std::string>& operand
     lo.stream = std::move(p.stream);
     with_context(operand_context(i, p), [&] {
       if (lo.stream) return;
+      if (p.kind == OperandKind::borrowed) {
+        if (p.borrowed->c_contiguous()) lo.borrowed = *p.borrowed;
+        else lo.tensor = copy_to_c_order(*p.borrowed);
+        return;
+      }
       if (p.tensor) {
         lo.tensor = std::move(*p.tensor);
         return;

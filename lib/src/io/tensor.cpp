@@ -21,4 +21,15 @@ void Tensor::set_bits_at(std::size_t i, std::uint64_t bits) {
   store_bits(data(), dtype_info(dtype_).size, i, bits);
 }
 
+bool BorrowedTensor::c_contiguous() const {
+  if (strides.empty()) return true;
+  if (strides.size() != shape.rank()) return false;
+  std::int64_t step = static_cast<std::int64_t>(dtype_info(dtype).size);
+  for (std::size_t d = shape.rank(); d-- > 0;) {
+    if (shape[d] != 1 && strides[d] != step) return false;  // a dimension of one may have any stride
+    step *= static_cast<std::int64_t>(shape[d]);
+  }
+  return true;
+}
+
 }  // namespace dmlbits

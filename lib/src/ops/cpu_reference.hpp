@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "dmlbits/backend.hpp"
+#include "backend.hpp"
 #include "dmlbits/ops.hpp"
 
 namespace dmlbits {
@@ -33,6 +33,7 @@ unsigned reference_popcount(T a) {
 class CpuReferenceBackend final : public Backend {
  public:
   std::string_view name() const override { return "cpu-reference"; }
+  bool computes_on_cpu() const override { return true; }
   std::string device_description() const override { return "CPU reference (scalar loops)"; }
   std::optional<std::string> unsupported_reason(const ValidatedOp&) const override { return std::nullopt; }
   void run(const ValidatedOp& op, const ExecuteBuffers& buffers) override;

@@ -1,4 +1,4 @@
-#include "dmlbits/backend.hpp"
+#include "make_backend.hpp"
 
 #include <algorithm>
 #include <array>
@@ -16,13 +16,33 @@
 
 namespace dmlbits {
 namespace {
-constexpr std::array<std::string_view, 5> kBackendNames{"auto", "cpu", "d3d12", "directml", "cpu-reference"};
+static_assert(kMaxThreads == kMaxCpuThreads, "request.hpp's limit is the CPU backend's");
+
+// One row per BackendKind, in enum (and --help) order.
+struct BackendRow {
+  BackendKind kind;
+  std::string_view name;
+  bool uses_cpu;      // computes on CPU threads: --threads, and --isa for those with kernels
+  bool uses_adapter;  // runs on a D3D12 adapter: --adapter
+};
+constexpr std::array<BackendRow, 5> kBackends{{
+    {BackendKind::automatic, "auto", true, true},
+    {BackendKind::cpu, "cpu", true, false},
+    {BackendKind::d3d12, "d3d12", false, true},
+    {BackendKind::directml, "directml", false, true},
+    {BackendKind::cpu_reference, "cpu-reference", true, false},
+}};
+constexpr std::array<BackendKind, 5> kBackendKinds{BackendKind::automatic, BackendKind::cpu, BackendKind::d3d12,
+                                                   BackendKind::directml, BackendKind::cpu_reference};
+
+const BackendRow& row(BackendKind kind) { return kBackends[static_cast<std::size_t>(kind)]; }
 
 // A backend chosen by `auto`: itself in every way, plus the reason it was chosen.
 class ChosenBackend final : public Backend {
  public:
   ChosenBackend(std::unique_ptr<Backend> inner, std::string reason) : inner_(std::move(inner)), reason_(std::move(reason)) {}
   std::string_view name() const override { return inner_->name(); }
+  bool computes_on_cpu() const override { return inner_->computes_on_cpu(); }
   std::string device_description() const override { return inner_->device_description(); }
   std::optional<std::string> unsupported_reason(const ValidatedOp& op) const override {
     return inner_->unsupported_reason(op);
@@ -88,13 +108,32 @@ std::unique_ptr<Backend> make_auto(const BackendOptions& options) {
 
 }  // namespace
 
-std::span<const std::string_view> backend_names() { return kBackendNames; }
+std::span<const BackendKind> backend_kinds() { return kBackendKinds; }
 
-std::vector<std::string_view> built_backends() {
-  std::vector<std::string_view> built;
-  for (std::string_view name : kBackendNames) {
-    if (name == "auto" || (name == "d3d12" && !d3d12_built()) || (name == "directml" && !directml_built())) continue;
-    built.push_back(name);
+std::string_view backend_name(BackendKind kind) { return row(kind).name; }
+
+std::optional<BackendKind> parse_backend(std::string_view name) {
+  for (const auto& b : kBackends)
+    if (b.name == name) return b.kind;
+  return std::nullopt;
+}
+
+std::string backend_names_help() {
+  std::string out;
+  for (const auto& b : kBackends) out += fmt::format("{}{}", out.empty() ? "" : ", ", b.name);
+  return out;
+}
+
+bool backend_uses_cpu(BackendKind kind) { return row(kind).uses_cpu; }
+bool backend_uses_adapter(BackendKind kind) { return row(kind).uses_adapter; }
+
+std::vector<BackendKind> built_backends() {
+  std::vector<BackendKind> built;
+  for (BackendKind kind : kBackendKinds) {
+    if (kind == BackendKind::automatic || (kind == BackendKind::d3d12 && !d3d12_built()) ||
+        (kind == BackendKind::directml && !directml_built()))
+      continue;
+    built.push_back(kind);
   }
   return built;
 }
@@ -105,35 +144,38 @@ std::vector<std::string_view> isa_names() {
   return names;
 }
 
-void check_backend_options(std::string_view name, const BackendOptions& options) {
-  if (std::find(kBackendNames.begin(), kBackendNames.end(), name) == kBackendNames.end())
-    throw Error(Errc::usage, fmt::format("unknown backend '{}' (available: {})", name, fmt::join(kBackendNames, ", ")));
+void check_backend_options(BackendKind kind, const BackendOptions& options) {
+  const std::string_view name = backend_name(kind);
   if (!options.isa.empty()) {
-    if (name == "cpu-reference" || name == "d3d12" || name == "directml")
+    // The instruction set is the SIMD kernels' choice: the reference has none.
+    if (!backend_uses_cpu(kind) || kind == BackendKind::cpu_reference)
       throw Error(Errc::usage, fmt::format("the {} backend has no choice of instruction set (asked for '{}')", name,
                                            options.isa));
     if (!parse_isa(options.isa))
       throw Error(Errc::usage, fmt::format("unknown instruction set '{}' (known: {})", options.isa, isa_names_help()));
   }
   if (options.threads != 0) {
-    if (name == "d3d12" || name == "directml")
+    if (!backend_uses_cpu(kind))
       throw Error(Errc::usage, fmt::format("the {} backend has no choice of CPU threads (--threads)", name));
     if (options.threads > kMaxThreads)
       throw Error(Errc::usage, fmt::format("--threads: {} is more than {}", options.threads, kMaxThreads));
   }
-  if (!options.adapter.empty() && (name == "cpu" || name == "cpu-reference"))
+  if (!options.adapter.empty() && !backend_uses_adapter(kind))
     throw Error(Errc::usage, fmt::format("--adapter applies to the d3d12, directml and auto backends, not {}", name));
 }
 
-std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOptions& options) {
-  check_backend_options(name, options);
-  if (name == "cpu") return make_cpu(options);
-  if (name == "cpu-reference") return std::make_unique<CpuReferenceBackend>();
-  if (name == "d3d12") return std::make_unique<D3d12Backend>(D3d12BackendOptions{options.adapter});
-  if (name == "directml") {
-    DirectmlBackendOptions o;
-    o.adapter = options.adapter;  // the d3d12 backend's device on that adapter
-    return std::make_unique<DirectmlBackend>(std::move(o));
+std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options) {
+  check_backend_options(kind, options);
+  switch (kind) {
+    case BackendKind::cpu: return make_cpu(options);
+    case BackendKind::cpu_reference: return std::make_unique<CpuReferenceBackend>();
+    case BackendKind::d3d12: return std::make_unique<D3d12Backend>(D3d12BackendOptions{options.adapter});
+    case BackendKind::directml: {
+      DirectmlBackendOptions o;
+      o.adapter = options.adapter;  // the d3d12 backend's device on that adapter
+      return std::make_unique<DirectmlBackend>(std::move(o));
+    }
+    case BackendKind::automatic: break;
   }
   return make_auto(options);
 }

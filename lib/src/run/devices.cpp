@@ -8,7 +8,7 @@
 #include "cpu_isa.hpp"
 #include "d3d12_backend.hpp"
 #include "directml_backend.hpp"
-#include "dmlbits/backend.hpp"
+#include "make_backend.hpp"
 #include "dmlbits/error.hpp"
 
 namespace dmlbits {
@@ -46,11 +46,12 @@ DevicesReport describe_devices() {
   const auto line = [&](std::string_view name, const std::string& what) { text += fmt::format("{:<15}{}\n", name, what); };
 
   // The CPU backends. The SIMD one can be held to any instruction set this CPU has (--isa).
-  for (auto name : {std::string_view("cpu"), std::string_view("cpu-reference")}) {
-    auto b = make_backend(name);
+  for (BackendKind kind : {BackendKind::cpu, BackendKind::cpu_reference}) {
+    const std::string_view name = backend_name(kind);
+    auto b = make_backend(kind);
     nlohmann::json j = {{"name", name}, {"device", b->device_description()}};
     std::string desc = b->device_description();
-    if (name == "cpu") {
+    if (kind == BackendKind::cpu) {
       std::vector<std::string> isas;
       for (Isa isa : supported_isas()) isas.emplace_back(isa_name(isa));
       const auto& cpu = static_cast<const CpuBackend&>(*b);

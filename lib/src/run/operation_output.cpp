@@ -1,5 +1,6 @@
-#include "dmlbits/operation_output.hpp"
+#include "operation_output.hpp"
 
+#include <cstring>
 #include <utility>
 
 namespace dmlbits {
@@ -30,8 +31,16 @@ OutputRun run_then_write(const OperationSpec& spec, std::optional<OutputTarget> 
   if (!spec.explain_only) {
     if (request.on_validated) request.on_validated(*m.op, m.timing);
     if (!target && request.target) target = request.target();
-    if (target) write_tensor(m.result().view(), target->path, target->format, target->json);
-    if (request.keep_result) r.result = m.op->in_place() ? std::move(m.inputs[0].tensor) : std::move(m.output);
+    if (target) write_tensor(m.result(), target->path, target->format, target->json);
+    if (request.keep_result) {
+      if (m.op->in_place() && m.inputs[0].kind != OperandKind::borrowed) r.result = std::move(m.inputs[0].tensor);
+      else if (!m.op->in_place() && !m.output_view.data) r.result = std::move(m.output);
+      else {  // caller memory: copied, since the result must own its storage
+        const TensorView v = m.result();
+        r.result = Tensor(v.dtype, v.shape);
+        std::memcpy(r.result->data(), v.data, v.byte_size());
+      }
+    }
     const double write_s = write.seconds();
     m.timing.phases.push_back({"write", write_s});
     m.timing.total_seconds += write_s;

@@ -1,4 +1,4 @@
-#include "dmlbits/run.hpp"
+#include "run.hpp"
 
 #include <fmt/format.h>
 
@@ -6,8 +6,15 @@
 
 namespace dmlbits {
 
+TensorView OperationResult::result() const {
+  if (op && op->in_place()) return inputs[0].view();
+  if (output_view.data) return output_view;
+  return output.view();
+}
+
 BackendOptions backend_options(const OperationSpec& spec) {
-  BackendOptions options{spec.isa};
+  BackendOptions options;
+  options.isa = spec.isa;
   options.threads = spec.threads;
   options.adapter = spec.adapter;
   return options;
@@ -38,9 +45,7 @@ ValidatedOp validate_operation(const OperationSpec& spec, const std::vector<Load
 }
 
 OperationResult run_operation(const OperationSpec& spec) {
-  if (spec.repeat < 1 || spec.warmup < 0) throw Error(Errc::usage, "--repeat must be at least 1 and --warmup at least 0");
-  if (spec.in_place && spec.repeat + spec.warmup > 1)
-    throw Error(Errc::usage, "--in-place runs once: it cannot be combined with --repeat or --warmup");
+  check_repeat(spec.repeat, spec.warmup, spec.in_place);
   Stopwatch total;
   Stopwatch phase;
   OperationResult r;
@@ -59,11 +64,24 @@ OperationResult run_operation(const OperationSpec& spec) {
   if (spec.explain_only) return r;
 
   ExecuteBuffers buffers;
-  for (const auto& in : r.inputs) buffers.inputs.push_back({in.tensor.data(), in.tensor.byte_size()});
-  Tensor* out = &r.output;
-  if (spec.in_place) out = &r.inputs[0].tensor;
-  else r.output = Tensor(r.op->output_dtype(), r.op->output_shape());
-  buffers.output = {out->data(), out->byte_size()};
+  for (const auto& in : r.inputs) buffers.inputs.push_back(in.view().bytes());
+  MutableTensorView out;
+  if (spec.in_place) {
+    out = {r.inputs[0].dtype(), r.inputs[0].shape(), r.inputs[0].writable_data()};
+    if (!out.data) throw Error(Errc::usage, "in place: operand A is borrowed read-only");
+  } else if (spec.output_buffer) {
+    out = *spec.output_buffer;
+    if (out.dtype != r.op->output_dtype() || !(out.shape == r.op->output_shape()))
+      throw Error(Errc::invalid_input,
+                  fmt::format("the output buffer is {} {}, the result {} {}", dtype_info(out.dtype).numpy_name,
+                              out.shape.to_string(), dtype_info(r.op->output_dtype()).numpy_name,
+                              r.op->output_shape().to_string()));
+    r.output_view = out;
+  } else {
+    r.output = Tensor(r.op->output_dtype(), r.op->output_shape());
+    out = r.output.mutable_view();
+  }
+  buffers.output = {out.data, out.byte_size()};
   r.timing.phases.push_back({"allocate", phase.lap()});  // allocation is not execution
   for (int i = 0; i < spec.warmup; ++i) backend->run(*r.op, buffers);
   if (spec.warmup > 0) r.timing.phases.push_back({"warmup", phase.lap()});
@@ -75,8 +93,8 @@ OperationResult run_operation(const OperationSpec& spec) {
   r.timing.phases.push_back({"execute", phase.lap()});  // every measured run: the phases add up
   r.timing.execute_runs = spec.repeat;
   r.timing.backend_phases = backend->detail_phases();
-  r.timing.execute_bytes = out->byte_size();
-  for (const auto& in : r.inputs) r.timing.execute_bytes += in.tensor.byte_size();
+  r.timing.execute_bytes = out.byte_size();
+  for (const auto& in : r.inputs) r.timing.execute_bytes += in.view().byte_size();
   r.timing.total_seconds = total.seconds();
   return r;
 }

@@ -1,4 +1,4 @@
-#include "dmlbits/stream.hpp"
+#include "stream.hpp"
 
 #include <algorithm>
 #include <condition_variable>
@@ -44,7 +44,7 @@ std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to *
 // backend is not a CPU one (a device backend is kept on the thread that created it), or it is
 // held to one thread (`threads`, as --threads: 1, or DMLBITS_THREADS=1 for 0).
 bool can_pipeline(std::uint64_t chunks, const Backend& backend, unsigned threads) {
-  return chunks >= 2 && std::thread::hardware_concurrency() >= 2 && backend.name().substr(0, 3) == "cpu" &&
+  return chunks >= 2 && std::thread::hardware_concurrency() >= 2 && backend.computes_on_cpu() &&
          cpu_threads(threads) >= 2;
 }
 
@@ -161,7 +161,7 @@ void write_whole(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs,
                  Stopwatch& phase, PhaseSeconds& s) {
   Tensor result(v.output_dtype(), v.output_shape());
   ExecuteBuffers buffers;
-  for (const auto& in : inputs) buffers.inputs.push_back({in.tensor.data(), in.tensor.byte_size()});
+  for (const auto& in : inputs) buffers.inputs.push_back(in.view().bytes());
   buffers.output = {result.data(), result.byte_size()};
   s.write += phase.lap();  // creating the output and writing its header
   backend.run(v, buffers);

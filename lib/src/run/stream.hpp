@@ -11,7 +11,7 @@
 #include <functional>
 #include <string>
 
-#include "dmlbits/run.hpp"
+#include "run.hpp"
 
 namespace dmlbits {
 

@@ -13,8 +13,8 @@
 
 #include "dmlbits/io.hpp"
 #include "dmlbits/json_tensor.hpp"
-#include "dmlbits/run.hpp"
-#include "dmlbits/stream.hpp"
+#include "run.hpp"
+#include "stream.hpp"
 
 namespace dmlbits {
 

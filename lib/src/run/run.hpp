@@ -1,6 +1,6 @@
-// One operation from operands to result: read the operands, validate, and execute on a
-// backend, timing each phase. Shared by the operator verbs and `dmlbits check`; writing and
-// reporting stay with the caller.
+// One operation from operands to result, in memory: read the operands, validate, and execute
+// on a backend, timing each phase. Private to the run layer: faces call run() (request.hpp),
+// which decides between this and stream_operation (stream.hpp).
 #pragma once
 
 #include <memory>
@@ -8,8 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "dmlbits/backend.hpp"
+#include "make_backend.hpp"
 #include "dmlbits/operand.hpp"
+#include "dmlbits/request.hpp"
 #include "dmlbits/stats.hpp"
 #include "dmlbits/timing.hpp"
 #include "dmlbits/validate.hpp"
@@ -18,31 +19,38 @@ namespace dmlbits {
 
 struct OperationSpec {
   OpKind op{};
-  std::vector<std::string> operands;  // as on the command line: paths, "-", literals
+  std::vector<Operand> operands;  // as on the command line (paths, "-", literals), or borrowed tensors
   FeatureLevel level = newest_feature_level();
   std::optional<DType> out_dtype;
   std::optional<DType> dtype;  // for literals and JSON without a dtype
   ShiftOverflow shift_overflow = kDefaultShiftOverflow;
   bool in_place = false;       // the output overwrites input A's buffer
-  std::string backend = "cpu";
+  BackendKind backend = BackendKind::cpu;
   std::string isa;             // force a lower instruction set on CPU backends ("" = best)
   unsigned threads = 0;        // CPU backends: BackendOptions::threads (0 = the default)
   std::string adapter;         // d3d12 and auto: BackendOptions::adapter ("" = the default)
   int warmup = 0;              // untimed runs before the measured ones
   int repeat = 1;              // measured runs (>= 1)
   bool explain_only = false;   // stop after validation
+  // Write the result here (caller memory of the output's dtype and shape) instead of a new tensor.
+  std::optional<MutableTensorView> output_buffer;
 };
 
 struct OperationResult {
   std::unique_ptr<ValidatedOp> op;
   std::vector<LoadedOperand> inputs;
-  Tensor output;        // empty when in_place (the result is inputs[0].tensor)
+  TensorView output_view;  // the spec's output_buffer, when it had one
+  Tensor output;        // empty when in_place (the result is inputs[0]) or with an output_buffer
   RunTiming timing;     // read, validate, execute (the first measured run)
   std::vector<double> execute_samples;  // seconds, one per measured run
 
-  const Tensor& result() const { return op && op->in_place() ? inputs[0].tensor : output; }
+  TensorView result() const;
   SampleStats execute_stats() const { return compute_stats(execute_samples); }
 };
+
+// prepare_request()'s rule for repeat, warmup and in place (Errc::usage), which
+// run_operation also holds its callers to.
+void check_repeat(int repeat, int warmup, bool in_place);
 
 // Throws Error (usage, invalid_input, unsupported, io, backend) as the phases fail.
 OperationResult run_operation(const OperationSpec& spec);

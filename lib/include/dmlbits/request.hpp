@@ -1,0 +1,170 @@
+// One operation, as every face asks for it: the command line's operator verbs, the cases of a
+// `check` manifest and the Python module each turn their own syntax (argv, JSON, keywords) into
+// an OperationRequest and nothing more. prepare_request() is the one place that knows which
+// options go together and what their defaults are; run() is the one entry point that executes
+// a prepared request, decides whether it streams or runs in memory, and returns one RunResult.
+//
+// Contract:
+// - prepare_request() reads nothing but the request and the environment variables the request
+//   stands in for (DMLBITS_ISA, DMLBITS_THREADS): no operand is opened, no device created. It
+//   throws Error(Errc::usage) for a combination a face must refuse before any work, with the
+//   command line's words ("--in-place and -o cannot be combined"), and Errc::unsupported for an
+//   instruction set this CPU lacks.
+// - run() accepts only a PreparedRequest. It throws Error as the phases fail (usage for operands
+//   read twice from standard input, invalid_input, unsupported, io, backend, interrupted); a file
+//   output is then left as it was. It never prints and never exits.
+// - Borrowed operands are read in place, never copied, when C-contiguous; they must stay alive
+//   and unchanged until run() returns. A result asked for in memory comes back as an owning,
+//   64-byte-aligned Tensor that the caller may keep (the Python module hands it to NumPy).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dmlbits/ops.hpp"
+#include "dmlbits/tensor.hpp"
+#include "dmlbits/timing.hpp"
+
+namespace dmlbits {
+
+// The backends, in --help order. Chosen by this enum everywhere; the names are for faces only.
+enum class BackendKind : std::uint8_t {
+  automatic,      // "auto": d3d12 on a hardware adapter for outputs of kAutoGpuMinBytes or more, else cpu
+  cpu,            // "cpu": the SIMD kernels
+  d3d12,          // "d3d12": compute shaders on a D3D12 device (vkd3d on Linux)
+  directml,       // "directml": Microsoft's DirectML (Windows only; never chosen by automatic)
+  cpu_reference,  // "cpu-reference": the scalar reference, the executable spec
+};
+std::span<const BackendKind> backend_kinds();
+std::string_view backend_name(BackendKind kind);
+std::optional<BackendKind> parse_backend(std::string_view name);
+// "auto, cpu, d3d12, directml, cpu-reference", for messages and --help.
+std::string backend_names_help();
+// Whether the backend computes on CPU threads (--threads, --isa apply) or on an adapter
+// (--adapter applies). automatic is both.
+bool backend_uses_cpu(BackendKind kind);
+bool backend_uses_adapter(BackendKind kind);
+// The backends this build contains, in backend_kinds()' order without automatic: a backend built
+// as a stub that only says "not built" (d3d12 without its headers, directml outside Windows) is
+// left out. Whether the runtime it loads is present is another matter: devices.hpp.
+std::vector<BackendKind> built_backends();
+// The instruction sets the cpu backend has kernels for (--isa's values), narrowest first,
+// whether or not this CPU runs them.
+std::vector<std::string_view> isa_names();
+
+// auto sends outputs of at least this many bytes to a hardware D3D12 adapter, if there is one.
+// Below it the CPU wins: creating a vkd3d device alone costs tens of milliseconds
+// (testdata/benchmarks.md, "D3D12 start-up").
+inline constexpr std::uint64_t kAutoGpuMinBytes = std::uint64_t{16} << 20;
+// The most threads a request may ask for.
+inline constexpr unsigned kMaxThreads = 256;
+
+// Operands are Operand values (tensor.hpp): text as on the command line, or a BorrowedTensor
+// (a NumPy buffer: dtype, shape, byte strides, data), read in place when C-contiguous.
+
+// Where the result goes.
+enum class OutputKind : std::uint8_t {
+  automatic,  // the face's default: a file if `path` is set, else JSON on standard output
+  file,       // `path` ("-" for standard output), as `format` or from its name
+  memory,     // RunResult::result, an owning Tensor
+  buffer,     // written into `buffer` (caller memory of the output's dtype and shape)
+  none,       // computed and discarded (for timing), or compared by the caller via keep_result
+};
+enum class TensorFormat;  // io: npy, json
+
+// Which face built the request: its messages name options in that face's words (--out-dtype,
+// "out_dtype", out_dtype=), and a manifest's mistakes are invalid input (status 3) where the
+// command line's and Python's are usage errors.
+enum class RequestFace : std::uint8_t { command_line, manifest, python };
+
+struct OperationRequest {
+  RequestFace face = RequestFace::command_line;
+  OpKind op{};
+  std::vector<Operand> operands;            // the operator's arity of them
+  std::optional<FeatureLevel> level;        // default: newest_feature_level()
+  std::optional<DType> dtype;               // literals and JSON inputs that name none
+  std::optional<DType> out_dtype;           // popcount only: UINT8 (default) or UINT32
+  std::optional<ShiftOverflow> shift_overflow;  // shl and shr only: default kDefaultShiftOverflow
+  bool in_place = false;                    // write over operand A (a file, or a borrowed tensor's memory)
+
+  std::optional<BackendKind> backend;       // default: automatic
+  std::string isa;                          // CPU backends: this instruction set only ("" = per-operation choice, or DMLBITS_ISA)
+  std::optional<std::string> adapter;       // adapter backends: an index or part of a name (present but empty is refused)
+  std::optional<unsigned> threads;          // CPU backends: 1..kMaxThreads (default: DMLBITS_THREADS, else 2 for large outputs)
+
+  int repeat = 1;                           // measured executions (>= 1)
+  int warmup = 0;                           // unmeasured executions first (>= 0)
+  bool explain_only = false;                // stop after validation
+
+  OutputKind output = OutputKind::automatic;
+  std::string path;                         // OutputKind::file / automatic
+  std::optional<TensorFormat> format;       // default: from the path's extension; "-" and devices: npy
+  bool hex = false;                         // JSON output: bit patterns in hex
+  std::optional<MutableTensorView> buffer;  // OutputKind::buffer
+  bool keep_result = false;                 // also return the result in memory (to compare it with a golden)
+};
+
+// A request whose combination rules held and whose defaults are filled: every optional above
+// that has a default is set, and the output's format is known. Only prepare_request() makes one.
+class PreparedRequest {
+ public:
+  const OperationRequest& request() const { return r_; }
+  BackendKind backend() const { return *r_.backend; }
+  FeatureLevel level() const { return *r_.level; }
+  ShiftOverflow shift_overflow() const { return *r_.shift_overflow; }
+
+ private:
+  friend PreparedRequest prepare_request(OperationRequest request);
+  explicit PreparedRequest(OperationRequest r) : r_(std::move(r)) {}
+  OperationRequest r_;
+};
+
+// Checks the combination rules and fills the defaults; see the contract at the top.
+PreparedRequest prepare_request(OperationRequest request);
+
+class ValidatedOp;  // the validated operation (DirectML description, shapes, dtypes)
+
+// What was validated, as plain data for reports (-v, --time, a Python repr).
+struct OperationSummary {
+  OpKind op{};
+  FeatureLevel level;
+  DType input_dtype{};
+  DType output_dtype{};
+  Shape output_shape;
+  bool in_place = false;
+};
+OperationSummary summarize(const ValidatedOp& op);
+// The DirectML operator description of `op` as JSON text (what --explain prints), indented by 2.
+std::string explain_json(const ValidatedOp& op);
+
+// What a face may watch while run() works.
+struct RunHooks {
+  // Once the operation is validated and the backend chosen (timing.backend, .device, .selection
+  // are set), before any output is created.
+  std::function<void(const ValidatedOp&, const RunTiming&)> on_validated;
+  // In memory, after execution and before the output is written: the inputs as read (in place,
+  // inputs[0] already holds the result). Setting it keeps the run in memory.
+  std::function<void(const ValidatedOp&, std::span<const TensorView> inputs)> before_write;
+  // A streamed run's progress: elements done of the total; may throw to abort.
+  std::function<void(std::uint64_t done, std::uint64_t total)> progress;
+};
+
+struct RunResult {
+  std::shared_ptr<const ValidatedOp> op;  // describe it with summarize() / explain_json()
+  // Consecutive phases adding up to total_seconds: read, backend, validate, [allocate, warmup,]
+  // execute, write.
+  RunTiming timing;
+  std::vector<double> execute_samples;  // seconds, one per measured run
+  std::optional<Tensor> result;         // OutputKind::memory, or keep_result
+  bool streamed = false;                // the result went to its file chunk by chunk
+};
+
+RunResult run(const PreparedRequest& request, const RunHooks& hooks = {});
+
+}  // namespace dmlbits

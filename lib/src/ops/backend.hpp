@@ -1,0 +1,57 @@
+// The backend interface, below every backend (the ops layer): a backend runs a ValidatedOp on
+// buffers laid out as the op's DirectML descriptors say (inputs may be smaller than the output
+// and read through stride-0 dimensions); it never sees an unvalidated operation. Choosing and
+// creating a backend is the run layer's (make_backend.hpp).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dmlbits/timing.hpp"
+#include "dmlbits/validate.hpp"
+
+namespace dmlbits {
+
+struct ExecuteBuffers {
+  // One per input, each at least desc().inputs[i].total_bytes long (rounded down to whole
+  // elements: dmlbits' own tensors are not padded to 4 bytes).
+  std::vector<std::span<const std::byte>> inputs;
+  // desc().output's elements, packed. May be the same memory as inputs[0] when in_place().
+  std::span<std::byte> output;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  // Which device or implementation runs the op, for -v and timing reports.
+  virtual std::string device_description() const = 0;
+  // The same for a run of `op` (one chunk's operation when `pipelined`, a streamed run whose
+  // chunks a second thread writes while this one reads and computes): the CPU backend names
+  // the threads such a run uses, which are fewer than it may use for small outputs.
+  virtual std::string device_description_for(const ValidatedOp& op, bool pipelined) const {
+    (void)op;
+    (void)pipelined;
+    return device_description();
+  }
+  // nullopt if run() can execute `op`, else the reason it cannot.
+  virtual std::optional<std::string> unsupported_reason(const ValidatedOp& op) const = 0;
+  // Computes the output. Throws Errc::backend on a device failure.
+  virtual void run(const ValidatedOp& op, const ExecuteBuffers& buffers) = 0;
+  // Whether it computes on the calling process's CPU threads, so that a streamed run may read
+  // and write on a second thread beside it (a device backend stays on the thread that made it).
+  virtual bool computes_on_cpu() const { return false; }
+  // Why make_backend() chose this backend ("auto chose cpu: ..."), for -v; empty when the
+  // caller named it.
+  virtual std::string selection_reason() const { return {}; }
+  // The backend's own phases, summed since it was created (device creation, then every run):
+  // D3D12 reports device, pipeline, upload, dispatch (GPU timestamps) and readback.
+  virtual std::vector<PhaseTime> detail_phases() const { return {}; }
+};
+
+}  // namespace dmlbits

@@ -1,0 +1,181 @@
+#include "dmlbits/request.hpp"
+
+#include <cstring>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cpu_backend.hpp"
+#include "cpu_isa.hpp"
+#include "dmlbits/error.hpp"
+#include "dmlbits/io.hpp"
+#include "dmlbits/standard_streams.hpp"
+#include "make_backend.hpp"
+#include "operation_output.hpp"
+#include "run.hpp"
+
+namespace dmlbits {
+namespace {
+
+// An option's name in the words of the face that gave it: "out_dtype" is --out-dtype on the
+// command line, "out_dtype" in a manifest, out_dtype in Python.
+std::string option_name(RequestFace face, std::string_view key) {
+  switch (face) {
+    case RequestFace::command_line: {
+      std::string flag = "--" + std::string(key);
+      for (auto& c : flag)
+        if (c == '_') c = '-';
+      return flag;
+    }
+    case RequestFace::manifest: return fmt::format("\"{}\"", key);
+    case RequestFace::python: return std::string(key);
+  }
+  return std::string(key);
+}
+
+// Options the operator does not take. The command line offers them only where they apply, so
+// there they never reach this; manifests and Python give them by name.
+void check_operator_options(const OperationRequest& r, const OpInfo& op) {
+  const Errc code = r.face == RequestFace::manifest ? Errc::invalid_input : Errc::usage;
+  if (r.out_dtype && op.output_dtype_is_input_dtype())
+    throw Error(code, fmt::format("{} does not apply to {} (only popcount takes it)", option_name(r.face, "out_dtype"),
+                                  op.verb));
+  if (r.shift_overflow && !op.shift)
+    throw Error(code, fmt::format("{} does not apply to {} (only shl and shr take it)",
+                                  option_name(r.face, "shift_overflow"), op.verb));
+  if (r.operands.size() != static_cast<std::size_t>(op.arity))
+    throw Error(code, fmt::format("{} takes {} input(s), {} given", op.verb, op.arity, r.operands.size()));
+}
+
+void check_in_place(const OperationRequest& r, const OpInfo& op) {
+  if (!r.in_place) return;
+  if (!op.allows_in_place()) {
+    std::string dml = op.dml_operator_name();
+    if (dml.starts_with("DML_OPERATOR_ELEMENT_WISE_")) dml.erase(0, std::strlen("DML_OPERATOR_ELEMENT_WISE_"));
+    throw Error(Errc::usage, fmt::format("--in-place is not offered: DirectML does not let {}'s output alias its input", dml));
+  }
+  if (!r.path.empty() || r.output == OutputKind::file) throw Error(Errc::usage, "--in-place and -o cannot be combined");
+  if (const auto* text = std::get_if<std::string>(&r.operands.front())) {
+    if (classify_operand(*text) != OperandKind::file) throw Error(Errc::usage, "--in-place needs input A to be a file");
+  } else if (!std::get<BorrowedTensor>(r.operands.front()).writable) {
+    throw Error(Errc::usage, "in place: operand A is borrowed read-only");
+  }
+}
+
+// Where a file output goes and as what: without a path, JSON on standard output; "-" and devices
+// default to .npy. Refuses an output whose format cannot be told, and binary .npy to a terminal.
+// Called by run() when the target is needed (in place, the format is A's, from its header).
+OutputTarget output_target(const OperationRequest& r) {
+  std::optional<TensorFormat> format = r.format;
+  std::string path = r.path;
+  if (r.in_place) path = std::get<std::string>(r.operands.front());
+  if (path.empty()) {
+    path = "-";
+    if (!format) format = TensorFormat::json;
+  }
+  if (!format && path == "-") format = TensorFormat::npy;
+  if (!format && r.in_place) format = inspect_input(path).format;  // keep A's format (reads its header only)
+  if (!format) format = format_from_extension(path);
+  if (!format && is_device_or_pipe(path)) format = TensorFormat::npy;  // /dev/null, a FIFO
+  if (!format)
+    throw Error(Errc::usage, fmt::format("cannot tell the output format from '{}': name it .npy or .json, or use --format", path));
+  if (path == "-" && *format == TensorFormat::npy && standard_output_is_terminal())
+    throw Error(Errc::usage, "refusing to write binary .npy to a terminal; redirect it, or use --format json");
+  OutputTarget target{path, *format};
+  target.json.hex = r.hex;
+  return target;
+}
+
+OperationSpec to_spec(const PreparedRequest& p) {
+  const OperationRequest& r = p.request();
+  OperationSpec spec;
+  spec.op = r.op;
+  spec.operands = r.operands;
+  spec.level = p.level();
+  spec.out_dtype = r.out_dtype;
+  spec.dtype = r.dtype;
+  spec.shift_overflow = p.shift_overflow();
+  spec.in_place = r.in_place;
+  spec.backend = p.backend();
+  spec.isa = r.isa;
+  spec.threads = r.threads.value_or(0);
+  spec.adapter = r.adapter.value_or("");
+  spec.repeat = r.repeat;
+  spec.warmup = r.warmup;
+  spec.explain_only = r.explain_only;
+  if (r.output == OutputKind::buffer) spec.output_buffer = r.buffer;
+  return spec;
+}
+
+}  // namespace
+
+void check_backend_choice(BackendKind kind, const std::string& isa, const std::string& adapter,
+                          std::optional<unsigned> threads) {
+  BackendOptions options;
+  options.isa = isa;
+  options.threads = threads.value_or(0);
+  options.adapter = adapter;
+  check_backend_options(kind, options);
+  if (threads && *threads == 0) throw Error(Errc::usage, fmt::format("--threads: 0 is not from 1 to {}", kMaxThreads));
+  if (!isa.empty()) require_isa(*parse_isa(isa));
+  // The variables that stand for an option are checked wherever that option would be, for every
+  // backend: the option, when given, overrides its variable, which is then not read.
+  if (isa.empty()) (void)isa_override();  // DMLBITS_ISA: usage if unknown, unsupported if the CPU lacks it
+  if (!threads) (void)cpu_threads(0);     // DMLBITS_THREADS: usage unless 1 to 256
+}
+
+void check_repeat(int repeat, int warmup, bool in_place) {
+  if (repeat < 1 || warmup < 0) throw Error(Errc::usage, "--repeat must be at least 1 and --warmup at least 0");
+  if (in_place && repeat + warmup > 1)
+    throw Error(Errc::usage, "--in-place runs once: it cannot be combined with --repeat or --warmup");
+}
+
+PreparedRequest prepare_request(OperationRequest r) {
+  const OpInfo& op = op_info(r.op);
+  check_operator_options(r, op);
+  check_in_place(r, op);
+  if (r.adapter && r.adapter->empty())
+    throw Error(Errc::usage, "--adapter: an empty name matches no adapter (give an index or part of a name)");
+  if (r.output == OutputKind::buffer && !r.buffer) throw Error(Errc::usage, "an output buffer is needed");
+  if (!r.backend) r.backend = BackendKind::automatic;
+  check_backend_choice(*r.backend, r.isa, r.adapter.value_or(""), r.threads);
+  check_repeat(r.repeat, r.warmup, r.in_place);
+  if (!r.level) r.level = newest_feature_level();
+  if (!r.shift_overflow) r.shift_overflow = kDefaultShiftOverflow;
+  return PreparedRequest(std::move(r));
+}
+
+OperationSummary summarize(const ValidatedOp& op) {
+  return {op.op().kind, op.level(), op.input_dtype(), op.output_dtype(), op.output_shape(), op.in_place()};
+}
+
+std::string explain_json(const ValidatedOp& op) { return to_json(op.desc()).dump(2) + "\n"; }
+
+RunResult run(const PreparedRequest& p, const RunHooks& hooks) {
+  const OperationRequest& r = p.request();
+  const OperationSpec spec = to_spec(p);
+  OutputRequest out;
+  if (r.output == OutputKind::automatic || r.output == OutputKind::file) {
+    if (!r.in_place || std::holds_alternative<std::string>(r.operands.front()))
+      out.target = [&r] { return output_target(r); };
+  }
+  out.keep_result = r.keep_result || r.output == OutputKind::memory;
+  if (hooks.before_write)
+    out.before_write = [&hooks](const OperationResult& m) {
+      std::vector<TensorView> inputs;
+      for (const auto& in : m.inputs) inputs.push_back(in.view());
+      hooks.before_write(*m.op, inputs);
+    };
+  out.on_validated = hooks.on_validated;
+  out.progress = hooks.progress;
+  OutputRun o = run_to_output(spec, out);
+  RunResult result;
+  result.op = std::shared_ptr<const ValidatedOp>(std::move(o.op));
+  result.timing = std::move(o.timing);
+  result.execute_samples = std::move(o.execute_samples);
+  result.result = std::move(o.result);
+  result.streamed = o.streamed;
+  return result;
+}
+
+}  // namespace dmlbits

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The rules of an operation request hold alike for every face and backend (#24; #23 items 6 and
+# 16): the environment variables that stand for an option (DMLBITS_ISA, DMLBITS_THREADS) are
+# checked wherever the option would be, whatever the backend, and the option overrides its
+# variable; the operators and check refuse the same things; every command that prints JSON takes
+# both --json and --format json. Expected values are hand-computed.
+source "$(dirname "$0")/lib.sh"
+cd "$WORK"
+"$PYTHON" -c "
+import numpy as np
+np.save('x.npy', np.array([0, 1, 2, 3], dtype=np.uint8))
+np.save('not_x.npy', np.array([255, 254, 253, 252], dtype=np.uint8))
+"
+cat > m.json <<'JSON'
+{"cases": [{"name": "ref", "op": "not", "inputs": ["x.npy"], "expected": "not_x.npy", "backend": "cpu-reference"}]}
+JSON
+
+# ---- DMLBITS_THREADS and DMLBITS_ISA: one rule for every backend and command ----------------
+# A malformed value is status 2 before anything is read, on the reference backend as on cpu
+# (it was ignored there, and on d3d12), for the operators as for check.
+for backend in cpu cpu-reference auto; do
+  DMLBITS_THREADS=abc expect_status 2 not x.npy -o o.npy --backend "$backend"
+  expect_err "DMLBITS_THREADS: 'abc' is not a thread count from 1 to 256"; expect_one_line
+  expect_no_file o.npy
+  DMLBITS_ISA=bogus expect_status 2 not x.npy -o o.npy --backend "$backend"
+  expect_err "DMLBITS_ISA: unknown instruction set 'bogus'"; expect_one_line
+  expect_no_file o.npy
+done
+DMLBITS_THREADS=abc expect_status 2 check m.json
+expect_err "DMLBITS_THREADS"
+DMLBITS_ISA=bogus expect_status 2 check m.json
+expect_err "DMLBITS_ISA"
+# Checked before the operands are read: a missing input is not what is reported.
+DMLBITS_ISA=bogus expect_status 2 not missing.npy --backend cpu-reference
+expect_err "DMLBITS_ISA"
+# The option overrides its variable, which is then not read: for the operators as for check.
+DMLBITS_ISA=bogus expect_status 0 not x.npy -o o.npy --isa scalar
+cmp -s o.npy not_x.npy || fail "not x.npy --isa scalar differs from the hand-computed result"
+DMLBITS_THREADS=abc expect_status 0 not x.npy -o o.npy --threads 1
+cat > cpu.json <<'JSON'
+{"cases": [{"name": "cpu", "op": "not", "inputs": ["x.npy"], "expected": "not_x.npy"}]}
+JSON
+DMLBITS_ISA=bogus expect_status 0 check cpu.json --isa scalar
+expect_out "1 passed, 0 failed"
+# Good values pass everywhere.
+DMLBITS_THREADS=1 DMLBITS_ISA=scalar expect_status 0 not x.npy -o o.npy --backend cpu-reference
+DMLBITS_THREADS=1 DMLBITS_ISA=scalar expect_status 0 check m.json
+
+# ---- --json and --format json, on every command that prints JSON -----------------------------
+expect_status 0 not x.npy --json
+expect_out '"dtype": "uint8"'
+expect_status 0 not x.npy -o - --json
+expect_out '"dtype": "uint8"'
+expect_status 2 not x.npy -o o.npy --json --format npy
+expect_err "--json and --format npy cannot be combined"; expect_one_line
+for cmd in "ops" "info x.npy" "devices"; do
+  # shellcheck disable=SC2086
+  expect_status 0 $cmd --format json
+  json_out=$out
+  # shellcheck disable=SC2086
+  expect_status 0 $cmd --json
+  # devices reports timings, which differ from run to run: compare the keys there.
+  if [ "$cmd" = devices ]; then
+    "$PYTHON" -c "import json,sys; a,b=json.loads(sys.argv[1]),json.loads(sys.argv[2]); sys.exit(sorted(a)!=sorted(b))" \
+      "$out" "$json_out" || fail "devices: --json and --format json differ"
+  else
+    [ "$out" = "$json_out" ] || fail "$cmd: --json and --format json differ"
+  fi
+  # shellcheck disable=SC2086
+  expect_status 0 $cmd --format text
+  [ "$out" != "$json_out" ] || fail "$cmd --format text printed JSON"
+  # shellcheck disable=SC2086
+  expect_status 2 $cmd --json --format text
+  expect_err "--json and --format text cannot be combined"
+done
+finish
