@@ -15,21 +15,6 @@ std::string dims_text(DimRange d) {
 
 std::string outputs_text(const OpTier& t) { return t.outputs.empty() ? "same as input" : t.outputs.to_string(); }
 
-nlohmann::json dtype_list(DTypeSet s) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& row : dtype_table())
-    if (s.contains(row.dtype)) out.push_back(row.dml_name);
-  return out;
-}
-
-nlohmann::json tier_json(const OpTier& t) {
-  return {{"from", t.level.short_name()},
-          {"dimensions", {t.dims.min, t.dims.max}},
-          {"input_types", dtype_list(t.inputs)},
-          {"output_types", t.outputs.empty() ? dtype_list(t.inputs) : dtype_list(t.outputs)},
-          {"output_is_input_type", t.outputs.empty()}};
-}
-
 }  // namespace
 
 std::string info_text(const FileInfo& f) {
@@ -111,34 +96,6 @@ std::string ops_text(std::optional<FeatureLevel> level) {
       out += fmt::format("{:<9}{:<6}{:<{}}{}\n", op.verb, dims_text(t->dims), t->inputs.to_string(), types_width,
                          outputs_text(*t));
   }
-  return out;
-}
-
-nlohmann::json ops_json(std::optional<FeatureLevel> level) {
-  nlohmann::json ops = nlohmann::json::array();
-  for (const auto& op : op_table()) {
-    nlohmann::json j = {{"verb", op.verb},
-                        {"dml_operator", op.dml_operator_name()},
-                        {"dml_operator_value", op.dml_enum},
-                        {"desc", op.dml_desc_name()},
-                        {"aliases", op.aliases()},
-                        {"arity", op.arity},
-                        {"introduced", op.introduced().short_name()}};
-    if (level) {
-      const OpTier* t = op.tier_at(*level);
-      j["available"] = t != nullptr;
-      if (t) j["support"] = tier_json(*t);
-    } else {
-      nlohmann::json tiers = nlohmann::json::array();
-      for (const auto& t : op.tiers) tiers.push_back(tier_json(t));
-      j["tiers"] = tiers;
-    }
-    ops.push_back(j);
-  }
-  nlohmann::json levels = nlohmann::json::array();
-  for (auto l : feature_levels()) levels.push_back(l.short_name());
-  nlohmann::json out = {{"feature_levels", levels}, {"ops", ops}};
-  if (level) out["feature_level"] = level->short_name();
   return out;
 }
 

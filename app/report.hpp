@@ -32,7 +32,6 @@ nlohmann::json info_json(const FileInfo& f);
 
 // The support matrix, from the operator table.
 std::string ops_text(std::optional<FeatureLevel> level);
-nlohmann::json ops_json(std::optional<FeatureLevel> level);
 // The man page's table (tbl rows), so that a test can compare it with the man page.
 std::string ops_roff();
 

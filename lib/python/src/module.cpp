@@ -249,51 +249,14 @@ py::object explain(int op_index, py::object a, py::object b, std::optional<std::
   return from_json_text(explain_json(*res.op));
 }
 
-// The support table, with the keys of `dmlbits ops --json` (app/report.cpp, ops_json).
+// The support table: the document `dmlbits ops --json` prints (ops_json_text).
 py::object ops(const std::string& level_name) {
   std::optional<FeatureLevel> level;
   if (!level_name.empty()) {
     level = parse_feature_level(level_name);
     if (!level) throw Error(Errc::usage, fmt::format("feature_level: unknown level '{}'", level_name));
   }
-  auto dtype_list = [](DTypeSet set) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& row : dtype_table())
-      if (set.contains(row.dtype)) out.push_back(row.dml_name);
-    return out;
-  };
-  auto tier_json = [&](const OpTier& t) {
-    return nlohmann::json{{"from", t.level.short_name()},
-                          {"dimensions", {t.dims.min, t.dims.max}},
-                          {"input_types", dtype_list(t.inputs)},
-                          {"output_types", t.outputs.empty() ? dtype_list(t.inputs) : dtype_list(t.outputs)},
-                          {"output_is_input_type", t.outputs.empty()}};
-  };
-  nlohmann::json list = nlohmann::json::array();
-  for (const auto& op : op_table()) {
-    nlohmann::json j = {{"verb", op.verb},
-                        {"dml_operator", op.dml_operator_name()},
-                        {"dml_operator_value", op.dml_enum},
-                        {"desc", op.dml_desc_name()},
-                        {"aliases", op.aliases()},
-                        {"arity", op.arity},
-                        {"introduced", op.introduced().short_name()}};
-    if (level) {
-      const OpTier* t = op.tier_at(*level);
-      j["available"] = t != nullptr;
-      if (t) j["support"] = tier_json(*t);
-    } else {
-      nlohmann::json tiers = nlohmann::json::array();
-      for (const auto& t : op.tiers) tiers.push_back(tier_json(t));
-      j["tiers"] = tiers;
-    }
-    list.push_back(j);
-  }
-  nlohmann::json levels = nlohmann::json::array();
-  for (auto l : feature_levels()) levels.push_back(l.short_name());
-  nlohmann::json result = {{"feature_levels", levels}, {"ops", list}};
-  if (level) result["feature_level"] = level->short_name();
-  return from_json(result);
+  return from_json(nlohmann::json::parse(ops_json_text(level)));
 }
 
 py::array read_tensor_file(const std::string& path, std::optional<std::string> dtype) {
