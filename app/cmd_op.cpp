@@ -254,11 +254,14 @@ void report_validated(const OpOptions& o, const ValidatedOp& op, const RunTiming
   }
 }
 
-void report_timing(const OpOptions& o, const ValidatedOp& op, const RunTiming& t, const std::vector<double>& samples) {
-  const OperationSummary v = summarize(op);
-  const RunDescription what{std::string(op_info(v.op).verb), v.input_dtype, v.output_shape, v.level, o.warmup, samples};
-  if (o.time) std::cerr << timing_text(t, what);
-  if (!o.time_json.empty()) write_text_file(o.time_json, timing_json(t, what).dump(2) + "\n");
+void report_timing(const OpOptions& o, const RunResult& r) {
+  if (o.time) {
+    const OperationSummary v = summarize(*r.op);
+    const RunDescription what{std::string(op_info(v.op).verb), v.input_dtype, v.output_shape, v.level, o.warmup,
+                              r.execute_samples};
+    std::cerr << timing_text(r.timing, what);
+  }
+  if (!o.time_json.empty()) write_text_file(o.time_json, timing_json(r));
 }
 
 // --emit-dxdispatch: the DxDispatch model of the operation with its inputs as read. Called
@@ -303,7 +306,7 @@ void run_op(const OpOptions& o) {
     std::cout << explain_json(*r.op);
     return;
   }
-  report_timing(o, *r.op, r.timing, r.execute_samples);
+  report_timing(o, r);
   if (!o.expect.empty()) check_expected(o, *r.result);
   if (o.verbose) {
     if (const std::string why = named_temporary_reason(); !why.empty())

@@ -23,7 +23,7 @@ void run_ops(const OpsOptions& o) {
   if (!o.feature_level.empty()) level = feature_level_option(o.feature_level);
   const bool json = format_choice(o.json, o.format) == "json";
   if (o.roff) std::cout << ops_roff();
-  else if (json) std::cout << ops_json(level).dump(2) << '\n';
+  else if (json) std::cout << ops_json_text(level) << '\n';
   else std::cout << ops_text(level);
 }
 

@@ -15,21 +15,6 @@ std::string dims_text(DimRange d) {
 
 std::string outputs_text(const OpTier& t) { return t.outputs.empty() ? "same as input" : t.outputs.to_string(); }
 
-nlohmann::json dtype_list(DTypeSet s) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& row : dtype_table())
-    if (s.contains(row.dtype)) out.push_back(row.dml_name);
-  return out;
-}
-
-nlohmann::json tier_json(const OpTier& t) {
-  return {{"from", t.level.short_name()},
-          {"dimensions", {t.dims.min, t.dims.max}},
-          {"input_types", dtype_list(t.inputs)},
-          {"output_types", t.outputs.empty() ? dtype_list(t.inputs) : dtype_list(t.outputs)},
-          {"output_is_input_type", t.outputs.empty()}};
-}
-
 }  // namespace
 
 std::string info_text(const FileInfo& f) {
@@ -114,34 +99,6 @@ std::string ops_text(std::optional<FeatureLevel> level) {
   return out;
 }
 
-nlohmann::json ops_json(std::optional<FeatureLevel> level) {
-  nlohmann::json ops = nlohmann::json::array();
-  for (const auto& op : op_table()) {
-    nlohmann::json j = {{"verb", op.verb},
-                        {"dml_operator", op.dml_operator_name()},
-                        {"dml_operator_value", op.dml_enum},
-                        {"desc", op.dml_desc_name()},
-                        {"aliases", op.aliases()},
-                        {"arity", op.arity},
-                        {"introduced", op.introduced().short_name()}};
-    if (level) {
-      const OpTier* t = op.tier_at(*level);
-      j["available"] = t != nullptr;
-      if (t) j["support"] = tier_json(*t);
-    } else {
-      nlohmann::json tiers = nlohmann::json::array();
-      for (const auto& t : op.tiers) tiers.push_back(tier_json(t));
-      j["tiers"] = tiers;
-    }
-    ops.push_back(j);
-  }
-  nlohmann::json levels = nlohmann::json::array();
-  for (auto l : feature_levels()) levels.push_back(l.short_name());
-  nlohmann::json out = {{"feature_levels", levels}, {"ops", ops}};
-  if (level) out["feature_level"] = level->short_name();
-  return out;
-}
-
 std::string ops_roff() {
   std::string out;
   for (const auto& op : op_table())
@@ -179,32 +136,6 @@ std::string timing_text(const RunTiming& t, const RunDescription& what) {
                        s.median > 0 ? static_cast<double>(t.execute_bytes) / s.median / 1e9 : 0.0);
   }
   return out;
-}
-
-nlohmann::json timing_json(const RunTiming& t, const RunDescription& what) {
-  nlohmann::json phases = nlohmann::json::object();
-  for (const auto& p : t.phases) phases[p.name + "_s"] = p.seconds;
-  const SampleStats s = compute_stats(what.execute_samples);
-  nlohmann::json backend_phases = nlohmann::json::object();
-  for (const auto& p : t.backend_phases) backend_phases[p.name + "_s"] = p.seconds;
-  return {{"op", what.op},
-          {"dtype", dtype_info(what.dtype).numpy_name},
-          {"shape", what.shape.dims()},
-          {"feature_level", what.level.short_name()},
-          {"backend", t.backend},
-          {"device", t.device},
-          {"selection", t.selection},
-          {"phases", phases},
-          {"backend_phases", backend_phases},
-          {"total_s", t.total_seconds},
-          {"execute_bytes", t.execute_bytes},
-          {"execute_runs", t.execute_runs},
-          {"execute_gbps", t.execute_gbps()},
-          {"execute",
-           {{"warmup", what.warmup},
-            {"samples_s", what.execute_samples},
-            {"stats_s", to_json(s)},
-            {"gbps_at_median", s.median > 0 ? static_cast<double>(t.execute_bytes) / s.median / 1e9 : 0.0}}}};
 }
 
 std::string exit_status_summary() {

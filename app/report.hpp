@@ -20,7 +20,6 @@ nlohmann::json info_json(const FileInfo& f);
 
 // The support matrix, from the operator table.
 std::string ops_text(std::optional<FeatureLevel> level);
-nlohmann::json ops_json(std::optional<FeatureLevel> level);
 // The man page's table (tbl rows), so that a test can compare it with the man page.
 std::string ops_roff();
 
@@ -34,8 +33,8 @@ struct RunDescription {
   std::vector<double> execute_samples;  // seconds
 };
 
+// --time's text. (--time-json's content is the library's timing_json(RunResult), request.hpp.)
 std::string timing_text(const RunTiming& t, const RunDescription& what);
-nlohmann::json timing_json(const RunTiming& t, const RunDescription& what);
 
 // "0 success, 1 mismatch, ..." for help footers.
 std::string exit_status_summary();

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Cases for comparing two dmlbits binaries byte for byte (scripts/windows-test: the Linux build
 against dmlbits.exe under wine): every operator, every input dtype it takes at the newest
-feature level, every output dtype (popcount) and shift mode (shl, shr), as read from
+feature level, every output dtype (popcount) and, for a shift, every --shift-overflow mode, as read from
 `DMLBITS ops --json` (the operator table), on random inputs written with NumPy: 1031 elements
 (odd, past every vector width), shift counts from 0 to twice the width and the dtype's maximum,
 and a broadcast of [3,1,7] with [5,1] for binary operators.
@@ -58,11 +58,11 @@ def main():
 
     for op in table["ops"]:
         verb, arity, tier = op["verb"], op["arity"], op["tiers"][-1]
-        shift = verb in ("shl", "shr")
+        shift = op["shift"]
         for dtype_name in tier["input_types"]:
             dtype = numpy_dtype(dtype_name)
             out_dtypes = [None] if tier["output_is_input_type"] else [t.lower() for t in tier["output_types"]]
-            modes = ["zero", "wrap"] if shift else [None]
+            modes = table["shift_overflow_modes"] if shift else [None]
             shapes = [((1031,), (1031,))] + ([((3, 1, 7), (5, 1))] if arity == 2 else [])
             for si, (sa, sb) in enumerate(shapes):
                 stem = f"{verb}_{dtype.name}_{si}"

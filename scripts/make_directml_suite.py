@@ -35,11 +35,18 @@ The manifests (in OUT_DIR):
 Each manifest's "needs" field says what it needs ("shift-overflow-directml") and "backends"
 which backends the suite runs it on.
 
-Usage: make_directml_suite.py OUT_DIR [--chunk-bytes N] [--huge]
+The operators, their data types, output types and which of them shift come from the program
+(`dmlbits ops --json`, the operator table): every operator it lists gets the rank, broadcast and
+edge-value cases of its kind and the refusals of the data types it does not take, and an operator
+without a NumPy model (MODELS here and in make_goldens.py) stops the generator with an error.
+
+Usage: make_directml_suite.py OUT_DIR [--chunk-bytes N] [--huge] [--dmlbits PATH | --ops-json FILE]
   --chunk-bytes N  the buffer size the large cases are sized against (default 65536, what the
                    suite gives the directml backend); each large case spans 2 to 9 chunks.
   --huge           writes huge.json: two cases past the directml backend's default 256 MiB
                    buffer (not run in CI: ~1.1 GB of files).
+  --dmlbits PATH   the binary whose operator table to cover (default $DMLBITS, else build/dmlbits)
+  --ops-json FILE  a saved `dmlbits ops --json` instead (tests/directml/run: dmlbits.exe's)
 The output is deterministic; stale .npy files and manifests in OUT_DIR are removed first.
 """
 
@@ -52,13 +59,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_goldens  # noqa: E402
-from make_goldens import (ALL_DTYPES, UNSIGNED, BINARY_OPS, bits, expect_logic,  # noqa: E402
+from make_goldens import (ALL_DTYPES, UNSIGNED, bits, expect_logic,  # noqa: E402
                           expect_not, expect_popcount, expect_shift, from_bits, le, random_bits,
-                          unsigned_of, width)
+                          short_dtype, unsigned_of, width)
 
 SEED = 20261124
-SIGNED_OR_FLOAT = [d for d in ALL_DTYPES if d not in UNSIGNED]
-SHIFT_OPS = ["shl", "shr"]
 
 # Odd sizes, some dimensions of 1 (each rank 1 to 8; 100 to 400 elements).
 SHAPES = {
@@ -117,19 +122,31 @@ def expect_shift_np(op, a, b, mode):
     return from_bits(r.astype(unsigned_of(a.dtype)), a.dtype)
 
 
-def expect(op, inputs, mode=None, out_dtype=None):
-    if op in BINARY_OPS:
-        return expect_logic(op, *np.broadcast_arrays(*inputs))
-    if op == "not":
-        return expect_not(inputs[0])
-    if op == "popcount":
-        return expect_popcount(inputs[0], out_dtype or "uint8")
-    r = expect_shift_np(op, inputs[0], inputs[1], mode)
+def expect_shift_checked(op, a, b, mode):
+    r = expect_shift_np(op, a, b, mode)
     if mode in ("zero", "wrap", "directml") and r.size <= 4096:
         # Two independent computations of the same rule must agree.
-        other = expect_shift(op, inputs[0], inputs[1], mode)
+        other = expect_shift(op, a, b, mode)
         assert np.array_equal(bits(r), bits(other)), (op, mode)
     return r
+
+
+# The NumPy model of each operator, by verb: model(inputs, out_dtype, shift_mode). An operator the
+# program lists without a model here stops the generator (Program.require_models).
+MODELS = {
+    "and": lambda x, out, mode: expect_logic("and", *np.broadcast_arrays(*x)),
+    "or": lambda x, out, mode: expect_logic("or", *np.broadcast_arrays(*x)),
+    "xor": lambda x, out, mode: expect_logic("xor", *np.broadcast_arrays(*x)),
+    "not": lambda x, out, mode: expect_not(x[0]),
+    "popcount": lambda x, out, mode: expect_popcount(x[0], out),
+    "shl": lambda x, out, mode: expect_shift_checked("shl", x[0], x[1], mode),
+    "shr": lambda x, out, mode: expect_shift_checked("shr", x[0], x[1], mode),
+}
+PROGRAM = None  # the Program (make_goldens.program) main() reads
+
+
+def expect(op, inputs, mode=None, out_dtype=None):
+    return MODELS[op](inputs, out_dtype or PROGRAM.default_output(op, inputs[0].dtype.name), mode)
 
 
 # ---- Values ----
@@ -279,37 +296,53 @@ class Writer:
         manifest.cases.append(entry)
 
 
-def unary_variants(dt):
-    """(op, out_dtype, name part) of the unary operators."""
-    return [("not", None, "not"), ("popcount", None, "popcount"), ("popcount", "uint32", "popcount_u32")]
+def build(w, rng, chunk_bytes, huge, prog):
+    prog.require_models(MODELS, "scripts/make_directml_suite.py (MODELS)")
+    # The operators by kind, in table order: binary ones whose B is an operand, unary ones (with
+    # each output type: (verb, --out-dtype or None for the default, case-name part)), shifts.
+    binary_ops = [o["verb"] for o in prog.ops if o["arity"] == 2 and not o["shift"]]
+    shift_ops = [o["verb"] for o in prog.ops if o["shift"]]
+    unary = [(o["verb"], out, o["verb"] if out is None else "%s_%s" % (o["verb"], short_dtype(out)))
+             for o in prog.ops if o["arity"] == 1 for out in prog.output_dtypes(o["verb"])]
+    unary_ops = [o["verb"] for o in prog.ops if o["arity"] == 1]
+    other_modes = [m for m in prog.shift_modes if m != "directml"]
 
+    def unary_variants(dt):
+        return [u for u in unary if dt in prog.input_dtypes(u[0])]
 
-def build(w, rng, chunk_bytes, huge):
+    def binary_ops_of(dt):
+        return [op for op in binary_ops if dt in prog.input_dtypes(op)]
+
+    def shift_ops_of(dt):
+        return [op for op in shift_ops if dt in prog.input_dtypes(op)]
+
     both = ["directml", "cpu-reference"]
-    bitwise = Manifest("bitwise", "and, or, xor, not, popcount: every data type, rank, broadcast, "
-                       "edge value, sizes past a chunk; refusals", both)
-    shift_dml = Manifest("shift-directml", "shl, shr with DirectML's rule for counts >= the width "
-                         "(--shift-overflow directml, and the default)", both, "shift-overflow-directml")
+    bitwise = Manifest("bitwise", "%s: every data type, rank, broadcast, edge value, sizes past a chunk; "
+                       "refusals" % ", ".join(binary_ops + unary_ops), both)
+    shift_dml = Manifest("shift-directml", "%s with DirectML's rule for counts >= the width "
+                         "(--shift-overflow directml, and the default)" % ", ".join(shift_ops), both,
+                         "shift-overflow-directml")
     selfcheck = Manifest("selfcheck", "run first: known answers, typed in; DirectML computing zeros fails it",
                          both)
-    shift_modes = Manifest("shift-modes", "shl, shr in the zero and wrap modes: CPU backends only "
-                           "(the directml backend runs DirectML's own rule alone)", ["cpu-reference"])
+    shift_modes = Manifest("shift-modes", "%s in the %s modes: CPU backends only (the directml backend runs "
+                           "DirectML's own rule alone)" % (", ".join(shift_ops), " and ".join(other_modes)),
+                           ["cpu-reference"])
 
     # -- Every operator x data type x rank 1..8, odd sizes; the first elements are edge values. --
     for dt in ALL_DTYPES:
         e = edges(dt)
         for rank, shape in SHAPES.items():
-            for op in BINARY_OPS:
+            for op in binary_ops_of(dt):
                 a = filled(rng, dt, shape, e)
                 b = filled(rng, dt, shape, np.roll(e, 1 + rank))
                 w.case(bitwise, "%s_%s_r%d" % (op, dt, rank), op, [a, b])
             for op, out, part in unary_variants(dt):
                 a = filled(rng, dt, shape, np.roll(e, rank))
                 w.case(bitwise, "%s_%s_r%d" % (part, dt, rank), op, [a], out_dtype=out)
-    for dt in UNSIGNED:
+    for dt in ALL_DTYPES:
         counts = shift_counts(dt)
         for rank, shape in SHAPES.items():
-            for op in SHIFT_OPS:
+            for op in shift_ops_of(dt):
                 a = filled(rng, dt, shape, shift_values(rng, dt))
                 b = filled(rng, dt, shape, np.roll(counts, 7 * rank))
                 # Random counts of the full width are nearly all >= w: mix in small ones.
@@ -317,20 +350,20 @@ def build(w, rng, chunk_bytes, huge):
                                        bits(b) % np.uint64(2 * width(dt) + 3), bits(b)).astype(unsigned_of(dt)), dt)
                 w.case(shift_dml, "%s_%s_r%d_directml" % (op, dt, rank), op, [a, b], mode="directml")
                 if rank in (1, 4, 8):
-                    for mode in ["zero", "wrap"]:
+                    for mode in other_modes:
                         w.case(shift_modes, "%s_%s_r%d_%s" % (op, dt, rank, mode), op, [a, b], mode=mode)
 
     # -- Broadcasts (stride 0) in A, in B, in both, across ranks, 0-d scalars. --
     for dt in ALL_DTYPES:
         for bname, sa, sb in BROADCASTS:
-            for op in BINARY_OPS:
+            for op in binary_ops_of(dt):
                 a, b = filled(rng, dt, sa, edges(dt)), filled(rng, dt, sb, edges(dt)[::-1])
                 w.case(bitwise, "bcast_%s_%s_%s" % (bname, op, dt), op, [a, b])
         for op, out, part in unary_variants(dt):
             w.case(bitwise, "scalar_%s_%s" % (part, dt), op, [filled(rng, dt, (), edges(dt)[3:])], out_dtype=out)
-    for dt in UNSIGNED:
+    for dt in ALL_DTYPES:
         for bname, sa, sb in BROADCASTS:
-            for op in SHIFT_OPS:
+            for op in shift_ops_of(dt):
                 a = filled(rng, dt, sa, shift_values(rng, dt))
                 b = filled(rng, dt, sb, shift_counts(dt)[::-1])
                 w.case(shift_dml, "bcast_%s_%s_%s_directml" % (bname, op, dt), op, [a, b], mode="directml")
@@ -338,18 +371,20 @@ def build(w, rng, chunk_bytes, huge):
     # -- Edge values: every pair (A (n,1) against B (1,n): a broadcast in both). --
     for dt in ALL_DTYPES:
         e = from_bits(edges(dt), dt)
-        for op in BINARY_OPS:
+        for op in binary_ops_of(dt):
             w.case(bitwise, "edges_%s_%s" % (op, dt), op, [e.reshape(-1, 1), e.reshape(1, -1)],
                    comment="every pair of edge values (0, all ones, sign bits%s)" %
                    (", NaN classes, -0.0, subnormals, infinities" if np.dtype(dt).kind == "f" else ""))
         for op, out, part in unary_variants(dt):
             w.case(bitwise, "edges_%s_%s" % (part, dt), op, [e], out_dtype=out)
     # Shift counts: every value against every count 0 .. 2w+2, the maximum and more.
-    for dt in UNSIGNED:
+    for dt in ALL_DTYPES:
+        if not shift_ops_of(dt):
+            continue
         v = from_bits(shift_values(rng, dt), dt).reshape(-1, 1)
         c = from_bits(shift_counts(dt), dt).reshape(1, -1)
-        for op in SHIFT_OPS:
-            for mode in ["directml", "default", "zero", "wrap"]:
+        for op in shift_ops_of(dt):
+            for mode in ["directml", "default"] + other_modes:
                 m = shift_dml if mode in ("directml", "default") else shift_modes
                 w.case(m, "counts_%s_%s_%s" % (op, dt, mode), op, [v, c], mode=mode,
                        comment="every value against counts 0 .. 2w+2, the type's maximum and more" +
@@ -436,18 +471,24 @@ def build(w, rng, chunk_bytes, huge):
            u32([[0x12345678, 0xCAFEF00D], [0x02040608, 0x0A0E000D]]), "by hand: a broadcast in both inputs")
 
     # -- Refusals: what DirectML's CreateOperator refuses, dmlbits' validation refuses. --
-    for dt in SIGNED_OR_FLOAT:
+    # Each data type an operator's newest tier does not take, each output type it does not give
+    # (of four that stand for the kinds), and 9 dimensions for every operator.
+    for dt in ALL_DTYPES:
         x = filled(rng, dt, (3,))
-        for op in SHIFT_OPS:
-            w.refusal(bitwise, "refuse_%s_%s" % (op, dt), op, [x, x], "data type")
+        for o in prog.ops:
+            if dt not in prog.input_dtypes(o["verb"]):
+                w.refusal(bitwise, "refuse_%s_%s" % (o["verb"], dt), o["verb"], [x] * o["arity"], "data type")
     x = filled(rng, "uint8", (3,))
-    for out in ["uint16", "int32", "float32", "uint64"]:
-        w.refusal(bitwise, "refuse_popcount_out_%s" % out, "popcount", [x], "output data type", out_dtype=out)
+    for o in prog.ops:
+        if o["default_output_type"] is None:
+            continue
+        for out in ["uint16", "int32", "float32", "uint64"]:
+            if out not in prog.output_dtypes(o["verb"]):
+                w.refusal(bitwise, "refuse_%s_out_%s" % (o["verb"], out), o["verb"], [x] * o["arity"],
+                          "output data type", out_dtype=out)
     nine = filled(rng, "uint8", (1, 2, 1, 2, 1, 2, 1, 2, 3))
-    for op in BINARY_OPS + SHIFT_OPS:
-        w.refusal(bitwise, "refuse_%s_9d" % op, op, [nine, nine], "more than 8 dimensions")
-    for op in ["not", "popcount"]:
-        w.refusal(bitwise, "refuse_%s_9d" % op, op, [nine], "more than 8 dimensions")
+    for op in binary_ops + shift_ops + unary_ops:
+        w.refusal(bitwise, "refuse_%s_9d" % op, op, [nine] * prog.by_verb[op]["arity"], "more than 8 dimensions")
 
     return [selfcheck, bitwise, shift_dml, shift_modes] + ([huge_cases] if huge else [])
 
@@ -457,14 +498,18 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--chunk-bytes", type=int, default=65536)
     parser.add_argument("--huge", action="store_true")
+    parser.add_argument("--dmlbits", help="the binary whose operator table to cover (default $DMLBITS)")
+    parser.add_argument("--ops-json", help="a saved `dmlbits ops --json` instead of running the binary")
     args = parser.parse_args()
+    global PROGRAM
+    PROGRAM = make_goldens.program(args.dmlbits, args.ops_json)
     out_dir = os.path.abspath(args.out)
     os.makedirs(out_dir, exist_ok=True)
     for f in os.listdir(out_dir):
         if f.endswith(".npy") or f.endswith(".json"):
             os.remove(os.path.join(out_dir, f))
     w = Writer(out_dir)
-    manifests = build(w, np.random.default_rng(SEED), args.chunk_bytes, args.huge)
+    manifests = build(w, np.random.default_rng(SEED), args.chunk_bytes, args.huge, PROGRAM)
     for m in manifests:
         doc = {"generator": "scripts/make_directml_suite.py", "seed": SEED, "chunk_bytes": args.chunk_bytes,
                "note": m.note, "backends": m.backends, "cases": m.cases}

@@ -13,25 +13,105 @@ shift by c if c < 32, else by 32 and then by c & 31. Popcount counts the
 bits of the encoding (two's complement for signed types, the IEEE pattern for floats) with
 np.unpackbits, since NumPy 1.24 has no bitwise_count (and NumPy's counts |x| for signed types).
 
-Usage: make_goldens.py [--out DIR]   (default: testdata/golden beside this script's project)
+The operators, the data types each takes, their output types and which of them shift come from
+the program (`dmlbits ops --json`, the operator table), never from a list here: every operator
+it lists gets a case for each data type and output type (and each --shift-overflow mode of a
+shift), and an operator without a NumPy model in MODELS stops the generator with an error.
+
+Usage: make_goldens.py [--out DIR] [--dmlbits PATH | --ops-json FILE]
+  --out       default: testdata/golden beside this script's project
+  --dmlbits   the binary to ask for its operator table (default: $DMLBITS, else build/dmlbits)
+  --ops-json  a file holding the output of `dmlbits ops --json` instead
 The output is deterministic: running it twice writes identical bytes.
 """
 
 import argparse
 import json
 import os
+import subprocess
+import sys
 
 import numpy as np
 
 SEED = 20240601
 
-# NumPy dtypes of the 11 DirectML data types, little-endian as dmlbits writes them.
+# NumPy dtypes of the 11 DirectML data types, little-endian as dmlbits writes them (the program's
+# dtype table must list the same: Program checks it).
 ALL_DTYPES = ["uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
               "float16", "float32", "float64"]
 UNSIGNED = ["uint8", "uint16", "uint32", "uint64"]
-SHIFT_DTYPES = UNSIGNED  # never signed, never float (FL 4_1 and later)
-BINARY_OPS = ["and", "or", "xor"]
-SHIFT_MODES = ["zero", "wrap", "directml"]  # --shift-overflow; directml is the default
+
+
+class Program:
+    """The operator table of the program under test, from `dmlbits ops --json`: the operators
+    (in table order) and, by verb, what each takes at the newest feature level. Only names and
+    properties come from it; every expected value is computed here."""
+
+    def __init__(self, doc):
+        self.doc = doc
+        names = [d["numpy"] for d in doc["dtypes"]]
+        if sorted(names) != sorted(ALL_DTYPES):
+            raise SystemExit("dmlbits lists the data types %s; the generators know %s: teach them the new ones"
+                             % (names, ALL_DTYPES))
+        self.numpy = {d["name"]: d["numpy"] for d in doc["dtypes"]}
+        self.ops = doc["ops"]
+        self.verbs = [o["verb"] for o in self.ops]
+        self.by_verb = {o["verb"]: o for o in self.ops}
+        self.shift_modes = doc["shift_overflow_modes"]  # the default first
+        self.default_shift_mode = self.shift_modes[0]
+
+    def newest(self, verb):
+        return self.by_verb[verb]["tiers"][-1]
+
+    def input_dtypes(self, verb):
+        """NumPy names of the data types the newest tier takes, in ALL_DTYPES order."""
+        take = {self.numpy[t] for t in self.newest(verb)["input_types"]}
+        return [d for d in ALL_DTYPES if d in take]
+
+    def output_dtypes(self, verb):
+        """[None] when the output has the input's type; else the output types, the default first
+        (None stands for it: no --out-dtype)."""
+        o = self.by_verb[verb]
+        if o["default_output_type"] is None:
+            return [None]
+        default = self.numpy[o["default_output_type"]]
+        others = [self.numpy[t] for t in self.newest(verb)["output_types"] if self.numpy[t] != default]
+        return [None] + others
+
+    def default_output(self, verb, dtype):
+        o = self.by_verb[verb]
+        return dtype if o["default_output_type"] is None else self.numpy[o["default_output_type"]]
+
+    def require_models(self, models, where):
+        """Stops with an error naming each listed operator `models` has no entry for."""
+        missing = [v for v in self.verbs if v not in models]
+        if missing:
+            raise SystemExit("\n".join("operator '%s' has no NumPy model in %s: add one" % (v, where)
+                                        for v in missing))
+        modes = [m for m in self.shift_modes if m not in SHIFT_MODES_MODELLED]
+        if modes:
+            raise SystemExit("--shift-overflow mode(s) %s have no NumPy model in %s: add them" % (modes, where))
+
+
+def program(dmlbits=None, ops_json=None):
+    """The Program of the binary `dmlbits` (default $DMLBITS, else build/dmlbits of this project)
+    or of a saved `dmlbits ops --json` document."""
+    if ops_json:
+        with open(ops_json, encoding="utf-8") as f:
+            return Program(json.load(f))
+    here = os.path.dirname(os.path.abspath(__file__))
+    exe = dmlbits or os.environ.get("DMLBITS") or os.path.join(here, "..", "build", "dmlbits")
+    try:
+        r = subprocess.run([exe, "ops", "--json"], capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise SystemExit("cannot read the operator table from %s ops --json (%s): give --dmlbits or set DMLBITS"
+                         % (exe, e))
+    return Program(json.loads(r.stdout))
+
+
+def short_dtype(dtype):
+    """uint32 -> u32, int8 -> i8, float16 -> f16 (case names)."""
+    return dtype.replace("uint", "u").replace("int", "i").replace("float", "f")
 
 
 def le(dtype):
@@ -113,6 +193,21 @@ def expect_popcount(a, out_dtype):
     as_bytes = a.reshape(-1).view(np.uint8).reshape(-1, k)
     counts = np.unpackbits(as_bytes, axis=1).sum(axis=1)
     return counts.reshape(a.shape).astype(le(out_dtype))
+
+
+# The NumPy model of each operator, by verb: model(inputs, out_dtype, shift_mode) -> the expected
+# array. An operator the program lists without a model here stops the generator (require_models).
+MODELS = {
+    "and": lambda x, out, mode: expect_logic("and", *x),
+    "or": lambda x, out, mode: expect_logic("or", *x),
+    "xor": lambda x, out, mode: expect_logic("xor", *x),
+    "not": lambda x, out, mode: expect_not(x[0]),
+    "popcount": lambda x, out, mode: expect_popcount(x[0], out),
+    "shl": lambda x, out, mode: expect_shift("shl", x[0], x[1], mode),
+    "shr": lambda x, out, mode: expect_shift("shr", x[0], x[1], mode),
+}
+# The --shift-overflow modes expect_shift computes.
+SHIFT_MODES_MODELLED = {"zero", "wrap", "directml"}
 
 
 # ---- Inputs ----
@@ -230,48 +325,67 @@ class Writer:
 CHECK_KEYS = {"--out-dtype": "out_dtype", "--shift-overflow": "shift_overflow", "--feature-level": "feature_level"}
 
 
-def build(w, rng):
-    # -- Every op x every dtype the table allows at 6_4 (the default level). --
-    for dt in ALL_DTYPES:
-        for op in BINARY_OPS:
-            a = interesting(rng, dt, 13)
-            b = from_bits(bits(random_bits(rng, dt, a.shape)), dt)
-            # Pair edge patterns with themselves and their complements too.
-            b[:3] = a[:3]
-            b[3:5] = expect_not(a[3:5])
-            # 20 (integers) or 32 (floats) elements: a (4, n) matrix.
-            a, b = a.reshape(4, -1), b.reshape(4, -1)
-            w.case("%s_%s" % (op, dt), op, [a, b], expect_logic(op, a, b))
-        a = interesting(rng, dt, 9)
-        w.case("not_%s" % dt, "not", [a], expect_not(a))
-        a = interesting(rng, dt, 9)
-        if np.dtype(dt).kind == "i":
-            info = np.iinfo(dt)
-            a[:4] = np.array([-1, info.min, info.max, -2], dtype=dt)
-        w.case("popcount_%s" % dt, "popcount", [a], expect_popcount(a, "uint8"),
-               note="default output dtype uint8; signed values count two's-complement bits")
-        w.case("popcount_%s_out_u32" % dt, "popcount", [a], expect_popcount(a, "uint32"),
-               args=["--out-dtype", "uint32"])
+def build(w, rng, prog):
+    prog.require_models(MODELS, "scripts/make_goldens.py (MODELS)")
+    shift_modes = prog.shift_modes
 
-    for dt in SHIFT_DTYPES:
-        for op in ["shl", "shr"]:
+    def model(verb, inputs, out=None, mode=None):
+        return MODELS[verb](inputs, out, mode)
+
+    # -- Every operator x every data type and output type its newest tier takes (the default level
+    # is newer), binary operators first; the shifts after, in each --shift-overflow mode. --
+    plain = sorted((o for o in prog.ops if not o["shift"]), key=lambda o: -o["arity"])
+    for dt in ALL_DTYPES:
+        for o in plain:
+            op = o["verb"]
+            if dt not in prog.input_dtypes(op):
+                continue
+            if o["arity"] == 2:
+                a = interesting(rng, dt, 13)
+                b = from_bits(bits(random_bits(rng, dt, a.shape)), dt)
+                # Pair edge patterns with themselves and their complements too.
+                b[:3] = a[:3]
+                b[3:5] = expect_not(a[3:5])
+                # 20 (integers) or 32 (floats) elements: a (4, n) matrix.
+                a, b = a.reshape(4, -1), b.reshape(4, -1)
+                w.case("%s_%s" % (op, dt), op, [a, b], model(op, [a, b], prog.default_output(op, dt)))
+                continue
+            a = interesting(rng, dt, 9)
+            if np.dtype(dt).kind == "i":
+                info = np.iinfo(dt)
+                a[:4] = np.array([-1, info.min, info.max, -2], dtype=dt)
+            for out in prog.output_dtypes(op):
+                if out is None:
+                    default = prog.default_output(op, dt)
+                    w.case("%s_%s" % (op, dt), op, [a], model(op, [a], default),
+                           note="" if o["default_output_type"] is None else "default output dtype %s" % default)
+                else:
+                    w.case("%s_%s_out_%s" % (op, dt, short_dtype(out)), op, [a], model(op, [a], out),
+                           args=["--out-dtype", out])
+
+    shifts = [o["verb"] for o in prog.ops if o["shift"]]
+    for dt in ALL_DTYPES:
+        for op in shifts:
+            if dt not in prog.input_dtypes(op):
+                continue
             counts = shift_counts(dt)
             # Top bit set: a logical right shift must not smear it.
             top = np.array(1 << (width(dt) - 1), dtype=unsigned_of(dt))
             a = from_bits(bits(random_bits(rng, dt, counts.shape)) | top, dt)
             a[0] = from_bits(edge_values(dt)[1:2], dt)[0]  # all ones
-            for mode in SHIFT_MODES:
-                w.case("%s_%s_%s" % (op, dt, mode), op, [a, counts], expect_shift(op, a, counts, mode),
+            for mode in shift_modes:
+                w.case("%s_%s_%s" % (op, dt, mode), op, [a, counts], model(op, [a, counts], mode=mode),
                        args=["--shift-overflow", mode])
-            # Without --shift-overflow: the default mode, directml.
-            w.case("%s_%s_default_mode" % (op, dt), op, [a, counts], expect_shift(op, a, counts, "directml"),
-                   note="no shift_overflow: the default, directml")
+            # Without --shift-overflow: the default mode.
+            w.case("%s_%s_default_mode" % (op, dt), op, [a, counts],
+                   model(op, [a, counts], mode=prog.default_shift_mode),
+                   note="no shift_overflow: the default, %s" % prog.default_shift_mode)
             # Every count from 0 to 2*width+2 and the maximum against one value, every mode.
             all_counts = np.array(list(range(2 * width(dt) + 3)) + [(1 << width(dt)) - 1], dtype=unsigned_of(dt))
             v = from_bits(np.array([0xA5A5A5A5A5A5A5A5 & ((1 << width(dt)) - 1)], unsigned_of(dt)), dt)
-            for mode in SHIFT_MODES:
+            for mode in shift_modes:
                 w.case("%s_%s_every_count_%s" % (op, dt, mode), op, [v, all_counts],
-                       expect_shift(op, v, all_counts, mode), args=["--shift-overflow", mode],
+                       model(op, [v, all_counts], mode=mode), args=["--shift-overflow", mode],
                        note="A (1,) broadcast against every count")
 
     # -- Broadcasting (NumPy rules). --
@@ -291,12 +405,12 @@ def build(w, rng):
     w.case("bcast_or_u64_213_41", "or", [a, b], expect_logic("or", a, b))
     a = random_bits(rng, "uint32", (4, 3))
     b = np.array([0, 31, 32], dtype="<u4")
-    for mode in SHIFT_MODES:
+    for mode in shift_modes:
         w.case("bcast_shl_u32_43_counts3_%s" % mode, "shl", [a, b], expect_shift("shl", a, b, mode),
                args=["--shift-overflow", mode])
     a = random_bits(rng, "uint8", (3, 1))
     b = np.array([[0, 1, 7, 8, 9]], dtype="u1")
-    for mode in SHIFT_MODES:
+    for mode in shift_modes:
         w.case("bcast_shr_u8_31_15_%s" % mode, "shr", [a, b], expect_shift("shr", a, b, mode),
                args=["--shift-overflow", mode])
     a = random_bits(rng, "int8", (2, 2, 1, 3))
@@ -312,7 +426,7 @@ def build(w, rng):
         w.case("scalar_popcount_%s" % dt, "popcount", [a], expect_popcount(a, "uint8"))
     a = np.array(0x81, dtype="u1")
     b = np.array(9, dtype="u1")
-    for mode in SHIFT_MODES:
+    for mode in shift_modes:
         w.case("scalar_shl_u8_9_%s" % mode, "shl", [a, b], expect_shift("shl", a, b, mode),
                args=["--shift-overflow", mode])
 
@@ -414,13 +528,13 @@ def build(w, rng):
            note="measured on DirectML 1.15.4")
     # Edge counts (edge_counts) against a column of values: all ones, the top bit, 1, the value
     # DirectML was measured on, alternating bits; every mode, each broadcast (k, 1) x (n,).
-    for dt in SHIFT_DTYPES:
+    for dt in UNSIGNED:
         wd = width(dt)
         values = np.array([(1 << wd) - 1, 1 << (wd - 1), 1, measured_value(dt),
                            0xA5A5A5A5A5A5A5A5 & ((1 << wd) - 1)], dtype=unsigned_of(dt)).reshape(-1, 1)
         counts = edge_counts(dt)
         for op in ["shl", "shr"]:
-            for mode in SHIFT_MODES:
+            for mode in shift_modes:
                 w.case("%s_%s_edge_counts_%s" % (op, dt, mode), op, [values, counts],
                        expect_shift(op, values, counts, mode), args=["--shift-overflow", mode],
                        note="(5, 1) values x edge counts")
@@ -430,7 +544,10 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.path.join(here, "..", "testdata", "golden"))
+    parser.add_argument("--dmlbits", help="the binary whose operator table to cover (default $DMLBITS)")
+    parser.add_argument("--ops-json", help="a saved `dmlbits ops --json` instead of running the binary")
     args = parser.parse_args()
+    prog = program(args.dmlbits, args.ops_json)
     out_dir = os.path.abspath(args.out)
     os.makedirs(out_dir, exist_ok=True)
     # Stale cases from an older run must not linger.
@@ -439,7 +556,7 @@ def main():
             os.remove(os.path.join(out_dir, f))
 
     w = Writer(out_dir)
-    build(w, np.random.default_rng(SEED))
+    build(w, np.random.default_rng(SEED), prog)
     manifest = {
         "generator": "scripts/make_goldens.py",
         "seed": SEED,

@@ -182,7 +182,7 @@ __attribute__((target("avx2"))) std::uint64_t read_avx2(const std::byte* data, s
   return static_cast<std::uint64_t>(_mm256_extract_epi64(all, 0) | _mm256_extract_epi64(all, 3));
 }
 // The same, reading the buffer as four contiguous parts side by side, each prefetched 512 B ahead,
-// as the AVX-512 narrowing popcounts read (kernel_loops.hpp, unary_body_streams): one thread reads
+// as the AVX-512 narrowing popcounts read (UnaryRead::parts, stream_policy.hpp): one thread reads
 // faster from several distant streams than from one, so this is the tighter bound for kernels
 // that read far more than they write. A tail of less than four 64-byte lines is not read.
 __attribute__((target("avx2"))) std::uint64_t read_avx2_streams(const std::byte* data, std::size_t bytes) {

@@ -56,9 +56,12 @@ expect_offers() {
   done
 }
 
-# Commands: the seven operators of DirectML's DML_ELEMENT_WISE_BIT_* (man page, COMMANDS), the
-# other commands, and the aliases.
-expect_offers dmlbits "" :: and or xor not shl shr popcount info ops check devices completion help
+# Commands: the operators of the program's table (DirectML's DML_ELEMENT_WISE_BIT_*; man page,
+# COMMANDS), the other commands, and the aliases.
+verbs=$(op_verbs)
+[ -n "$verbs" ] || fail "dmlbits ops --json lists no operator"
+# shellcheck disable=SC2086
+expect_offers dmlbits "" :: $verbs info ops check devices completion help
 expect_completion "xor" dmlbits x
 expect_completion "popcount" dmlbits po
 expect_completion "BIT_AND BIT_COUNT BIT_NOT BIT_OR BIT_SHIFT_LEFT BIT_SHIFT_RIGHT BIT_XOR" dmlbits BIT_
@@ -99,7 +102,7 @@ checks=$((checks + 1))
 expect_completion "" dmlbits devices ""
 
 # Every long option of each command's --help is offered after `--`.
-for cmd in and or xor not shl shr popcount info ops check devices completion; do
+for cmd in $verbs info ops check devices completion; do
   "$DMLBITS" "$cmd" --help > "$WORK/help" 2>&1
   options=$(grep -oE '(^|[ ,])--[a-z][a-z0-9-]*' "$WORK/help" | sed 's/^[ ,]//' | sort -u)
   [ -n "$options" ] || fail "no options found in 'dmlbits $cmd --help'"

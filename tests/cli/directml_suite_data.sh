@@ -10,6 +10,22 @@ suite="$WORK/suite"
   { cat "$WORK/generate.txt" >&2; fail "make_directml_suite.py failed"; finish; }
 
 ncases() { "$PYTHON" -c "import json,sys; print(len(json.load(open(sys.argv[1]))['cases']))" "$1"; }
+# d3d12 runs the operators it has a shader for ("gpu" in `dmlbits ops --json`) and refuses the
+# others (auto runs them on the CPU): it checks copies of the manifests without their cases.
+mkdir -p "$suite/d3d12"
+"$PYTHON" - "$suite" "$("$DMLBITS" ops --json)" <<'PY' || fail "writing the d3d12 manifests"
+import json, os, sys
+suite, ops = sys.argv[1], json.loads(sys.argv[2])["ops"]
+gpu = {o["verb"] for o in ops if o["gpu"]}
+for name in os.listdir(suite):
+    if name.endswith(".json"):
+        with open(os.path.join(suite, name), encoding="utf-8") as f:
+            doc = json.load(f)
+        doc["cases"] = [c for c in doc["cases"] if c["op"] in gpu]
+        doc["root"] = ".."
+        with open(os.path.join(suite, "d3d12", name), "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+PY
 combos=$("$PYTHON" -c "
 import json, sys
 for b in json.loads(sys.argv[1])['backends']:
@@ -22,8 +38,12 @@ for manifest in "$suite"/*.json; do
   want=$(ncases "$manifest")
   [ "$want" -gt 0 ] || fail "$manifest has no cases"
   while read -r backend isa; do
-    expect_status 0 check "$manifest" --backend "$backend" ${isa:+--isa "$isa"}
-    expect_out "$want passed, 0 failed"
+    m=$manifest
+    [ "$backend" = d3d12 ] && m="$suite/d3d12/$(basename "$manifest")"
+    n=$(ncases "$m")
+    [ "$n" -gt 0 ] || continue
+    expect_status 0 check "$m" --backend "$backend" ${isa:+--isa "$isa"}
+    expect_out "$n passed, 0 failed"
   done <<< "$combos"
 done
 

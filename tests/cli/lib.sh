@@ -11,6 +11,12 @@ checks=0
 
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
+# op_verbs: the operators' verbs, one line, from the program's operator table (`dmlbits ops
+# --json`), for loops over every operator: a test never lists them itself.
+op_verbs() {
+  "$DMLBITS" ops --json | "${PYTHON:-python3}" -c 'import json, sys; print(" ".join(o["verb"] for o in json.load(sys.stdin)["ops"]))'
+}
+
 # run ARGS...: runs dmlbits, leaving $status, $out (stdout) and $err (stderr).
 run() {
   checks=$((checks + 1))

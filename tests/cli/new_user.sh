@@ -289,7 +289,7 @@ expect_status 0 xor fo.npy 1 --in-place -v
 expect_err "in Fortran order; the result is written little-endian in C order"
 
 # ---- every command's help ends with the manual, and --shift-overflow has a description ---------
-for cmd in and or xor not popcount shl shr info ops check devices; do
+for cmd in $(op_verbs) info ops check devices; do
   run "$cmd" --help
   [ "$(printf '%s\n' "$out" | tail -n 1)" = "See dmlbits(1) for details." ] ||
     fail "dmlbits $cmd --help does not end with the manual: $(printf '%s\n' "$out" | tail -n 2)"

@@ -4,7 +4,8 @@ or a temporary file behind (issue #28).
 
 Each scenario runs one command over and over in a fresh copy of its folder, sending SIGKILL after
 a random delay drawn between 0 and 1.2 times the command's own unkilled run time, so that kills
-land while it reads, computes, writes and names its outputs. After every run:
+land while it reads, computes, writes and names its outputs (under wine, from 90 % of the time
+dmlbits.exe takes to start, which is most of its run time there). After every run:
 
   * every output file is byte for byte the old file (or absent, if there was none) or the new
     one complete: tensors equal to NumPy's result (np.invert; never dmlbits' own output), JSON
@@ -15,7 +16,8 @@ land while it reads, computes, writes and names its outputs. After every run:
 A complete file (old or new) left under a temporary name is counted apart ("window"), not as a
 failure: Linux cannot give an unnamed file a name that replaces another (linkat refuses an
 existing name), so replacing a file links the finished file under a temporary name and renames
-it over the old one, two system calls apart; a kill between them leaves that file. The count
+it over the old one, two system calls apart; a kill between them leaves that file (on Windows
+the window is from clearing the file's delete-on-close mark to ReplaceFileW). The count
 shows how often that window is hit; any partial file, or a temporary file whose content is not
 complete, is a failure.
 
@@ -24,6 +26,20 @@ Scenarios: a small output (1 KiB) replacing a file and a new one; a multi-chunk 
 standard output redirected to a file (no atomicity promised there: only no temporary file);
 side outputs (--time-json, --explain-json, --report-json with --expect, --emit-dxdispatch);
 `check --update` over six goldens of 2 MiB.
+
+The Windows build under wine (scripts/windows-test): DMLBITS is dmlbits.exe and
+DMLBITS_CRASH_WINE_PREFIX the WINEPREFIX it runs in (through scripts/wine-run). Windows has no
+signals; how the process is killed is DMLBITS_CRASH_KILL:
+  * terminate (the default under wine): TerminateProcess, from inside wine, by the test tool
+    terminate_after.exe (DMLBITS_CRASH_TERMINATOR, built with the Windows tests), which starts
+    dmlbits.exe and ends it after the delay; the delay and the run time are measured there, from
+    CreateProcessW, so that wine's start-up does not count;
+  * sigkill: SIGKILL to the Linux process that runs dmlbits.exe (what the OOM killer or a CI
+    timeout does to a wine program); wine's server notices its end and closes its handles;
+    what that leaves is checked after the server has had up to DMLBITS_CRASH_SETTLE seconds
+    (default 2) to do so, and any wait that was needed is reported.
+DMLBITS_CRASH_SCENARIOS (keys, comma-separated; by default all, and all but `stdout` under
+wine, where each process costs more) picks the scenarios.
 
 Environment: DMLBITS (the binary), DMLBITS_CRASH_SECONDS (the time budget, default 40; the runs
 are shared among the scenarios), DMLBITS_CRASH_SEED. Prints, per scenario and in total, the kill
@@ -46,9 +62,60 @@ import numpy as np
 DMLBITS = os.environ.get("DMLBITS")
 if not DMLBITS:
     sys.exit("set DMLBITS to the dmlbits binary")
+DMLBITS = os.path.abspath(DMLBITS)  # it runs in each scenario's folder
 BUDGET = float(os.environ.get("DMLBITS_CRASH_SECONDS", "40"))
 SEED = int(os.environ.get("DMLBITS_CRASH_SEED", str(int(time.time()))))
 rng = random.Random(SEED)
+WINE_PREFIX = os.environ.get("DMLBITS_CRASH_WINE_PREFIX")
+KILL = os.environ.get("DMLBITS_CRASH_KILL", "terminate" if WINE_PREFIX else "sigkill")
+if KILL not in ("sigkill", "terminate") or (KILL == "terminate" and not WINE_PREFIX):
+    sys.exit(f"DMLBITS_CRASH_KILL={KILL}: sigkill, or terminate under wine (DMLBITS_CRASH_WINE_PREFIX)")
+WINE_RUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "wine-run")
+TERMINATOR = os.environ.get("DMLBITS_CRASH_TERMINATOR")
+if KILL == "terminate" and not TERMINATOR:
+    sys.exit("set DMLBITS_CRASH_TERMINATOR to terminate_after.exe (built with the Windows tests)")
+SETTLE = float(os.environ.get("DMLBITS_CRASH_SETTLE", "2"))
+TERMINATED = 222  # terminate_after.exe's status for a program it terminated
+
+
+class Launcher:
+    """Runs dmlbits, killing it after `kill_after` seconds (None: never): SIGKILL to its
+    process, on Linux or to wine's process of dmlbits.exe; or TerminateProcess inside wine."""
+
+    def __init__(self, scratch):
+        self.stderr_path = os.path.join(scratch, "stderr")
+
+    def run(self, argv, folder, stdout, kill_after):
+        """Returns (killed, status, seconds dmlbits ran)."""
+        if KILL == "terminate":
+            delay = -1 if kill_after is None else int(kill_after * 1000)
+            # CreateProcessW takes a Windows path: wine's drive Z: is the Linux root.
+            program = "Z:" + DMLBITS.replace("/", "\\")
+            with open(self.stderr_path, "wb") as err:
+                status = subprocess.call([WINE_RUN, WINE_PREFIX, TERMINATOR, str(delay), program] + argv,
+                                         cwd=folder, stdout=stdout, stderr=err)
+            m = re.search(rb"terminate_after: ran ([0-9.]+) ms\s*$", open(self.stderr_path, "rb").read())
+            if not m:
+                sys.exit(f"terminate_after.exe failed (status {status}): {open(self.stderr_path, 'rb').read()!r}")
+            return status == TERMINATED, status, float(m.group(1)) / 1000
+        command = ([WINE_RUN, WINE_PREFIX] if WINE_PREFIX else []) + [DMLBITS] + argv
+        start = time.monotonic()
+        p = subprocess.Popen(command, cwd=folder, stdout=stdout, stderr=subprocess.DEVNULL)
+        killed = False
+        if kill_after is not None:
+            try:
+                p.wait(timeout=kill_after)
+            except subprocess.TimeoutExpired:
+                p.send_signal(signal.SIGKILL)
+                killed = True
+        status = p.wait()
+        elapsed = time.monotonic() - start
+        if killed and status != -signal.SIGKILL:
+            killed = False  # it ended on its own between the timeout and the signal
+        return killed, status, elapsed
+
+
+launcher = None
 
 
 def npy_bytes(array):
@@ -67,9 +134,9 @@ class Scenario:
     """A command run in a folder prepared by `setup`; `outputs` maps each output file to its
     acceptable contents: (old bytes or None for absent, new: bytes or a predicate)."""
 
-    def __init__(self, name, setup, argv, outputs, stdout_to=None):
-        self.name, self.setup, self.argv, self.outputs, self.stdout_to = name, setup, argv, outputs, stdout_to
-        self.tried = self.finished = self.bad = self.window = 0
+    def __init__(self, key, name, setup, argv, outputs, stdout_to=None):
+        self.key, self.name, self.setup, self.argv, self.outputs, self.stdout_to = key, name, setup, argv, outputs, stdout_to
+        self.tried = self.finished = self.bad = self.window = self.settled = 0
         self.failures = []
         self.notes = []
         self.seconds = None
@@ -78,21 +145,19 @@ class Scenario:
         self.setup(folder)
         before = set(os.listdir(folder))
         out = open(os.path.join(folder, self.stdout_to), "wb") if self.stdout_to else subprocess.DEVNULL
-        start = time.monotonic()
-        p = subprocess.Popen([DMLBITS] + self.argv, cwd=folder, stdout=out, stderr=subprocess.DEVNULL)
-        killed = False
-        if kill_after is not None:
-            try:
-                p.wait(timeout=kill_after)
-            except subprocess.TimeoutExpired:
-                p.send_signal(signal.SIGKILL)
-                killed = True
-        status = p.wait()
-        elapsed = time.monotonic() - start
+        killed, status, elapsed = launcher.run(self.argv, folder, out, kill_after)
         if self.stdout_to:
             out.close()
-        if killed and status != -signal.SIGKILL:
-            killed = False  # it ended on its own between the timeout and the signal
+        if killed and WINE_PREFIX and KILL == "sigkill":
+            # wine's server closes a killed process's handles once it notices the end: the
+            # temporary files it deletes then are given that long to go.
+            expected = before | set(self.outputs) | ({self.stdout_to} if self.stdout_to else set())
+            give_up = time.monotonic() + SETTLE
+            waited = False
+            while set(os.listdir(folder)) - expected and time.monotonic() < give_up:
+                waited = True
+                time.sleep(0.01)
+            self.settled += waited
         return killed, status, elapsed, before
 
     def check(self, folder, killed, status, before):
@@ -178,24 +243,24 @@ def build_scenarios(base):
 
     dxd_a = npy_bytes(small)
     return [
-        Scenario("small, replacing", setup_with({"out.npy": old_small}), ["not", "small.npy", "-o", "out.npy"],
+        Scenario("small-replace", "small, replacing", setup_with({"out.npy": old_small}), ["not", "small.npy", "-o", "out.npy"],
                  {"out.npy": (old_small, new_small)}),
-        Scenario("small, new", setup_with({}), ["not", "small.npy", "-o", "out.npy"], {"out.npy": (None, new_small)}),
-        Scenario("multi-chunk, replacing", setup_with({"out.npy": old_big}), ["not", "big.npy", "-o", "out.npy"],
+        Scenario("small-new", "small, new", setup_with({}), ["not", "small.npy", "-o", "out.npy"], {"out.npy": (None, new_small)}),
+        Scenario("big-replace", "multi-chunk, replacing", setup_with({"out.npy": old_big}), ["not", "big.npy", "-o", "out.npy"],
                  {"out.npy": (old_big, new_big)}),
-        Scenario("multi-chunk, new", setup_with({}), ["not", "big.npy", "-o", "out.npy"], {"out.npy": (None, new_big)}),
-        Scenario("multi-chunk, --in-place", setup_with({"a.npy": files["big.npy"]}), ["not", "a.npy", "--in-place"],
+        Scenario("big-new", "multi-chunk, new", setup_with({}), ["not", "big.npy", "-o", "out.npy"], {"out.npy": (None, new_big)}),
+        Scenario("in-place", "multi-chunk, --in-place", setup_with({"a.npy": files["big.npy"]}), ["not", "a.npy", "--in-place"],
                  {"a.npy": (files["big.npy"], new_big)}),
-        Scenario("multi-chunk, standard output", setup_with({}), ["not", "big.npy", "-o", "-"], {},
+        Scenario("stdout", "multi-chunk, standard output", setup_with({}), ["not", "big.npy", "-o", "-"], {},
                  stdout_to="stdout.npy"),
-        Scenario("side outputs", setup_with({"t.json": old_json, "e.json": old_json, "r.json": old_json,
+        Scenario("side", "side outputs", setup_with({"t.json": old_json, "e.json": old_json, "r.json": old_json,
                                              "exp.npy": new_small}),
                  ["not", "small.npy", "-o", "out.npy", "--time-json", "t.json", "--explain-json", "e.json",
                   "--expect", "exp.npy", "--report-json", "r.json", "--emit-dxdispatch", "dx"],
                  {"out.npy": (None, new_small), "t.json": (old_json, json_complete("phases")),
                   "e.json": (old_json, json_complete("operator", "tensors")), "r.json": (old_json, json_complete("equal")),
                   "dx.json": (None, json_complete("resources", "commands")), "dx-a.npy": (None, dxd_a)}),
-        Scenario("check --update, six goldens", setup_with(old_goldens), ["check", "m.json", "--update", "-j", "2"],
+        Scenario("check-update", "check --update, six goldens", setup_with(old_goldens), ["check", "m.json", "--update", "-j", "2"],
                  {name: (old_goldens[name], new_goldens[name]) for name in old_goldens}),
     ]
 
@@ -203,12 +268,26 @@ def build_scenarios(base):
 def main():
     base = tempfile.mkdtemp(prefix="dmlbits-crash-")
     try:
+        global launcher
+        launcher = Launcher(base)
         scenarios = build_scenarios(base)
+        keys = os.environ.get("DMLBITS_CRASH_SCENARIOS")
+        # Under wine each run costs 1-3 s (starting dmlbits.exe), so fewer scenarios share the
+        # budget: not standard output (no atomicity is promised there), nor --in-place, which
+        # fails under wine even unkilled (status 5, "cannot rename the temporary file into
+        # place: Permission denied": A is still open when its replacement is renamed over it).
+        chosen = keys.split(",") if keys else [s.key for s in scenarios
+                                               if not (WINE_PREFIX and s.key in ("stdout", "in-place"))]
+        unknown = set(chosen) - {s.key for s in scenarios}
+        if unknown:
+            sys.exit(f"DMLBITS_CRASH_SCENARIOS: unknown {sorted(unknown)}; known: {[s.key for s in scenarios]}")
+        scenarios = [s for s in scenarios if s.key in chosen]
         work = os.path.join(base, "run")
-        # Each scenario's unkilled run time, which bounds its kill delays (and checks it whole).
+        # Each scenario's unkilled run time, which bounds its kill delays (and checks it whole):
+        # the least of two runs, one under wine, where a run costs seconds.
         for s in scenarios:
             times = []
-            for _ in range(2):
+            for _ in range(1 if WINE_PREFIX else 2):
                 killed, status, elapsed, before = s.run(work, None)
                 problems, window = s.check(work, killed, status, before)
                 if problems or window:
@@ -216,10 +295,18 @@ def main():
                     s.failures.append(f"unkilled run: {'; '.join(problems + [str(window)])}")
                 times.append(elapsed)
             s.seconds = min(times)
+        # Under wine dmlbits.exe takes most of its run time to start (loading it: 0.2-1.5 s
+        # here, with the machine's load), during which a kill tests nothing: kills are drawn
+        # from 90 % of that start-up time (a --version run's) on.
+        startup = 0.0
+        if WINE_PREFIX:
+            startup = min(launcher.run(["--version"], base, subprocess.DEVNULL, None)[2] for _ in range(2))
         deadline = time.monotonic() + BUDGET
         while time.monotonic() < deadline:
             for s in scenarios:
-                kill_after = rng.uniform(0, 1.2 * s.seconds)
+                if time.monotonic() >= deadline:
+                    break
+                kill_after = rng.uniform(0.9 * min(startup, s.seconds), 1.2 * s.seconds)
                 killed, status, elapsed, before = s.run(work, kill_after)
                 if killed:
                     s.tried += 1
@@ -234,12 +321,17 @@ def main():
                     if len(s.failures) < 3:
                         s.failures.append(f"killed after {kill_after * 1000:.1f} ms: {'; '.join(problems)}"
                                           if killed else f"not killed: {'; '.join(problems)}")
-        print(f"seed {SEED}, budget {BUDGET:.0f} s, binary {DMLBITS}")
+        how = {"sigkill": "SIGKILL" + (" to wine's process of it" if WINE_PREFIX else ""),
+               "terminate": "TerminateProcess (terminate_after.exe, under wine)"}[KILL]
+        print(f"seed {SEED}, budget {BUDGET:.0f} s, binary {DMLBITS}, killed by {how}"
+              + (f", start-up {startup * 1000:.0f} ms" if WINE_PREFIX else ""))
         print(f"{'scenario':<32} {'run ms':>7} {'killed':>7} {'ended':>6} {'bad':>5} {'window':>7}")
         for s in scenarios:
             print(f"{s.name:<32} {s.seconds * 1000:7.1f} {s.tried:7d} {s.finished:6d} {s.bad:5d} {s.window:7d}")
             for f in s.failures + s.notes[:2]:
                 print(f"    {f}")
+            if s.settled:
+                print(f"    {s.settled} kills left files that wine's server removed within {SETTLE:.0f} s after")
         tried = sum(s.tried for s in scenarios)
         bad = sum(s.bad for s in scenarios)
         window = sum(s.window for s in scenarios)

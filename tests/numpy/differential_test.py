@@ -5,9 +5,11 @@ Every case runs the built binary and compares every result it produces, bit for 
 NumPy computes from the same inputs (expected values come from NumPy only, never from dmlbits).
 The factors, and their values:
 
-  op        and, or, xor, not, popcount (uint8 out), popcount --out-dtype uint32,
-            shl / shr with the default --shift-overflow (directml), with zero and with wrap
-  dtype     the 11 DirectML types (shifts: unsigned only)
+  op        every operator `dmlbits ops --json` lists (the program's operator table), with each
+            output type (popcount: uint8, the default, and --out-dtype uint32) and for a shift
+            each --shift-overflow mode (the default, directml, then zero and wrap); an operator
+            without a NumPy model in MODELS fails the test before any case runs
+  dtype     the 11 DirectML types, those the operator's newest tier takes (shifts: unsigned)
   size      0, 0-d, 1, SIMD widths (32 and 64 bytes) +-1, 4 unrolled AVX-512 vectors + 1,
             a 4 KiB page +-1, the 512 KiB stream chunk -1/+0/+1 (chunk elements = 512 KiB /
             max(input, output element size)), 3 chunks + 7, the CPU backend's 4 MiB
@@ -118,28 +120,62 @@ DTYPES = ["uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int6
 
 
 class Op:
-    def __init__(self, name, verb, arity, args=(), out_dtype=None, shift_mode=None, manifest=None):
-        self.name, self.verb, self.arity, self.args = name, verb, arity, list(args)
-        # shift_mode: None for the other operators, else the --shift-overflow mode in force.
-        self.out_dtype, self.shift, self.shift_mode = out_dtype, shift_mode is not None, shift_mode
+    """One value of the op factor: an operator of the program with its options (an output type,
+    a shift mode) and the properties the design needs, from `dmlbits ops --json`."""
+
+    def __init__(self, row, name, args=(), out_dtype=None, shift_mode=None, manifest=None, dtypes=()):
+        self.name, self.verb, self.arity, self.args = name, row["verb"], row["arity"], list(args)
+        # out_dtype: None when the output has the input's type. shift_mode: None for an operator
+        # whose B is no shift count, else the --shift-overflow mode in force.
+        self.out_dtype, self.shift, self.shift_mode = out_dtype, row["shift"], shift_mode
+        self.in_place, self.gpu, self.dtypes = row["in_place"], row["gpu"], set(dtypes)
         self.manifest = manifest or {}
 
 
-def shift_op(verb, mode=None):
-    """shl/shr with --shift-overflow MODE, or (mode None) without it: the default, directml."""
-    if mode is None:
-        return Op(verb, verb, 2, shift_mode="directml")
-    return Op("%s-%s" % (verb, mode), verb, 2, ["--shift-overflow", mode], shift_mode=mode,
-              manifest={"shift_overflow": mode})
+# The op factor's values, filled from the program by load_ops() before anything else runs.
+OPS = {}
 
 
-OPS = {o.name: o for o in [
-    Op("and", "and", 2), Op("or", "or", 2), Op("xor", "xor", 2), Op("not", "not", 1),
-    Op("popcount", "popcount", 1, out_dtype="uint8"),
-    Op("popcount-u32", "popcount", 1, ["--out-dtype", "uint32"], "uint32", manifest={"out_dtype": "uint32"}),
-    shift_op("shl"), shift_op("shr"), shift_op("shl", "zero"), shift_op("shr", "zero"),
-    shift_op("shl", "wrap"), shift_op("shr", "wrap"),
-]}
+def short_dtype(dtype):
+    return dtype.replace("uint", "u").replace("int", "i").replace("float", "f")
+
+
+def load_ops():
+    """OPS from `dmlbits ops --json`: the operators without a shift count first (each output type,
+    the default without --out-dtype), then the shifts in each mode (the default mode without
+    --shift-overflow). Returns the problems that stop the test: an operator or a shift mode with
+    no NumPy model here, a data type this test does not know."""
+    r = testlib.run("ops", "--json", timeout=120)
+    if r.returncode != 0:
+        return ["dmlbits ops --json failed (%d): %s" % (r.returncode, r.stderr.strip())]
+    doc = json.loads(r.stdout)
+    numpy = {d["name"]: d["numpy"] for d in doc["dtypes"]}
+    problems = ["data type %s is not in this test's DTYPES: add it" % n for n in numpy.values() if n not in DTYPES]
+    problems += ["operator '%s' has no NumPy model in tests/numpy/differential_test.py (MODELS): add one" % o["verb"]
+                 for o in doc["ops"] if o["verb"] not in MODELS]
+    modes = doc["shift_overflow_modes"]
+    problems += ["--shift-overflow mode '%s' has no NumPy model in tests/numpy/differential_test.py "
+                 "(shift_model): add it" % m for m in modes if m not in SHIFT_MODES_MODELLED]
+    for row in [o for o in doc["ops"] if not o["shift"]]:
+        dtypes = [numpy[t] for t in row["tiers"][-1]["input_types"]]
+        if row["default_output_type"] is None:
+            OPS[row["verb"]] = Op(row, row["verb"], dtypes=dtypes)
+            continue
+        default = numpy[row["default_output_type"]]
+        OPS[row["verb"]] = Op(row, row["verb"], out_dtype=default, dtypes=dtypes)
+        for out in [numpy[t] for t in row["tiers"][-1]["output_types"] if numpy[t] != default]:
+            name = "%s-%s" % (row["verb"], short_dtype(out))
+            OPS[name] = Op(row, name, ["--out-dtype", out], out, manifest={"out_dtype": out}, dtypes=dtypes)
+    for mode in modes:
+        for row in [o for o in doc["ops"] if o["shift"]]:
+            dtypes = [numpy[t] for t in row["tiers"][-1]["input_types"]]
+            if mode == modes[0]:
+                OPS[row["verb"]] = Op(row, row["verb"], shift_mode=mode, dtypes=dtypes)
+            else:
+                name = "%s-%s" % (row["verb"], mode)
+                OPS[name] = Op(row, name, ["--shift-overflow", mode], shift_mode=mode,
+                               manifest={"shift_overflow": mode}, dtypes=dtypes)
+    return problems
 
 NPY_LAYOUTS = ["npy1", "npy2", "npy3", "be", "f-le", "f-be", "bool"]
 JSON_FILE_LAYOUTS = ["json-obj", "json-nested"]
@@ -257,9 +293,11 @@ def valid(c):
             return False
         if size is not None and o.arity == 1 and size in BROADCAST_SIZES:
             return False
-        if dt is not None and o.shift and not dt.startswith("uint"):
+        if dt is not None and dt not in o.dtypes:
             return False
-        if route == "in-place" and o.verb == "popcount":
+        if route == "in-place" and not o.in_place:
+            return False
+        if c.get("backend") == "d3d12" and not o.gpu:
             return False
     if B == "none" and size in BROADCAST_SIZES:
         return False
@@ -615,52 +653,69 @@ def scalar_literal(arr, variant):
 _POPCOUNT8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint32)
 
 
+def shift_model(o, ua, ub):
+    """shl / shr in o.shift_mode on unsigned arrays of one width."""
+    u = ua.dtype
+    width = u.itemsize * 8
+    cnt = ub.astype(np.uint64)
+
+    def by(x, n):
+        return (x << n) if o.verb == "shl" else (x >> n)
+    if o.shift_mode == "wrap":
+        return by(ua, (cnt % np.uint64(width)).astype(u))
+    if o.shift_mode == "directml":
+        # DirectML 1.15.4's measured rule (man page, --shift-overflow): up to 32 bits a 32-bit
+        # lane shifted by count & 31 and cut to the width; 64 bits, c = count & 0xffffffff, a
+        # shift by c if c < 32, else by 32 and then by c & 31.
+        if width <= 32:
+            lane = by(ua.astype(np.uint64), cnt & np.uint64(31)) & np.uint64(0xFFFFFFFF)
+            return lane.astype(u)  # keeps the low `width` bits
+        c = cnt & np.uint64(0xFFFFFFFF)
+        big = c >= np.uint64(32)
+        first = np.where(big, np.uint64(32), c)
+        then = np.where(big, c & np.uint64(31), np.uint64(0))
+        return by(by(ua, first), then)
+    if o.shift_mode == "zero":
+        s = np.minimum(cnt, np.uint64(width - 1)).astype(u)
+        return np.where(cnt >= np.uint64(width), u.type(0), by(ua, s)).astype(u)
+    raise ValueError(o.shift_mode)
+
+
+SHIFT_MODES_MODELLED = {"directml", "zero", "wrap"}
+
+
+def popcount_model(o, ua, ub):
+    counts = _POPCOUNT8[ua.reshape(-1).view(np.uint8)].reshape(-1, ua.dtype.itemsize).sum(axis=-1)
+    return counts.astype(o.out_dtype).reshape(ua.shape)
+
+
+# The NumPy model of each operator, by verb: model(op, A, B) on the raw bits (unsigned arrays of
+# the element width, broadcast together; B None for a unary operator) -> the result's bits, or
+# for an operator with output types of its own the result in op.out_dtype. An operator the
+# program lists without a model here fails the test (load_ops).
+MODELS = {
+    "and": lambda o, a, b: a & b,
+    "or": lambda o, a, b: a | b,
+    "xor": lambda o, a, b: a ^ b,
+    "not": lambda o, a, b: ~a,
+    "popcount": popcount_model,
+    "shl": shift_model,
+    "shr": shift_model,
+}
+
+
 def expected_result(op, a, b):
     """DirectML semantics on raw bits, computed with NumPy. a, b: logical arrays (b None if unary)."""
     o = OPS[op]
     dt = a.dtype
     u = udtype(dt)
     ua = np.asarray(a, order="C").view(u)
-    if o.verb == "not":
-        return np.array(~ua, order="C").view(dt)  # np.array: ~ of a 0-d array is a NumPy scalar
-    if o.verb == "popcount":
-        counts = _POPCOUNT8[ua.reshape(-1).view(np.uint8)].reshape(-1, dt.itemsize).sum(axis=-1)
-        return np.array(counts.astype(o.out_dtype).reshape(ua.shape), order="C")
-    ub = np.asarray(b, order="C").view(u)
-    ua, ub = np.broadcast_arrays(ua, ub)
-    if o.verb == "and":
-        r = ua & ub
-    elif o.verb == "or":
-        r = ua | ub
-    elif o.verb == "xor":
-        r = ua ^ ub
-    else:
-        width = dt.itemsize * 8
-        cnt = ub.astype(np.uint64)
-
-        def by(x, n):
-            return (x << n) if o.verb == "shl" else (x >> n)
-        if o.shift_mode == "wrap":
-            s = (cnt % np.uint64(width)).astype(u)
-            r = by(ua, s)
-        elif o.shift_mode == "directml":
-            # DirectML 1.15.4's measured rule (man page, --shift-overflow): up to 32 bits a 32-bit
-            # lane shifted by count & 31 and cut to the width; 64 bits, c = count & 0xffffffff, a
-            # shift by c if c < 32, else by 32 and then by c & 31.
-            if width <= 32:
-                lane = by(ua.astype(np.uint64), cnt & np.uint64(31)) & np.uint64(0xFFFFFFFF)
-                r = lane.astype(u)  # keeps the low `width` bits
-            else:
-                c = cnt & np.uint64(0xFFFFFFFF)
-                big = c >= np.uint64(32)
-                first = np.where(big, np.uint64(32), c)
-                then = np.where(big, c & np.uint64(31), np.uint64(0))
-                r = by(by(ua, first), then)
-        else:
-            s = np.minimum(cnt, np.uint64(width - 1)).astype(u)
-            shifted = (ua << s) if o.verb == "shl" else (ua >> s)
-            r = np.where(cnt >= np.uint64(width), u.type(0), shifted).astype(u)
-    return np.array(r, order="C").view(dt)
+    ub = None
+    if b is not None:
+        ua, ub = np.broadcast_arrays(ua, np.asarray(b, order="C").view(u))
+    r = MODELS[o.verb](o, ua, ub)
+    # np.array: ~ of a 0-d array is a NumPy scalar.
+    return np.array(r, order="C") if o.out_dtype else np.array(r, order="C").view(dt)
 
 
 # ---- Comparison ----------------------------------------------------------------------------------
@@ -1216,6 +1271,11 @@ def main():
     if missing is not None:
         return missing
     started = time.monotonic()
+    problems = load_ops()
+    if problems:
+        for p in problems:
+            print("FAIL: " + p)
+        return 1
     backends, isas, d3d12_missing = discover_backends()
     if d3d12_missing is not None:
         if os.environ.get("DMLBITS_REQUIRE_D3D12") == "1":

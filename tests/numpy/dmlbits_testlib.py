@@ -8,6 +8,7 @@ Env from CTest (tests/CMakeLists.txt, DMLBITS_TEST_ENV): DMLBITS (the binary),
 DMLBITS_SOURCE_DIR, DMLBITS_CONFORMANCE_DIR.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -43,6 +44,15 @@ def dmlbits_missing(message, status=1, stream=None, need="set"):
         return None
     print(message, file=stream)
     return status
+
+
+def program_ops():
+    """The program's operator table, `dmlbits ops --json` parsed: the list the tests enumerate
+    operators from (never a list of their own), so that a new operator reaches every test."""
+    r = run("ops", "--json", timeout=120)
+    if r.returncode != 0:
+        raise SystemExit("dmlbits ops --json failed (%d): %s" % (r.returncode, r.stderr.strip()))
+    return json.loads(r.stdout)
 
 
 def skip(message):

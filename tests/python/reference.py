@@ -34,16 +34,38 @@ def _shift(a, b, overflow, left):
     return r.astype(UINT[a.dtype.itemsize]).view(a.dtype)
 
 
-def expected(op, a, b=None, overflow="directml", out_dtype="uint8"):
-    a = np.asarray(a)
-    if op in ("and", "or", "xor"):
-        f = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
+def _logic(f):
+    def model(a, b, overflow, out_dtype):
         return f(bits(a), bits(b)).view(a.dtype) if a.dtype.kind != "b" else f(bits(a), bits(b))
-    if op == "not":
-        return np.invert(bits(a)).view(a.dtype) if a.dtype.kind != "b" else np.invert(bits(a))
-    if op == "popcount":
-        u = bits(a)
-        flat = u.reshape(-1)  # (a 0-d array cannot be viewed as bytes)
-        counts = np.unpackbits(flat.view(np.uint8).reshape(flat.shape + (u.dtype.itemsize,)), axis=-1).sum(axis=-1)
-        return counts.astype(out_dtype).reshape(u.shape)
-    return _shift(a, np.asarray(b), overflow, op == "shl")
+    return model
+
+
+def _not(a, b, overflow, out_dtype):
+    return np.invert(bits(a)).view(a.dtype) if a.dtype.kind != "b" else np.invert(bits(a))
+
+
+def _popcount(a, b, overflow, out_dtype):
+    u = bits(a)
+    flat = u.reshape(-1)  # (a 0-d array cannot be viewed as bytes)
+    counts = np.unpackbits(flat.view(np.uint8).reshape(flat.shape + (u.dtype.itemsize,)), axis=-1).sum(axis=-1)
+    return counts.astype(out_dtype).reshape(u.shape)
+
+
+# The NumPy model of each operator, by verb; test_operators.py fails for an operator the program
+# lists without one here.
+MODELS = {
+    "and": _logic(np.bitwise_and),
+    "or": _logic(np.bitwise_or),
+    "xor": _logic(np.bitwise_xor),
+    "not": _not,
+    "popcount": _popcount,
+    "shl": lambda a, b, overflow, out_dtype: _shift(a, np.asarray(b), overflow, True),
+    "shr": lambda a, b, overflow, out_dtype: _shift(a, np.asarray(b), overflow, False),
+}
+# The --shift-overflow modes _shift computes.
+SHIFT_MODES = {"directml", "zero", "wrap"}
+
+
+def expected(op, a, b=None, overflow="directml", out_dtype="uint8"):
+    assert op in MODELS, "operator '%s' has no NumPy model in tests/python/reference.py (MODELS): add one" % op
+    return MODELS[op](np.asarray(a), b, overflow, out_dtype)

@@ -29,6 +29,12 @@ from reference import bits, expected
 pytestmark = pytest.mark.timeout(120)
 
 
+def test_every_operator_has_a_dask_function():
+    # dmlbits.dask maps each verb to the module's function; the verbs are the program's.
+    for o in dmlbits.ops()["ops"]:
+        assert o["verb"] in dd._FUNCTIONS, "operator '%s' has no function in lib/python/dmlbits/dask.py (_FUNCTIONS)" % o["verb"]
+
+
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,

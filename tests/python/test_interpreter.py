@@ -104,3 +104,38 @@ def test_ctrl_c_raises_keyboard_interrupt_promptly(tmp_path):
         p.kill()
     assert line.startswith("interrupted"), line
     assert waited < 2.0, waited
+
+
+def test_ctrl_c_stops_only_the_main_threads_run():
+    # Cancellation is per call (the library's RunHooks::between_chunks): Ctrl-C interrupts the
+    # main thread's run, and a run in another thread at the same time finishes with its result.
+    script = textwrap.dedent("""
+        import sys, threading, time, numpy as np, dmlbits
+        a = np.ones(16 << 20, np.uint32)   # 64 MiB: a run is several chunks
+        done = {}
+        def worker():
+            r, t = dmlbits.bitwise_xor(a, a, repeat=30, timing=True, backend="cpu", threads=1)
+            done["ok"] = bool((r == 0).all()) and t["execute_runs"] == 30
+        w = threading.Thread(target=worker)
+        w.start()
+        print("ready", flush=True)
+        try:
+            dmlbits.bitwise_xor(a, a, repeat=100000, timing=True, backend="cpu", threads=1)
+            print("finished", flush=True)
+        except KeyboardInterrupt:
+            print("interrupted", "worker running" if w.is_alive() else "worker done", flush=True)
+        w.join()
+        print("worker", done.get("ok"), flush=True)
+    """)
+    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        p.send_signal(signal.SIGINT)
+        first = p.stdout.readline().strip()
+        second = p.stdout.readline().strip()
+        assert p.wait(timeout=120) == 0
+    finally:
+        p.kill()
+    assert first.startswith("interrupted"), first
+    assert second == "worker True", (first, second)

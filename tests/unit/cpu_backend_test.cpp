@@ -25,6 +25,7 @@
 #include "cpu_backend.hpp"
 #include "cpu_isa.hpp"
 #include "cpu_reference.hpp"
+#include "stream_policy.hpp"
 #include "dmlbits/error.hpp"
 #include "unit_support.hpp"
 #include "dmlbits/tensor.hpp"
@@ -115,7 +116,8 @@ Bytes reference_result(OpKind op, unsigned width, unsigned out_width, Operands o
 // loops (up to 4 x 256 bytes), plus small and odd large ones; 36871 elements cover at least one
 // group of the streaming unary loop's input pages (unary_body_pages: up to eight 4 KiB pages,
 // for the AVX-512 same-width operations) at every width, and four whole parts of the narrowing
-// popcounts' (unary_body_streams), each with a tail.
+// popcounts' (unary_body_parts), each with a tail. StreamPoliciesTest checks these sizes
+// against the streaming policies.
 std::vector<std::size_t> test_sizes(unsigned width) {
   std::set<std::size_t> sizes{0, 1, 2, 3, 5, 7, 4099, 10007, 36871};
   for (std::size_t bytes : {16, 32, 64, 128, 256, 512, 1024}) {
@@ -199,6 +201,43 @@ INSTANTIATE_TEST_SUITE_P(AllKernels, KernelTest, ::testing::Range<std::size_t>(0
                          [](const ::testing::TestParamInfo<std::size_t>& param) {
                            return kernel_table()[param.param].name;
                          });
+
+// Every plan of every streaming policy (stream_policy.hpp) is run by KernelTest: its largest
+// size holds a whole group of the plan's lanes and more, at every width, so that the lanes, the
+// rest after them and the partial tail all run with non-temporal stores. A policy with more or
+// wider lanes must grow test_sizes. And a plan that reads in distant parts is never given to an
+// operation that may run in place (its parts would read what another part wrote).
+template <class Policy>
+void check_stream_policy(const char* name) {
+  // The largest block a SIMD unary kernel reads: two 512-bit vectors (or four 256-bit ones).
+  constexpr std::size_t kMaxBlockBytes = 128;
+  for (const OpInfo& op : op_table()) {
+    for (const unsigned width : kWidths) {
+      const std::size_t largest = test_sizes(width).back() * width;  // input bytes
+      SCOPED_TRACE(testing::Message() << name << " " << op.verb << " x" << width * 8);
+      if (op.arity == 2) continue;  // one stream: any size past a few vectors runs the plan
+      for (const unsigned ow : out_widths(op.kind, width)) {
+        const cpu::UnaryStream plan = Policy::unary(width, ow);
+        SCOPED_TRACE(testing::Message() << "into x" << ow * 8);
+        EXPECT_GE(plan.lanes, 1u);
+        if (plan.read == cpu::UnaryRead::pages) {
+          EXPECT_EQ(plan.prefetch_bytes, plan.lanes * 4096) << "pages prefetch the next group";
+          EXPECT_GT(largest, plan.lanes * 4096 + kMaxBlockBytes) << "test_sizes reach no whole group of pages";
+        } else {
+          EXPECT_FALSE(op.allows_in_place()) << "parts read what other parts wrote: never in place";
+          EXPECT_GT(width, ow) << "parts are for narrowing operations";
+          EXPECT_GT(largest, plan.lanes * cpu::kUnroll * kMaxBlockBytes + kMaxBlockBytes)
+              << "test_sizes reach no whole step in every part";
+        }
+      }
+    }
+  }
+}
+
+TEST(StreamPoliciesTest, TestSizesRunEveryPlanAndPartsNeverRunInPlace) {
+  check_stream_policy<cpu::Avx2StreamPolicy>("Avx2StreamPolicy");
+  check_stream_policy<cpu::Avx512StreamPolicy>("Avx512StreamPolicy");
+}
 
 // A few results worked out by hand, through every runnable kernel of the operation, so that the
 // kernels are not only as right as the reference.

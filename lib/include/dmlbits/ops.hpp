@@ -109,6 +109,9 @@ struct OpInfo {
   // The DirectML desc's tensor field names: {"ATensor", "BTensor"} or {"InputTensor"}.
   std::vector<std::string_view> input_field_names() const;
   bool output_dtype_is_input_dtype() const { return tiers.front().outputs.empty(); }
+  // The output's dtype when none is requested: the input's, or for an operator with output
+  // types of its own the first of them in the dtype table (popcount: UINT8).
+  DType default_output_dtype(DType input) const;
   // The tier in force at `level`, or nullptr before the operator was introduced.
   const OpTier* tier_at(FeatureLevel level) const;
   FeatureLevel introduced() const { return tiers.front().level; }
@@ -119,5 +122,13 @@ std::span<const OpInfo> op_table();
 const OpInfo& op_info(OpKind kind);
 // By verb or any alias; nullptr if unknown.
 const OpInfo* find_op(std::string_view name);
+
+// The support table as the JSON document `dmlbits ops --json` prints and the Python module's
+// `ops()` returns (one writer for both; indented by 2): the feature levels, the dtypes, the
+// shift-overflow modes (the default first) and each operator's row (verb, DirectML names,
+// aliases, arity, whether B is a shift count, whether the output may alias A, whether the d3d12
+// backend has a shader for it, the default output type, and its tiers, or with `level` the tier
+// in force there). The tests enumerate the operators and their properties from it.
+std::string ops_json_text(std::optional<FeatureLevel> level);
 
 }  // namespace dmlbits

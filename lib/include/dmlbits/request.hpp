@@ -152,6 +152,41 @@ struct RunHooks {
   std::function<void(const ValidatedOp&, std::span<const TensorView> inputs)> before_write;
   // A streamed run's progress: elements done of the total; may throw to abort.
   std::function<void(std::uint64_t done, std::uint64_t total)> progress;
+  // Per-call cancellation for an in-memory run: when set, the execution is split into chunks of
+  // about kInMemoryChunkBytes (where the operation allows it: no axis broadcast) and this is
+  // called between chunks and between warm-up and measured executions, never after the last.
+  // It may throw (Error(Errc::interrupted), or the face's own exception) to stop the run, which
+  // run() then rethrows; the run's own memory is released, a caller's buffer is left partly
+  // written. Unlike request_interrupt() (interrupt.hpp), it stops only this call: the Python
+  // module checks for Ctrl-C here on the calling thread, leaving other threads' runs alone.
+  std::function<void()> between_chunks;
+};
+
+// The chunk size of an in-memory run with RunHooks::between_chunks: bytes read and written per
+// chunk (about 0.1 s of work at a few GB/s, so that an interruption is seen promptly).
+inline constexpr std::uint64_t kInMemoryChunkBytes = std::uint64_t{64} << 20;
+
+// Backends kept from one run to the next, so that a face running many small operations (the
+// Python module) creates each backend once: a CPU backend's thread pool, a D3D12 device (tens
+// of milliseconds). Keyed by what chooses a backend: kind, instruction set, threads, adapter,
+// and for automatic whether the output is large (kAutoGpuMinBytes). A backend is created as
+// run() would create it (environment variables are read then) and used by in-memory runs only;
+// a streamed run makes its own. Not thread-safe: a backend runs one operation at a time, so use
+// one cache per thread (the Python module keeps one thread_local). Backends' own phases
+// (RunTiming::backend_phases) then add up over the runs that share the backend.
+class BackendCache {
+ public:
+  BackendCache();
+  ~BackendCache();
+  BackendCache(const BackendCache&) = delete;
+  BackendCache& operator=(const BackendCache&) = delete;
+  void clear();
+
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
 };
 
 struct RunResult {
@@ -162,9 +197,17 @@ struct RunResult {
   std::vector<double> execute_samples;  // seconds, one per measured run
   std::optional<Tensor> result;         // OutputKind::memory, or keep_result
   bool streamed = false;                // the result went to its file chunk by chunk
+  int warmup = 0;                       // the unmeasured executions before the samples
 };
 
-RunResult run(const PreparedRequest& request, const RunHooks& hooks = {});
+// `backends`, when given, supplies (and keeps) the backend of an in-memory run.
+RunResult run(const PreparedRequest& request, const RunHooks& hooks = {}, BackendCache* backends = nullptr);
+
+// The run's timing as JSON text indented by 2 with a final newline: what --time-json writes and
+// Python's timing=True returns (op, dtype, shape, feature_level, backend, device, selection,
+// phases, backend_phases, total_s, execute_bytes, execute_runs, execute_gbps, and execute:
+// warmup, samples_s, stats_s, gbps_at_median). The one writer of that format.
+std::string timing_json(const RunResult& result);
 
 // --emit-dxdispatch: the operation as a model for Microsoft's DxDispatch tool, to reproduce it on
 // real DirectML (lib/src/run/dxdispatch.hpp describes the model). The files for FILE (a

@@ -46,32 +46,48 @@ py::dtype numpy_dtype(DType d) {
   return py::reinterpret_borrow<py::dtype>((*table)[static_cast<std::size_t>(d)]);
 }
 
-ArrayOperand array_operand(const py::handle& obj) {
-  py::array a = py::isinstance<py::array>(obj) ? py::reinterpret_borrow<py::array>(obj)
-                                                : py::array(py::module_::import("numpy").attr("asarray")(obj));
+ArrayOperand array_operand(const py::handle& obj, bool writable) {
+  static const py::handle asarray = py::object(py::module_::import("numpy").attr("asarray")).release();
+  py::array a = py::isinstance<py::array>(obj) ? py::reinterpret_borrow<py::array>(obj) : py::array(asarray(obj));
   py::dtype dt = a.dtype();
-  const DType d = dtype_of(dt);
-  if (dt.kind() == 'b') a = a.attr("view")(numpy_dtype(DType::uint8));
-  const int flags = a.flags();
-  if (!(flags & py::array::c_style) || !is_native(dt)) {
-    // What the CLI does with a big-endian or Fortran-order .npy: the same values, native and C order.
+  const DType d = dtype_of(dt);  // bool: uint8, the same bytes
+  if (!is_native(dt)) {
+    // What the CLI does with a big-endian .npy: the same values, native and in C order.
     // (np.asarray with order "C", not np.ascontiguousarray, which makes a 0-d array 1-d.)
-    a = py::module_::import("numpy").attr("asarray")(a, numpy_dtype(d), "C");
+    a = asarray(a, numpy_dtype(d), "C");
+    writable = false;
   }
-  if (a.ndim() > static_cast<py::ssize_t>(kMaxRank))
-    throw Error(Errc::invalid_input, fmt::format("{} dimensions; a tensor has at most {}", a.ndim(), kMaxRank));
+  const auto ndim = static_cast<std::size_t>(a.ndim());
+  if (ndim > kMaxRank)
+    throw Error(Errc::invalid_input, fmt::format("{} dimensions; a tensor has at most {}", ndim, kMaxRank));
   std::array<std::uint64_t, kMaxRank> dims{};
-  for (py::ssize_t i = 0; i < a.ndim(); ++i) dims[static_cast<std::size_t>(i)] = static_cast<std::uint64_t>(a.shape(i));
-  ArrayOperand op{a, TensorView{d, Shape(std::span<const std::uint64_t>(dims.data(), static_cast<std::size_t>(a.ndim()))),
-                                static_cast<const std::byte*>(a.data())}};
+  for (std::size_t i = 0; i < ndim; ++i) dims[i] = static_cast<std::uint64_t>(a.shape(static_cast<py::ssize_t>(i)));
+  ArrayOperand op{a, {}};
+  BorrowedTensor& t = op.tensor;
+  t.dtype = d;
+  t.shape = Shape(std::span<const std::uint64_t>(dims.data(), ndim));
+  t.data = static_cast<const std::byte*>(a.data());
+  const int flags = a.flags();
+  if (!(flags & py::array::c_style)) {
+    // Fortran order, a slice with steps, a transposed view: the library copies it to C order.
+    t.strides.resize(ndim);
+    for (std::size_t i = 0; i < ndim; ++i) t.strides[i] = static_cast<std::int64_t>(a.strides(static_cast<py::ssize_t>(i)));
+  } else if (writable && a.writeable()) {
+    t.writable = static_cast<std::byte*>(a.mutable_data());
+  }
   return op;
 }
 
-py::array new_array(DType dtype, const Shape& shape) {
-  const std::uint64_t bytes = shape.byte_size(dtype_info(dtype).size);
-  if (bytes < (std::uint64_t{1} << 20)) return py::array(numpy_dtype(dtype), dims_of(shape));
-  return tensor_array(Tensor(dtype, shape));
+CArray c_array(const py::handle& obj) {
+  ArrayOperand a = array_operand(obj);
+  if (!a.tensor.strides.empty()) {
+    static const py::handle asarray = py::object(py::module_::import("numpy").attr("asarray")).release();
+    return c_array(asarray(a.array, numpy_dtype(a.tensor.dtype), "C"));
+  }
+  return {a.array, TensorView{a.tensor.dtype, a.tensor.shape, a.tensor.data}};
 }
+
+py::array new_array(DType dtype, const Shape& shape) { return py::array(numpy_dtype(dtype), dims_of(shape)); }
 
 py::array tensor_array(Tensor t) {
   if (t.byte_size() == 0) return py::array(numpy_dtype(t.dtype()), dims_of(t.shape()));

@@ -1,7 +1,8 @@
-// NumPy arrays in and out of the library: an operand array seen as a TensorView (without a copy
-// when it is C-contiguous and native-endian, converted as the CLI converts a big-endian or
-// Fortran-order .npy otherwise), and tensors handed to Python as arrays that own them.
-// Every function here needs the GIL.
+// NumPy arrays in and out of the library: an operand array seen as a BorrowedTensor (read in
+// place when C-contiguous and native-endian; other native layouts are given with their strides
+// and copied once by the library, as it converts a Fortran-order .npy; big-endian data is made
+// native by NumPy first, since a borrowed tensor is native-endian), and tensors handed to Python
+// as arrays that own them. Every function here needs the GIL.
 #pragma once
 
 #include <optional>
@@ -15,10 +16,10 @@ namespace dmlbits::python {
 
 namespace py = pybind11;
 
-// An array operand: `view` points into `array`, which keeps the memory alive.
+// An array operand: `tensor` points into `array`, which keeps the memory alive.
 struct ArrayOperand {
   py::array array;
-  TensorView view;
+  BorrowedTensor tensor;
 };
 
 // The DType of a NumPy dtype: bool is read as uint8, as the CLI reads a '|b1' .npy; anything
@@ -29,12 +30,19 @@ py::dtype numpy_dtype(DType d);
 // Whether the dtype's data is in this machine's byte order (always, for one-byte types).
 bool is_native(const py::dtype& dt);
 
-// An ndarray (or NumPy scalar) as an operand: C-contiguous native-endian data is used in place;
-// other layouts are copied to C order and native byte order first.
-ArrayOperand array_operand(const py::handle& obj);
+// An ndarray (or NumPy scalar, or anything np.asarray takes) as an operand. `writable`: set
+// BorrowedTensor::writable when the array's own memory is used and may be written (in place).
+ArrayOperand array_operand(const py::handle& obj, bool writable = false);
 
-// An uninitialised array for a result: from NumPy's allocator when small, else the library's
-// aligned allocation (huge pages, resident from the start), which the array owns.
+// An array in C order and native byte order (converted by NumPy if it is not), for the file
+// and comparison services, which take a TensorView.
+struct CArray {
+  py::array array;
+  TensorView view;
+};
+CArray c_array(const py::handle& obj);
+
+// An uninitialised NumPy array.
 py::array new_array(DType dtype, const Shape& shape);
 
 // A tensor handed over to Python without a copy.

@@ -18,16 +18,19 @@
 #include "dmlbits/check.hpp"
 #include "dmlbits/devices.hpp"
 #include "dmlbits/error.hpp"
-#include "engine.hpp"
+#include "dmlbits/request.hpp"
+#include "files.hpp"
 
 namespace dmlbits::python {
 namespace {
 
-py::object from_json(const nlohmann::json& j) {
+py::object from_json_text(const std::string& text) {
   // Never released: a static py::object would be destroyed after the interpreter.
   static py::handle loads = py::object(py::module_::import("json").attr("loads")).release();
-  return loads(j.dump());
+  return loads(text);
 }
+
+py::object from_json(const nlohmann::json& j) { return from_json_text(j.dump()); }
 
 std::optional<DType> dtype_argument(const std::optional<std::string>& name, const char* keyword) {
   if (!name || name->empty()) return std::nullopt;
@@ -36,270 +39,224 @@ std::optional<DType> dtype_argument(const std::optional<std::string>& name, cons
   return d;
 }
 
-// The operands of a call: arrays used in place (or converted), literal text read as the CLI reads it.
-struct Operands {
-  std::vector<py::array> keep;        // arrays whose memory the views borrow
-  std::vector<Tensor> literals;       // tensors read from literal text
-  std::vector<TensorView> views;
-  std::vector<OperandInfo> infos;
+// The keyword options of a call, their names parsed (the face's syntax; the combination rules
+// are prepare_request's). Made once per combination of keywords (dmlbits/_core.py caches them).
+struct CallOptions {
+  std::optional<BackendKind> backend;
+  std::string isa;
+  std::optional<std::string> adapter;
+  std::optional<unsigned> threads;
+  std::optional<FeatureLevel> level;
+  std::optional<ShiftOverflow> shift_overflow;
+  std::optional<DType> out_dtype;
 };
 
-Operands take_operands(const std::vector<py::object>& objs, const std::optional<std::string>& dtype_name) {
+CallOptions call_options(const std::string& backend, const std::string& feature_level, const std::string& shift_overflow,
+                         const std::string& out_dtype, unsigned threads, const std::string& isa,
+                         const std::string& adapter) {
+  CallOptions o;
+  if (!backend.empty()) {
+    o.backend = parse_backend(backend);
+    if (!o.backend)
+      throw Error(Errc::usage, fmt::format("unknown backend '{}' (available: {})", backend, backend_names_help()));
+  }
+  if (!feature_level.empty()) {
+    o.level = parse_feature_level(feature_level);
+    if (!o.level)
+      throw Error(Errc::usage, fmt::format("feature_level: unknown level '{}' (1_0 to {}, also written 4.1 or "
+                                           "DML_FEATURE_LEVEL_4_1)", feature_level, newest_feature_level().short_name()));
+  }
+  if (!shift_overflow.empty()) {
+    o.shift_overflow = parse_shift_overflow(shift_overflow);
+    if (!o.shift_overflow)
+      throw Error(Errc::usage, fmt::format("shift_overflow: unknown mode '{}' ({})", shift_overflow,
+                                           shift_overflow_names_help("'")));
+  }
+  o.out_dtype = dtype_argument(out_dtype, "out_dtype");
+  if (threads != 0) o.threads = threads;
+  o.isa = isa;
+  if (!adapter.empty()) o.adapter = adapter;
+  return o;
+}
+
+// A request with these options, from Python (its messages name options as keywords).
+OperationRequest new_request(int op_index, const CallOptions& o) {
+  OperationRequest r;
+  r.face = RequestFace::python;
+  r.op = op_table()[static_cast<std::size_t>(op_index)].kind;
+  r.backend = o.backend;
+  r.isa = o.isa;
+  r.adapter = o.adapter;
+  r.threads = o.threads;
+  r.level = o.level;
+  r.shift_overflow = o.shift_overflow;
+  r.out_dtype = o.out_dtype;
+  return r;
+}
+
+// The operands of a call, into the request: arrays borrowed (kept alive by `keep`), Python's
+// own numbers and strings as literal text, as on the command line: they take the other
+// operand's dtype (or dtype=) and must fit it. A float, which the CLI writes as a one-element
+// array literal ('[1.5]', '["nan"]'), makes a 0-d result 0-d again (`float_literal`).
+struct Operands {
+  std::vector<py::array> keep;
+  bool float_literal = false;
+  bool all_arrays_0d = true;
+};
+
+Operands add_operands(OperationRequest& r, std::initializer_list<py::handle> objs) {
   Operands o;
-  const std::optional<DType> dtype = dtype_argument(dtype_name, "dtype");
-  std::vector<std::string> texts;
-  std::optional<DType> anchor;
-  std::vector<std::optional<TensorView>> slots;
-  bool any_literal = false;
-  std::vector<std::size_t> zero_d;  // operands given as Python floats
-  texts.reserve(objs.size());
-  slots.reserve(objs.size());
-  o.keep.reserve(objs.size());
-  o.views.reserve(objs.size());
-  o.infos.reserve(objs.size());
-  for (std::size_t i = 0; i < objs.size(); ++i) {
-    const py::object& obj = objs[i];
-    // Python's own numbers are literals, as on the command line: they take the other operand's
-    // dtype (or dtype=) and must fit it. A float, which the CLI writes as a one-element array
-    // literal ('[1.5]', '["nan"]'), stays 0-d.
-    std::string text;
+  r.operands.reserve(objs.size());
+  std::size_t i = 0;
+  for (const py::handle obj : objs) {
     if (py::isinstance<py::str>(obj)) {
-      text = obj.cast<std::string>();
-      if (text.empty()) text = "''";  // refused as not a literal, not taken for an array
+      r.operands.emplace_back(obj.cast<std::string>());
     } else if (PyBool_Check(obj.ptr())) {
-      text = obj.ptr() == Py_True ? "1" : "0";
+      r.operands.emplace_back(std::string(obj.ptr() == Py_True ? "1" : "0"));
     } else if (PyLong_CheckExact(obj.ptr())) {
-      text = py::str(obj).cast<std::string>();
+      r.operands.emplace_back(py::str(obj).cast<std::string>());
     } else if (PyFloat_CheckExact(obj.ptr())) {
       const double x = obj.cast<double>();
-      text = std::isnan(x) ? "[\"nan\"]" : std::isinf(x) ? (x > 0 ? "[\"inf\"]" : "[\"-inf\"]") : fmt::format("[{}]", x);
-      zero_d.push_back(i);
+      r.operands.emplace_back(std::isnan(x)   ? std::string("[\"nan\"]")
+                              : std::isinf(x) ? std::string(x > 0 ? "[\"inf\"]" : "[\"-inf\"]")
+                                              : fmt::format("[{}]", x));
+      o.float_literal = true;
+    } else {
+      ArrayOperand a = [&] {
+        try {
+          return array_operand(obj, /*writable=*/i == 0 && r.in_place);
+        } catch (const Error& e) {  // (the context is formatted only for an error: calls are small)
+          rethrow_with_context(e, fmt::format("operand {}", static_cast<char>('A' + i)));
+        }
+      }();
+      if (a.tensor.shape.rank() != 0) o.all_arrays_0d = false;
+      r.operands.emplace_back(std::move(a.tensor));
+      o.keep.push_back(std::move(a.array));
     }
-    if (!text.empty()) {
-      texts.push_back(std::move(text));
-      any_literal = true;
-      slots.emplace_back();
-      continue;
-    }
-    texts.emplace_back();
-    ArrayOperand a = [&] {
-      try {
-        return array_operand(obj);
-      } catch (const Error& e) {  // (the context is formatted only for an error: calls are small)
-        rethrow_with_context(e, fmt::format("operand {}", static_cast<char>('A' + i)));
-      }
-    }();
-    if (!anchor) anchor = a.view.dtype;
-    slots.emplace_back(a.view);
-    o.keep.push_back(std::move(a.array));
-  }
-  if (any_literal) o.literals = read_literals(texts, dtype, anchor);
-  std::size_t next_literal = 0;
-  for (std::size_t i = 0; i < slots.size(); ++i) {
-    const auto& s = slots[i];
-    if (!s && std::find(zero_d.begin(), zero_d.end(), i) != zero_d.end()) {
-      Tensor& one = o.literals[next_literal];
-      Tensor scalar(one.dtype(), Shape{});
-      scalar.set_bits_at(0, one.bits_at(0));
-      one = std::move(scalar);
-    }
-    const TensorView v = s ? *s : o.literals[next_literal++].view();
-    o.views.push_back(v);
-    o.infos.push_back({v.dtype, v.shape});
+    ++i;
   }
   return o;
 }
 
-// Ctrl-C between chunks: Python's own handler has only set a flag, which the main thread
-// turns into KeyboardInterrupt here (other threads see no signals: PyErr_CheckSignals is a
-// no-op there, and the main thread handles the signal itself).
+// Ctrl-C between chunks of a run, on the calling thread only (RunHooks::between_chunks): Python's
+// own handler has only set a flag, which the main thread turns into KeyboardInterrupt here.
+// Other threads see no signals (PyErr_CheckSignals does nothing there), so their runs go on.
 void check_signals() {
   py::gil_scoped_acquire gil;
   if (PyErr_CheckSignals() != 0) throw py::error_already_set();
 }
 
-nlohmann::json timing_json(const ValidatedOp& v, const RunTiming& t, int warmup, const std::vector<double>& samples) {
-  // The keys of the CLI's --time-json (app/report.cpp, timing_json).
-  nlohmann::json phases = nlohmann::json::object();
-  for (const auto& p : t.phases) phases[p.name + "_s"] = p.seconds;
-  nlohmann::json backend_phases = nlohmann::json::object();
-  for (const auto& p : t.backend_phases) backend_phases[p.name + "_s"] = p.seconds;
-  const SampleStatsJson s = sample_stats_json(samples);
-  return {{"op", v.op().verb},
-          {"dtype", dtype_info(v.input_dtype()).numpy_name},
-          {"shape", v.output_shape().dims()},
-          {"feature_level", v.level().short_name()},
-          {"backend", t.backend},
-          {"device", t.device},
-          {"selection", t.selection},
-          {"phases", phases},
-          {"backend_phases", backend_phases},
-          {"total_s", t.total_seconds},
-          {"execute_bytes", t.execute_bytes},
-          {"execute_runs", t.execute_runs},
-          {"execute_gbps", t.execute_gbps()},
-          {"execute",
-           {{"warmup", warmup},
-            {"samples_s", samples},
-            {"stats_s", nlohmann::json::parse(s.json)},
-            {"gbps_at_median", s.median > 0 ? static_cast<double>(t.execute_bytes) / s.median / 1e9 : 0.0}}}};
+// The backends of this thread's calls: created once per thread and options (a D3D12 device costs
+// tens of milliseconds, and a 4x4 call should cost about a microsecond). Per thread, since a
+// backend runs one operation at a time.
+BackendCache& thread_backends() {
+  thread_local BackendCache cache;
+  return cache;
+}
+
+RunResult run_request(OperationRequest r) {
+  const PreparedRequest p = prepare_request(std::move(r));
+  RunHooks hooks;
+  hooks.between_chunks = check_signals;
+  py::gil_scoped_release release;
+  return run(p, hooks, &thread_backends());
+}
+
+// out=: an ndarray, C-contiguous, native, writeable (NumPy's own conditions, checked here); its
+// dtype and shape must be the result's (checked by run()).
+MutableTensorView out_buffer(const py::array& out) {
+  const py::dtype rd = out.dtype();
+  if (rd.kind() == 'b' || !is_native(rd))
+    throw Error(Errc::usage, fmt::format("out: has dtype {}, which no result has", py::str(rd.attr("str")).cast<std::string>()));
+  const int flags = out.flags();
+  if (!(flags & py::array::c_style)) throw Error(Errc::usage, "out: must be C-contiguous");
+  if (!out.writeable()) throw Error(Errc::usage, "out: is read-only");
+  const DType d = dtype_of(rd);
+  if (static_cast<std::size_t>(out.ndim()) > kMaxRank)
+    throw Error(Errc::usage, fmt::format("out: {} dimensions; a tensor has at most {}", out.ndim(), kMaxRank));
+  std::array<std::uint64_t, kMaxRank> dims{};
+  for (py::ssize_t i = 0; i < out.ndim(); ++i) dims[static_cast<std::size_t>(i)] = static_cast<std::uint64_t>(out.shape(i));
+  return {d, Shape(std::span<const std::uint64_t>(dims.data(), static_cast<std::size_t>(out.ndim()))),
+          static_cast<std::byte*>(const_cast<void*>(out.data()))};
 }
 
 py::object run_call(int op_index, py::object a, py::object b, py::object out, std::optional<std::string> dtype,
-               const RunOptions& options, bool timing, int repeat, int warmup) {
-  if (repeat < 1 || warmup < 0) throw Error(Errc::usage, "repeat must be at least 1 and warmup at least 0");
-  const OpKind kind = op_table()[static_cast<std::size_t>(op_index)].kind;
-  // The phases are timed for timing=True only: a 4x4 call should cost about a microsecond.
-  Stopwatch total, phase;
-  RunTiming t;
-  auto lap = [&](const char* name) {
-    if (timing) t.phases.push_back({name, phase.lap()});
-  };
-  std::vector<py::object> objs;
-  objs.reserve(2);
-  objs.push_back(std::move(a));
-  if (!b.is_none()) objs.push_back(std::move(b));
-  Operands in = take_operands(objs, dtype);
-  lap("read");
-  Backend& backend = backend_for(options, in.infos);
-  lap("backend");
-
-  // out=: exactly the result's dtype and shape, C-contiguous, native, writeable. Where it is
-  // input A's own memory the operation runs in place (and is refused as DirectML refuses it for
-  // popcount); where it overlaps an input otherwise, the result goes through a temporary.
-  py::array result;  // (a default py::array is an empty array, not a null handle)
-  const bool have_out = !out.is_none();
-  bool in_place = false, through_temporary = false;
-  if (have_out) {
+                    const CallOptions& options, bool timing, int repeat, int warmup) {
+  OperationRequest r = new_request(op_index, options);
+  r.dtype = dtype_argument(dtype, "dtype");
+  r.repeat = repeat;
+  r.warmup = warmup;
+  r.output = OutputKind::memory;
+  // out=: where it is input A's own memory, whole, the operation runs in place (refused as
+  // DirectML refuses it for popcount); where it overlaps an input otherwise, the result is
+  // computed into memory of its own and copied; else it is written straight into out.
+  py::array out_array, temporary;  // (a default py::array is an empty array, not a null handle)
+  bool through_temporary = false;
+  const bool to_out = !out.is_none();
+  if (to_out) {
     if (!py::isinstance<py::array>(out)) throw Error(Errc::usage, "out: expected a numpy.ndarray");
-    result = py::reinterpret_borrow<py::array>(out);
-    // Input A's memory, whole (a copy made for a layout never is).
-    const TensorView& a0 = in.views[0];
-    in_place = a0.data != nullptr && result.data() == static_cast<const void*>(a0.data) &&
-               static_cast<std::size_t>(result.nbytes()) == a0.byte_size();
-  }
-  const ValidatedOp v = validate_call(kind, options, in.infos, in_place, backend);
-  lap("validate");
-  if (timing) {
-    t.backend = std::string(backend.name());
-    t.device = backend.device_description_for(v, false);  // as run_operation says it
-    t.selection = backend.selection_reason();
-  }
-
-  const DType out_dtype = v.output_dtype();
-  const Shape& out_shape = v.output_shape();
-  if (!have_out) {
-    result = new_array(out_dtype, out_shape);
-  } else {
-    const int flags = result.flags();
-    std::vector<std::uint64_t> dims;
-    for (py::ssize_t i = 0; i < result.ndim(); ++i) dims.push_back(static_cast<std::uint64_t>(result.shape(i)));
-    const py::dtype rd = result.dtype();
-    if (rd.kind() == 'b' || dtype_of(rd) != out_dtype || !is_native(rd))
-      throw Error(Errc::usage, fmt::format("out: the result is {}, but out has dtype {}", dtype_info(out_dtype).numpy_name,
-                                           py::str(rd.attr("str")).cast<std::string>()));
-    if (dims.size() > kMaxRank || !(Shape(std::span<const std::uint64_t>(dims)) == out_shape))
-      throw Error(Errc::usage, fmt::format("out: the result has shape {}, but out has shape ({})", out_shape.to_string(),
-                                           fmt::format("{}", fmt::join(dims, ", ")) + (dims.size() == 1 ? "," : "")));
-    if (!(flags & py::array::c_style)) throw Error(Errc::usage, "out: must be C-contiguous");
-    if (!result.writeable()) throw Error(Errc::usage, "out: is read-only");
-    if (!in_place)
-      for (std::size_t i = 0; i < in.views.size(); ++i)
-        if (overlaps(static_cast<const std::byte*>(result.data()), static_cast<std::size_t>(result.nbytes()),
-                     in.views[i].data, in.views[i].byte_size()))
-          through_temporary = true;
-  }
-  py::array target = through_temporary ? new_array(out_dtype, out_shape) : result;
-
-  ExecuteBuffers buffers;
-  for (const auto& view : in.views) buffers.inputs.push_back(view.bytes());
-  buffers.output = {static_cast<std::byte*>(target.mutable_data()), static_cast<std::size_t>(target.nbytes())};
-  lap("allocate");
-  std::vector<double> samples;
-  {
-    py::gil_scoped_release release;
-    // Ctrl-C is looked for between chunks and between runs, not within a small operation.
-    for (int i = 0; i < warmup; ++i) {
-      execute(backend, v, buffers, check_signals);
-      check_signals();
+    out_array = py::reinterpret_borrow<py::array>(out);
+    if (py::isinstance<py::array>(a)) {
+      const auto a0 = py::reinterpret_borrow<py::array>(a);
+      r.in_place = a0.data() == out_array.data() && a0.nbytes() == out_array.nbytes() &&
+                   a0.dtype().equal(out_array.dtype()) && a0.ndim() == out_array.ndim() &&
+                   std::equal(a0.shape(), a0.shape() + a0.ndim(), out_array.shape()) &&
+                   (a0.flags() & py::array::c_style) && is_native(a0.dtype()) && a0.dtype().kind() != 'b';
     }
-    if (warmup > 0) lap("warmup");
-    if (!timing && repeat == 1) {
-      execute(backend, v, buffers, check_signals);
+  }
+  Operands in = b.is_none() ? add_operands(r, {a}) : add_operands(r, {a, b});
+  if (to_out) {
+    MutableTensorView buffer = out_buffer(out_array);
+    if (r.in_place) {
+      r.output = OutputKind::none;  // the result is in A's memory, which is out
     } else {
-      for (int i = 0; i < repeat; ++i) {
-        Stopwatch one;
-        execute(backend, v, buffers, check_signals);
-        samples.push_back(one.seconds());
-        if (i + 1 < repeat) check_signals();
-      }
+      // An input read in place (C order, native) that out overlaps would be overwritten while
+      // it is read: the result goes to a temporary of out's dtype and shape, then to out.
+      // (Inputs in other layouts are copied before the run.)
+      for (const auto& operand : r.operands)
+        if (const auto* t = std::get_if<BorrowedTensor>(&operand); t && t->strides.empty() && !through_temporary)
+          if (overlaps(buffer.data, buffer.byte_size(), t->data, TensorView{t->dtype, t->shape, t->data}.byte_size())) {
+            through_temporary = true;
+            temporary = new_array(buffer.dtype, buffer.shape);
+            buffer.data = static_cast<std::byte*>(temporary.mutable_data());
+          }
+      r.output = OutputKind::buffer;
+      r.buffer = buffer;
     }
-    lap("execute");
   }
-  if (through_temporary) result[py::ellipsis()] = target;
+  RunResult res = run_request(std::move(r));
+  py::object result;
+  if (to_out) {
+    if (through_temporary) out_array[py::ellipsis()] = temporary;
+    result = out_array;
+  } else {
+    py::array arr = tensor_array(std::move(*res.result));
+    if (in.float_literal && in.all_arrays_0d && arr.ndim() == 1 && arr.shape(0) == 1)
+      arr = arr.attr("reshape")(py::tuple());
+    result = arr;
+  }
   if (!timing) return result;
-  t.execute_runs = repeat;
-  t.backend_phases = backend.detail_phases();
-  t.execute_bytes = static_cast<std::uint64_t>(target.nbytes());
-  for (const auto& view : in.views) t.execute_bytes += view.byte_size();
-  t.total_seconds = total.seconds();
-  return py::make_tuple(result, from_json(timing_json(v, t, warmup, samples)));
+  return py::make_tuple(result, from_json_text(timing_json(res)));
 }
 
-py::object explain(int op_index, py::object a, py::object b, std::optional<std::string> dtype, const RunOptions& options) {
-  std::vector<py::object> objs{std::move(a)};
-  if (!b.is_none()) objs.push_back(std::move(b));
-  Operands in = take_operands(objs, dtype);
-  Backend& backend = backend_for(options, in.infos);
-  return from_json(nlohmann::json::parse(
-      explain_json_text(validate_call(op_table()[static_cast<std::size_t>(op_index)].kind, options, in.infos, false, backend))));
+py::object explain(int op_index, py::object a, py::object b, std::optional<std::string> dtype, const CallOptions& options) {
+  OperationRequest r = new_request(op_index, options);
+  r.dtype = dtype_argument(dtype, "dtype");
+  r.explain_only = true;
+  r.output = OutputKind::none;
+  Operands in = b.is_none() ? add_operands(r, {a}) : add_operands(r, {a, b});
+  const RunResult res = run_request(std::move(r));
+  return from_json_text(explain_json(*res.op));
 }
 
-// The support table, with the keys of `dmlbits ops --json` (app/report.cpp, ops_json).
+// The support table: the document `dmlbits ops --json` prints (ops_json_text).
 py::object ops(const std::string& level_name) {
   std::optional<FeatureLevel> level;
   if (!level_name.empty()) {
     level = parse_feature_level(level_name);
     if (!level) throw Error(Errc::usage, fmt::format("feature_level: unknown level '{}'", level_name));
   }
-  auto dtype_list = [](DTypeSet set) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& row : dtype_table())
-      if (set.contains(row.dtype)) out.push_back(row.dml_name);
-    return out;
-  };
-  auto tier_json = [&](const OpTier& t) {
-    return nlohmann::json{{"from", t.level.short_name()},
-                          {"dimensions", {t.dims.min, t.dims.max}},
-                          {"input_types", dtype_list(t.inputs)},
-                          {"output_types", t.outputs.empty() ? dtype_list(t.inputs) : dtype_list(t.outputs)},
-                          {"output_is_input_type", t.outputs.empty()}};
-  };
-  nlohmann::json list = nlohmann::json::array();
-  for (const auto& op : op_table()) {
-    nlohmann::json j = {{"verb", op.verb},
-                        {"dml_operator", op.dml_operator_name()},
-                        {"dml_operator_value", op.dml_enum},
-                        {"desc", op.dml_desc_name()},
-                        {"aliases", op.aliases()},
-                        {"arity", op.arity},
-                        {"introduced", op.introduced().short_name()}};
-    if (level) {
-      const OpTier* t = op.tier_at(*level);
-      j["available"] = t != nullptr;
-      if (t) j["support"] = tier_json(*t);
-    } else {
-      nlohmann::json tiers = nlohmann::json::array();
-      for (const auto& t : op.tiers) tiers.push_back(tier_json(t));
-      j["tiers"] = tiers;
-    }
-    list.push_back(j);
-  }
-  nlohmann::json levels = nlohmann::json::array();
-  for (auto l : feature_levels()) levels.push_back(l.short_name());
-  nlohmann::json result = {{"feature_levels", levels}, {"ops", list}};
-  if (level) result["feature_level"] = level->short_name();
-  return from_json(result);
+  return from_json(nlohmann::json::parse(ops_json_text(level)));
 }
 
 py::array read_tensor_file(const std::string& path, std::optional<std::string> dtype) {
@@ -312,14 +269,14 @@ py::array read_tensor_file(const std::string& path, std::optional<std::string> d
 }
 
 void write_tensor_file(py::object array, const std::string& path, const std::string& format_name, bool hex) {
-  ArrayOperand a = array_operand(array);
+  const CArray a = c_array(array);
   py::gil_scoped_release release;
   write_tensor_path(a.view, path, format_name, hex);
 }
 
 // (equal, the --expect report) for two arrays compared bit for bit.
 py::tuple compare(py::object actual, py::object expected, std::size_t max_listed, const std::string& label) {
-  ArrayOperand a = array_operand(actual), e = array_operand(expected);
+  const CArray a = c_array(actual), e = c_array(expected);
   const std::optional<std::string> report = compare_bits(a.view, e.view, max_listed, label);
   return py::make_tuple(!report, report.value_or(std::string()));
 }
@@ -374,13 +331,8 @@ PYBIND11_MODULE(_dmlbits, m) {
   });
   m.def("version", [] { return std::string(DMLBITS_VERSION); });
 
-  py::class_<RunOptions>(m, "RunOptions")
-      .def_property_readonly("backend", [](const RunOptions& o) { return std::string(backend_name(o.backend)); })
-      .def_property_readonly("feature_level", [](const RunOptions& o) { return o.level.short_name(); });
-  m.def("run_options", [](const std::string& backend, const std::string& feature_level, const std::string& shift_overflow,
-                          const std::string& out_dtype, unsigned threads, const std::string& isa, const std::string& adapter) {
-    return make_run_options(backend, feature_level, shift_overflow, out_dtype, threads, isa, adapter);
-  });
+  py::class_<CallOptions>(m, "CallOptions");
+  m.def("run_options", &call_options);
   m.def("run", &run_call);
   m.def("explain", &explain);
   m.def("ops", &ops);

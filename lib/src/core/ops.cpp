@@ -132,6 +132,13 @@ std::string shift_overflow_names_help(std::string_view quote) {
   return s;
 }
 
+DType OpInfo::default_output_dtype(DType input) const {
+  if (output_dtype_is_input_dtype()) return input;
+  for (const DTypeInfo& row : dtype_table())
+    if (tiers.front().outputs.contains(row.dtype)) return row.dtype;
+  return input;  // not reached: a non-empty set holds a dtype of the table
+}
+
 std::string OpInfo::dml_operator_name() const { return "DML_OPERATOR_ELEMENT_WISE_" + std::string(dml_suffix); }
 
 std::string OpInfo::dml_desc_name() const { return "DML_ELEMENT_WISE_" + std::string(dml_suffix) + "_OPERATOR_DESC"; }

@@ -26,17 +26,6 @@ namespace {
 struct V {
   using reg = __m512i;
   static constexpr std::size_t kBytes = 64;
-  // The streaming paths' reading (kernel_loops.hpp, binary_prefetch_bytes and page_lanes),
-  // measured on the AVX-512 host (testdata/benchmarks.md, "Issue #17: the AVX-512 host"):
-  // binary kernels prefetch 1 KiB ahead (and/or/xor 0.91 -> 0.95-1.02x memcpy; the shifts state
-  // their own distance), and same-width unary ones read eight pages side by side (`not`
-  // 0.93-0.94 -> 1.03-1.07x).
-  static constexpr std::size_t kBinaryPrefetchBytes = 1024;
-  static constexpr std::size_t kSameWidthPageLanes = 8;
-  // Narrowing popcounts read four distant parts of the input side by side, each prefetched 512 B
-  // ahead (kernel_loops.hpp, unary_body_streams; best of 2-8 parts and 256 B-1 KiB).
-  static constexpr std::size_t kNarrowingStreams = 4;
-  static constexpr std::size_t kNarrowingPrefetchBytes = 512;
   DMLBITS_TARGET static reg load(const std::byte* p) { return _mm512_loadu_si512(p); }
   DMLBITS_TARGET static void store(std::byte* p, reg v) { _mm512_storeu_si512(p, v); }
   DMLBITS_TARGET static void stream(std::byte* p, reg v) { _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v); }
@@ -48,11 +37,10 @@ struct V {
     else if constexpr (sizeof(T) == 4) return _mm512_set1_epi32(static_cast<int>(v));
     else return _mm512_set1_epi64(static_cast<long long>(v));
   }
-  // Store policies of the unary blocks (kernel_loops.hpp): ordinary unaligned stores, or
-  // non-temporal ones to addresses aligned to their size. Without the streaming policy the
-  // large unary outputs went through the caches (each output line read before it was
-  // overwritten) and lost the streaming path's page lanes and prefetch: the narrowing
-  // popcounts ran at 0.77-0.98x memcpy where AVX2's streamed at 1.04-1.19x.
+  // Store kinds of the unary blocks (kernel_loops.hpp): ordinary unaligned stores, or
+  // non-temporal ones to addresses aligned to their size, so that large unary outputs, like
+  // binary ones, do not read each output line before overwriting it (testdata/benchmarks.md,
+  // "CPU streaming policies": "AVX-512 unary store kinds").
   struct Stored {
     DMLBITS_TARGET static void store512(std::byte* p, __m512i v) { _mm512_storeu_si512(p, v); }
     DMLBITS_TARGET static void store256(std::byte* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
@@ -138,16 +126,11 @@ DMLBITS_TARGET inline reg shift(reg a, reg b) {
 template <class, class T, ShiftOverflow M>
 struct ShlOp {
   static constexpr bool kUsesMode = true;
-  // Further ahead than and/or/xor (V::kBinaryPrefetchBytes): a shift is several instructions per
-  // vector, so fewer loads are in flight without help. 3 KiB measured best of 1-4 KiB on the
-  // AVX-512 host (0.89-0.94 -> 0.95-1.03x memcpy; testdata/benchmarks.md).
-  static constexpr std::size_t kPrefetchAhead = 3072;
   DMLBITS_TARGET static reg apply(reg a, reg b) { return shift<true, T, M>(a, b); }
 };
 template <class, class T, ShiftOverflow M>
 struct ShrOp {
   static constexpr bool kUsesMode = true;
-  static constexpr std::size_t kPrefetchAhead = 3072;  // as ShlOp
   DMLBITS_TARGET static reg apply(reg a, reg b) { return shift<false, T, M>(a, b); }
 };
 
@@ -276,6 +259,7 @@ struct PopcntOp<std::uint64_t, std::uint32_t, C> {
 };
 
 constexpr Isa kIsa = Isa::avx512;
+using Policy = Avx512StreamPolicy;
 
 }  // namespace
 }  // namespace dmlbits::cpu

@@ -112,7 +112,10 @@ std::uint64_t extent_bytes(const DmlTensorDesc& t, std::size_t element_size) {
 unsigned cpu_threads(unsigned requested) {
   if (requested != 0) return requested;
   const std::string env = environment_variable("DMLBITS_THREADS").value_or("");
-  if (env.empty()) return std::thread::hardware_concurrency() >= 2 ? 2 : 1;
+  // Asked once: glibc reads /sys/devices/system/cpu/online for it (an open, read and close,
+  // microseconds), and prepare_request() checks DMLBITS_THREADS through here on every call.
+  static const unsigned hardware = std::thread::hardware_concurrency();
+  if (env.empty()) return hardware >= 2 ? 2 : 1;
   unsigned n = 0;
   const char* end = env.data() + env.size();
   const auto [p, ec] = std::from_chars(env.data(), end, n);
@@ -143,12 +146,17 @@ std::string CpuBackend::device_description_for(const ValidatedOp& op, bool pipel
                                    std::max(dtype_info(op.input_dtype()).size, dtype_info(op.output_dtype()).size);
   const unsigned computing = work_bytes >= parallel_min_bytes_ ? threads_ : 1;
   const unsigned used = std::min(threads_, computing + (pipelined ? 1 : 0));
+  for (const auto& [key, text] : descriptions_)
+    if (key == std::pair{used, pipelined}) return text;
   std::string d = device_description();
-  if (used == threads_) return d;
-  d.erase(d.rfind(", ") + 2);
-  return d + fmt::format("{} of {} threads ({})", used, threads_,
-                         pipelined ? "one reads and computes, one writes"
-                                   : fmt::format("outputs under {} run on one", format_byte_size(parallel_min_bytes_)));
+  if (used != threads_) {
+    d.erase(d.rfind(", ") + 2);
+    d += fmt::format("{} of {} threads ({})", used, threads_,
+                     pipelined ? "one reads and computes, one writes"
+                               : fmt::format("outputs under {} run on one", format_byte_size(parallel_min_bytes_)));
+  }
+  descriptions_.emplace_back(std::pair{used, pipelined}, d);
+  return d;
 }
 
 void CpuBackend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {

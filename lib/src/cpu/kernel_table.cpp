@@ -47,9 +47,9 @@ std::vector<KernelInfo> build_table() {
 // explained by the figures in testdata/benchmarks.md, "Kernel choice per operation"; a row
 // goes when a change to the wide kernel makes it win again.
 constexpr std::array kChoices{
-    // 16-bit popcount into uint32: AVX2 measured 1.01-1.12x the BITALG kernel's speed in the
-    // caches and in memory in three runs; why (the widening to two 512-bit vectors per input
-    // vector is the likely cost) was not examined.
+    // 16-bit popcount into uint32: the AVX2 kernel ran faster than the BITALG one in the caches
+    // and in memory, in three runs; why (the widening to two 512-bit vectors per input vector is
+    // the likely cost) was not examined.
     KernelChoice{OpKind::popcount, 2, 4, Isa::avx512, "avx2"},
 };
 

@@ -27,7 +27,7 @@ struct V {
     else if constexpr (sizeof(T) == 4) return _mm256_set1_epi32(static_cast<int>(v));
     else return _mm256_set1_epi64x(static_cast<long long>(v));
   }
-  // Store policies of the unary blocks (kernel_loops.hpp): ordinary unaligned stores, or
+  // Store kinds of the unary blocks (kernel_loops.hpp): ordinary unaligned stores, or
   // non-temporal ones to addresses aligned to their size.
   struct Stored {
     DMLBITS_TARGET static void store256(std::byte* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
@@ -141,13 +141,11 @@ DMLBITS_TARGET inline reg shift(reg a, reg b) {
 template <class, class T, ShiftOverflow M>
 struct ShlOp {
   static constexpr bool kUsesMode = true;
-  static constexpr bool kPrefetch = sizeof(T) <= 2;  // emulated: see kPrefetchBytes
   DMLBITS_TARGET static reg apply(reg a, reg b) { return shift<true, T, M>(a, b); }
 };
 template <class, class T, ShiftOverflow M>
 struct ShrOp {
   static constexpr bool kUsesMode = true;
-  static constexpr bool kPrefetch = sizeof(T) <= 2;
   DMLBITS_TARGET static reg apply(reg a, reg b) { return shift<false, T, M>(a, b); }
 };
 
@@ -169,7 +167,7 @@ struct NotOp {
 // neighbouring byte counts with the multiply-add instructions (vpmaddubsw: pairs of bytes into
 // 16 bits, vpmaddwd: pairs of words into 32, vpsadbw: eight bytes into 64), then the counts are
 // narrowed or widened to the output type. Large outputs are written with non-temporal stores
-// (the S policy), like the binary kernels' (kernel_loops.hpp).
+// (S = V::Streaming), like the binary kernels' (kernel_loops.hpp).
 
 // The high nibble is brought down with a shift (vpsrlw), or with kMul by a multiply (vpmulhuw
 // by 2^12 of the word with the low nibbles cleared): the same result on the multiply units,
@@ -313,6 +311,7 @@ struct PopcntOp<std::uint64_t, std::uint32_t> {
 };
 
 constexpr Isa kIsa = Isa::avx2;
+using Policy = Avx2StreamPolicy;
 constexpr const char* kTag = "avx2";
 
 #define DMLBITS_WIDTH_ROWS(T)                                                                   \

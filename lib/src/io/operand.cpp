@@ -134,6 +134,7 @@ std::vector<LoadedOperand> load_operands(const std::vector<std::string>& operand
 std::vector<LoadedOperand> load_operands(const std::vector<Operand>& operands, std::optional<DType> dtype,
                                          LoadMode mode) {
   std::vector<Pending> pending;
+  pending.reserve(operands.size());
   int stdin_count = 0;
   for (const auto& operand : operands) {
     Pending p;

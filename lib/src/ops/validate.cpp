@@ -12,8 +12,7 @@ namespace {
 }
 
 DType effective_out_dtype(const OpInfo& op, DType in, const std::optional<DType>& requested) {
-  if (!op.output_dtype_is_input_dtype()) return requested.value_or(DType::uint8);
-  return requested.value_or(in);
+  return requested.value_or(op.default_output_dtype(in));
 }
 
 bool tier_accepts(const OpTier& t, DType in, DType out, std::size_t dims) {

@@ -1,7 +1,7 @@
 // Files through the operating system: open, read, write, seek, look up, create a temporary file
 // beside a destination, replace a file atomically, remove. POSIX today (files.cpp); a Windows
-// build replaces files.cpp and keeps this interface, which holds no descriptor and no POSIX
-// type.
+// build replaces files.cpp (files_win32.cpp) and keeps this interface, which holds no
+// descriptor and no POSIX type. What PendingFile does alike on both is in pending_file.cpp.
 //
 // Errors: functions that can fail throw std::system_error whose code() is the operating
 // system's (std::generic_category on POSIX, where code().message() is strerror's text). The

@@ -297,32 +297,6 @@ PendingFile PendingFile::create(const std::string& destination) {
   return p;
 }
 
-PendingFile::PendingFile(PendingFile&& other) noexcept
-    : destination_(std::move(other.destination_)), temp_path_(std::move(other.temp_path_)),
-      named_because_(std::move(other.named_because_)), file_(std::move(other.file_)),
-      committed_(std::exchange(other.committed_, true)) {}
-
-PendingFile& PendingFile::operator=(PendingFile&& other) noexcept {
-  if (this != &other) {
-    discard();
-    destination_ = std::move(other.destination_);
-    temp_path_ = std::move(other.temp_path_);
-    named_because_ = std::move(other.named_because_);
-    file_ = std::move(other.file_);
-    committed_ = std::exchange(other.committed_, true);
-  }
-  return *this;
-}
-
-PendingFile::~PendingFile() { discard(); }
-
-void PendingFile::discard() noexcept {
-  if (committed_) return;
-  committed_ = true;
-  file_ = File();  // marked for deletion: closing removes it
-  if (!temp_path_.empty()) remove_file(temp_path_);
-}
-
 void PendingFile::commit(bool sync) {
   if (committed_) return;
   const HANDLE h = handle_of(file_.handle_);

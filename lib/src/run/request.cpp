@@ -10,6 +10,7 @@
 #include "dmlbits/error.hpp"
 #include "io.hpp"
 #include "dmlbits/process.hpp"
+#include "dmlbits/timing.hpp"
 #include "make_backend.hpp"
 #include "operation_output.hpp"
 #include "run.hpp"
@@ -45,6 +46,13 @@ void check_operator_options(const OperationRequest& r, const OpInfo& op) {
                                   option_name(r.face, "shift_overflow"), op.verb));
   if (r.operands.size() != static_cast<std::size_t>(op.arity))
     throw Error(code, fmt::format("{} takes {} input(s), {} given", op.verb, op.arity, r.operands.size()));
+  // Python's text operands are literals only (its Python numbers and lists, written as the
+  // command line writes them): a file is read with read_tensor, never by naming it as an operand.
+  if (r.face == RequestFace::python)
+    for (std::size_t i = 0; i < r.operands.size(); ++i)
+      if (const auto* text = std::get_if<std::string>(&r.operands[i]); text && (classify_operand(*text) == OperandKind::file || classify_operand(*text) == OperandKind::standard_input))
+        throw Error(Errc::usage, fmt::format("operand {}: '{}' is not a literal (literals are integers: 5, -1, 0xff, "
+                                             "0b101, or JSON arrays: [1, 2])", static_cast<char>('A' + i), *text));
 }
 
 void check_in_place(const OperationRequest& r, const OpInfo& op) {
@@ -52,7 +60,8 @@ void check_in_place(const OperationRequest& r, const OpInfo& op) {
   if (!op.allows_in_place()) {
     std::string dml = op.dml_operator_name();
     if (dml.starts_with("DML_OPERATOR_ELEMENT_WISE_")) dml.erase(0, std::strlen("DML_OPERATOR_ELEMENT_WISE_"));
-    throw Error(Errc::usage, fmt::format("--in-place is not offered: DirectML does not let {}'s output alias its input", dml));
+    throw Error(Errc::usage, fmt::format("{} is not offered: DirectML does not let {}'s output alias its input",
+                                         r.face == RequestFace::python ? "out=x (in place)" : "--in-place", dml));
   }
   if (!r.path.empty() || r.output == OutputKind::file) throw Error(Errc::usage, "--in-place and -o cannot be combined");
   if (const auto* text = std::get_if<std::string>(&r.operands.front())) {
@@ -86,7 +95,7 @@ OutputTarget output_target(const OperationRequest& r) {
   return target;
 }
 
-OperationSpec to_spec(const PreparedRequest& p) {
+OperationSpec to_spec(const PreparedRequest& p, const RunHooks& hooks, BackendCache* backends) {
   const OperationRequest& r = p.request();
   OperationSpec spec;
   spec.op = r.op;
@@ -104,6 +113,9 @@ OperationSpec to_spec(const PreparedRequest& p) {
   spec.warmup = r.warmup;
   spec.explain_only = r.explain_only;
   if (r.output == OutputKind::buffer) spec.output_buffer = r.buffer;
+  spec.face = r.face;
+  spec.between_chunks = hooks.between_chunks;
+  spec.backends = backends;
   return spec;
 }
 
@@ -151,9 +163,9 @@ OperationSummary summarize(const ValidatedOp& op) {
 
 std::string explain_json(const ValidatedOp& op) { return to_json(op.desc()).dump(2) + "\n"; }
 
-RunResult run(const PreparedRequest& p, const RunHooks& hooks) {
+RunResult run(const PreparedRequest& p, const RunHooks& hooks, BackendCache* backends) {
   const OperationRequest& r = p.request();
-  const OperationSpec spec = to_spec(p);
+  const OperationSpec spec = to_spec(p, hooks, backends);
   OutputRequest out;
   if (r.output == OutputKind::automatic || r.output == OutputKind::file) {
     if (!r.in_place || std::holds_alternative<std::string>(r.operands.front()))
@@ -175,7 +187,42 @@ RunResult run(const PreparedRequest& p, const RunHooks& hooks) {
   result.execute_samples = std::move(o.execute_samples);
   result.result = std::move(o.result);
   result.streamed = o.streamed;
+  result.warmup = r.warmup;
   return result;
 }
+
+std::string timing_json(const RunResult& r) {
+  const RunTiming& t = r.timing;
+  nlohmann::json phases = nlohmann::json::object();
+  for (const auto& p : t.phases) phases[p.name + "_s"] = p.seconds;
+  const SampleStats s = compute_stats(r.execute_samples);
+  nlohmann::json backend_phases = nlohmann::json::object();
+  for (const auto& p : t.backend_phases) backend_phases[p.name + "_s"] = p.seconds;
+  const OperationSummary what = summarize(*r.op);
+  const nlohmann::json j = {
+      {"op", op_info(what.op).verb},
+      {"dtype", dtype_info(what.input_dtype).numpy_name},
+      {"shape", what.output_shape.dims()},
+      {"feature_level", what.level.short_name()},
+      {"backend", t.backend},
+      {"device", t.device},
+      {"selection", t.selection},
+      {"phases", phases},
+      {"backend_phases", backend_phases},
+      {"total_s", t.total_seconds},
+      {"execute_bytes", t.execute_bytes},
+      {"execute_runs", t.execute_runs},
+      {"execute_gbps", t.execute_gbps()},
+      {"execute",
+       {{"warmup", r.warmup},
+        {"samples_s", r.execute_samples},
+        {"stats_s", to_json(s)},
+        {"gbps_at_median", s.median > 0 ? static_cast<double>(t.execute_bytes) / s.median / 1e9 : 0.0}}}};
+  return j.dump(2) + "\n";
+}
+
+BackendCache::BackendCache() : impl_(std::make_unique<Impl>()) {}
+BackendCache::~BackendCache() = default;
+void BackendCache::clear() { impl_->backends.clear(); }
 
 }  // namespace dmlbits

@@ -3,6 +3,7 @@
 // which decides between this and stream_operation (stream.hpp).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,23 @@ struct OperationSpec {
   bool explain_only = false;   // stop after validation
   // Write the result here (caller memory of the output's dtype and shape) instead of a new tensor.
   std::optional<MutableTensorView> output_buffer;
+  RequestFace face = RequestFace::command_line;  // for the wording of output_buffer's refusal
+  // RunHooks::between_chunks: execute in chunks, calling it between them (may throw).
+  std::function<void()> between_chunks;
+  BackendCache* backends = nullptr;  // where the backend comes from, if given
+};
+
+// A BackendCache's backends: one per (kind, isa, threads, adapter, large output for auto).
+struct BackendCache::Impl {
+  struct Key {
+    BackendKind kind;
+    std::string isa;
+    unsigned threads;
+    std::string adapter;
+    bool large;
+    bool operator==(const Key&) const = default;
+  };
+  std::vector<std::pair<Key, std::unique_ptr<Backend>>> backends;  // few: a linear search
 };
 
 struct OperationResult {
@@ -61,6 +79,11 @@ BackendOptions backend_options(const OperationSpec& spec);
 // a device's creation shows in the backend's own phases. Shared by run_operation and
 // stream_operation.
 std::unique_ptr<Backend> make_operation_backend(const OperationSpec& spec, const std::vector<LoadedOperand>& inputs);
+
+// The backend for `spec` from spec.backends (created and kept there on first use), or a new one
+// held by `owned`.
+Backend& operation_backend(const OperationSpec& spec, const std::vector<LoadedOperand>& inputs,
+                           std::unique_ptr<Backend>& owned);
 
 // The validation step shared by run_operation and stream_operation: the spec's operation on
 // the loaded operands, refused (Errc::unsupported) if `backend` cannot run it.
