@@ -206,6 +206,16 @@ bool is_device_or_pipe(const std::string& path);
 // Writes `text` to `path` atomically, like write_tensor (reports, models, JUnit XML).
 void write_text_file(const std::string& path, std::string_view text);
 
+// A tensor file as the operator commands read an operand file: .npy or JSON, told apart by its
+// content; `json_dtype` is the dtype of a JSON file that names none. "-" reads standard input.
+// Errors carry the context "reading 'PATH'".
+Tensor read_tensor_file(const std::string& path, std::optional<DType> json_dtype = std::nullopt);
+
+// Writes `t` to `path` in `format` as every output is written: complete or not at all (never a
+// partial file, even if the process is killed), "-" for standard output. json_hex writes each
+// JSON value as the "0x..." string of its bit pattern. Errors carry the context "writing 'PATH'".
+void write_tensor_file(const TensorView& t, const std::string& path, TensorFormat format, bool json_hex = false);
+
 
 // What a tensor file holds, for `dmlbits info`: an .npy file's header alone (its data is never
 // read, so a file of any size costs a few KiB); a JSON file's declared dtype (else `dtype`) and

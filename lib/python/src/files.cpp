@@ -4,15 +4,12 @@
 
 #include "dmlbits/check.hpp"
 #include "dmlbits/error.hpp"
-#include "io.hpp"  // TODO(#24): tensor-file I/O needs a public home (tensor.hpp) before the binding can drop this
 
 namespace dmlbits::python {
 
 Tensor read_tensor_path(const std::string& path, std::optional<DType> dtype) {
   if (path == "-") throw Error(Errc::usage, "read_tensor: '-' (standard input) is for the command line; give a path");
-  ReadOptions options;
-  options.default_dtype = dtype;
-  return std::move(read_tensor(path, options).tensor);
+  return read_tensor_file(path, dtype);
 }
 
 void write_tensor_path(const TensorView& t, const std::string& path, const std::string& format_name, bool hex) {
@@ -26,7 +23,7 @@ void write_tensor_path(const TensorView& t, const std::string& path, const std::
     if (!format)
       throw Error(Errc::usage, fmt::format("cannot tell the output format from '{}': name it .npy or .json, or give format=", path));
   }
-  write_tensor(t, path, *format, JsonWriteOptions{hex});
+  write_tensor_file(t, path, *format, hex);
 }
 
 std::optional<std::string> compare_bits(const TensorView& actual, const TensorView& expected, std::size_t max_listed,

@@ -1,8 +1,7 @@
 // The tool's file and comparison services for the Python face: tensors read and written as the
 // CLI reads and writes them, and the --expect report. The operators do not come through here:
-// they are requests (dmlbits/request.hpp, module.cpp). This is the one file of the binding that
-// includes dmlbits/io.hpp and dmlbits/compare.hpp (read_tensor, write_tensor, compare_tensors,
-// compare_text), which #24's header diet may fold into tensor.hpp and check.hpp.
+// they are requests (dmlbits/request.hpp, module.cpp). Public headers only: dmlbits/tensor.hpp
+// (read_tensor_file, write_tensor_file) and dmlbits/check.hpp (compare_tensors, compare_text).
 #pragma once
 
 #include <optional>

@@ -485,6 +485,16 @@ std::unique_ptr<OutputFile> prepare_text_file(const std::string& path, std::stri
 
 void write_text_file(const std::string& path, std::string_view text) { prepare_text_file(path, text)->commit(); }
 
+Tensor read_tensor_file(const std::string& path, std::optional<DType> json_dtype) {
+  ReadOptions options;
+  options.default_dtype = json_dtype;
+  return std::move(read_tensor(path, options).tensor);
+}
+
+void write_tensor_file(const TensorView& t, const std::string& path, TensorFormat format, bool json_hex) {
+  write_tensor(t, path, format, JsonWriteOptions{json_hex});
+}
+
 std::unique_ptr<OutputFile> prepare_tensor_file(const TensorView& t, const std::string& path, TensorFormat format,
                                                 const JsonWriteOptions& json) {
   auto out = std::make_unique<OutputFile>(path);
