@@ -51,15 +51,17 @@ struct CallOptions {
   std::optional<DType> out_dtype;
 };
 
+// A backend keyword's value, refused with the command line's message.
+BackendKind backend_keyword(const std::string& name) {
+  if (const auto kind = parse_backend(name)) return *kind;
+  throw Error(Errc::usage, fmt::format("unknown backend '{}' (available: {})", name, backend_names_help()));
+}
+
 CallOptions call_options(const std::string& backend, const std::string& feature_level, const std::string& shift_overflow,
                          const std::string& out_dtype, unsigned threads, const std::string& isa,
                          const std::string& adapter) {
   CallOptions o;
-  if (!backend.empty()) {
-    o.backend = parse_backend(backend);
-    if (!o.backend)
-      throw Error(Errc::usage, fmt::format("unknown backend '{}' (available: {})", backend, backend_names_help()));
-  }
+  if (!backend.empty()) o.backend = backend_keyword(backend);
   if (!feature_level.empty()) {
     o.level = parse_feature_level(feature_level);
     if (!o.level)
@@ -358,9 +360,7 @@ PYBIND11_MODULE(_dmlbits, m) {
               o.backend.reset();
               return;
             }
-            const auto kind = parse_backend(name);
-            if (!kind) throw Error(Errc::usage, fmt::format("unknown backend '{}' (available: {})", name, backend_names_help()));
-            o.backend = *kind;
+            o.backend = backend_keyword(name);
           })
       .def_readwrite("isa", &CheckOptions::isa)
       .def_readwrite("adapter", &CheckOptions::adapter)
