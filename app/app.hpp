@@ -19,9 +19,6 @@ inline CLI::Validator count_validator() {
       "");
 }
 
-// --backend NAME, for the operator commands and check alike: Errc::usage for an unknown name.
-BackendKind backend_option(const std::string& name);
-
 // Every command that prints in more than one format takes both spellings: --json, and
 // --format json (operators: npy or json; ops, info, devices: text or json). Returns the format
 // asked for ("" for the default); the two together must agree (Errc::usage otherwise).
@@ -41,8 +38,6 @@ inline constexpr const char* kSeeManual = "See dmlbits(1) for details.";
 std::string version_text();
 // The commit the build was made from, written at build time (scripts/build-commit.cmake).
 extern const char kBuildCommit[];
-// --feature-level's value, or Errc::usage naming the levels there are (every command alike).
-FeatureLevel feature_level_option(const std::string& text);
 
 void setup_info(CLI::App& app);
 void setup_ops(CLI::App& app);

@@ -47,7 +47,7 @@ void run_check_cmd(CheckCmdOptions& o) {
   if (o.adapter_option->count() > 0 && o.check.adapter.empty())
     throw Error(Errc::usage, "--adapter: an empty name matches no adapter (give an index or part of a name)");
   CheckOptions options = o.check;
-  if (!o.backend.empty()) options.backend = backend_option(o.backend);
+  if (!o.backend.empty()) options.backend = backend_from_name(o.backend);
   check_check_options(options);
   if (std::count(o.manifests.begin(), o.manifests.end(), "-") > 1)
     throw Error(Errc::usage, "standard input ('-') can be given as one manifest only");

@@ -100,7 +100,7 @@ PreparedRequest make_request(const OpOptions& o) {
   r.op = o.op;
   r.operands = {o.a};
   if (op.arity == 2) r.operands.emplace_back(o.b);
-  r.level = feature_level_option(o.feature_level);
+  r.level = feature_level_from_text(o.feature_level, "--feature-level");
   r.out_dtype = dtype_option(o.out_dtype, "--out-dtype");
   r.dtype = dtype_option(o.dtype, "--dtype");
   if (op.shift) {
@@ -111,7 +111,7 @@ PreparedRequest make_request(const OpOptions& o) {
     r.shift_overflow = *shift_overflow;
   }
   r.in_place = o.in_place || o.popcount_in_place;  // popcount's is refused with DirectML's reason
-  r.backend = backend_option(o.backend);
+  r.backend = backend_from_name(o.backend);
   r.isa = o.isa;
   if (o.adapter_option && o.adapter_option->count() > 0) r.adapter = o.adapter;
   if (o.threads_option && o.threads_option->count() > 0) r.threads = o.threads;
@@ -326,19 +326,6 @@ std::string format_choice(bool json, const std::string& format) {
   if (json && !format.empty() && format != "json")
     throw Error(Errc::usage, fmt::format("--json and --format {} cannot be combined", format));
   return json ? "json" : format;
-}
-
-BackendKind backend_option(const std::string& name) {
-  if (auto kind = parse_backend(name)) return *kind;
-  throw Error(Errc::usage, fmt::format("unknown backend '{}' (available: {})", name, backend_names_help()));
-}
-
-FeatureLevel feature_level_option(const std::string& text) {
-  const auto level = parse_feature_level(text);
-  if (!level)
-    throw Error(Errc::usage, fmt::format("--feature-level: unknown level '{}' (1_0 to {}, also written 4.1 or "
-                                         "DML_FEATURE_LEVEL_4_1)", text, newest_feature_level().short_name()));
-  return *level;
 }
 
 void setup_op_commands(CLI::App& app, const OpInfo* only) {

@@ -20,7 +20,7 @@ struct OpsOptions {
 
 void run_ops(const OpsOptions& o) {
   std::optional<FeatureLevel> level;
-  if (!o.feature_level.empty()) level = feature_level_option(o.feature_level);
+  if (!o.feature_level.empty()) level = feature_level_from_text(o.feature_level, "--feature-level");
   const bool json = format_choice(o.json, o.format) == "json";
   if (o.roff) std::cout << ops_roff();
   else if (json) std::cout << ops_json_text(level) << '\n';

@@ -51,23 +51,12 @@ struct CallOptions {
   std::optional<DType> out_dtype;
 };
 
-// A backend keyword's value, refused with the command line's message.
-BackendKind backend_keyword(const std::string& name) {
-  if (const auto kind = parse_backend(name)) return *kind;
-  throw Error(Errc::usage, fmt::format("unknown backend '{}' (available: {})", name, backend_names_help()));
-}
-
 CallOptions call_options(const std::string& backend, const std::string& feature_level, const std::string& shift_overflow,
                          const std::string& out_dtype, unsigned threads, const std::string& isa,
                          const std::string& adapter) {
   CallOptions o;
-  if (!backend.empty()) o.backend = backend_keyword(backend);
-  if (!feature_level.empty()) {
-    o.level = parse_feature_level(feature_level);
-    if (!o.level)
-      throw Error(Errc::usage, fmt::format("feature_level: unknown level '{}' (1_0 to {}, also written 4.1 or "
-                                           "DML_FEATURE_LEVEL_4_1)", feature_level, newest_feature_level().short_name()));
-  }
+  if (!backend.empty()) o.backend = backend_from_name(backend);
+  if (!feature_level.empty()) o.level = feature_level_from_text(feature_level, "feature_level");
   if (!shift_overflow.empty()) {
     o.shift_overflow = parse_shift_overflow(shift_overflow);
     if (!o.shift_overflow)
@@ -254,10 +243,7 @@ py::object explain(int op_index, py::object a, py::object b, std::optional<std::
 // The support table: the document `dmlbits ops --json` prints (ops_json_text).
 py::object ops(const std::string& level_name) {
   std::optional<FeatureLevel> level;
-  if (!level_name.empty()) {
-    level = parse_feature_level(level_name);
-    if (!level) throw Error(Errc::usage, fmt::format("feature_level: unknown level '{}'", level_name));
-  }
+  if (!level_name.empty()) level = feature_level_from_text(level_name, "feature_level");
   return from_json(nlohmann::json::parse(ops_json_text(level)));
 }
 
@@ -360,7 +346,7 @@ PYBIND11_MODULE(_dmlbits, m) {
               o.backend.reset();
               return;
             }
-            o.backend = backend_keyword(name);
+            o.backend = backend_from_name(name);
           })
       .def_readwrite("isa", &CheckOptions::isa)
       .def_readwrite("adapter", &CheckOptions::adapter)

@@ -118,6 +118,11 @@ std::optional<BackendKind> parse_backend(std::string_view name) {
   return std::nullopt;
 }
 
+BackendKind backend_from_name(std::string_view name) {
+  if (const auto kind = parse_backend(name)) return *kind;
+  throw Error(Errc::usage, fmt::format("unknown backend '{}' (available: {})", name, backend_names_help()));
+}
+
 std::string backend_names_help() {
   std::string out;
   for (const auto& b : kBackends) out += fmt::format("{}{}", out.empty() ? "" : ", ", b.name);
