@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>  // renameat2
+#include <ctime>
 #include <random>
 #include <string_view>
 #include <utility>
@@ -311,7 +312,12 @@ void PendingFile::commit(bool sync) {
     }
     if (!named) {
       std::string name = temporary_name_for(destination_);
-      std::mt19937_64 random(std::random_device{}() ^ static_cast<std::uint64_t>(::getpid()));
+      // Seeded by getentropy(3), one getrandom call: std::random_device's constructor runs
+      // cpuid several times, and under a hypervisor each one exits to it (testdata/benchmarks.md,
+      // "CPUID under a hypervisor"). A name taken already is tried again below in any case.
+      std::uint64_t seed = 0;
+      if (::getentropy(&seed, sizeof seed) != 0) seed = static_cast<std::uint64_t>(::time(nullptr));
+      std::mt19937_64 random(seed ^ static_cast<std::uint64_t>(::getpid()));
       static constexpr char kLetters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
       for (int attempt = 0;; ++attempt) {
         for (std::size_t i = name.size() - 6; i < name.size(); ++i) name[i] = kLetters[random() % (sizeof kLetters - 1)];

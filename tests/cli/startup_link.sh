@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# How the executable is linked decides much of a small run's cost, which is mostly process start
+# (testdata/benchmarks.md, "Process start"; issue #29): what it loads and whether it is
+# relocated. Checked on the built binary with readelf (binutils).
+source "$(dirname "$0")/lib.sh" || exit 1
+command -v readelf > /dev/null || { echo "SKIP: readelf (binutils) not installed"; exit 77; }
+
+header=$(readelf -h "$DMLBITS")
+dynamic=$(readelf -d "$DMLBITS")
+
+# DMLBITS_PIE=OFF (the default): linked at a fixed address, so nothing is relocated at start
+# (a PIE's relocations dirtied ~11 pages, 1.3-1.6 ms of CPU per process on the 2-vCPU VM).
+checks=$((checks + 1))
+if [ "${DMLBITS_FIXED_ADDRESS:-0}" = 1 ]; then
+  [[ "$header" =~ Type:[[:space:]]+EXEC ]] || fail "linked as a PIE, not at a fixed address: $(grep Type: <<< "$header")"
+  [[ "$dynamic" != *RELACOUNT* ]] || fail "relative relocations at start: $(grep RELACOUNT <<< "$dynamic")"
+else
+  echo "note: built with DMLBITS_PIE=ON, a sanitizer or another toolchain: fixed address not checked"
+fi
+
+# DMLBITS_STATIC_CXX_RUNTIME=ON: only libc and libm (and the loader) are loaded at start.
+checks=$((checks + 1))
+needed=$(sed -nE 's/.*\(NEEDED\).*\[(.*)\]/\1/p' <<< "$dynamic" | sort | tr '\n' ' ')
+if [ "${DMLBITS_STATIC_CXX_LINKED:-0}" = 1 ]; then
+  for lib in $needed; do
+    case "$lib" in
+      libc.so.* | libm.so.* | ld-linux*.so.*) ;;
+      *) fail "loads $lib at start (only libc and libm expected): $needed" ;;
+    esac
+  done
+else
+  echo "note: C++ runtime linked as shared libraries: $needed"
+fi
+
+# And it still runs: a 1 KiB `and` whose output replaces a file, as the benchmarks time it.
+python_make='import numpy as np, sys; np.save(sys.argv[1], np.arange(256, dtype=np.uint32)); np.save(sys.argv[2], np.full(256, 0xF0F0F0F0, dtype=np.uint32))'
+if "${PYTHON:-python3}" -c "$python_make" "$WORK/a.npy" "$WORK/b.npy" 2> /dev/null; then
+  cp "$WORK/a.npy" "$WORK/out.npy"
+  expect_status 0 and "$WORK/a.npy" "$WORK/b.npy" -o "$WORK/out.npy" --threads 1
+  checks=$((checks + 1))
+  "${PYTHON:-python3}" -c 'import numpy as np, sys; a = np.load(sys.argv[1]); b = np.load(sys.argv[2]); sys.exit(0 if np.array_equal(np.load(sys.argv[3]), a & b) else 1)' \
+    "$WORK/a.npy" "$WORK/b.npy" "$WORK/out.npy" || fail "1 KiB and: output differs from NumPy's a & b"
+fi
+
+finish
