@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 """Streamed runs' chunk buffers (lib/src/run/stream.cpp, ChunkWriter): every slot's input scratch
 and result are cut from one arena, from the heap while it needs less than 128 KiB and otherwise
-whole 2 MiB ranges (allocate_buffer). This runs the built binary at the operand sizes where that rule changes (the
-last element count whose arena stays on the heap and the first that is mapped; counts whose last
-buffer ends exactly at the arena's end; one to four chunks in flight and more chunks than slots)
+whole 2 MiB ranges (allocate_buffer); a run on one thread has one slot, a pipelined one (a second thread
+reads and computes, from 4 MiB of work up) four. This runs the built binary at the operand sizes where those
+rules change (the last element count whose arena stays on the heap and the first that is mapped; counts whose
+last buffer ends exactly at the arena's end; one to four chunks; more chunks than slots; the last count kept
+on one thread and the first pipelined one)
 for unary and binary operators, narrowing popcount, an input held in memory beside a streamed one
 (big-endian, so converted, and a broadcast literal), standard input, on 1 and 2 threads, and
 compares every output bit for bit with NumPy's result.
@@ -21,7 +23,8 @@ import numpy as np
 import dmlbits_testlib as testlib
 
 CHUNK_BYTES = 512 << 10       # kStreamChunkBytes
-SLOTS = 4                     # kStreamSlots
+SLOTS = 4                     # kStreamSlots (pipelined runs; one slot otherwise)
+PIPELINE_MIN_BYTES = 4 << 20  # CpuBackendOptions::parallel_min_bytes: less work stays on one thread
 ARENA_MAPPED_FROM = 128 << 10  # kMappedBufferBytes (allocate_buffer maps the arena from here up)
 ARENA_ALIGNMENT = 4096         # kArenaAlignment
 LARGE = 2 << 20                # kLargeBufferBytes: a mapped arena is whole ranges of this
@@ -34,11 +37,11 @@ def round_up(n, to):
     return (n + to - 1) // to * to
 
 
-def arena_needed(n, in_width, out_width, streamed_inputs):
+def arena_needed(n, in_width, out_width, streamed_inputs, pipelined):
     """Bytes of one run's slot buffers for n elements, as ChunkWriter computes them."""
     chunk = CHUNK_BYTES // max(in_width, out_width)
     chunks = -(-n // chunk)
-    slots = min(SLOTS, chunks)
+    slots = min(SLOTS, chunks) if pipelined else 1
     elements = min(chunk, n)
     per_slot = streamed_inputs * round_up(elements * in_width, ARENA_ALIGNMENT) + round_up(elements * out_width,
                                                                                             ARENA_ALIGNMENT)
@@ -48,7 +51,8 @@ def arena_needed(n, in_width, out_width, streamed_inputs):
 def edge_counts(in_width, out_width, streamed_inputs):
     """Element counts on the rule's edges, each with what it tests."""
     chunk = CHUNK_BYTES // max(in_width, out_width)
-    need = lambda n: arena_needed(n, in_width, out_width, streamed_inputs)
+    first_pipelined = -(-PIPELINE_MIN_BYTES // max(in_width, out_width))
+    need = lambda n: arena_needed(n, in_width, out_width, streamed_inputs, n >= first_pipelined)
     lo, hi = 1, chunk  # the last count on the heap: need(lo) < ARENA_MAPPED_FROM <= need(hi)
     assert need(lo) < ARENA_MAPPED_FROM <= need(hi)
     while hi - lo > 1:
@@ -62,8 +66,10 @@ def edge_counts(in_width, out_width, streamed_inputs):
     for k in (1, 2, 3, 4):
         cases[f"{k} full chunk(s)"] = k * chunk
     cases["more chunks than slots, last short"] = 6 * chunk + 5
-    # A count whose arena is exactly a whole number of 2 MiB ranges, if any below 8 chunks.
-    for n in range(chunk, 8 * chunk + 1, chunk):
+    cases["last count on one thread"] = first_pipelined - 1
+    cases["first count with a second thread (on --threads 2)"] = first_pipelined
+    # A count whose arena is exactly a whole number of 2 MiB ranges, if any below 16 chunks.
+    for n in range(chunk, 16 * chunk + 1, chunk):
         if need(n) % LARGE == 0:
             cases[f"arena exactly {need(n) >> 20} MiB"] = n
             break

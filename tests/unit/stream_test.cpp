@@ -96,19 +96,20 @@ TEST_P(StreamTest, ChunksMatchTheInMemoryRunAndTheHandResult) {
 }
 
 // A literal B is one element broadcast over every chunk; the chunks must still land in order.
+// Nine chunks (4.5 MiB): on two threads, pipelined (from 4 MiB of work).
 TEST_P(StreamTest, ABroadcastLiteralKeepsChunkOrder) {
-  const std::uint64_t n = 5 * kChunk;
+  const std::uint64_t n = 9 * kChunk;
   test::write_file(dir_.file("a.npy"), test::npy_1d(ramp(n)));
   const OperationSpec spec = spec_of(OpKind::bit_and, {dir_.file("a.npy"), "0xffff0000"}, GetParam());
   const StreamResult r = stream_operation(spec, dir_.file("out.npy"), {});
   EXPECT_TRUE(r.streamed);
   const auto out = test::values_of<std::uint32_t>(test::npy_data(test::read_file(dir_.file("out.npy"))));
   ASSERT_EQ(out.size(), n);
-  // i & 0xffff0000 for i < 655360 (0xa0000): the chunk number's two high halfwords.
+  // i & 0xffff0000 for i < 1179648 (0x120000): the chunk number's two high halfwords.
   for (std::uint64_t i : {std::uint64_t{0}, std::uint64_t{65535}, std::uint64_t{65536}, kChunk, 2 * kChunk + 7,
                           n - 1})
     EXPECT_EQ(out[i], static_cast<std::uint32_t>(i) & 0xffff0000u) << "element " << i;
-  EXPECT_EQ(out[n - 1], 0x90000u);  // 655359 = 0x9ffff
+  EXPECT_EQ(out[n - 1], 0x110000u);  // 1179647 = 0x11ffff
   std::vector<std::uint32_t> expected(n);
   for (std::uint64_t i = 0; i < n; ++i) expected[i] = static_cast<std::uint32_t>(i) & 0xffff0000u;
   EXPECT_EQ(out, expected);
@@ -167,7 +168,7 @@ TEST_P(StreamTest, AnOutputThatCannotBeCreatedLeavesNothing) {
 // Progress throwing on the second chunk: the run stops there, the first chunk written to the
 // temporary file is discarded with it, and an existing output is left as it was.
 TEST_P(StreamTest, AProgressCallbackThatThrowsLeavesTheOldOutput) {
-  const std::uint64_t n = 6 * kChunk;
+  const std::uint64_t n = 10 * kChunk;  // 5 MiB: pipelined on two threads
   test::write_file(dir_.file("a.npy"), test::npy_1d(ramp(n)));
   test::write_file(dir_.file("out.npy"), "previous contents");
   const OperationSpec spec = spec_of(OpKind::bit_not, {dir_.file("a.npy")}, GetParam());
@@ -236,6 +237,32 @@ TEST_P(StreamTest, OnValidatedRunsBeforeTheOutputExists) {
   EXPECT_EQ(out[1], 8u);
   EXPECT_EQ(out[kChunk + 1], (kChunk + 1) << 3);  // 131073 * 8 = 1048584
   EXPECT_EQ(out[kChunk + 1], 1048584u);
+}
+
+// A second thread reads and computes only from 4 MiB of work (CpuBackendOptions'
+// parallel_min_bytes, as the backend splits its work): under it, starting the thread cost more
+// than it saved. The run's device says so ("1 of 2 threads (outputs under 4 MiB run on one)"),
+// and the results are the same either side of the line.
+TEST(StreamThreadsTest, ASecondThreadOnlyFromFourMebibytesOfWork) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: never pipelined";
+  TempDir dir("stream-threads-test");
+  constexpr std::uint64_t kFirstPipelined = (std::uint64_t{4} << 20) / 4;  // uint32 elements in 4 MiB
+  for (const std::uint64_t n : {2 * kChunk, kFirstPipelined - 1, kFirstPipelined, kFirstPipelined + 5}) {
+    SCOPED_TRACE(n);
+    const auto a = ramp(n);
+    test::write_file(dir.file("a.npy"), test::npy_1d(a));
+    const StreamResult r = stream_operation(spec_of(OpKind::bit_not, {dir.file("a.npy")}, 2), dir.file("out.npy"), {});
+    EXPECT_TRUE(r.streamed);
+    if (n < kFirstPipelined) {
+      EXPECT_NE(r.timing.device.find("1 of 2 threads (outputs under 4 MiB run on one)"), std::string::npos) << r.timing.device;
+    } else {
+      EXPECT_EQ(r.timing.device.find("1 of 2"), std::string::npos) << r.timing.device;
+      EXPECT_NE(r.timing.device.find("2 threads"), std::string::npos) << r.timing.device;
+    }
+    std::vector<std::uint32_t> expected(n);
+    for (std::uint64_t i = 0; i < n; ++i) expected[i] = ~a[i];
+    EXPECT_EQ(test::npy_data(test::read_file(dir.file("out.npy"))), test::le_bytes(expected));
+  }
 }
 
 std::string threads_name(const ::testing::TestParamInfo<unsigned>& param) {

@@ -29,10 +29,24 @@ constexpr std::size_t kStreamSlots = 4;
 // (each mapped afresh by malloc in 4 KiB pages) were ~1,550 faults, several times a 2 MiB `cp`
 // (testdata/benchmarks.md, "Size sweep"). One arena of kMappedBufferBytes or more is whole 2 MiB
 // ranges (allocate_buffer), made resident in one call with huge pages where the system has
-// them: a few faults. At most 6 MiB (four slots of three 512 KiB buffers), as before.
+// them: a few faults. At most 6 MiB (four slots of three 512 KiB buffers) when pipelined; a run
+// on one thread has one slot (at most 1.5 MiB): it reads, computes and writes each chunk through
+// the same buffers, still in the core's cache from the chunk before. Cycling through four slots
+// there cost ~10-20% of the CPU time of a 4-256 MiB `and` (testdata/benchmarks.md, "Issue #29").
 constexpr std::size_t kArenaAlignment = 4096;  // each buffer starts on a page of its own
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+
+// Elements per chunk of a streamed run (kStreamChunkBytes of the wider of input and output),
+// and the chunks of the run.
+std::size_t chunk_elements(const ValidatedOp& v) {
+  return std::max<std::size_t>(
+      1, kStreamChunkBytes / std::max(dtype_info(v.input_dtype()).size, dtype_info(v.output_dtype()).size));
+}
+std::uint64_t chunk_count(const ValidatedOp& v) {
+  const std::uint64_t chunk = chunk_elements(v);
+  return (v.output_shape().element_count() + chunk - 1) / chunk;
+}
 
 // Runs produce(c) for every chunk c on a second thread while the calling thread runs
 // consume(c) in order, at most `slots` chunks apart. Reading and computing a chunk (pread,
@@ -40,18 +54,24 @@ std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to *
 // mostly the kernel allocating page-cache pages (testdata/benchmarks.md, "Streamed runs'
 // second thread"). produce records its failure in the chunk's slot, returns false and stops
 // there; consume throws it.
-// Returns false, having run nothing, when there is no second core or thread to be had, the
-// backend is not a CPU one (a device backend is kept on the thread that created it), or it is
-// held to one thread (`threads`, as --threads: 1, or DMLBITS_THREADS=1 for 0).
-bool can_pipeline(std::uint64_t chunks, const Backend& backend, unsigned threads) {
-  return chunks >= 2 && std::thread::hardware_concurrency() >= 2 && backend.computes_on_cpu() &&
-         cpu_threads(threads) >= 2;
+// can_pipeline: false when there is no second core or thread to be had, the backend is not a
+// CPU one (a device backend is kept on the thread that created it), it is held to one thread
+// (`threads`, as --threads: 1, or DMLBITS_THREADS=1 for 0), or the run is less work than the
+// CPU backend splits over threads (CpuBackendOptions' parallel_min_bytes, 4 MiB of the wider
+// element). Under that, starting and feeding a second thread cost more than it saved: a 1-2
+// MiB `and` took 1.7-1.9x cp's CPU time on two threads against 1.5-1.6x on one (quiet sweep,
+// testdata/benchmarks.md, "Issue #29"); and -v's "outputs under 4 MiB run on one" then holds
+// for streamed runs too.
+bool can_pipeline(const ValidatedOp& v, const Backend& backend, unsigned threads) {
+  const std::uint64_t work_bytes = v.output_shape().element_count() *
+                                   std::max(dtype_info(v.input_dtype()).size, dtype_info(v.output_dtype()).size);
+  return chunk_count(v) >= 2 && work_bytes >= CpuBackendOptions{}.parallel_min_bytes &&
+         std::thread::hardware_concurrency() >= 2 && backend.computes_on_cpu() && cpu_threads(threads) >= 2;
 }
 
+// Returns false, having run nothing, when no second thread could be started.
 template <class Produce, class Consume>
-bool run_pipelined(std::uint64_t chunks, std::size_t slots, const Backend& backend, unsigned threads, Produce& produce,
-                   Consume& consume) {
-  if (!can_pipeline(chunks, backend, threads)) return false;
+bool run_pipelined(std::uint64_t chunks, std::size_t slots, Produce& produce, Consume& consume) {
   std::mutex m;
   std::condition_variable cv;
   std::uint64_t produced = 0;  // chunks whose slot is filled (or holds the producer's error)
@@ -132,11 +152,8 @@ std::unique_ptr<Backend> load_and_validate(const OperationSpec& spec, std::vecto
   const ValidatedOp& v = *r.op;
   if (v.is_flat_streamable()) {
     const std::uint64_t count = v.output_shape().element_count();
-    const std::uint64_t chunk = std::max<std::size_t>(
-        1, kStreamChunkBytes / std::max(dtype_info(v.input_dtype()).size, dtype_info(v.output_dtype()).size));
-    const std::uint64_t chunks = (count + chunk - 1) / chunk;
-    r.timing.device = backend->device_description_for(v.flat_chunk(std::min(chunk, count)),
-                                                      can_pipeline(chunks, *backend, spec.threads));
+    r.timing.device = backend->device_description_for(v.flat_chunk(std::min<std::uint64_t>(chunk_elements(v), count)),
+                                                      can_pipeline(v, *backend, spec.threads));
   } else {
     r.timing.device = backend->device_description_for(v, false);
   }
@@ -176,14 +193,13 @@ void write_whole(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs,
 // plain loop.
 class ChunkWriter {
  public:
+  // `slots`: chunks in flight, kStreamSlots when pipelined, else 1.
   ChunkWriter(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Backend& backend, OutputFile& out,
-              const ProgressFn& progress)
+              const ProgressFn& progress, std::size_t slots)
       : v_(v), inputs_(inputs), backend_(backend), out_(out), progress_(progress),
         in_size_(dtype_info(v.input_dtype()).size), out_size_(dtype_info(v.output_dtype()).size),
-        count_(v.output_shape().element_count()),
-        chunk_(std::max<std::size_t>(1, kStreamChunkBytes / std::max(in_size_, out_size_))),
-        chunks_((count_ + chunk_ - 1) / chunk_), full_(v.flat_chunk(chunk_)),
-        slots_(std::min<std::uint64_t>(kStreamSlots, chunks_)) {
+        count_(v.output_shape().element_count()), chunk_(chunk_elements(v)), chunks_(chunk_count(v)),
+        full_(v.flat_chunk(chunk_)), slots_(std::min<std::uint64_t>(slots, chunks_)) {
     const std::size_t slot_elements = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_, count_));
     // A slot: each streamed input's scratch (none for one held in memory), then the result.
     std::vector<std::size_t> in_bytes;
@@ -269,11 +285,12 @@ class ChunkWriter {
 // A streamed operation written chunk by chunk after the header, pipelined when it can be.
 void write_chunks(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Backend& backend, unsigned threads,
                   OutputFile& out, const ProgressFn& progress, Stopwatch& phase, PhaseSeconds& s) {
-  ChunkWriter writer(v, inputs, backend, out, progress);
+  const bool pipelined = can_pipeline(v, backend, threads);
+  ChunkWriter writer(v, inputs, backend, out, progress, pipelined ? kStreamSlots : 1);
   auto produce = [&](std::uint64_t c) { return writer.produce(c); };
   auto consume = [&](std::uint64_t c) { writer.consume(c); };
   s.write += phase.lap();  // creating the output and writing its header
-  if (!run_pipelined(writer.chunks(), writer.slot_count(), backend, threads, produce, consume)) {
+  if (!pipelined || !run_pipelined(writer.chunks(), writer.slot_count(), produce, consume)) {
     for (std::uint64_t c = 0; c < writer.chunks(); ++c) {
       produce(c);
       consume(c);
