@@ -4,8 +4,8 @@
 
 At each size the commands take turns (one run of each per round, the order rotated each round;
 NumPy, 50-1000x slower at small sizes, only in the first --numpy-rounds rounds),
-so a busy stretch of a shared machine hits them alike; each is timed from spawn to exit (os.wait4,
-which also gives its peak RSS). Outputs of 1 MiB or more are synced to disk before each run
+so a busy stretch of a shared machine hits them alike; each is timed from spawn to exit (os.wait4
+gives its CPU time; peak RSS comes from one warm-up run under /usr/bin/time). Outputs of 1 MiB or more are synced to disk before each run
 (untimed), so that no run pays for the write-back of the previous one's output. A command's ratio
 to cp is the median of its ratios to the cp run of the same round.
 
@@ -130,7 +130,7 @@ def sweep_inmemory(args):
         for r in range(rounds):
             for j in range(len(cmds)):
                 name, argv, tj = cmds[(j + r) % len(cmds)]
-                t, c, _ = run_once(argv, sync)
+                t, c = run_once(argv, sync)
                 data[name]["wall"].append(t)
                 data[name]["cpu"].append(c)
                 if tj:
@@ -191,7 +191,22 @@ def run_once(argv, sync):
     t = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"bench-process --sweep: failed ({status}): {' '.join(argv)}")
-    return t, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+    return t, usage.ru_utime + usage.ru_stime
+
+
+def peak_rss_kib(argv, workdir):
+    """The command's peak RSS, from GNU time (its wait4 on its own small fork): wait4 on a child
+    of posix_spawn reports the Python parent's high-water mark, which the child's address space
+    started from, so every command showed the same figure."""
+    report = os.path.join(workdir, "rss.txt")
+    exe = argv[0] if argv[0].startswith("/") else "/usr/bin/" + argv[0]
+    pid = os.posix_spawn("/usr/bin/time", ["/usr/bin/time", "-f", "%M", "-o", report, exe, *argv[1:]], os.environ,
+                         file_actions=[(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)])
+    _, status, _ = os.wait4(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"bench-process --sweep: failed under /usr/bin/time ({status}): {' '.join(argv)}")
+    with open(report) as f:
+        return int(f.read().split()[-1])
 
 
 def sweep(args):
@@ -201,22 +216,22 @@ def sweep(args):
         a, b = make_inputs(args.workdir, k)
         cmds = commands(args.dmlbits, args.baseline, a, b, args.workdir, args.numpy)
         sync = size >= 1 << 20
-        for _, argv in cmds:  # warm-up: page cache, and every output file exists
+        rss = {}
+        for name, argv in cmds:  # warm-up: page cache, every output file exists, and peak RSS
             run_once(argv, sync)
+            rss[name] = peak_rss_kib(argv, args.workdir)
         rounds = rounds_for(size, args.rounds_scale)
         times = {name: {} for name, _ in cmds}  # round -> seconds
         cpu = {name: {} for name, _ in cmds}
-        rss = {name: 0 for name, _ in cmds}
         load = [os.getloadavg()[0]]
         for r in range(rounds):
             for j in range(len(cmds)):
                 name, argv = cmds[(j + r) % len(cmds)]
                 if name.startswith("numpy") and r >= args.numpy_rounds:
                     continue
-                t, c, m = run_once(argv, sync)
+                t, c = run_once(argv, sync)
                 times[name][r] = t
                 cpu[name][r] = c
-                rss[name] = max(rss[name], m)
             load.append(os.getloadavg()[0])
         row = {"log2_bytes": k, "bytes": size, "rounds": rounds, "load": [min(load), max(load)], "commands": {}}
         cp, cp_cpu = times["cp"], cpu["cp"]
@@ -265,7 +280,7 @@ def write_table(results, path, meta):
                 c = row["commands"][n]
                 cells.append(f"{c['cpu_median_s'] * 1e3:.3g}" + ("" if n == "cp" else f" {c['cpu_ratio_to_cp']:.2f}x"))
             f.write(f"| {human(row['bytes'])} | " + " | ".join(cells) + " |\n")
-        f.write("\nPeak RSS (MiB, largest over the rounds):\n\n")
+        f.write("\nPeak RSS (MiB, one warm-up run under /usr/bin/time -f %M):\n\n")
         f.write("| size | " + " | ".join(f"`{n}`" for n in names) + " |\n")
         f.write("|---|" + "---|" * len(names) + "\n")
         for row in results:
