@@ -124,7 +124,15 @@ expect_err "is software"
 
 # ---- the runtime or the driver missing ----------------------------------------------------------
 export DMLBITS_VKD3D_LIBRARY=/nonexistent/libvkd3d-utils.so.1
+# auto looks for a GPU device node before it loads the runtime (#29): without one, that is the
+# reason; with --adapter (no device-node test) it is the runtime.
 expect_status 0 xor big_a.npy big_b.npy -o big_out.npy -v
+if ls /dev/dri/renderD* /dev/nvidia0 /dev/dxg /dev/kgsl-3d0 /dev/mali0 > /dev/null 2>&1; then
+  expect_err "auto chose cpu: vkd3d not found: /nonexistent/libvkd3d-utils.so.1: cannot open shared object file"
+else
+  expect_err "auto chose cpu: no hardware adapter (no GPU device node"
+fi
+expect_status 0 xor big_a.npy big_b.npy -o big_out.npy --adapter 0 -v
 expect_err "auto chose cpu: vkd3d not found: /nonexistent/libvkd3d-utils.so.1: cannot open shared object file"
 cmp -s big_out.npy big_xor.npy || fail "the CPU fallback's xor differs from NumPy"
 rm -f a.npy
