@@ -2,7 +2,7 @@
 """Streamed runs' chunk buffers (lib/src/run/stream.cpp, ChunkWriter): every slot's input scratch
 and result are cut from one arena, from the heap while it needs less than 128 KiB and otherwise
 whole 2 MiB ranges (allocate_buffer); a run on one thread has one slot, a pipelined one (a second thread
-reads and computes, from 4 MiB of work up) four. This runs the built binary at the operand sizes where those
+reads and computes, from 4 MiB of work up) two. This runs the built binary at the operand sizes where those
 rules change (the last element count whose arena stays on the heap and the first that is mapped; counts whose
 last buffer ends exactly at the arena's end; one to four chunks; more chunks than slots; the last count kept
 on one thread and the first pipelined one)
@@ -23,7 +23,7 @@ import numpy as np
 import dmlbits_testlib as testlib
 
 CHUNK_BYTES = 512 << 10       # kStreamChunkBytes
-SLOTS = 4                     # kStreamSlots (pipelined runs; one slot otherwise)
+SLOTS = 2                     # kStreamSlots (pipelined runs; one slot otherwise)
 PIPELINE_MIN_BYTES = 4 << 20  # CpuBackendOptions::parallel_min_bytes: less work stays on one thread
 ARENA_MAPPED_FROM = 128 << 10  # kMappedBufferBytes (allocate_buffer maps the arena from here up)
 ARENA_ALIGNMENT = 4096         # kArenaAlignment

@@ -19,9 +19,11 @@
 namespace dmlbits {
 namespace {
 
-// Chunks in flight: one being read and computed, one being written, and two spare, so that a
-// thread the scheduler delays on a busy machine rarely holds up the other.
-constexpr std::size_t kStreamSlots = 4;
+// Chunks in flight on two threads: one being read and computed, one being written. Four (two
+// spare, for a thread the scheduler delays on a busy machine) measured no better at load 8 and
+// mostly worse: `and` 4-256 MiB 1.40-1.59x cp's CPU against 1.24-1.48x with two, popcount and
+// `not` at 16-64 MiB equal or worse (testdata/benchmarks.md, "Issue #29"); and half the buffers.
+constexpr std::size_t kStreamSlots = 2;
 
 // Every chunk buffer of a streamed run (the slots' input scratch and results) is cut from one
 // arena, allocated once. What a mid-size run spends on its buffers is mostly the first write to
@@ -29,7 +31,7 @@ constexpr std::size_t kStreamSlots = 4;
 // (each mapped afresh by malloc in 4 KiB pages) were ~1,550 faults, several times a 2 MiB `cp`
 // (testdata/benchmarks.md, "Size sweep"). One arena of kMappedBufferBytes or more is whole 2 MiB
 // ranges (allocate_buffer), made resident in one call with huge pages where the system has
-// them: a few faults. At most 6 MiB (four slots of three 512 KiB buffers) when pipelined; a run
+// them: a few faults. At most 3 MiB (two slots of three 512 KiB buffers) when pipelined; a run
 // on one thread has one slot (at most 1.5 MiB): it reads, computes and writes each chunk through
 // the same buffers, still in the core's cache from the chunk before. Cycling through four slots
 // there cost ~10-20% of the CPU time of a 4-256 MiB `and` (testdata/benchmarks.md, "Issue #29").
