@@ -142,3 +142,45 @@ def test_every_error_category_has_a_class():
             continue  # KeyboardInterrupt; no pipe in process
         cls = errors.error_for_code(code)
         assert cls is not dmlbits.Error and cls.exit_status == status, code
+
+
+def test_option_refusals_name_the_keywords():
+    # prepare_request's refusals in Python's words (the CLI says --threads, --adapter, --in-place).
+    a = np.zeros(4, np.uint8)
+    with pytest.raises(dmlbits.UsageError) as e:
+        dmlbits.bitwise_and(a, a, threads=300, backend="cpu")
+    assert str(e.value) == "threads: 300 is more than 256"
+    with pytest.raises(dmlbits.UsageError) as e:
+        dmlbits.bitwise_and(a, a, adapter="0", backend="cpu")
+    assert str(e.value) == "adapter= applies to the d3d12, directml and auto backends, not cpu"
+    with pytest.raises(dmlbits.UsageError) as e:
+        dmlbits.bitwise_and(a, a, threads=2, backend="d3d12")
+    assert str(e.value) == "the d3d12 backend has no choice of CPU threads (threads=)"
+    with pytest.raises(dmlbits.UsageError) as e:
+        dmlbits.bitwise_not(a, out=a, repeat=2)
+    assert str(e.value) == "out=x (in place) runs once: it cannot be combined with repeat or warmup"
+    with pytest.raises(dmlbits.UsageError) as e:
+        dmlbits.bitwise_not(a, repeat=0)
+    assert str(e.value) == "repeat must be at least 1 and warmup at least 0"
+
+
+def test_a_call_like_an_accepted_one_is_still_checked():
+    # Each thread keeps the operations it validated; what differs from a kept one in dtype, shape
+    # or level is checked afresh, and a refusal is the same every time.
+    a = np.arange(8, dtype=np.int32)
+    assert (dmlbits.bitwise_xor(a, a) == 0).all()
+    for _ in range(2):
+        with pytest.raises(dmlbits.InvalidInputError) as e:
+            dmlbits.bitwise_xor(a, a, feature_level="3_0")
+        assert str(e.value) == "xor: data type INT32 needs DML_FEATURE_LEVEL_4_1 or later (requested 3_0)"
+    for _ in range(2):
+        with pytest.raises(dmlbits.InvalidInputError) as e:
+            dmlbits.bitwise_xor(a, a[:3])
+        assert str(e.value) == "xor: shapes (8,) and (3,) cannot be broadcast together"
+    for _ in range(2):
+        with pytest.raises(dmlbits.InvalidInputError) as e:
+            dmlbits.bitwise_xor(a, a.astype(np.uint32))
+        assert str(e.value).startswith("xor: the inputs have different data types (INT32 and UINT32)")
+    b = np.arange(8, dtype=np.int32).reshape(2, 4)
+    assert dmlbits.bitwise_xor(b, a[:4]).tolist() == (b ^ a[:4]).tolist()
+    assert dmlbits.bitwise_xor(a, a[3:4]).tolist() == (a ^ a[3]).tolist()

@@ -270,3 +270,15 @@ def test_property_against_numpy(case):
         want = expected(verb, a, b, overflow=overflow)
     assert got.dtype == want.dtype and got.shape == want.shape
     assert got.tobytes() == want.tobytes()
+
+
+def test_small_results_are_numpys_own_large_ones_the_librarys():
+    # Under 16 KiB the result is copied into an array NumPy allocated (cheaper for a small call
+    # than handing the library's tensor over); from 16 KiB it is the library's memory, not copied.
+    small = dmlbits.bitwise_not(np.arange(16, dtype=np.uint32).reshape(4, 4))
+    assert small.flags.owndata and small.base is None and small.shape == (4, 4)
+    assert small.tolist() == (~np.arange(16, dtype=np.uint32).reshape(4, 4)).tolist()
+    large = dmlbits.bitwise_not(np.zeros(4096, np.uint32))   # 16 KiB
+    assert not large.flags.owndata and large.base is not None
+    assert (large == 0xFFFFFFFF).all()
+    assert dmlbits.bitwise_not(np.zeros((0, 3), np.uint8)).shape == (0, 3)

@@ -454,6 +454,32 @@ TEST(CpuKernelsTest, ChoicesNameKernelsThatExist) {
   }
 }
 
+// select_kernel and dispatch_kernel remember their answers (kernel_table.cpp): the remembered
+// answer is the table's, for every key, asked twice.
+TEST(CpuKernelsTest, RememberedChoicesAreTheTables) {
+  for (const OpInfo& op : op_table())
+    for (unsigned width : {1u, 2u, 4u, 8u})
+      for (unsigned out_width : {1u, 2u, 4u, 8u})
+        for (std::size_t i = 0; i < kIsaCount; ++i)
+          for (Operands operands : {Operands::vectors, Operands::b_scalar, Operands::a_scalar}) {
+            const Isa isa = static_cast<Isa>(i);
+            const KernelInfo* walked = nullptr;
+            for (int j = static_cast<int>(isa); j >= 0 && !walked; --j)
+              walked = lookup_kernel(op.kind, width, out_width, static_cast<Isa>(j), operands);
+            for (int twice = 0; twice < 2; ++twice) {
+              ASSERT_EQ(select_kernel(op.kind, width, out_width, isa, operands), walked)
+                  << op.verb << " x" << width * 8 << " -> x" << out_width * 8 << " " << isa_name(isa);
+            }
+            const KernelInfo* dispatched = dispatch_kernel(op.kind, width, out_width, isa, operands);
+            EXPECT_EQ(dispatch_kernel(op.kind, width, out_width, isa, operands), dispatched);
+            if (!dispatched) {
+              EXPECT_EQ(walked, nullptr);
+            }
+          }
+  // Not a kernel's key: looked up (and found wanting), never remembered.
+  EXPECT_EQ(select_kernel(OpKind::bit_and, 3, 3, Isa::scalar, Operands::vectors), nullptr);
+}
+
 TEST(CpuKernelsTest, DispatchFollowsTheChoices) {
   int checked = 0;
   for (const OpInfo& op : op_table()) {

@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -137,6 +139,122 @@ TEST(Request, PythonTextOperandsAreLiteralsOnly) {
     EXPECT_EQ(e.code(), Errc::usage);
     EXPECT_NE(std::string(e.what()).find("operand A: 'a.npy' is not a literal"), std::string::npos) << e.what();
   }
+}
+
+// AND of two borrowed uint8 tensors (dtypes may differ, to be refused), through `cache`.
+RunResult run_and(BackendCache& cache, const std::vector<std::uint8_t>& a, Shape a_shape, DType b_dtype, Shape b_shape,
+                  std::optional<FeatureLevel> level = std::nullopt) {
+  OperationRequest r;
+  r.face = RequestFace::python;
+  r.op = OpKind::bit_and;
+  r.backend = BackendKind::cpu;
+  r.level = level;
+  r.output = OutputKind::memory;
+  r.timing = false;
+  r.operands.emplace_back(BorrowedTensor{DType::uint8, a_shape, {}, reinterpret_cast<const std::byte*>(a.data()), nullptr});
+  r.operands.emplace_back(BorrowedTensor{b_dtype, b_shape, {}, reinterpret_cast<const std::byte*>(a.data()), nullptr});
+  return run(prepare_request(std::move(r)), {}, &cache);
+}
+
+std::string refusal(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return std::string(errc_info(e.code()).name) + ": " + e.what();
+  }
+  return "(no error)";
+}
+
+// The cache keeps what a backend validated, keyed by everything validate() reads: the same
+// operation on the same dtypes and shapes shares the validated operation; any difference (a
+// shape, a dtype, the level) is validated afresh, and refusals are never kept.
+TEST(Request, ABackendCacheKeepsValidatedOperationsButNoRefusals) {
+  const std::vector<std::uint8_t> a{1, 2, 3, 0xff, 5, 6, 7, 8};
+  BackendCache cache;
+  const RunResult first = run_and(cache, a, Shape{8}, DType::uint8, Shape{8});
+  const RunResult again = run_and(cache, a, Shape{8}, DType::uint8, Shape{8});
+  EXPECT_EQ(first.op.get(), again.op.get());
+  EXPECT_EQ(reinterpret_cast<const std::uint8_t*>(again.result->data())[3], 0xff);
+  const RunResult other_shape = run_and(cache, a, Shape{2, 4}, DType::uint8, Shape{4});
+  EXPECT_NE(other_shape.op.get(), first.op.get());
+  EXPECT_EQ(summarize(*other_shape.op).output_shape, (Shape{2, 4}));
+  EXPECT_EQ(reinterpret_cast<const std::uint8_t*>(other_shape.result->data())[7], 0xff & 8);
+
+  // The same refusal twice, word for word, also after the same operands were accepted.
+  const std::string mixed = "invalid-input: and: the inputs have different data types (UINT8 and UINT16); DirectML requires one type";
+  for (int i = 0; i < 2; ++i)
+    EXPECT_EQ(refusal([&] { (void)run_and(cache, a, Shape{4}, DType::uint16, Shape{2}); }), mixed);
+  const std::string shapes = "invalid-input: and: shapes (8,) and (3,) cannot be broadcast together";
+  for (int i = 0; i < 2; ++i)
+    EXPECT_EQ(refusal([&] { (void)run_and(cache, a, Shape{8}, DType::uint8, Shape{3}); }), shapes);
+  EXPECT_EQ(cache.impl().backends.size(), 1u);
+}
+
+// Without timing nothing is measured and no backend text is made; with it (the default) the
+// phases and texts are there as before.
+TEST(Request, WithoutTimingNothingIsMeasured) {
+  const std::vector<std::uint8_t> a(16, 3);
+  OperationRequest quiet = not_request(a);
+  quiet.timing = false;
+  quiet.repeat = 3;
+  const RunResult q = run(prepare_request(std::move(quiet)));
+  EXPECT_EQ(reinterpret_cast<const std::uint8_t*>(q.result->data())[15], static_cast<std::uint8_t>(~3));
+  EXPECT_TRUE(q.timing.phases.empty());
+  EXPECT_TRUE(q.execute_samples.empty());
+  EXPECT_TRUE(q.timing.device.empty());
+  EXPECT_EQ(q.timing.execute_runs, 3);
+
+  const RunResult t = run(prepare_request(not_request(a)));
+  std::vector<std::string> names;
+  for (const auto& p : t.timing.phases) names.push_back(p.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"read", "backend", "validate", "allocate", "execute", "write"}));
+  EXPECT_EQ(t.execute_samples.size(), 1u);
+  EXPECT_EQ(t.timing.backend, "cpu");
+  EXPECT_FALSE(t.timing.device.empty());
+}
+
+// prepare_request words its refusals for the face: the command line's options, Python's keywords.
+TEST(Request, RefusalsNameTheFacesOptions) {
+  const std::vector<std::uint8_t> a(4, 1);
+  const auto message = [&](RequestFace face, auto change) {
+    OperationRequest r = not_request(a);
+    r.face = face;
+    change(r);
+    return refusal([&] { (void)prepare_request(std::move(r)); });
+  };
+  const auto threads = [](OperationRequest& r) { r.threads = 300; };
+  EXPECT_EQ(message(RequestFace::command_line, threads), "usage: --threads: 300 is more than 256");
+  EXPECT_EQ(message(RequestFace::python, threads), "usage: threads: 300 is more than 256");
+  const auto adapter = [](OperationRequest& r) { r.adapter = "0"; };
+  EXPECT_EQ(message(RequestFace::command_line, adapter),
+            "usage: --adapter applies to the d3d12, directml and auto backends, not cpu");
+  EXPECT_EQ(message(RequestFace::python, adapter), "usage: adapter= applies to the d3d12, directml and auto backends, not cpu");
+  const auto gpu_threads = [](OperationRequest& r) {
+    r.backend = BackendKind::d3d12;
+    r.threads = 2;
+  };
+  EXPECT_EQ(message(RequestFace::python, gpu_threads), "usage: the d3d12 backend has no choice of CPU threads (threads=)");
+  const auto zero_threads = [](OperationRequest& r) { r.threads = 0; };
+  EXPECT_EQ(message(RequestFace::python, zero_threads), "usage: threads: 0 is not from 1 to 256");
+  const auto repeat = [](OperationRequest& r) { r.repeat = 0; };
+  EXPECT_EQ(message(RequestFace::command_line, repeat), "usage: --repeat must be at least 1 and --warmup at least 0");
+  EXPECT_EQ(message(RequestFace::python, repeat), "usage: repeat must be at least 1 and warmup at least 0");
+  std::vector<std::uint8_t> writable(4, 1);
+  const auto in_place_twice = [&](OperationRequest& r) {
+    std::get<BorrowedTensor>(r.operands[0]).writable = reinterpret_cast<std::byte*>(writable.data());
+    r.in_place = true;
+    r.output = OutputKind::none;
+    r.warmup = 1;
+  };
+  EXPECT_EQ(message(RequestFace::python, in_place_twice),
+            "usage: out=x (in place) runs once: it cannot be combined with repeat or warmup");
+  const auto empty_adapter = [](OperationRequest& r) {
+    r.backend = BackendKind::automatic;
+    r.threads.reset();
+    r.adapter = "";
+  };
+  EXPECT_EQ(message(RequestFace::python, empty_adapter),
+            "usage: adapter: an empty name matches no adapter (give an index or part of a name)");
 }
 
 }  // namespace

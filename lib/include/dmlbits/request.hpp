@@ -102,6 +102,11 @@ struct OperationRequest {
   int repeat = 1;                           // measured executions (>= 1)
   int warmup = 0;                           // unmeasured executions first (>= 0)
   bool explain_only = false;                // stop after validation
+  // false: the run measures nothing, for a face that reports no timing (Python without
+  // timing=True): RunResult::timing has no phases, backend texts or totals and execute_samples
+  // is empty. A small in-memory call then reads no clock. RunHooks::on_validated still gets the
+  // backend texts.
+  bool timing = true;
 
   OutputKind output = OutputKind::automatic;
   std::string path;                         // OutputKind::file / automatic

@@ -69,18 +69,13 @@ def _operand(x):
     return x
 
 
-def _run(op, x1, x2, out, dtype, options, timing, repeat, warmup):
-    # (Function calls cost a tenth of a 4x4 call each: arrays and None skip them.)
-    if isinstance(x1, _SEQUENCES):
-        x1 = _operand(x1)
-    if isinstance(x2, _SEQUENCES):
-        x2 = _operand(x2)
-    return _run_extension(_OP_INDEX[op], x1, x2, out, None if dtype is None else (_dtype_name(dtype) or None),
-                          options, timing, repeat, warmup)
-
-
-_SEQUENCES = (list, tuple)
-_run_extension = _dmlbits.run
+# The extension's run(op, x1, x2, out, dtype, options, timing, repeat, warmup): each operator is
+# one call to it (a 4x4 call costs about a microsecond; every Python function call on the way
+# added a tenth of that). It turns lists and tuples into literals with _operand, and a dtype=
+# other than a name with numpy.dtype(...).name, as _dtype_name does.
+_run = _dmlbits.run
+_AND, _OR, _XOR, _NOT, _SHL, _SHR, _POPCOUNT = (_OP_INDEX[v] for v in ("and", "or", "xor", "not", "shl", "shr",
+                                                                        "popcount"))
 
 
 def bitwise_and(x1, x2, /, out=None, *, dtype=None, backend="auto", feature_level=None, threads=None,
@@ -91,28 +86,28 @@ def bitwise_and(x1, x2, /, out=None, *, dtype=None, backend="auto", feature_leve
     Python ints, floats and lists are literals in the other operand's dtype (or ``dtype``).
     See ``help(dmlbits)`` for the keywords; ``timing=True`` returns ``(result, timing_dict)``.
     """
-    return _run("and", x1, x2, out, dtype,
+    return _run(_AND, x1, x2, out, dtype,
                 _options(backend, feature_level, None, None, threads, isa, adapter), timing, repeat, warmup)
 
 
 def bitwise_or(x1, x2, /, out=None, *, dtype=None, backend="auto", feature_level=None, threads=None,
                isa=None, adapter=None, timing=False, repeat=1, warmup=0):
     """x1 | x2 bit for bit (DirectML's ELEMENT_WISE_BIT_OR); as bitwise_and."""
-    return _run("or", x1, x2, out, dtype,
+    return _run(_OR, x1, x2, out, dtype,
                 _options(backend, feature_level, None, None, threads, isa, adapter), timing, repeat, warmup)
 
 
 def bitwise_xor(x1, x2, /, out=None, *, dtype=None, backend="auto", feature_level=None, threads=None,
                 isa=None, adapter=None, timing=False, repeat=1, warmup=0):
     """x1 ^ x2 bit for bit (DirectML's ELEMENT_WISE_BIT_XOR); as bitwise_and."""
-    return _run("xor", x1, x2, out, dtype,
+    return _run(_XOR, x1, x2, out, dtype,
                 _options(backend, feature_level, None, None, threads, isa, adapter), timing, repeat, warmup)
 
 
 def bitwise_not(x, /, out=None, *, dtype=None, backend="auto", feature_level=None, threads=None,
                 isa=None, adapter=None, timing=False, repeat=1, warmup=0):
     """~x bit for bit (DirectML's ELEMENT_WISE_BIT_NOT); floats' bit patterns too. Alias: invert."""
-    return _run("not", x, None, out, dtype,
+    return _run(_NOT, x, None, out, dtype,
                 _options(backend, feature_level, None, None, threads, isa, adapter), timing, repeat, warmup)
 
 
@@ -123,7 +118,7 @@ def left_shift(x1, x2, /, out=None, *, dtype=None, shift_overflow=None, backend=
     Counts at or past the width follow ``shift_overflow``: "directml" (the default: what
     DirectML computes, see the manual), "zero" (NumPy's answer) or "wrap" (count modulo width).
     """
-    return _run("shl", x1, x2, out, dtype,
+    return _run(_SHL, x1, x2, out, dtype,
                 _options(backend, feature_level, shift_overflow, None, threads, isa, adapter),
                 timing, repeat, warmup)
 
@@ -131,7 +126,7 @@ def left_shift(x1, x2, /, out=None, *, dtype=None, shift_overflow=None, backend=
 def right_shift(x1, x2, /, out=None, *, dtype=None, shift_overflow=None, backend="auto", feature_level=None,
                 threads=None, isa=None, adapter=None, timing=False, repeat=1, warmup=0):
     """x1 >> x2, logical (DirectML's ELEMENT_WISE_BIT_SHIFT_RIGHT); as left_shift."""
-    return _run("shr", x1, x2, out, dtype,
+    return _run(_SHR, x1, x2, out, dtype,
                 _options(backend, feature_level, shift_overflow, None, threads, isa, adapter),
                 timing, repeat, warmup)
 
@@ -143,7 +138,7 @@ def bitwise_count(x, /, out=None, *, dtype=None, out_dtype=None, backend="auto",
     Counts every bit of the stored pattern: int8 -1 gives 8 (NumPy 2's bitwise_count counts the
     absolute value's bits: 1). ``out_dtype`` is "uint8" (default) or "uint32". Alias: popcount.
     """
-    return _run("popcount", x, None, out, dtype,
+    return _run(_POPCOUNT, x, None, out, dtype,
                 _options(backend, feature_level, None, out_dtype, threads, isa, adapter), timing, repeat, warmup)
 
 

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <bit>
+#include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -90,7 +91,20 @@ CArray c_array(const py::handle& obj) {
 py::array new_array(DType dtype, const Shape& shape) { return py::array(numpy_dtype(dtype), dims_of(shape)); }
 
 py::array tensor_array(Tensor t) {
-  if (t.byte_size() == 0) return py::array(numpy_dtype(t.dtype()), dims_of(t.shape()));
+  if (t.byte_size() < kCopiedResultBytes) {
+    // A new array of NumPy's own (through NumPy's C API, as pybind11's py::array does, without
+    // its shape and stride vectors), the bytes copied: cheaper than handing the tensor over.
+    auto& api = py::detail::npy_api::get();
+    std::array<Py_intptr_t, kMaxRank> dims{};
+    for (std::size_t i = 0; i < t.shape().rank(); ++i) dims[i] = static_cast<Py_intptr_t>(t.shape()[i]);
+    py::dtype dtype = numpy_dtype(t.dtype());
+    auto a = py::reinterpret_steal<py::array>(api.PyArray_NewFromDescr_(
+        api.PyArray_Type_, dtype.release().ptr(), static_cast<int>(t.shape().rank()), dims.data(), nullptr, nullptr, 0,
+        nullptr));
+    if (!a) throw py::error_already_set();
+    if (t.byte_size() > 0) std::memcpy(py::detail::array_proxy(a.ptr())->data, t.data(), t.byte_size());
+    return a;
+  }
   auto owned = std::make_unique<Tensor>(std::move(t));
   Tensor* raw = owned.get();
   py::capsule owner(owned.release(), [](void* p) { delete static_cast<Tensor*>(p); });

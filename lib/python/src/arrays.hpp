@@ -45,7 +45,10 @@ CArray c_array(const py::handle& obj);
 // An uninitialised NumPy array.
 py::array new_array(DType dtype, const Shape& shape);
 
-// A tensor handed over to Python without a copy.
+// Results smaller than this are copied into an array of NumPy's own; larger ones are handed
+// over without a copy (the array owns the tensor).
+inline constexpr std::size_t kCopiedResultBytes = std::size_t{16} << 10;
+// A tensor as a NumPy array: handed over without a copy, or copied when small.
 py::array tensor_array(Tensor t);
 
 // Whether two byte ranges overlap.

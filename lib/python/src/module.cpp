@@ -7,6 +7,8 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <array>
+#include <variant>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -37,6 +39,15 @@ std::optional<DType> dtype_argument(const std::optional<std::string>& name, cons
   auto d = parse_dtype_name(*name);
   if (!d) throw Error(Errc::usage, fmt::format("{}: unknown data type '{}' (known: {})", keyword, *name, dtype_names_help()));
   return d;
+}
+
+// The operators' dtype= as given: None, a name ("uint8", "u1"), or anything numpy.dtype() takes
+// (numpy.uint8, a dtype), by its NumPy name.
+std::optional<DType> dtype_keyword(py::handle dtype) {
+  if (dtype.is_none()) return std::nullopt;
+  if (py::isinstance<py::str>(dtype)) return dtype_argument(dtype.cast<std::string>(), "dtype");
+  return dtype_argument(py::str(py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype)).attr("name")).cast<std::string>(),
+                        "dtype");
 }
 
 // The keyword options of a call, their names parsed (the face's syntax; the combination rules
@@ -99,7 +110,13 @@ Operands add_operands(OperationRequest& r, std::initializer_list<py::handle> obj
   Operands o;
   r.operands.reserve(objs.size());
   std::size_t i = 0;
-  for (const py::handle obj : objs) {
+  for (py::handle obj : objs) {
+    py::object text;  // a list or tuple as its JSON literal text (dmlbits._core._operand)
+    if (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) {
+      static const py::handle operand_text = py::object(py::module_::import("dmlbits._core").attr("_operand")).release();
+      text = operand_text(obj);
+      obj = text;
+    }
     if (py::isinstance<py::str>(obj)) {
       r.operands.emplace_back(obj.cast<std::string>());
     } else if (PyBool_Check(obj.ptr())) {
@@ -145,10 +162,42 @@ BackendCache& thread_backends() {
   return cache;
 }
 
+// Calls whose operands and result are at most this many elements keep the GIL while they run:
+// releasing and taking it back costs more than such an operation (NumPy's ufuncs keep it
+// below a similar size, 500 elements), and no other thread could do much meanwhile.
+constexpr std::uint64_t kHoldGilElements = 4096;
+
+// Whether `r` is such a call: one execution on borrowed C-order arrays and short literals,
+// whose broadcast bound (each axis' largest size; the result's shape when the shapes
+// broadcast) stays under kHoldGilElements. A size guess for the GIL only; the library checks.
+bool holds_gil(const OperationRequest& r) {
+  if (r.repeat + r.warmup > 1) return false;
+  std::array<std::uint64_t, kMaxRank> bound{};  // right-aligned, as NumPy broadcasts
+  for (const auto& operand : r.operands) {
+    if (const auto* text = std::get_if<std::string>(&operand)) {
+      if (text->size() > 64) return false;  // a long JSON literal takes a while to parse
+      continue;
+    }
+    const auto& t = std::get<BorrowedTensor>(operand);
+    if (!t.strides.empty()) return false;  // copied to C order first
+    const auto dims = t.shape.dims();
+    for (std::size_t i = 0; i < dims.size(); ++i)
+      bound[kMaxRank - dims.size() + i] = std::max(bound[kMaxRank - dims.size() + i], dims[i]);
+  }
+  std::uint64_t n = 1;
+  for (const std::uint64_t d : bound) {
+    n *= std::max<std::uint64_t>(d, 1);
+    if (n > kHoldGilElements) return false;
+  }
+  return true;
+}
+
 RunResult run_request(OperationRequest r) {
+  const bool hold = holds_gil(r);
   const PreparedRequest p = prepare_request(std::move(r));
   RunHooks hooks;
   hooks.between_chunks = check_signals;
+  if (hold) return run(p, hooks, &thread_backends());
   py::gil_scoped_release release;
   return run(p, hooks, &thread_backends());
 }
@@ -171,12 +220,16 @@ MutableTensorView out_buffer(const py::array& out) {
           static_cast<std::byte*>(const_cast<void*>(out.data()))};
 }
 
-py::object run_call(int op_index, py::object a, py::object b, py::object out, std::optional<std::string> dtype,
+// An operator's call as dmlbits/_core.py makes it: the operands and keywords as given (lists,
+// tuples and a dtype= other than a name are turned into the request's terms here, so that the
+// Python function is a single call), `options` made by run_options.
+py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py::handle dtype,
                     const CallOptions& options, bool timing, int repeat, int warmup) {
   OperationRequest r = new_request(op_index, options);
-  r.dtype = dtype_argument(dtype, "dtype");
+  r.dtype = dtype_keyword(dtype);
   r.repeat = repeat;
   r.warmup = warmup;
+  r.timing = timing;  // without timing=True nothing is measured
   r.output = OutputKind::memory;
   // out=: where it is input A's own memory, whole, the operation runs in place (refused as
   // DirectML refuses it for popcount); where it overlaps an input otherwise, the result is

@@ -1,6 +1,8 @@
 // The kernel table: every kernel file's rows, named, and the dispatch from (operation, width,
 // instruction set, operand layout) to the kernel to run.
 #include <array>
+#include <atomic>
+#include <bit>
 #include <vector>
 
 #include <fmt/format.h>
@@ -57,7 +59,59 @@ constexpr std::array kChoices{
 
 std::span<const KernelChoice> kernel_choices() { return kChoices; }
 
-const KernelInfo* dispatch_kernel(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands) {
+namespace {
+
+// The answers of select_kernel and dispatch_kernel, remembered: they depend on their arguments
+// and the CPU only, and a 4x4 operation spent longer finding its kernel (a walk of the whole
+// table per instruction set) than running it. One slot per (op, width, out_width, set,
+// operands), filled on first use; threads that race fill it with the same answer.
+class KernelMemo {
+ public:
+  KernelMemo() {
+    for (auto& s : slots_) s.store(unknown(), std::memory_order_relaxed);
+  }
+
+  template <class Find>
+  const KernelInfo* get(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands, Find find) {
+    const auto o = static_cast<std::size_t>(op);
+    if (o >= kOps || !one_to_eight(width) || !one_to_eight(out_width) ||
+        static_cast<std::size_t>(isa) >= kIsaCount || static_cast<std::size_t>(operands) >= 3)
+      return find();  // not a kernel's key: looked up, never remembered
+    std::atomic<const KernelInfo*>& slot =
+        slots_[(((o * 4 + static_cast<std::size_t>(std::countr_zero(width))) * 4 +
+                 static_cast<std::size_t>(std::countr_zero(out_width))) * kIsaCount + static_cast<std::size_t>(isa)) * 3 +
+               static_cast<std::size_t>(operands)];
+    const KernelInfo* k = slot.load(std::memory_order_acquire);
+    if (k == unknown()) {
+      k = find();
+      slot.store(k, std::memory_order_release);
+    }
+    return k;
+  }
+
+ private:
+  static constexpr std::size_t kOps = 7;  // OpKind's values
+  // 1, 2, 4 or 8 (std::has_single_bit calls libgcc's popcount without -mpopcnt).
+  static bool one_to_eight(unsigned w) { return w == 1 || w == 2 || w == 4 || w == 8; }
+  static const KernelInfo* unknown() {
+    static const KernelInfo marker;  // "not looked up yet" (nullptr means "no kernel")
+    return &marker;
+  }
+  std::array<std::atomic<const KernelInfo*>, kOps * 4 * 4 * kIsaCount * 3> slots_;
+};
+static_assert(static_cast<std::size_t>(OpKind::popcount) + 1 == 7, "KernelMemo::kOps counts OpKind's values");
+
+KernelMemo& select_memo() {
+  static KernelMemo memo;
+  return memo;
+}
+
+KernelMemo& dispatch_memo() {
+  static KernelMemo memo;
+  return memo;
+}
+
+const KernelInfo* find_dispatch_kernel(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands) {
   for (const KernelChoice& c : kChoices) {
     if (c.op != op || c.width != width || c.out_width != out_width || c.host != isa) continue;
     const KernelInfo* found = nullptr;
@@ -69,6 +123,8 @@ const KernelInfo* dispatch_kernel(OpKind op, unsigned width, unsigned out_width,
   }
   return select_kernel(op, width, out_width, isa, operands);
 }
+
+}  // namespace
 
 std::string kernel_op_name(OpKind op, unsigned out_width) {
   const OpInfo& info = op_info(op);
@@ -103,9 +159,16 @@ const KernelInfo* lookup_kernel(OpKind op, unsigned width, unsigned out_width, I
 }
 
 const KernelInfo* select_kernel(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands) {
-  for (int i = static_cast<int>(isa); i >= 0; --i)
-    if (const KernelInfo* k = lookup_kernel(op, width, out_width, static_cast<Isa>(i), operands)) return k;
-  return nullptr;
+  return select_memo().get(op, width, out_width, isa, operands, [&]() -> const KernelInfo* {
+    for (int i = static_cast<int>(isa); i >= 0; --i)
+      if (const KernelInfo* k = lookup_kernel(op, width, out_width, static_cast<Isa>(i), operands)) return k;
+    return nullptr;
+  });
+}
+
+const KernelInfo* dispatch_kernel(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands) {
+  return dispatch_memo().get(op, width, out_width, isa, operands,
+                             [&] { return find_dispatch_kernel(op, width, out_width, isa, operands); });
 }
 
 }  // namespace dmlbits

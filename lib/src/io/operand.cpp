@@ -98,6 +98,18 @@ bool is_integer_literal(std::string_view s) {
   return all_of(s, [](unsigned char c) { return c >= '0' && c <= '9'; });
 }
 
+// Runs f(); an Error escaping it gets the operand's context. The context is formatted only
+// then: a small in-memory call (the Python module's) spent more on formatting "operand A" for
+// every operand than on reading its operands.
+template <class F>
+void with_operand_context(std::size_t index, const Pending& p, F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    rethrow_with_context(e, operand_context(index, p));
+  }
+}
+
 }  // namespace
 
 OperandKind classify_operand(const std::string& text) {
@@ -156,7 +168,7 @@ std::vector<LoadedOperand> load_operands(const std::vector<Operand>& operands, s
   std::optional<DType> anchor = dtype;
   for (std::size_t i = 0; i < pending.size(); ++i) {
     Pending& p = pending[i];
-    with_context(operand_context(i, p), [&] {
+    with_operand_context(i, p, [&] {
       if (p.kind == OperandKind::scalar_literal) return;
       if (p.kind == OperandKind::borrowed) {
         if (!anchor) anchor = p.borrowed->dtype;
@@ -207,13 +219,14 @@ std::vector<LoadedOperand> load_operands(const std::vector<Operand>& operands, s
 
   // Pass 2: everything else takes the anchor dtype.
   std::vector<LoadedOperand> out;
+  out.reserve(pending.size());
   for (std::size_t i = 0; i < pending.size(); ++i) {
     Pending& p = pending[i];
     LoadedOperand lo;
     lo.kind = p.kind;
     lo.format = p.format;
     lo.stream = std::move(p.stream);
-    with_context(operand_context(i, p), [&] {
+    with_operand_context(i, p, [&] {
       if (lo.stream) return;
       if (p.kind == OperandKind::borrowed) {
         if (p.borrowed->c_contiguous()) lo.borrowed = *p.borrowed;

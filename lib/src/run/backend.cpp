@@ -151,8 +151,9 @@ std::vector<std::string_view> isa_names() {
   return names;
 }
 
-void check_backend_options(BackendKind kind, const BackendOptions& options) {
+void check_backend_options(BackendKind kind, const BackendOptions& options, RequestFace face) {
   const std::string_view name = backend_name(kind);
+  const bool python = face == RequestFace::python;
   if (!options.isa.empty()) {
     // The instruction set is the SIMD kernels' choice: the reference has none.
     if (!backend_uses_cpu(kind) || kind == BackendKind::cpu_reference)
@@ -163,12 +164,15 @@ void check_backend_options(BackendKind kind, const BackendOptions& options) {
   }
   if (options.threads != 0) {
     if (!backend_uses_cpu(kind))
-      throw Error(Errc::usage, fmt::format("the {} backend has no choice of CPU threads (--threads)", name));
+      throw Error(Errc::usage, fmt::format("the {} backend has no choice of CPU threads ({})", name,
+                                           python ? "threads=" : "--threads"));
     if (options.threads > kMaxThreads)
-      throw Error(Errc::usage, fmt::format("--threads: {} is more than {}", options.threads, kMaxThreads));
+      throw Error(Errc::usage, fmt::format("{}: {} is more than {}", python ? "threads" : "--threads", options.threads,
+                                           kMaxThreads));
   }
   if (!options.adapter.empty() && !backend_uses_adapter(kind))
-    throw Error(Errc::usage, fmt::format("--adapter applies to the d3d12, directml and auto backends, not {}", name));
+    throw Error(Errc::usage, fmt::format("{} applies to the d3d12, directml and auto backends, not {}",
+                                         python ? "adapter=" : "--adapter", name));
 }
 
 std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options) {

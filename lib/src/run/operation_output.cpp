@@ -25,7 +25,8 @@ OutputRun stream_to(const OperationSpec& spec, const OutputTarget& target, const
 // In memory: everything after the run counts as writing, so that the phases add up.
 OutputRun run_then_write(const OperationSpec& spec, std::optional<OutputTarget> target, const OutputRequest& request) {
   OperationResult m = run_operation(spec);
-  Stopwatch write;
+  std::optional<Stopwatch> write;
+  if (spec.timed) write.emplace();
   if (request.before_write) request.before_write(m);
   OutputRun r;
   if (!spec.explain_only) {
@@ -41,9 +42,11 @@ OutputRun run_then_write(const OperationSpec& spec, std::optional<OutputTarget> 
         std::memcpy(r.result->data(), v.data, v.byte_size());
       }
     }
-    const double write_s = write.seconds();
-    m.timing.phases.push_back({"write", write_s});
-    m.timing.total_seconds += write_s;
+    if (write) {
+      const double write_s = write->seconds();
+      m.timing.phases.push_back({"write", write_s});
+      m.timing.total_seconds += write_s;
+    }
   }
   r.op = std::move(m.op);
   r.timing = std::move(m.timing);

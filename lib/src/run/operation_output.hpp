@@ -52,12 +52,12 @@ struct OutputRequest {
 };
 
 struct OutputRun {
-  std::unique_ptr<ValidatedOp> op;
+  std::shared_ptr<const ValidatedOp> op;
   // Consecutive phases adding up to total_seconds: read, backend, validate, [allocate,
   // warmup,] execute, write. In memory, "write" is everything after the execution:
   // before_write, on_validated, creating and writing the output; streamed, it is creating and
   // writing the output (on_validated counts as reading). With spec.explain_only: read, backend
-  // and validate only.
+  // and validate only. Without spec.timed: no phases, no backend texts.
   RunTiming timing;
   std::vector<double> execute_samples;  // seconds, one per measured run (a streamed run: its execute phase)
   std::optional<Tensor> result;         // the whole result, with keep_result (and not explain_only)

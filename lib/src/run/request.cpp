@@ -115,6 +115,7 @@ OperationSpec to_spec(const PreparedRequest& p, const RunHooks& hooks, BackendCa
   spec.explain_only = r.explain_only;
   if (r.output == OutputKind::buffer) spec.output_buffer = r.buffer;
   spec.face = r.face;
+  spec.timed = r.timing || hooks.on_validated;
   spec.between_chunks = hooks.between_chunks;
   spec.backends = backends;
   return spec;
@@ -123,13 +124,15 @@ OperationSpec to_spec(const PreparedRequest& p, const RunHooks& hooks, BackendCa
 }  // namespace
 
 void check_backend_choice(BackendKind kind, const std::string& isa, const std::string& adapter,
-                          std::optional<unsigned> threads) {
+                          std::optional<unsigned> threads, RequestFace face) {
   BackendOptions options;
   options.isa = isa;
   options.threads = threads.value_or(0);
   options.adapter = adapter;
-  check_backend_options(kind, options);
-  if (threads && *threads == 0) throw Error(Errc::usage, fmt::format("--threads: 0 is not from 1 to {}", kMaxThreads));
+  check_backend_options(kind, options, face);
+  if (threads && *threads == 0)
+    throw Error(Errc::usage, fmt::format("{}: 0 is not from 1 to {}", face == RequestFace::python ? "threads" : "--threads",
+                                         kMaxThreads));
   if (!isa.empty()) require_isa(*parse_isa(isa));
   // The variables that stand for an option are checked wherever that option would be, for every
   // backend: the option, when given, overrides its variable, which is then not read.
@@ -137,10 +140,14 @@ void check_backend_choice(BackendKind kind, const std::string& isa, const std::s
   if (!threads) (void)cpu_threads(0);     // DMLBITS_THREADS: usage unless 1 to 256
 }
 
-void check_repeat(int repeat, int warmup, bool in_place) {
-  if (repeat < 1 || warmup < 0) throw Error(Errc::usage, "--repeat must be at least 1 and --warmup at least 0");
+void check_repeat(int repeat, int warmup, bool in_place, RequestFace face) {
+  const bool python = face == RequestFace::python;
+  if (repeat < 1 || warmup < 0)
+    throw Error(Errc::usage, python ? "repeat must be at least 1 and warmup at least 0"
+                                    : "--repeat must be at least 1 and --warmup at least 0");
   if (in_place && repeat + warmup > 1)
-    throw Error(Errc::usage, "--in-place runs once: it cannot be combined with --repeat or --warmup");
+    throw Error(Errc::usage, python ? "out=x (in place) runs once: it cannot be combined with repeat or warmup"
+                                    : "--in-place runs once: it cannot be combined with --repeat or --warmup");
 }
 
 PreparedRequest prepare_request(OperationRequest r) {
@@ -148,11 +155,12 @@ PreparedRequest prepare_request(OperationRequest r) {
   check_operator_options(r, op);
   check_in_place(r, op);
   if (r.adapter && r.adapter->empty())
-    throw Error(Errc::usage, "--adapter: an empty name matches no adapter (give an index or part of a name)");
+    throw Error(Errc::usage, fmt::format("{}: an empty name matches no adapter (give an index or part of a name)",
+                                         r.face == RequestFace::python ? "adapter" : "--adapter"));
   if (r.output == OutputKind::buffer && !r.buffer) throw Error(Errc::usage, "an output buffer is needed");
   if (!r.backend) r.backend = BackendKind::automatic;
-  check_backend_choice(*r.backend, r.isa, r.adapter.value_or(""), r.threads);
-  check_repeat(r.repeat, r.warmup, r.in_place);
+  check_backend_choice(*r.backend, r.isa, r.adapter.value_or(""), r.threads, r.face);
+  check_repeat(r.repeat, r.warmup, r.in_place, r.face);
   if (!r.level) r.level = newest_feature_level();
   if (!r.shift_overflow) r.shift_overflow = kDefaultShiftOverflow;
   return PreparedRequest(std::move(r));
@@ -183,7 +191,7 @@ RunResult run(const PreparedRequest& p, const RunHooks& hooks, BackendCache* bac
   out.progress = hooks.progress;
   OutputRun o = run_to_output(spec, out);
   RunResult result;
-  result.op = std::shared_ptr<const ValidatedOp>(std::move(o.op));
+  result.op = std::move(o.op);
   result.timing = std::move(o.timing);
   result.execute_samples = std::move(o.execute_samples);
   result.result = std::move(o.result);

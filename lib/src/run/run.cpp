@@ -1,6 +1,7 @@
 #include "run.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -31,25 +32,37 @@ std::unique_ptr<Backend> make_operation_backend(const OperationSpec& spec, const
 }
 
 Backend& operation_backend(const OperationSpec& spec, const std::vector<LoadedOperand>& inputs,
-                           std::unique_ptr<Backend>& owned) {
+                           std::unique_ptr<Backend>& owned, BackendCache::Impl::Entry** entry) {
+  if (entry) *entry = nullptr;
   if (!spec.backends) {
     owned = make_operation_backend(spec, inputs);
     return *owned;
   }
-  std::vector<OperandInfo> operands;
-  operands.reserve(inputs.size());
-  for (const auto& in : inputs) operands.push_back({in.dtype(), in.shape()});
-  BackendOptions options = backend_options(spec);
-  options.size_hint = output_size_hint(operands);
   // auto decides by the output's size: small and large outputs may get different backends.
-  BackendCache::Impl::Key key{spec.backend, spec.isa, spec.threads, spec.adapter,
-                              spec.backend == BackendKind::automatic && options.size_hint >= kAutoGpuMinBytes};
+  // (Only auto reads the size; the other backends' keys and choices do not depend on it.)
+  std::uint64_t size_hint = 0;
+  if (spec.backend == BackendKind::automatic) {
+    std::vector<OperandInfo> operands;
+    operands.reserve(inputs.size());
+    for (const auto& in : inputs) operands.push_back({in.dtype(), in.shape()});
+    size_hint = output_size_hint(operands);
+  }
   auto& cache = spec.backends->impl().backends;
-  for (auto& [k, b] : cache)
-    if (k == key) return *b;
+  const bool large = size_hint >= kAutoGpuMinBytes;
+  for (auto& e : cache)
+    if (e.key.kind == spec.backend && e.key.large == large && e.key.threads == spec.threads && e.key.isa == spec.isa &&
+        e.key.adapter == spec.adapter) {
+      if (entry) *entry = &e;
+      return *e.backend;
+    }
   if (cache.size() >= 64) cache.clear();  // options made and dropped by the thousand: start again
-  cache.emplace_back(std::move(key), make_backend(spec.backend, options));
-  return *cache.back().second;
+  BackendOptions options = backend_options(spec);
+  options.size_hint = size_hint;
+  BackendCache::Impl::Key key{spec.backend, spec.isa, spec.threads, spec.adapter, large};
+  std::unique_ptr<Backend> made = make_backend(spec.backend, options);
+  cache.push_back({std::move(key), std::move(made), {}, 0});
+  if (entry) *entry = &cache.back();
+  return *cache.back().backend;
 }
 
 namespace {
@@ -106,28 +119,85 @@ ValidatedOp validate_operation(const OperationSpec& spec, const std::vector<Load
   return v;
 }
 
+namespace {
+
+// The phases of a run, timed when spec.timed (else nothing is measured: no clock is read).
+class PhaseClock {
+ public:
+  PhaseClock(bool on, RunTiming& timing) : timing_(timing) {
+    if (on) {
+      total_.emplace();
+      phase_.emplace();
+      timing_.phases.reserve(7);  // read, backend, validate, allocate, warmup, execute, write
+    }
+  }
+  bool on() const { return phase_.has_value(); }
+  void lap(const char* name) {
+    if (phase_) timing_.phases.push_back({name, phase_->lap()});
+  }
+  double total_seconds() const { return total_ ? total_->seconds() : 0; }
+
+ private:
+  RunTiming& timing_;
+  std::optional<Stopwatch> total_;
+  std::optional<Stopwatch> phase_;
+};
+
+bool same_operation(const OpRequest& kept, const OperationSpec& spec, const std::vector<LoadedOperand>& inputs) {
+  if (kept.op != spec.op || kept.level != spec.level || kept.out_dtype != spec.out_dtype ||
+      kept.shift_overflow != spec.shift_overflow || kept.in_place != spec.in_place || kept.inputs.size() != inputs.size())
+    return false;
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (kept.inputs[i].dtype != inputs[i].dtype() || !(kept.inputs[i].shape == inputs[i].shape())) return false;
+  return true;
+}
+
+// validate_operation, or the operation `entry`'s backend validated before for the same request.
+std::shared_ptr<const ValidatedOp> validated_operation(const OperationSpec& spec, const std::vector<LoadedOperand>& inputs,
+                                                       const Backend& backend, BackendCache::Impl::Entry* entry) {
+  if (!entry) return std::make_shared<const ValidatedOp>(validate_operation(spec, inputs, backend));
+  for (const auto& v : entry->validated)
+    if (same_operation(v.request, spec, inputs)) return v.op;
+  auto op = std::make_shared<const ValidatedOp>(validate_operation(spec, inputs, backend));
+  BackendCache::Impl::Validated kept{{spec.op, spec.level, {}, spec.out_dtype, spec.shift_overflow, spec.in_place}, op};
+  for (const auto& in : inputs) kept.request.inputs.push_back({in.dtype(), in.shape()});
+  if (entry->validated.size() < BackendCache::Impl::kValidatedPerBackend) {
+    entry->validated.push_back(std::move(kept));
+  } else {
+    entry->validated[entry->next_replaced] = std::move(kept);
+    entry->next_replaced = (entry->next_replaced + 1) % BackendCache::Impl::kValidatedPerBackend;
+  }
+  return op;
+}
+
+}  // namespace
+
 OperationResult run_operation(const OperationSpec& spec) {
-  check_repeat(spec.repeat, spec.warmup, spec.in_place);
-  Stopwatch total;
-  Stopwatch phase;
+  check_repeat(spec.repeat, spec.warmup, spec.in_place, spec.face);
   OperationResult r;
-  r.timing.phases.reserve(7);  // read, backend, validate, allocate, warmup, execute, write
-  check_backend_options(spec.backend, backend_options(spec));  // a wrong --backend before any reading
+  PhaseClock clock(spec.timed, r.timing);
+  // A wrong backend option before any reading (prepare_request checked it already for run();
+  // run_operation's own callers are held to it too). It costs a few comparisons.
+  check_backend_options(spec.backend, backend_options(spec), spec.face);
 
   r.inputs = load_operands(spec.operands, spec.dtype);
-  r.timing.phases.push_back({"read", phase.lap()});
+  clock.lap("read");
   std::unique_ptr<Backend> owned;
-  Backend* backend = &operation_backend(spec, r.inputs, owned);
-  r.timing.phases.push_back({"backend", phase.lap()});
+  BackendCache::Impl::Entry* entry = nullptr;
+  Backend* backend = &operation_backend(spec, r.inputs, owned, &entry);
+  clock.lap("backend");
 
-  r.op = std::make_unique<ValidatedOp>(validate_operation(spec, r.inputs, *backend));
-  r.timing.phases.push_back({"validate", phase.lap()});
-  r.timing.backend = std::string(backend->name());
-  r.timing.device = backend->device_description_for(*r.op, false);
-  r.timing.selection = backend->selection_reason();
+  r.op = validated_operation(spec, r.inputs, *backend, entry);
+  clock.lap("validate");
+  if (clock.on()) {
+    r.timing.backend = std::string(backend->name());
+    r.timing.device = backend->device_description_for(*r.op, false);
+    r.timing.selection = backend->selection_reason();
+  }
   if (spec.explain_only) return r;
 
   ExecuteBuffers buffers;
+  buffers.inputs.reserve(r.inputs.size());
   for (const auto& in : r.inputs) buffers.inputs.push_back(in.view().bytes());
   MutableTensorView out;
   if (spec.in_place) {
@@ -151,25 +221,29 @@ OperationResult run_operation(const OperationSpec& spec) {
     out = r.output.mutable_view();
   }
   buffers.output = {out.data, out.byte_size()};
-  r.timing.phases.push_back({"allocate", phase.lap()});  // allocation is not execution
+  clock.lap("allocate");  // allocation is not execution
   for (int i = 0; i < spec.warmup; ++i) {
     execute(spec, *backend, *r.op, buffers);
     if (spec.between_chunks) spec.between_chunks();
   }
-  if (spec.warmup > 0) r.timing.phases.push_back({"warmup", phase.lap()});
-  r.execute_samples.reserve(static_cast<std::size_t>(spec.repeat));
+  if (spec.warmup > 0) clock.lap("warmup");
+  if (clock.on()) r.execute_samples.reserve(static_cast<std::size_t>(spec.repeat));
   for (int i = 0; i < spec.repeat; ++i) {
-    Stopwatch one;
-    execute(spec, *backend, *r.op, buffers);
-    r.execute_samples.push_back(one.seconds());
+    if (clock.on()) {
+      Stopwatch one;
+      execute(spec, *backend, *r.op, buffers);
+      r.execute_samples.push_back(one.seconds());
+    } else {
+      execute(spec, *backend, *r.op, buffers);
+    }
     if (spec.between_chunks && i + 1 < spec.repeat) spec.between_chunks();
   }
-  r.timing.phases.push_back({"execute", phase.lap()});  // every measured run: the phases add up
+  clock.lap("execute");  // every measured run: the phases add up
   r.timing.execute_runs = spec.repeat;
-  r.timing.backend_phases = backend->detail_phases();
+  if (clock.on()) r.timing.backend_phases = backend->detail_phases();
   r.timing.execute_bytes = out.byte_size();
   for (const auto& in : r.inputs) r.timing.execute_bytes += in.view().byte_size();
-  r.timing.total_seconds = total.seconds();
+  r.timing.total_seconds = clock.total_seconds();
   return r;
 }
 

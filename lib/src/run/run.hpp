@@ -35,6 +35,10 @@ struct OperationSpec {
   // Write the result here (caller memory of the output's dtype and shape) instead of a new tensor.
   std::optional<MutableTensorView> output_buffer;
   RequestFace face = RequestFace::command_line;  // for the wording of output_buffer's refusal
+  // false: the run measures nothing (no phases, no execute samples, no backend texts in its
+  // timing): for a face that reports no timing, where a small call's clock reads and texts cost
+  // more than its work (OperationRequest::timing).
+  bool timed = true;
   // RunHooks::between_chunks: execute in chunks, calling it between them (may throw).
   std::function<void()> between_chunks;
   BackendCache* backends = nullptr;  // where the backend comes from, if given
@@ -50,11 +54,26 @@ struct BackendCache::Impl {
     bool large;
     bool operator==(const Key&) const = default;
   };
-  std::vector<std::pair<Key, std::unique_ptr<Backend>>> backends;  // few: a linear search
+  // An operation the entry's backend accepted, kept so that the same operation on operands of
+  // the same dtypes and shapes is not validated again: validate() is a pure function of the
+  // request, and the backend's refusal (unsupported_reason) of the backend. Refusals are never
+  // kept, so they are made, and worded, afresh.
+  struct Validated {
+    OpRequest request;
+    std::shared_ptr<const ValidatedOp> op;
+  };
+  struct Entry {
+    Key key;
+    std::unique_ptr<Backend> backend;
+    std::vector<Validated> validated;  // at most kValidatedPerBackend: a linear search
+    std::size_t next_replaced = 0;     // when full, replaced in turn
+  };
+  static constexpr std::size_t kValidatedPerBackend = 16;
+  std::vector<Entry> backends;  // few: a linear search
 };
 
 struct OperationResult {
-  std::unique_ptr<ValidatedOp> op;
+  std::shared_ptr<const ValidatedOp> op;  // shared with spec.backends' kept operations
   std::vector<LoadedOperand> inputs;
   TensorView output_view;  // the spec's output_buffer, when it had one
   Tensor output;        // empty when in_place (the result is inputs[0]) or with an output_buffer
@@ -66,8 +85,9 @@ struct OperationResult {
 };
 
 // prepare_request()'s rule for repeat, warmup and in place (Errc::usage), which
-// run_operation also holds its callers to.
-void check_repeat(int repeat, int warmup, bool in_place);
+// run_operation also holds its callers to; worded for `face` (the command line's words, or
+// Python's keywords).
+void check_repeat(int repeat, int warmup, bool in_place, RequestFace face = RequestFace::command_line);
 
 // Throws Error (usage, invalid_input, unsupported, io, backend) as the phases fail.
 OperationResult run_operation(const OperationSpec& spec);
@@ -80,10 +100,10 @@ BackendOptions backend_options(const OperationSpec& spec);
 // stream_operation.
 std::unique_ptr<Backend> make_operation_backend(const OperationSpec& spec, const std::vector<LoadedOperand>& inputs);
 
-// The backend for `spec` from spec.backends (created and kept there on first use), or a new one
-// held by `owned`.
+// The backend for `spec` from spec.backends (created and kept there on first use; `*entry` is
+// then its entry), or a new one held by `owned` (`*entry` null).
 Backend& operation_backend(const OperationSpec& spec, const std::vector<LoadedOperand>& inputs,
-                           std::unique_ptr<Backend>& owned);
+                           std::unique_ptr<Backend>& owned, BackendCache::Impl::Entry** entry = nullptr);
 
 // The validation step shared by run_operation and stream_operation: the spec's operation on
 // the loaded operands, refused (Errc::unsupported) if `backend` cannot run it.
