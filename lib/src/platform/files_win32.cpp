@@ -239,9 +239,10 @@ std::string temporary_name_for(const std::string& destination) {
 }
 
 // Windows has no mkstemp that takes UTF-8: the X's are replaced here and the file is created
-// only if no file has that name (CREATE_NEW), trying again with other letters if one has. New
-// files take the folder's inherited permissions, as a file created in place would; a replaced
-// file keeps its own (PendingFile::create copies them; ReplaceFileW, below, keeps them).
+// only if no file has that name (CREATE_NEW), trying again with other letters if one has. The
+// file takes the folder's inherited permissions, as a file created in place would. A replaced
+// file's own ACL is not copied: wine turns a DACL read from a file into mode bits with execute
+// added (a 0600 file became 0770), and ReplaceFileW, below, keeps it only on Windows.
 // `flags`: CreateFileW's (FILE_FLAG_DELETE_ON_CLOSE for PendingFile).
 namespace {
 struct NewFile {
@@ -382,18 +383,6 @@ std::string hex(LONG status) {
   return text;
 }
 
-// The replaced file's permissions (its DACL) on the new file, as ReplaceFileW would keep them;
-// where they cannot be read or set, the new file keeps the folder's, as a new file has.
-void take_permissions(HANDLE h, const std::string& destination) {
-  const std::wstring wdest = win32::widen(destination);
-  DWORD size = 0;
-  ::GetFileSecurityW(wdest.c_str(), DACL_SECURITY_INFORMATION, nullptr, 0, &size);
-  if (size == 0) return;  // no file to replace, or its permissions cannot be read
-  std::string descriptor(size, '\0');
-  if (::GetFileSecurityW(wdest.c_str(), DACL_SECURITY_INFORMATION, descriptor.data(), size, &size))
-    ::SetKernelObjectSecurity(h, DACL_SECURITY_INFORMATION, descriptor.data());
-}
-
 }  // namespace
 
 // Windows has no unnamed files: the temporary file has its name from the start, created
@@ -403,12 +392,10 @@ void take_permissions(HANDLE h, const std::string& destination) {
 PendingFile PendingFile::create(const std::string& destination) {
   PendingFile p;
   p.destination_ = destination;
-  NewFile t = create_temporary(destination, GENERIC_READ | GENERIC_WRITE | DELETE | READ_CONTROL | WRITE_DAC,
-                                FILE_FLAG_DELETE_ON_CLOSE);
+  NewFile t = create_temporary(destination, GENERIC_READ | GENERIC_WRITE | DELETE, FILE_FLAG_DELETE_ON_CLOSE);
   p.file_ = File(win32::handle_to_int(t.handle), true);
   p.temp_path_ = std::move(t.path);
   p.committed_ = false;
-  take_permissions(handle_of(p.file_.handle_), destination);
   return p;
 }
 
