@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dmlbits/timing.hpp"
+#include "stats_json.hpp"
 
 namespace dmlbits {
 namespace {

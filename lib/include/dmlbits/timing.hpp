@@ -6,8 +6,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 namespace dmlbits {
 
 class Stopwatch {
@@ -65,6 +63,5 @@ struct SampleStats {
 
 // Percentiles by linear interpolation between closest ranks (NumPy's default method).
 SampleStats compute_stats(std::vector<double> samples);
-nlohmann::json to_json(const SampleStats& s);
 
 }  // namespace dmlbits

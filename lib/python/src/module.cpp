@@ -247,7 +247,7 @@ py::object ops(const std::string& level_name) {
   return from_json(nlohmann::json::parse(ops_json_text(level)));
 }
 
-py::array read_tensor_file(const std::string& path, std::optional<std::string> dtype) {
+py::array read_tensor_array(const std::string& path, std::optional<std::string> dtype) {
   const std::optional<DType> default_dtype = dtype_argument(dtype, "dtype");
   Tensor t = [&] {
     py::gil_scoped_release release;
@@ -256,7 +256,7 @@ py::array read_tensor_file(const std::string& path, std::optional<std::string> d
   return tensor_array(std::move(t));
 }
 
-void write_tensor_file(py::object array, const std::string& path, const std::string& format_name, bool hex) {
+void write_tensor_array(py::object array, const std::string& path, const std::string& format_name, bool hex) {
   const CArray a = c_array(array);
   py::gil_scoped_release release;
   write_tensor_path(a.view, path, format_name, hex);
@@ -331,8 +331,8 @@ PYBIND11_MODULE(_dmlbits, m) {
     }();
     return from_json(nlohmann::json::parse(json));
   });
-  m.def("read_tensor", &read_tensor_file);
-  m.def("write_tensor", &write_tensor_file);
+  m.def("read_tensor", &read_tensor_array);
+  m.def("write_tensor", &write_tensor_array);
   m.def("compare", &compare);
 
   py::class_<CheckOptions>(m, "CheckOptions")

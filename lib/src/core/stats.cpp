@@ -1,10 +1,8 @@
-#include "dmlbits/timing.hpp"
+#include "stats_json.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-
-#include <nlohmann/json.hpp>
 
 namespace dmlbits {
 namespace {

@@ -14,6 +14,7 @@
 #include "make_backend.hpp"
 #include "operation_output.hpp"
 #include "run.hpp"
+#include "stats_json.hpp"
 
 namespace dmlbits {
 namespace {
