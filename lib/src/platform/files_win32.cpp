@@ -406,22 +406,19 @@ PendingFile PendingFile::create(const std::string& destination) {
 void PendingFile::commit_by_copy(bool sync) {
   TemporaryFile copy = create_temporary_beside(destination_);
   const HANDLE h = handle_of(copy.file.handle_);
-  if (!set_delete_on_close(h, true)) {
-    const DWORD err = ::GetLastError();
-    copy.file = File();
-    remove_file(copy.path);
-    throw std::system_error(win32::error_code(err), "cannot mark the temporary file for deletion");
-  }
-  std::vector<std::byte> buffer(1 << 20);
-  std::uint64_t at = 0;
-  for (std::size_t n; (n = file_.read_at(at, buffer)) != 0; at += n)
-    for (std::size_t done = 0; done < n;) done += copy.file.write(std::span(buffer).subspan(done, n - done));
-  if (sync && !::FlushFileBuffers(h)) win32::throw_last_error("cannot flush the file to the disk");
-  if (!set_delete_on_close(h, false)) win32::throw_last_error("cannot keep the temporary file");
-  copy.file.close();
+  // A file system that refuses the mark too still gets its output, named all along.
+  const bool marked = set_delete_on_close(h, true);
   try {
+    std::vector<std::byte> buffer(1 << 20);
+    std::uint64_t at = 0;
+    for (std::size_t n; (n = file_.read_at(at, buffer)) != 0; at += n)
+      for (std::size_t done = 0; done < n;) done += copy.file.write(std::span(buffer).subspan(done, n - done));
+    if (sync && !::FlushFileBuffers(h)) win32::throw_last_error("cannot flush the file to the disk");
+    if (marked && !set_delete_on_close(h, false)) win32::throw_last_error("cannot keep the temporary file");
+    copy.file.close();
     replace_file_with(copy.path, destination_, sync ? MOVEFILE_WRITE_THROUGH : 0);
   } catch (...) {
+    copy.file = File();
     remove_file(copy.path);
     throw;
   }
