@@ -268,6 +268,25 @@ TEST_F(FilesTest, ADiscardedPendingFileLeavesNothing) {
   }
 }
 
+// Both systems: replacing a file and naming a new one (with --sync) leave the destinations and
+// nothing else. On Windows the file, marked delete-on-close since its creation, is linked over
+// the destination and its temporary name goes with its handle; named_because() stays empty when
+// no fallback (a copy, for file systems without hard links) was needed.
+TEST_F(FilesTest, ACommittedPendingFileLeavesOnlyItsDestination) {
+  const std::string dest = file("out.npy", "old");
+  PendingFile p = PendingFile::create(dest);
+  EXPECT_EQ(p.file().write(bytes("new")), 3u);
+  p.commit(false);
+  PendingFile q = PendingFile::create(path("new.json"));
+  EXPECT_EQ(q.file().write(bytes("{}")), 2u);
+  q.commit(true);
+  EXPECT_EQ(contents(dest), "new");
+  EXPECT_EQ(contents(path("new.json")), "{}");
+  EXPECT_EQ(names_in(dir_), (std::vector<std::string>{"new.json", "out.npy"}));
+  EXPECT_EQ(p.named_because(), "");
+  EXPECT_EQ(q.named_because(), "");
+}
+
 TEST_F(FilesTest, KnowsTheKernelsLinksToOpenFiles) {
   EXPECT_TRUE(names_open_descriptor("/proc/self/fd/1"));
   EXPECT_TRUE(names_open_descriptor("/dev/fd/1"));

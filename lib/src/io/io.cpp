@@ -466,6 +466,11 @@ void OutputFile::commit() {
     } catch (const std::system_error& e) {
       throw Error(Errc::io, e.what());  // "cannot rename the temporary file into place: ..."
     }
+    // Windows learns only here whether the file could be named without a window (files.hpp).
+    if (!pending_->named_because().empty()) {
+      std::lock_guard lock(named_reason_mutex);
+      named_reason = pending_->named_because();
+    }
   });
 }
 

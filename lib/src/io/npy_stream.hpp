@@ -35,6 +35,9 @@ class NpyStream {
   void read(std::uint64_t first, std::size_t count, std::byte* dst);
   // For a pipe: checks that nothing follows the data.
   void finish();
+  // Lets the file go (read() no longer works; header() still does), so that an output may
+  // replace it (--in-place), which Windows refuses while it is open.
+  void close() { file_ = File(); }
   // The whole array as a tensor (for inputs that are broadcast rather than streamed).
   Tensor read_all();
 

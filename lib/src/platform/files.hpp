@@ -119,9 +119,15 @@ std::string temporary_name_for(const std::string& destination);
 // O_TMPFILE (EOPNOTSUPP, EISDIR, EINVAL: NFS before 4.2, FUSE, vfat, kernels before 3.11),
 // it falls back to a named temporary file (create_temporary_beside) and says why in
 // named_because(); a kill then leaves that file behind.
-// Windows: a named temporary file marked for deletion (FileDispositionInfo) until commit(), so
-// that the system removes it when the process ends before then, however it ends; commit()
-// clears the mark and replaces the destination (replace_file).
+// Windows: a named temporary file created marked for deletion when its handle closes
+// (FILE_FLAG_DELETE_ON_CLOSE), so that the system removes it when the process ends before
+// commit(), however it ends; commit() never clears the mark: it gives the open file the
+// destination's name as a second link, replacing the old file in one step, and closing the
+// handle then removes only the temporary name. No moment leaves a temporary file. Where the file
+// cannot be linked (no hard links: FAT, exFAT, some network shares), commit() copies the data
+// into a second temporary file marked by FileDispositionInfo, clears that mark and renames it
+// over the destination (replace_file), and says so in named_because(): a kill just after its
+// creation or between clearing its mark and the rename leaves that file.
 // Either way, the permissions are those create_temporary_beside gives.
 class PendingFile {
  public:
@@ -137,7 +143,8 @@ class PendingFile {
   // The file's temporary name while it is written; empty when it has none (O_TMPFILE).
   const std::string& temporary_path() const { return temp_path_; }
   // Why the file has a name while it is written (the file system's refusal of O_TMPFILE);
-  // empty when it has none, or on Windows, where every file has one.
+  // empty when it has none. On Windows, where every file has one, why a kill could leave it:
+  // set by a commit() that could not link the file into place.
   const std::string& named_because() const { return named_because_; }
 
   // Gives the complete file the destination's name, atomically (readers see the old file or
@@ -151,6 +158,9 @@ class PendingFile {
  private:
   PendingFile() = default;
   void discard() noexcept;
+#if defined(_WIN32)
+  void commit_by_copy(bool sync);  // where the file cannot be linked into place
+#endif
   std::string destination_;
   std::string temp_path_;
   std::string named_because_;

@@ -7,9 +7,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
 #include <random>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "dmlbits/process.hpp"
 #include "files.hpp"
@@ -235,10 +239,17 @@ std::string temporary_name_for(const std::string& destination) {
 }
 
 // Windows has no mkstemp that takes UTF-8: the X's are replaced here and the file is created
-// only if no file has that name (CREATE_NEW), trying again with other letters if one has. New
-// files take the folder's inherited permissions, as a file created in place would; a replaced
-// file keeps its own (ReplaceFileW, below).
-TemporaryFile create_temporary_beside(const std::string& destination) {
+// only if no file has that name (CREATE_NEW), trying again with other letters if one has. The
+// file takes the folder's inherited permissions, as a file created in place would. A replaced
+// file's own ACL is not copied: wine turns a DACL read from a file into mode bits with execute
+// added (a 0600 file became 0770), and ReplaceFileW, below, keeps it only on Windows.
+// `flags`: CreateFileW's (FILE_FLAG_DELETE_ON_CLOSE for PendingFile).
+namespace {
+struct NewFile {
+  HANDLE handle;
+  std::string path;
+};
+NewFile create_temporary(const std::string& destination, DWORD access, DWORD flags) {
   static constexpr char kLetters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   static std::atomic<std::uint64_t> counter{0};
   std::mt19937_64 random(std::random_device{}() ^ (::GetTickCount64() << 16) ^ ::GetCurrentProcessId() ^ counter++);
@@ -246,14 +257,20 @@ TemporaryFile create_temporary_beside(const std::string& destination) {
   for (int attempt = 0; attempt < 100; ++attempt) {
     std::string name = tmpl;
     for (std::size_t i = name.size() - 6; i < name.size(); ++i) name[i] = kLetters[random() % (sizeof kLetters - 1)];
-    // DELETE access, for PendingFile to mark the file for deletion until it is complete.
-    const HANDLE h = ::CreateFileW(win32::widen(name).c_str(), GENERIC_READ | GENERIC_WRITE | DELETE, kShareAll,
-                                   nullptr, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, nullptr);
-    if (h != INVALID_HANDLE_VALUE) return TemporaryFile{File(win32::handle_to_int(h), true), std::move(name)};
+    const HANDLE h = ::CreateFileW(win32::widen(name).c_str(), access, kShareAll, nullptr, CREATE_NEW,
+                                   FILE_ATTRIBUTE_NORMAL | flags, nullptr);
+    if (h != INVALID_HANDLE_VALUE) return {h, std::move(name)};
     const DWORD err = ::GetLastError();
     if (err != ERROR_FILE_EXISTS && err != ERROR_ALREADY_EXISTS) throw std::system_error(win32::error_code(err));
   }
   throw std::system_error(std::make_error_code(std::errc::file_exists));
+}
+}  // namespace
+
+// DELETE access, for a file to be marked for deletion until it is complete.
+TemporaryFile create_temporary_beside(const std::string& destination) {
+  NewFile f = create_temporary(destination, GENERIC_READ | GENERIC_WRITE | DELETE, 0);
+  return TemporaryFile{File(win32::handle_to_int(f.handle), true), std::move(f.path)};
 }
 
 // ReplaceFileW swaps an existing file for the new one in one step and keeps the old file's
@@ -283,30 +300,153 @@ bool set_delete_on_close(HANDLE h, bool del) {
 
 void replace_file(const std::string& from, const std::string& to) { replace_file_with(from, to, 0); }
 
-// Windows has no unnamed files: the temporary file has its name from the start, marked for
-// deletion until it is complete, so that a process that dies before then leaves nothing.
+namespace {
+
+// NtSetInformationFile's FileLinkInformation (11) and FileLinkInformationEx (72): documented
+// in the WDK (ntifs.h), which mingw-w64 does not ship; ntdll exports the call on every Windows.
+constexpr ULONG kFileLinkInformation = 11;
+constexpr ULONG kFileLinkInformationEx = 72;
+constexpr ULONG kLinkReplaceIfExists = 0x1;  // FILE_LINK_REPLACE_IF_EXISTS
+constexpr ULONG kLinkPosixSemantics = 0x2;   // FILE_LINK_POSIX_SEMANTICS (Windows 10 1809 on)
+struct LinkInformation {  // FILE_LINK_INFORMATION(_EX): ReplaceIfExists (a BOOLEAN) or Flags
+  ULONG flags;
+  HANDLE root_directory;
+  ULONG name_bytes;
+  WCHAR name[1];
+};
+struct IoStatus {  // IO_STATUS_BLOCK
+  union {
+    LONG status;
+    void* pointer;
+  };
+  ULONG_PTR information;
+};
+struct NtString {  // UNICODE_STRING
+  USHORT length;
+  USHORT maximum_length;
+  PWSTR buffer;
+};
+using NtSetInformationFileFn = LONG(WINAPI*)(HANDLE, IoStatus*, void*, ULONG, ULONG);
+using DosPathToNtPathFn = LONG(WINAPI*)(PCWSTR, NtString*, PWSTR*, void*);
+using FreeNtStringFn = void(WINAPI*)(NtString*);
+
+template <typename Fn>
+Fn ntdll(const char* name) {
+  return reinterpret_cast<Fn>(reinterpret_cast<void*>(::GetProcAddress(::GetModuleHandleW(L"ntdll.dll"), name)));
+}
+
+// Statuses of a file system or a Windows that has no such call, or no hard links (FAT, exFAT,
+// some network shares): the file is then named by the older way (commit_by_copy).
+bool unsupported(LONG status) {
+  switch (static_cast<ULONG>(status)) {
+    case 0xC0000002:  // STATUS_NOT_IMPLEMENTED (wine 8 for FileLinkInformationEx)
+    case 0xC0000003:  // STATUS_INVALID_INFO_CLASS
+    case 0xC000000D:  // STATUS_INVALID_PARAMETER
+    case 0xC0000010:  // STATUS_INVALID_DEVICE_REQUEST
+    case 0xC00000BB:  // STATUS_NOT_SUPPORTED
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Gives the open file `h` the name `destination` too (a hard link), replacing the file of that
+// name in one step, as rename(2) does: FileLinkInformationEx with POSIX semantics where the
+// system has it (a file others have open, with FILE_SHARE_DELETE, is then replaced), else
+// FileLinkInformation. Returns the NTSTATUS (0: done).
+LONG link_open_file(HANDLE h, const std::string& destination) {
+  static const auto set_information = ntdll<NtSetInformationFileFn>("NtSetInformationFile");
+  static const auto to_nt_path = ntdll<DosPathToNtPathFn>("RtlDosPathNameToNtPathName_U_WithStatus");
+  static const auto free_string = ntdll<FreeNtStringFn>("RtlFreeUnicodeString");
+  if (!set_information || !to_nt_path || !free_string) return static_cast<LONG>(0xC0000002);
+  NtString nt_path{};
+  if (const LONG status = to_nt_path(win32::widen(destination).c_str(), &nt_path, nullptr, nullptr); status != 0)
+    return status;
+  std::string storage(offsetof(LinkInformation, name) + nt_path.length, '\0');
+  auto* info = reinterpret_cast<LinkInformation*>(storage.data());
+  info->name_bytes = nt_path.length;
+  std::memcpy(info->name, nt_path.buffer, nt_path.length);
+  free_string(&nt_path);
+  IoStatus io{};
+  info->flags = kLinkReplaceIfExists | kLinkPosixSemantics;
+  LONG status = set_information(h, &io, info, static_cast<ULONG>(storage.size()), kFileLinkInformationEx);
+  if (unsupported(status)) {
+    info->flags = TRUE;  // FILE_LINK_INFORMATION's ReplaceIfExists, in the same first byte
+    status = set_information(h, &io, info, static_cast<ULONG>(storage.size()), kFileLinkInformation);
+  }
+  return status;
+}
+
+std::string hex(LONG status) {
+  char text[9];
+  std::snprintf(text, sizeof text, "%08lx", static_cast<unsigned long>(static_cast<ULONG>(status)));
+  return text;
+}
+
+}  // namespace
+
+// Windows has no unnamed files: the temporary file has its name from the start, created
+// marked for deletion when its handle closes (FILE_FLAG_DELETE_ON_CLOSE, from the first
+// instant: no moment exists in which it has a name and no mark), so that a process that dies
+// however it dies (TerminateProcess included) leaves nothing. commit() never clears the mark.
 PendingFile PendingFile::create(const std::string& destination) {
   PendingFile p;
   p.destination_ = destination;
-  TemporaryFile t = create_temporary_beside(destination);
-  p.file_ = std::move(t.file);
+  NewFile t = create_temporary(destination, GENERIC_READ | GENERIC_WRITE | DELETE, FILE_FLAG_DELETE_ON_CLOSE);
+  p.file_ = File(win32::handle_to_int(t.handle), true);
   p.temp_path_ = std::move(t.path);
   p.committed_ = false;
-  if (!set_delete_on_close(handle_of(p.file_.handle_), true))
-    p.named_because_ = "cannot mark the temporary file for deletion: " + win32::error_code(::GetLastError()).message();
   return p;
+}
+
+// Where the file system has no hard links: the data is copied into a second temporary file,
+// marked for deletion by FileDispositionInfo (its mark, unlike the first file's, can be
+// cleared), which then replaces the destination as before. A kill between its creation and its
+// mark, or between clearing the mark and the rename, leaves that file: said in named_because().
+void PendingFile::commit_by_copy(bool sync) {
+  TemporaryFile copy = create_temporary_beside(destination_);
+  const HANDLE h = handle_of(copy.file.handle_);
+  // A file system that refuses the mark too still gets its output, named all along.
+  const bool marked = set_delete_on_close(h, true);
+  try {
+    std::vector<std::byte> buffer(1 << 20);
+    std::uint64_t at = 0;
+    for (std::size_t n; (n = file_.read_at(at, buffer)) != 0; at += n)
+      for (std::size_t done = 0; done < n;) done += copy.file.write(std::span(buffer).subspan(done, n - done));
+    if (sync && !::FlushFileBuffers(h)) win32::throw_last_error("cannot flush the file to the disk");
+    if (marked && !set_delete_on_close(h, false)) win32::throw_last_error("cannot keep the temporary file");
+    copy.file.close();
+    replace_file_with(copy.path, destination_, sync ? MOVEFILE_WRITE_THROUGH : 0);
+  } catch (...) {
+    copy.file = File();
+    remove_file(copy.path);
+    throw;
+  }
+  file_ = File();  // the first file, still marked, goes with its handle
 }
 
 void PendingFile::commit(bool sync) {
   if (committed_) return;
   const HANDLE h = handle_of(file_.handle_);
   if (sync && !::FlushFileBuffers(h)) win32::throw_last_error("cannot flush the file to the disk");
-  // From here until the rename, a process killed leaves the complete file under its
-  // temporary name: the platform cannot rename a file marked for deletion into place.
-  if (named_because_.empty() && !set_delete_on_close(h, false))
-    win32::throw_last_error("cannot keep the temporary file");
-  file_.close();
-  replace_file_with(temp_path_, destination_, sync ? MOVEFILE_WRITE_THROUGH : 0);
+  // The complete file takes the destination's name as a second link, in one step: before it,
+  // a kill leaves the old destination and no file (the mark); after it, the new destination,
+  // and closing the handle (or the process's end) removes the temporary name, never the data.
+  const LONG status = link_open_file(h, destination_);
+  if (status == 0) {
+    committed_ = true;
+    // With --sync the new name is flushed too (NTFS commits its log with the file's metadata).
+    const bool flushed = !sync || ::FlushFileBuffers(h);
+    const DWORD err = ::GetLastError();
+    file_ = File();
+    if (!flushed) throw std::system_error(win32::error_code(err), "cannot flush the folder entry to the disk");
+    return;
+  }
+  // Any refusal falls back to the older way, which says what is wrong if it fails too (a
+  // destination that others hold open, a folder that refuses the name).
+  if (unsupported(status)) named_because_ = "the file system of '" + directory_of(destination_) + "' has no hard links";
+  else named_because_ = "the file could not be linked into place (NTSTATUS 0x" + hex(status) + ")";
+  commit_by_copy(sync);
   committed_ = true;
 }
 

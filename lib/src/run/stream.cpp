@@ -345,6 +345,8 @@ StreamResult stream_operation(const OperationSpec& spec, const std::string& out_
   out.write(npy_header(v.output_dtype(), v.output_shape()));
   if (!r.streamed) write_whole(v, inputs, *backend, out, phase, s);
   else write_chunks(v, inputs, *backend, spec.threads, out, progress, phase, s);
+  for (auto& in : inputs)
+    if (in.stream) in.stream->close();  // --in-place: A is replaced next
   out.commit();
   s.write += phase.lap();
   record_phases(r.timing, s, v, inputs, *backend);
