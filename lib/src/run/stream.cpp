@@ -39,11 +39,15 @@ constexpr std::size_t kArenaAlignment = 4096;  // each buffer starts on a page o
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
+// The wider of an element's input and output sizes: what chunks and the work are counted in.
+std::size_t wider_element_bytes(const ValidatedOp& v) {
+  return std::max(dtype_info(v.input_dtype()).size, dtype_info(v.output_dtype()).size);
+}
+
 // Elements per chunk of a streamed run (kStreamChunkBytes of the wider of input and output),
 // and the chunks of the run.
 std::size_t chunk_elements(const ValidatedOp& v) {
-  return std::max<std::size_t>(
-      1, kStreamChunkBytes / std::max(dtype_info(v.input_dtype()).size, dtype_info(v.output_dtype()).size));
+  return std::max<std::size_t>(1, kStreamChunkBytes / wider_element_bytes(v));
 }
 std::uint64_t chunk_count(const ValidatedOp& v) {
   const std::uint64_t chunk = chunk_elements(v);
@@ -65,8 +69,7 @@ std::uint64_t chunk_count(const ValidatedOp& v) {
 // testdata/benchmarks.md, "Issue #29"); and -v's "outputs under 4 MiB run on one" then holds
 // for streamed runs too.
 bool can_pipeline(const ValidatedOp& v, const Backend& backend, unsigned threads) {
-  const std::uint64_t work_bytes = v.output_shape().element_count() *
-                                   std::max(dtype_info(v.input_dtype()).size, dtype_info(v.output_dtype()).size);
+  const std::uint64_t work_bytes = v.output_shape().element_count() * wider_element_bytes(v);
   return chunk_count(v) >= 2 && work_bytes >= CpuBackendOptions{}.parallel_min_bytes &&
          std::thread::hardware_concurrency() >= 2 && backend.computes_on_cpu() && cpu_threads(threads) >= 2;
 }
