@@ -2,7 +2,7 @@
 """Streamed runs' chunk buffers (lib/src/run/stream.cpp, ChunkWriter): every slot's input scratch
 and result are cut from one arena, from the heap while it needs less than 128 KiB and otherwise
 whole 2 MiB ranges (allocate_buffer); a run on one thread has one slot, a pipelined one (a second thread
-reads and computes, from 4 MiB of work up) two. This runs the built binary at the operand sizes where those
+reads and computes, from 4 MiB of work up, and only with one streamed input: two stay on one thread) two. This runs the built binary at the operand sizes where those
 rules change (the last element count whose arena stays on the heap and the first that is mapped; counts whose
 last buffer ends exactly at the arena's end; one to four chunks; more chunks than slots; the last count kept
 on one thread and the first pipelined one)
@@ -41,7 +41,7 @@ def arena_needed(n, in_width, out_width, streamed_inputs, pipelined):
     """Bytes of one run's slot buffers for n elements, as ChunkWriter computes them."""
     chunk = CHUNK_BYTES // max(in_width, out_width)
     chunks = -(-n // chunk)
-    slots = min(SLOTS, chunks) if pipelined else 1
+    slots = min(SLOTS, chunks) if pipelined and streamed_inputs < 2 else 1
     elements = min(chunk, n)
     per_slot = streamed_inputs * round_up(elements * in_width, ARENA_ALIGNMENT) + round_up(elements * out_width,
                                                                                             ARENA_ALIGNMENT)
@@ -67,7 +67,7 @@ def edge_counts(in_width, out_width, streamed_inputs):
         cases[f"{k} full chunk(s)"] = k * chunk
     cases["more chunks than slots, last short"] = 6 * chunk + 5
     cases["last count on one thread"] = first_pipelined - 1
-    cases["first count with a second thread (on --threads 2)"] = first_pipelined
+    cases["first count with a second thread (on --threads 2, one streamed input)"] = first_pipelined
     # A count whose arena is exactly a whole number of 2 MiB ranges, if any below 16 chunks.
     for n in range(chunk, 16 * chunk + 1, chunk):
         if need(n) % LARGE == 0:

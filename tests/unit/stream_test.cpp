@@ -266,6 +266,36 @@ TEST(StreamThreadsTest, ASecondThreadOnlyFromFourMebibytesOfWork) {
   }
 }
 
+// Two streamed inputs keep a run on one thread at any size (stream.cpp, kTwoStreamsOnOne): the
+// pipeline measured slower there. One streamed input beside one held in memory (a literal) is
+// still pipelined from 4 MiB of work. -v says which, and the results are the same.
+TEST(StreamThreadsTest, TwoStreamedInputsStayOnOneThread) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: never pipelined";
+  TempDir dir("stream-threads-test");
+  const std::uint64_t n = (std::uint64_t{4} << 20) / 4 + 5;  // past 4 MiB of uint32: pipelined with one stream
+  const auto a = ramp(n);
+  const auto b = scrambled(n);
+  test::write_file(dir.file("a.npy"), test::npy_1d(a));
+  test::write_file(dir.file("b.npy"), test::npy_1d(b));
+
+  const StreamResult two =
+      stream_operation(spec_of(OpKind::bit_and, {dir.file("a.npy"), dir.file("b.npy")}, 2), dir.file("out.npy"), {});
+  EXPECT_TRUE(two.streamed);
+  EXPECT_NE(two.timing.device.find("1 of 2 threads (two streamed inputs run on one)"), std::string::npos)
+      << two.timing.device;
+  std::vector<std::uint32_t> expected(n);
+  for (std::uint64_t i = 0; i < n; ++i) expected[i] = a[i] & b[i];
+  EXPECT_EQ(test::npy_data(test::read_file(dir.file("out.npy"))), test::le_bytes(expected));
+
+  const StreamResult one =
+      stream_operation(spec_of(OpKind::bit_and, {dir.file("a.npy"), "0xffff0000"}, 2), dir.file("out.npy"), {});
+  EXPECT_TRUE(one.streamed);
+  EXPECT_EQ(one.timing.device.find("1 of 2"), std::string::npos) << one.timing.device;
+  EXPECT_NE(one.timing.device.find("2 threads"), std::string::npos) << one.timing.device;
+  for (std::uint64_t i = 0; i < n; ++i) expected[i] = a[i] & 0xffff0000u;
+  EXPECT_EQ(test::npy_data(test::read_file(dir.file("out.npy"))), test::le_bytes(expected));
+}
+
 std::string threads_name(const ::testing::TestParamInfo<unsigned>& param) {
   return "threads" + std::to_string(param.param);
 }

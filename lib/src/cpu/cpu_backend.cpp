@@ -140,22 +140,26 @@ std::string CpuBackend::device_description() const {
                      threads_ == 1 ? "" : "s");
 }
 
-std::string CpuBackend::device_description_for(const ValidatedOp& op, bool pipelined) const {
+std::string CpuBackend::device_description_for(const ValidatedOp& op, bool pipelined,
+                                               std::string_view one_thread_reason) const {
   // run()'s split: an output under parallel_min_bytes_ is computed on one thread.
   const std::uint64_t work_bytes = op.output_shape().element_count() *
                                    std::max(dtype_info(op.input_dtype()).size, dtype_info(op.output_dtype()).size);
   const unsigned computing = work_bytes >= parallel_min_bytes_ ? threads_ : 1;
   const unsigned used = std::min(threads_, computing + (pipelined ? 1 : 0));
-  for (const auto& [key, text] : descriptions_)
-    if (key == std::pair{used, pipelined}) return text;
+  const bool keep = one_thread_reason.empty();
+  if (keep)
+    for (const auto& [key, text] : descriptions_)
+      if (key == std::pair{used, pipelined}) return text;
   std::string d = device_description();
   if (used != threads_) {
     d.erase(d.rfind(", ") + 2);
     d += fmt::format("{} of {} threads ({})", used, threads_,
-                     pipelined ? "one reads and computes, one writes"
-                               : fmt::format("outputs under {} run on one", format_byte_size(parallel_min_bytes_)));
+                     pipelined                   ? std::string("one reads and computes, one writes")
+                     : !one_thread_reason.empty() ? std::string(one_thread_reason)
+                         : fmt::format("outputs under {} run on one", format_byte_size(parallel_min_bytes_)));
   }
-  descriptions_.emplace_back(std::pair{used, pipelined}, d);
+  if (keep) descriptions_.emplace_back(std::pair{used, pipelined}, d);
   return d;
 }
 

@@ -34,9 +34,13 @@ class Backend {
   // The same for a run of `op` (one chunk's operation when `pipelined`, a streamed run whose
   // chunks a second thread writes while this one reads and computes): the CPU backend names
   // the threads such a run uses, which are fewer than it may use for small outputs.
-  virtual std::string device_description_for(const ValidatedOp& op, bool pipelined) const {
+  // `one_thread_reason`, when not empty, is why a run that could have used more threads uses
+  // one (a streamed run with two streamed inputs is never pipelined, stream.cpp).
+  virtual std::string device_description_for(const ValidatedOp& op, bool pipelined,
+                                             std::string_view one_thread_reason = {}) const {
     (void)op;
     (void)pipelined;
+    (void)one_thread_reason;
     return device_description();
   }
   // nullopt if run() can execute `op`, else the reason it cannot.

@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <string_view>
 #include <system_error>
 #include <thread>
 
@@ -60,7 +61,7 @@ std::uint64_t chunk_count(const ValidatedOp& v) {
 // mostly the kernel allocating page-cache pages (testdata/benchmarks.md, "Streamed runs'
 // second thread"). produce records its failure in the chunk's slot, returns false and stops
 // there; consume throws it.
-// can_pipeline: false when there is no second core or thread to be had, the backend is not a
+// could_pipeline: false when there is no second core or thread to be had, the backend is not a
 // CPU one (a device backend is kept on the thread that created it), it is held to one thread
 // (`threads`, as --threads: 1, or DMLBITS_THREADS=1 for 0), or the run is less work than the
 // CPU backend splits over threads (CpuBackendOptions' parallel_min_bytes, 4 MiB of the wider
@@ -68,10 +69,29 @@ std::uint64_t chunk_count(const ValidatedOp& v) {
 // MiB `and` took 1.7-1.9x cp's CPU time on two threads against 1.5-1.6x on one (quiet sweep,
 // testdata/benchmarks.md, "Issue #29"); and -v's "outputs under 4 MiB run on one" then holds
 // for streamed runs too.
-bool can_pipeline(const ValidatedOp& v, const Backend& backend, unsigned threads) {
+bool could_pipeline(const ValidatedOp& v, const Backend& backend, unsigned threads) {
   const std::uint64_t work_bytes = v.output_shape().element_count() * wider_element_bytes(v);
   return chunk_count(v) >= 2 && work_bytes >= CpuBackendOptions{}.parallel_min_bytes &&
          std::thread::hardware_concurrency() >= 2 && backend.computes_on_cpu() && cpu_threads(threads) >= 2;
+}
+
+// The inputs a flat streamed run reads chunk by chunk (materialize_unstreamable reads the rest
+// whole), standard input included.
+std::size_t streamed_inputs(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs) {
+  return static_cast<std::size_t>(std::count_if(inputs.begin(), inputs.end(), [&](const LoadedOperand& in) {
+    return in.stream && in.shape() == v.output_shape();
+  }));
+}
+
+// A run with two streamed inputs stays on one thread: its producer reads twice what the writer
+// writes, and the pipeline was slower than one thread at every size from 4 MiB to 1 GiB, quiet
+// (`and`: 1.09-1.28x the one-thread wall time) and loaded, and so was the same pipeline in a
+// bare C program (testdata/benchmarks.md, "Issue #29", "The floor").
+constexpr std::string_view kTwoStreamsOnOne = "two streamed inputs run on one";
+
+bool can_pipeline(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs, const Backend& backend,
+                  unsigned threads) {
+  return could_pipeline(v, backend, threads) && streamed_inputs(v, inputs) < 2;
 }
 
 // Returns false, having run nothing, when no second thread could be started.
@@ -157,8 +177,11 @@ std::unique_ptr<Backend> load_and_validate(const OperationSpec& spec, std::vecto
   const ValidatedOp& v = *r.op;
   if (v.is_flat_streamable()) {
     const std::uint64_t count = v.output_shape().element_count();
+    const bool could = could_pipeline(v, *backend, spec.threads);
+    const bool two_streams = streamed_inputs(v, inputs) >= 2;
     r.timing.device = backend->device_description_for(v.flat_chunk(std::min<std::uint64_t>(chunk_elements(v), count)),
-                                                      can_pipeline(v, *backend, spec.threads));
+                                                      could && !two_streams,
+                                                      could && two_streams ? kTwoStreamsOnOne : std::string_view{});
   } else {
     r.timing.device = backend->device_description_for(v, false);
   }
@@ -290,7 +313,7 @@ class ChunkWriter {
 // A streamed operation written chunk by chunk after the header, pipelined when it can be.
 void write_chunks(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Backend& backend, unsigned threads,
                   OutputFile& out, const ProgressFn& progress, Stopwatch& phase, PhaseSeconds& s) {
-  const bool pipelined = can_pipeline(v, backend, threads);
+  const bool pipelined = can_pipeline(v, inputs, backend, threads);
   ChunkWriter writer(v, inputs, backend, out, progress, pipelined ? kStreamSlots : 1);
   auto produce = [&](std::uint64_t c) { return writer.produce(c); };
   auto consume = [&](std::uint64_t c) { writer.consume(c); };
