@@ -6,8 +6,12 @@ At each size the commands take turns (one run of each per round, the order rotat
 NumPy, 50-1000x slower at small sizes, only in the first --numpy-rounds rounds),
 so a busy stretch of a shared machine hits them alike; each is timed from spawn to exit (os.wait4
 gives its CPU time; peak RSS comes from one warm-up run under /usr/bin/time). Outputs of 1 MiB or more are synced to disk before each run
-(untimed), so that no run pays for the write-back of the previous one's output. A command's ratio
-to cp is the median of its ratios to the cp run of the same round.
+(untimed), so that no run pays for the write-back of the previous one's output. Each command has
+an output file of its own, which each of its runs replaces: replacing a file frees the old one's
+page cache in the rename, and with one output shared by the dmlbits commands each run freed the
+previous command's output, `and t1` always that of `popcount t2`, a quarter the size (at 1 GiB
+that favoured `and t1` by ~0.3x cp). The outputs of a size are removed when it is done. A
+command's ratio to cp is the median of its ratios to the cp run of the same round.
 
 Every measured executable (dmlbits, the --baseline build and cp itself, /usr/bin/cp) is copied
 afresh into WORKDIR/bin at each size, all the same way in the same moment, and run from there:
@@ -16,13 +20,18 @@ reference VM (the same binary: 5.93 ms from a fresh copy against 6.44 ms from an
 is 10% of a small run. NumPy runs /usr/bin/python3 as installed (it is 30x cp, not a target).
 
     bench_process_sweep.py DMLBITS WORKDIR OUT_PREFIX [--baseline OTHER_DMLBITS]
-                           [--sizes 10,12,...] [--rounds-scale X] [--no-numpy] [--inmemory]
+                           [--sizes 10,12,...] [--rounds-scale X] [--no-numpy] [--inmemory] [--floor]
 
 --sizes are log2 of the operand size in bytes (default: every power of 4 from 1 KiB to 1 GiB,
 and 512 KiB, 2 MiB, 8 MiB where the cost per byte used to bump). With --baseline, the same
 dmlbits commands of another build run in the same rounds ("before"). Writes OUT_PREFIX.json (every
 time), OUT_PREFIX.md (the table) and OUT_PREFIX.png (log-log time per run against size, and each
 command's ratio to cp).
+
+--floor adds the floor (scripts/bench_floor.c, built with cc into WORKDIR/bin): the least a whole
+`and`/`not` must do in plain C (pread, compute, write into an unnamed file, rename over the
+output), on one thread ("floor and t1"), as dmlbits' two-thread pipeline ("floor and t2") and as
+two threads each doing half the file ("floor and halves").
 
 --inmemory sweeps the in-memory paths instead: `--repeat 3` (and, not, popcount), `and --expect`
 against NumPy's result and `and -o out.json` (to 16 MiB), with cp for scale; OUT_PREFIX.md gives
@@ -102,20 +111,33 @@ def fresh_copies(executables, workdir):
     return copies
 
 
-def commands(dmlbits, baseline, a, b, workdir, with_numpy):
+def build_floor(workdir):
+    """scripts/bench_floor.c, compiled once into WORKDIR/bin."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_floor.c")
+    exe = os.path.join(workdir, "bin", "bench_floor.build")
+    os.makedirs(os.path.dirname(exe), exist_ok=True)
+    subprocess.run(["cc", "-O3", "-march=native", "-pthread", "-o", exe, src], check=True)
+    return exe
+
+
+def commands(dmlbits, baseline, a, b, workdir, with_numpy, floor=None):
     out = lambda tag: os.path.join(workdir, f"out_{tag}.npy")
-    exe = fresh_copies([CP, dmlbits] + ([baseline] if baseline else []), workdir)
-    cp, dmlbits, baseline = exe[CP], exe[dmlbits], exe.get(baseline)
+    exe = fresh_copies([CP, dmlbits] + ([baseline] if baseline else []) + ([floor] if floor else []), workdir)
+    cp, dmlbits, baseline, floor = exe[CP], exe[dmlbits], exe.get(baseline), exe.get(floor)
     cmds = [("cp", [cp, a, out("cp")])]
+    if floor:
+        for op, args in (("and", [a, b]), ("not", [a])):
+            for name, mode in (("t1", "1"), ("t2", "2"), ("halves", "s")):
+                cmds.append((f"floor {op} {name}", [floor, mode, op, "512", *args, out(f"floor_{op}_{name}")]))
     builds = [("", dmlbits)] + ([("before ", baseline)] if baseline else [])
     for prefix, exe in builds:
         tag = "base" if prefix else "dml"
         for op, args in (("and", [a, b]), ("not", [a]), ("popcount", [a])):
             for t in (1, 2):
-                cmds.append((f"{prefix}{op} t{t}", [exe, op, *args, "-o", out(tag), "--threads", str(t)]))
+                cmds.append((f"{prefix}{op} t{t}", [exe, op, *args, "-o", out(f"{tag}_{op}_t{t}"), "--threads", str(t)]))
     if with_numpy:
         for op, code in NUMPY.items():
-            cmds.append((f"numpy {op}", ["/usr/bin/python3", "-c", code.format(a=a, b=b, out=out("np"))]))
+            cmds.append((f"numpy {op}", ["/usr/bin/python3", "-c", code.format(a=a, b=b, out=out(f"np_{op}"))]))
     return cmds
 
 
@@ -241,7 +263,7 @@ def sweep(args):
     for k in args.sizes:
         size = 1 << k
         a, b = make_inputs(args.workdir, k)
-        cmds = commands(args.dmlbits, args.baseline, a, b, args.workdir, args.numpy)
+        cmds = commands(args.dmlbits, args.baseline, a, b, args.workdir, args.numpy, args.floor_exe)
         sync = size >= 1 << 20
         rss = {}
         for name, argv in cmds:  # warm-up: page cache, every output file exists, and peak RSS
@@ -274,6 +296,9 @@ def sweep(args):
         line = "  ".join(f"{n} {v['median_s'] * 1e3:.2f}ms {v['ratio_to_cp']:.2f}x"
                          for n, v in row["commands"].items())
         print(f"{human(size):>8} ({rounds} rounds, load {min(load):.1f}-{max(load):.1f}): {line}", flush=True)
+        for name in os.listdir(args.workdir):  # the outputs, one per command (15 GiB at 1 GiB)
+            if name.startswith("out_") and name.endswith(".npy"):
+                os.remove(os.path.join(args.workdir, name))
         if size >= 1 << 28:  # the big inputs are not kept: a 1 GiB sweep needs ~6 GiB of disk
             for path in (a, b):
                 os.remove(path)
@@ -322,7 +347,8 @@ def plot(results, path, title):
     names = list(results[0]["commands"])
     sizes = [r["bytes"] for r in results]
     fig, (ax, ax2, ax3) = plt.subplots(3, 1, figsize=(10, 14), sharex=True, gridspec_kw={"height_ratios": [3, 2, 2]})
-    colors = {"cp": "black", "and": "tab:blue", "not": "tab:orange", "popcount": "tab:green", "numpy": "tab:purple"}
+    colors = {"cp": "black", "and": "tab:blue", "not": "tab:orange", "popcount": "tab:green", "numpy": "tab:purple",
+              "floor": "gray"}
     for n in names:
         words = n.split()
         before = words[0] == "before"
@@ -373,6 +399,7 @@ def main():
     p.add_argument("--no-numpy", dest="numpy", action="store_false")
     p.add_argument("--numpy-rounds", type=int, default=3, help="NumPy runs in the first N rounds only (slow)")
     p.add_argument("--inmemory", action="store_true", help="the in-memory paths instead (--repeat, --expect, JSON)")
+    p.add_argument("--floor", action="store_true", help="add scripts/bench_floor.c's and/not (the floor) to the rounds")
     args = p.parse_args()
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     meta = (f"{cpu}, {os.cpu_count()} CPUs, {platform.release()}; dmlbits {args.dmlbits}"
@@ -384,6 +411,7 @@ def main():
             json.dump({"meta": meta, "results": results}, f, indent=1)
         write_inmemory_table(results, args.out_prefix + ".md", meta)
         return
+    args.floor_exe = build_floor(args.workdir) if args.floor else None
     results = sweep(args)
     with open(args.out_prefix + ".json", "w") as f:
         json.dump({"meta": meta, "results": results}, f, indent=1)
