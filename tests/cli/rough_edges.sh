@@ -84,6 +84,11 @@ expect_err "1 of 2 threads (outputs under 4 MiB run on one)"
 "$PYTHON" -c "import numpy as np; np.save('big32.npy', np.zeros(1_500_000, dtype=np.uint32))"
 expect_status 0 not big32.npy -o r.npy --backend cpu --threads 2 --repeat 2 -v
 expect_err ", 2 threads"
+# Streamed, 6 MB: one streamed input pipelines, two stay on one thread (and auto says so too).
+expect_status 0 not big32.npy -o r.npy --threads 2 -v
+expect_err ", 2 threads"
+expect_status 0 and big32.npy big32.npy -o r.npy --threads 2 -v
+expect_err "1 of 2 threads (two streamed inputs run on one)"
 
 # ---- item 12: check reads a manifest from standard input ----------------------------------------
 cat > m.json <<'JSON'

@@ -45,8 +45,9 @@ class ChosenBackend final : public Backend {
   std::string_view name() const override { return inner_->name(); }
   bool computes_on_cpu() const override { return inner_->computes_on_cpu(); }
   std::string device_description() const override { return inner_->device_description(); }
-  std::string device_description_for(const ValidatedOp& op, bool pipelined) const override {
-    return inner_->device_description_for(op, pipelined);
+  std::string device_description_for(const ValidatedOp& op, bool pipelined,
+                                     std::string_view one_thread_reason = {}) const override {
+    return inner_->device_description_for(op, pipelined, one_thread_reason);
   }
   std::optional<std::string> unsupported_reason(const ValidatedOp& op) const override {
     return inner_->unsupported_reason(op);
