@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <variant>
 #include <cmath>
 
@@ -53,6 +54,7 @@ std::optional<DType> dtype_keyword(py::handle dtype) {
 // The keyword options of a call, their names parsed (the face's syntax; the combination rules
 // are prepare_request's). Made once per combination of keywords (dmlbits/_core.py caches them).
 struct CallOptions {
+  std::uint64_t serial = 0;  // which call_options() made them: the key of the plans made with them
   std::optional<BackendKind> backend;
   std::string isa;
   std::optional<std::string> adapter;
@@ -65,7 +67,9 @@ struct CallOptions {
 CallOptions call_options(const std::string& backend, const std::string& feature_level, const std::string& shift_overflow,
                          const std::string& out_dtype, unsigned threads, const std::string& isa,
                          const std::string& adapter) {
+  static std::atomic<std::uint64_t> made{0};
   CallOptions o;
+  o.serial = ++made;
   if (!backend.empty()) o.backend = backend_from_name(backend);
   if (!feature_level.empty()) o.level = feature_level_from_text(feature_level, "feature_level");
   if (!shift_overflow.empty()) {
@@ -192,12 +196,106 @@ bool holds_gil(const OperationRequest& r) {
   return true;
 }
 
-RunResult run_request(OperationRequest r) {
+// A small call made again: the OperationPlan (request.hpp) that an accepted call of the same
+// operator, options and operand dtypes and shapes left, on this thread. Nothing is kept of a
+// refused call, and a plan is used only where fits() says the call is the same, so every
+// refusal comes from run() and is worded afresh.
+struct KeptPlan {
+  int op_index;
+  std::uint64_t options;  // CallOptions::serial
+  OperationPlan plan;
+};
+
+std::vector<KeptPlan>& thread_plans() {
+  thread_local std::vector<KeptPlan> plans;  // destroyed before thread_backends(): made after it
+  return plans;
+}
+
+constexpr std::size_t kPlansPerThread = 32;  // a linear search; replaced in turn when full
+
+void keep_plan(int op_index, const CallOptions& options, OperationPlan plan) {
+  auto& plans = thread_plans();
+  static thread_local std::size_t next = 0;
+  if (plans.size() < kPlansPerThread) {
+    plans.push_back({op_index, options.serial, std::move(plan)});
+  } else {
+    plans[next] = {op_index, options.serial, std::move(plan)};
+    next = (next + 1) % kPlansPerThread;
+  }
+}
+
+// `obj` as an operand for a plan: a C-contiguous, aligned, native-endian ndarray of a DirectML
+// dtype (bool is uint8, as array_operand reads it). False for anything else, which the full
+// path converts.
+bool plan_operand(PyObject* obj, BorrowedTensor& t) {
+  auto& api = py::detail::npy_api::get();
+  if (!api.PyArray_Check_(obj)) return false;
+  const auto* a = py::detail::array_proxy(obj);
+  constexpr int needed = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ | py::detail::npy_api::NPY_ARRAY_ALIGNED_;
+  if ((a->flags & needed) != needed || a->nd > static_cast<int>(kMaxRank)) return false;
+  const auto* d = py::detail::array_descriptor_proxy(a->descr);
+  if (d->byteorder == '>') return false;
+  const auto dtype = dtype_of_type_number(d->type_num);
+  if (!dtype) return false;
+  std::array<std::uint64_t, kMaxRank> dims{};
+  for (int i = 0; i < a->nd; ++i) dims[static_cast<std::size_t>(i)] = static_cast<std::uint64_t>(a->dimensions[i]);
+  t.dtype = *dtype;
+  t.shape = Shape(std::span<const std::uint64_t>(dims.data(), static_cast<std::size_t>(a->nd)));
+  t.data = reinterpret_cast<const std::byte*>(a->data);
+  return true;
+}
+
+// The call through a kept plan, or a null object when there is none that fits (or the call is
+// not one a plan runs: operands other than such arrays, out= that is not such an array or
+// overlaps an operand, dtype=); the full path then makes it.
+py::object planned_call(int op_index, py::handle a, py::handle b, py::handle out, const CallOptions& options) {
+  auto& plans = thread_plans();
+  if (plans.empty()) return {};
+  std::array<BorrowedTensor, 2> operands;
+  const std::size_t n = b.is_none() ? 1 : 2;
+  if (!plan_operand(a.ptr(), operands[0]) || (n == 2 && !plan_operand(b.ptr(), operands[1]))) return {};
+  MutableTensorView buffer;
+  const bool to_out = !out.is_none();
+  if (to_out) {
+    BorrowedTensor o;
+    if (!plan_operand(out.ptr(), o) || !(py::detail::array_proxy(out.ptr())->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) ||
+        py::detail::array_descriptor_proxy(py::detail::array_proxy(out.ptr())->descr)->kind == 'b')
+      return {};
+    buffer = {o.dtype, o.shape, const_cast<std::byte*>(o.data)};
+    for (std::size_t i = 0; i < n; ++i)
+      if (overlaps(buffer.data, buffer.byte_size(), operands[i].data,
+                   TensorView{operands[i].dtype, operands[i].shape, operands[i].data}.byte_size()))
+        return {};
+  }
+  const std::span<const BorrowedTensor> given(operands.data(), n);
+  for (const auto& kept : plans) {
+    if (kept.op_index != op_index || kept.options != options.serial) continue;
+    if (!to_out) {
+      buffer.dtype = kept.plan.output_dtype();
+      buffer.shape = kept.plan.output_shape();
+    }
+    if (!kept.plan.fits(given, buffer)) continue;
+    py::object result = to_out ? py::reinterpret_borrow<py::object>(out) : py::object(new_array(buffer.dtype, buffer.shape));
+    if (!to_out) buffer.data = reinterpret_cast<std::byte*>(py::detail::array_proxy(result.ptr())->data);
+    kept.plan.run(given, buffer);
+    return result;
+  }
+  return {};
+}
+
+// run(), and a plan for the next call like this one where the call is small (holds_gil) and
+// one a plan runs (`plannable`).
+RunResult run_request(OperationRequest r, bool plannable = false, int op_index = 0, const CallOptions* options = nullptr) {
   const bool hold = holds_gil(r);
   const PreparedRequest p = prepare_request(std::move(r));
   RunHooks hooks;
   hooks.between_chunks = check_signals;
-  if (hold) return run(p, hooks, &thread_backends());
+  if (hold) {
+    RunResult result = run(p, hooks, &thread_backends());
+    if (plannable && options)
+      if (auto plan = plan_operation(p, thread_backends())) keep_plan(op_index, *options, std::move(*plan));
+    return result;
+  }
   py::gil_scoped_release release;
   return run(p, hooks, &thread_backends());
 }
@@ -225,6 +323,9 @@ MutableTensorView out_buffer(const py::array& out) {
 // Python function is a single call), `options` made by run_options.
 py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py::handle dtype,
                     const CallOptions& options, bool timing, int repeat, int warmup) {
+  const bool plannable = !timing && repeat == 1 && warmup == 0 && dtype.is_none();
+  if (plannable)
+    if (py::object result = planned_call(op_index, a, b, out, options)) return result;
   OperationRequest r = new_request(op_index, options);
   r.dtype = dtype_keyword(dtype);
   r.repeat = repeat;
@@ -268,7 +369,8 @@ py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py
       r.buffer = buffer;
     }
   }
-  RunResult res = run_request(std::move(r));
+  const bool arrays = in.keep.size() == r.operands.size();
+  RunResult res = run_request(std::move(r), plannable && arrays && !through_temporary, op_index, &options);
   py::object result;
   if (to_out) {
     if (through_temporary) out_array[py::ellipsis()] = temporary;
