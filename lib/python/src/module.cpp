@@ -11,6 +11,7 @@
 #include <atomic>
 #include <variant>
 #include <cmath>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -207,7 +208,9 @@ struct KeptPlan {
 };
 
 std::vector<KeptPlan>& thread_plans() {
-  thread_local std::vector<KeptPlan> plans;  // destroyed before thread_backends(): made after it
+  // (A plan holds its backend and operation by shared_ptr: the order in which the thread's
+  // thread_locals are destroyed does not matter.)
+  thread_local std::vector<KeptPlan> plans;
   return plans;
 }
 
@@ -318,6 +321,22 @@ MutableTensorView out_buffer(const py::array& out) {
           static_cast<std::byte*>(const_cast<void*>(out.data()))};
 }
 
+// run_options()' result: the CallOptions in a capsule of this name (a capsule, not a pybind11
+// class, so that run_fast finds them without pybind11's type lookup).
+constexpr const char* kOptionsCapsule = "dmlbits.CallOptions";
+
+py::capsule options_capsule(CallOptions o) {
+  return py::capsule(new CallOptions(std::move(o)), kOptionsCapsule, [](PyObject* c) {
+    delete static_cast<CallOptions*>(PyCapsule_GetPointer(c, kOptionsCapsule));
+  });
+}
+
+const CallOptions& options_of(py::handle capsule) {
+  auto* o = static_cast<const CallOptions*>(PyCapsule_GetPointer(capsule.ptr(), kOptionsCapsule));
+  if (!o) throw py::error_already_set();
+  return *o;
+}
+
 // An operator's call as dmlbits/_core.py makes it: the operands and keywords as given (lists,
 // tuples and a dtype= other than a name are turned into the request's terms here, so that the
 // Python function is a single call), `options` made by run_options.
@@ -385,8 +404,53 @@ py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py
   return py::make_tuple(result, from_json_text(timing_json(res)));
 }
 
-py::object explain(int op_index, py::object a, py::object b, std::optional<std::string> dtype, const CallOptions& options) {
-  OperationRequest r = new_request(op_index, options);
+// run(op, x1, x2, out, dtype, options, timing, repeat, warmup) as a METH_FASTCALL function:
+// pybind11's dispatcher (argument casters, the type lookup of the options) cost about a tenth
+// of a small call. Exceptions are translated as pybind11's dispatcher translates them.
+PyObject* run_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  try {
+    if (nargs != 9) {
+      PyErr_Format(PyExc_TypeError, "run() takes 9 arguments (%zd given)", nargs);
+      return nullptr;
+    }
+    const long op_index = PyLong_AsLong(args[0]);
+    if (op_index == -1 && PyErr_Occurred()) return nullptr;
+    if (op_index < 0 || static_cast<std::size_t>(op_index) >= op_table().size()) {
+      PyErr_SetString(PyExc_ValueError, "run(): no such operator");
+      return nullptr;
+    }
+    const int timing = PyObject_IsTrue(args[6]);
+    if (timing < 0) return nullptr;
+    const long repeat = PyLong_AsLong(args[7]);
+    if (repeat == -1 && PyErr_Occurred()) return nullptr;
+    const long warmup = PyLong_AsLong(args[8]);
+    if (warmup == -1 && PyErr_Occurred()) return nullptr;
+    constexpr long kMax = std::numeric_limits<int>::max(), kMin = std::numeric_limits<int>::min();
+    if (repeat > kMax || repeat < kMin || warmup > kMax || warmup < kMin) {
+      PyErr_SetString(PyExc_OverflowError, "repeat and warmup must fit a C int");
+      return nullptr;
+    }
+    return run_call(static_cast<int>(op_index), args[1], args[2], args[3], args[4], options_of(args[5]), timing != 0,
+                    static_cast<int>(repeat), static_cast<int>(warmup))
+        .release()
+        .ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  } catch (...) {
+    if (py::detail::apply_exception_translators(py::detail::get_local_internals().registered_exception_translators) ||
+        py::detail::apply_exception_translators(py::detail::get_internals().registered_exception_translators))
+      return nullptr;
+    PyErr_SetString(PyExc_SystemError, "dmlbits: an exception escaped the translators");
+    return nullptr;
+  }
+}
+
+PyMethodDef run_fast_def = {"run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&run_fast)), METH_FASTCALL,
+                            "run(op, x1, x2, out, dtype, options, timing, repeat, warmup)"};
+
+py::object explain(int op_index, py::object a, py::object b, std::optional<std::string> dtype, py::handle options) {
+  OperationRequest r = new_request(op_index, options_of(options));
   r.dtype = dtype_argument(dtype, "dtype");
   r.explain_only = true;
   r.output = OutputKind::none;
@@ -474,9 +538,11 @@ PYBIND11_MODULE(_dmlbits, m) {
   });
   m.def("version", [] { return std::string(DMLBITS_VERSION); });
 
-  py::class_<CallOptions>(m, "CallOptions");
-  m.def("run_options", &call_options);
-  m.def("run", &run_call);
+  m.def("run_options", [](const std::string& backend, const std::string& feature_level, const std::string& shift_overflow,
+                           const std::string& out_dtype, unsigned threads, const std::string& isa, const std::string& adapter) {
+    return options_capsule(call_options(backend, feature_level, shift_overflow, out_dtype, threads, isa, adapter));
+  });
+  m.add_object("run", py::reinterpret_steal<py::object>(PyCFunction_NewEx(&run_fast_def, nullptr, m.attr("__name__").ptr())));
   m.def("explain", &explain);
   m.def("ops", &ops);
   m.def("devices", [] {
