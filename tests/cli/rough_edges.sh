@@ -79,6 +79,8 @@ expect_status 0 not u8.npy -o r.npy --backend cpu --threads 2 -v
 expect_err "1 of 2 threads (outputs under 4 MiB run on one)"
 expect_status 0 not u8.npy -o r.npy --backend cpu --threads 2 --repeat 2 --time
 expect_err "1 of 2 threads (outputs under 4 MiB run on one)"
+expect_status 0 not u8.npy -o r.npy --threads 2 -v  # auto says what the backend it chose says
+expect_err "1 of 2 threads (outputs under 4 MiB run on one)"
 "$PYTHON" -c "import numpy as np; np.save('big32.npy', np.zeros(1_500_000, dtype=np.uint32))"
 expect_status 0 not big32.npy -o r.npy --backend cpu --threads 2 --repeat 2 -v
 expect_err ", 2 threads"

@@ -15,6 +15,7 @@
 #include "cpu_backend.hpp"
 #include "dmlbits/error.hpp"
 #include "run.hpp"
+#include "validate.hpp"
 #include "unit_support.hpp"
 
 namespace dmlbits {
@@ -121,6 +122,25 @@ TEST(MakeBackendTest, AutoKeepsASmallRunOnTheCpuAndSaysWhy) {
   // An unknown size counts as small.
   EXPECT_EQ(make_backend(test::kind("auto"))->selection_reason(),
             "auto chose cpu: the output (0 bytes) is below 16 MiB, where the CPU beats starting a GPU device");
+}
+
+// -v under auto names the threads a run uses as the chosen backend does (a small output is
+// computed on one of two threads): auto passes the question on instead of answering it with the
+// backend's general description.
+TEST(MakeBackendTest, AutoDescribesARunAsTheBackendItChose) {
+  OpRequest r;
+  r.op = OpKind::bit_not;
+  r.inputs.push_back({DType::uint32, Shape{16}});
+  const ValidatedOp small = validate(r);
+  BackendOptions o;
+  o.threads = 2;
+  const auto chosen = make_backend(test::kind("auto"), o);
+  const auto cpu = make_backend(test::kind("cpu"), o);
+  ASSERT_EQ(chosen->name(), "cpu");
+  EXPECT_EQ(chosen->device_description_for(small, false), cpu->device_description_for(small, false));
+  EXPECT_NE(chosen->device_description_for(small, false).find("1 of 2 threads"), std::string::npos)
+      << chosen->device_description_for(small, false);
+  EXPECT_EQ(chosen->device_description_for(small, true), cpu->device_description_for(small, true));
 }
 
 TEST(OutputSizeHintTest, BroadcastElementsTimesTheWidestInput) {

@@ -13,6 +13,7 @@
 #include "directml_backend.hpp"
 #include "dml_desc.hpp"
 #include "dmlbits/error.hpp"
+#include "option_words.hpp"
 
 namespace dmlbits {
 namespace {
@@ -44,6 +45,9 @@ class ChosenBackend final : public Backend {
   std::string_view name() const override { return inner_->name(); }
   bool computes_on_cpu() const override { return inner_->computes_on_cpu(); }
   std::string device_description() const override { return inner_->device_description(); }
+  std::string device_description_for(const ValidatedOp& op, bool pipelined) const override {
+    return inner_->device_description_for(op, pipelined);
+  }
   std::optional<std::string> unsupported_reason(const ValidatedOp& op) const override {
     return inner_->unsupported_reason(op);
   }
@@ -153,7 +157,6 @@ std::vector<std::string_view> isa_names() {
 
 void check_backend_options(BackendKind kind, const BackendOptions& options, RequestFace face) {
   const std::string_view name = backend_name(kind);
-  const bool python = face == RequestFace::python;
   if (!options.isa.empty()) {
     // The instruction set is the SIMD kernels' choice: the reference has none.
     if (!backend_uses_cpu(kind) || kind == BackendKind::cpu_reference)
@@ -165,14 +168,14 @@ void check_backend_options(BackendKind kind, const BackendOptions& options, Requ
   if (options.threads != 0) {
     if (!backend_uses_cpu(kind))
       throw Error(Errc::usage, fmt::format("the {} backend has no choice of CPU threads ({})", name,
-                                           python ? "threads=" : "--threads"));
+                                           option_word(face, "threads", OptionSpelling::argument)));
     if (options.threads > kMaxThreads)
-      throw Error(Errc::usage, fmt::format("{}: {} is more than {}", python ? "threads" : "--threads", options.threads,
+      throw Error(Errc::usage, fmt::format("{}: {} is more than {}", option_word(face, "threads"), options.threads,
                                            kMaxThreads));
   }
   if (!options.adapter.empty() && !backend_uses_adapter(kind))
     throw Error(Errc::usage, fmt::format("{} applies to the d3d12, directml and auto backends, not {}",
-                                         python ? "adapter=" : "--adapter", name));
+                                         option_word(face, "adapter", OptionSpelling::argument), name));
 }
 
 std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options) {

@@ -13,26 +13,18 @@
 #include "dmlbits/timing.hpp"
 #include "make_backend.hpp"
 #include "operation_output.hpp"
+#include "option_words.hpp"
 #include "run.hpp"
 #include "stats_json.hpp"
 
 namespace dmlbits {
 namespace {
 
-// An option's name in the words of the face that gave it: "out_dtype" is --out-dtype on the
-// command line, "out_dtype" in a manifest, out_dtype in Python.
+// An operator option a manifest names as a key is refused as that key ("out_dtype"); the other
+// faces spell it as option_word does.
 std::string option_name(RequestFace face, std::string_view key) {
-  switch (face) {
-    case RequestFace::command_line: {
-      std::string flag = "--" + std::string(key);
-      for (auto& c : flag)
-        if (c == '_') c = '-';
-      return flag;
-    }
-    case RequestFace::manifest: return fmt::format("\"{}\"", key);
-    case RequestFace::python: return std::string(key);
-  }
-  return std::string(key);
+  if (face == RequestFace::manifest) return fmt::format("\"{}\"", key);
+  return option_word(face, key);
 }
 
 // Options the operator does not take. The command line offers them only where they apply, so
@@ -62,7 +54,7 @@ void check_in_place(const OperationRequest& r, const OpInfo& op) {
     std::string dml = op.dml_operator_name();
     if (dml.starts_with("DML_OPERATOR_ELEMENT_WISE_")) dml.erase(0, std::strlen("DML_OPERATOR_ELEMENT_WISE_"));
     throw Error(Errc::usage, fmt::format("{} is not offered: DirectML does not let {}'s output alias its input",
-                                         r.face == RequestFace::python ? "out=x (in place)" : "--in-place", dml));
+                                         option_word(r.face, "in_place"), dml));
   }
   if (!r.path.empty() || r.output == OutputKind::file) throw Error(Errc::usage, "--in-place and -o cannot be combined");
   if (const auto* text = std::get_if<std::string>(&r.operands.front())) {
@@ -123,6 +115,17 @@ OperationSpec to_spec(const PreparedRequest& p, const RunHooks& hooks, BackendCa
 
 }  // namespace
 
+std::string option_word(RequestFace face, std::string_view key, OptionSpelling spelling) {
+  if (face != RequestFace::python) {
+    std::string flag = "--" + std::string(key);
+    for (auto& c : flag)
+      if (c == '_') c = '-';
+    return flag;
+  }
+  if (key == "in_place") return "out=x (in place)";
+  return spelling == OptionSpelling::argument ? fmt::format("{}=", key) : std::string(key);
+}
+
 void check_backend_choice(BackendKind kind, const std::string& isa, const std::string& adapter,
                           std::optional<unsigned> threads, RequestFace face) {
   BackendOptions options;
@@ -131,8 +134,7 @@ void check_backend_choice(BackendKind kind, const std::string& isa, const std::s
   options.adapter = adapter;
   check_backend_options(kind, options, face);
   if (threads && *threads == 0)
-    throw Error(Errc::usage, fmt::format("{}: 0 is not from 1 to {}", face == RequestFace::python ? "threads" : "--threads",
-                                         kMaxThreads));
+    throw Error(Errc::usage, fmt::format("{}: 0 is not from 1 to {}", option_word(face, "threads"), kMaxThreads));
   if (!isa.empty()) require_isa(*parse_isa(isa));
   // The variables that stand for an option are checked wherever that option would be, for every
   // backend: the option, when given, overrides its variable, which is then not read.
@@ -141,13 +143,12 @@ void check_backend_choice(BackendKind kind, const std::string& isa, const std::s
 }
 
 void check_repeat(int repeat, int warmup, bool in_place, RequestFace face) {
-  const bool python = face == RequestFace::python;
+  const std::string repeat_word = option_word(face, "repeat"), warmup_word = option_word(face, "warmup");
   if (repeat < 1 || warmup < 0)
-    throw Error(Errc::usage, python ? "repeat must be at least 1 and warmup at least 0"
-                                    : "--repeat must be at least 1 and --warmup at least 0");
+    throw Error(Errc::usage, fmt::format("{} must be at least 1 and {} at least 0", repeat_word, warmup_word));
   if (in_place && repeat + warmup > 1)
-    throw Error(Errc::usage, python ? "out=x (in place) runs once: it cannot be combined with repeat or warmup"
-                                    : "--in-place runs once: it cannot be combined with --repeat or --warmup");
+    throw Error(Errc::usage, fmt::format("{} runs once: it cannot be combined with {} or {}",
+                                         option_word(face, "in_place"), repeat_word, warmup_word));
 }
 
 PreparedRequest prepare_request(OperationRequest r) {
@@ -156,7 +157,7 @@ PreparedRequest prepare_request(OperationRequest r) {
   check_in_place(r, op);
   if (r.adapter && r.adapter->empty())
     throw Error(Errc::usage, fmt::format("{}: an empty name matches no adapter (give an index or part of a name)",
-                                         r.face == RequestFace::python ? "adapter" : "--adapter"));
+                                         option_word(r.face, "adapter")));
   if (r.output == OutputKind::buffer && !r.buffer) throw Error(Errc::usage, "an output buffer is needed");
   if (!r.backend) r.backend = BackendKind::automatic;
   check_backend_choice(*r.backend, r.isa, r.adapter.value_or(""), r.threads, r.face);
