@@ -308,6 +308,11 @@ def test_a_call_made_again_computes_its_new_operands(verb):
                 assert got.tobytes() == want.tobytes(), (dtype, shape)
                 out = np.full(want.shape, 0x5A, want.dtype)
                 assert f(*args, out=out) is out and out.tobytes() == want.tobytes(), (dtype, shape)
+                if binary and a.ndim == 2:  # broadcast operands through a plan too
+                    for b_part in (b[1], b[2:3, 1:2], b[0, :1]):
+                        want_b = expected(verb, a, b_part)
+                        assert f(a, b_part).tobytes() == want_b.tobytes(), (dtype, b_part.shape)
+                        assert f(b_part, a).tobytes() == expected(verb, b_part, a).tobytes(), (dtype, b_part.shape)
                 if verb != "popcount":
                     a_again = a.copy()
                     f(*((a_again, b) if binary else (a_again,)), out=a_again)  # in place: the full path
