@@ -317,3 +317,14 @@ def test_a_call_made_again_computes_its_new_operands(verb):
                     a_again = a.copy()
                     f(*((a_again, b) if binary else (a_again,)), out=a_again)  # in place: the full path
                     assert a_again.tobytes() == want.tobytes(), (dtype, shape)
+
+
+def test_more_shapes_than_a_thread_keeps_plans_for():
+    # A thread keeps plans for up to 256 calls of different operands (then drops them all and
+    # starts again): 300 shapes in turn, three times, each answer computed afresh.
+    rng = np.random.default_rng(256)
+    arrays = [rng.integers(0, 2**16, n, dtype=np.uint16) for n in range(1, 301)]
+    for _ in range(3):
+        for a in arrays:
+            b = a[::-1].copy()
+            assert dmlbits.bitwise_xor(a, b).tobytes() == (a ^ b).tobytes()

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <unordered_map>
 #include <variant>
 #include <cmath>
 #include <limits>
@@ -201,30 +202,54 @@ bool holds_gil(const OperationRequest& r) {
 // operator, options and operand dtypes and shapes left, on this thread. Nothing is kept of a
 // refused call, and a plan is used only where fits() says the call is the same, so every
 // refusal comes from run() and is worded afresh.
-struct KeptPlan {
-  int op_index;
-  std::uint64_t options;  // CallOptions::serial
-  OperationPlan plan;
+struct PlanKey {
+  int op_index = 0;
+  std::uint64_t options = 0;  // CallOptions::serial
+  std::size_t count = 0;      // operands
+  std::array<DType, 2> dtypes{};
+  std::array<Shape, 2> shapes{};
+  bool operator==(const PlanKey&) const = default;
 };
 
-std::vector<KeptPlan>& thread_plans() {
-  // (A plan holds its backend and operation by shared_ptr: the order in which the thread's
-  // thread_locals are destroyed does not matter.)
-  thread_local std::vector<KeptPlan> plans;
+struct PlanKeyHash {
+  std::size_t operator()(const PlanKey& k) const {
+    std::uint64_t h = static_cast<std::uint64_t>(k.op_index) * 0x9E3779B97F4A7C15ull ^ k.options;
+    const auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x100000001B3ull; };
+    for (std::size_t i = 0; i < k.count; ++i) {
+      mix(static_cast<std::uint64_t>(k.dtypes[i]));
+      mix(k.shapes[i].rank());
+      for (const std::uint64_t d : k.shapes[i].dims()) mix(d);
+    }
+    return static_cast<std::size_t>(h);
+  }
+};
+
+PlanKey plan_key(int op_index, const CallOptions& options, std::span<const BorrowedTensor> operands) {
+  PlanKey k{op_index, options.serial, operands.size(), {}, {}};
+  for (std::size_t i = 0; i < operands.size() && i < 2; ++i) {
+    k.dtypes[i] = operands[i].dtype;
+    k.shapes[i] = operands[i].shape;
+  }
+  return k;
+}
+
+// (A plan holds its backend and operation by shared_ptr: the order in which the thread's
+// thread_locals are destroyed does not matter.)
+using PlanMap = std::unordered_map<PlanKey, OperationPlan, PlanKeyHash>;
+PlanMap& thread_plans() {
+  thread_local PlanMap plans;
   return plans;
 }
 
-constexpr std::size_t kPlansPerThread = 32;  // a linear search; replaced in turn when full
+// Kept plans per thread: when full, all are dropped and made again as calls come (as
+// BackendCache drops its backends), so that shapes made and dropped by the thousand do not
+// keep memory.
+constexpr std::size_t kPlansPerThread = 256;
 
-void keep_plan(int op_index, const CallOptions& options, OperationPlan plan) {
+void keep_plan(PlanKey key, OperationPlan plan) {
   auto& plans = thread_plans();
-  static thread_local std::size_t next = 0;
-  if (plans.size() < kPlansPerThread) {
-    plans.push_back({op_index, options.serial, std::move(plan)});
-  } else {
-    plans[next] = {op_index, options.serial, std::move(plan)};
-    next = (next + 1) % kPlansPerThread;
-  }
+  if (plans.size() >= kPlansPerThread) plans.clear();
+  plans.insert_or_assign(std::move(key), std::move(plan));
 }
 
 // `obj` as an operand for a plan: a C-contiguous, aligned, native-endian ndarray of a DirectML
@@ -271,19 +296,18 @@ py::object planned_call(int op_index, py::handle a, py::handle b, py::handle out
         return {};
   }
   const std::span<const BorrowedTensor> given(operands.data(), n);
-  for (const auto& kept : plans) {
-    if (kept.op_index != op_index || kept.options != options.serial) continue;
-    if (!to_out) {
-      buffer.dtype = kept.plan.output_dtype();
-      buffer.shape = kept.plan.output_shape();
-    }
-    if (!kept.plan.fits(given, buffer)) continue;
-    py::object result = to_out ? py::reinterpret_borrow<py::object>(out) : py::object(new_array(buffer.dtype, buffer.shape));
-    if (!to_out) buffer.data = reinterpret_cast<std::byte*>(py::detail::array_proxy(result.ptr())->data);
-    kept.plan.run(given, buffer);
-    return result;
+  const auto kept = plans.find(plan_key(op_index, options, given));
+  if (kept == plans.end()) return {};
+  const OperationPlan& plan = kept->second;
+  if (!to_out) {
+    buffer.dtype = plan.output_dtype();
+    buffer.shape = plan.output_shape();
   }
-  return {};
+  if (!plan.fits(given, buffer)) return {};
+  py::object result = to_out ? py::reinterpret_borrow<py::object>(out) : py::object(new_array(buffer.dtype, buffer.shape));
+  if (!to_out) buffer.data = reinterpret_cast<std::byte*>(py::detail::array_proxy(result.ptr())->data);
+  plan.run(given, buffer);
+  return result;
 }
 
 // run(), and a plan for the next call like this one where the call is small (holds_gil) and
@@ -296,7 +320,16 @@ RunResult run_request(OperationRequest r, bool plannable = false, int op_index =
   if (hold) {
     RunResult result = run(p, hooks, &thread_backends());
     if (plannable && options)
-      if (auto plan = plan_operation(p, thread_backends())) keep_plan(op_index, *options, std::move(*plan));
+      if (auto plan = plan_operation(p, thread_backends())) {
+        std::array<BorrowedTensor, 2> operands;  // (plan_operation took only borrowed tensors)
+        const std::size_t n = std::min<std::size_t>(p.request().operands.size(), 2);
+        for (std::size_t i = 0; i < n; ++i) {
+          const auto& t = std::get<BorrowedTensor>(p.request().operands[i]);
+          operands[i].dtype = t.dtype;
+          operands[i].shape = t.shape;
+        }
+        keep_plan(plan_key(op_index, *options, std::span<const BorrowedTensor>(operands.data(), n)), std::move(*plan));
+      }
     return result;
   }
   py::gil_scoped_release release;
