@@ -162,6 +162,14 @@ def test_option_refusals_name_the_keywords():
     with pytest.raises(dmlbits.UsageError) as e:
         dmlbits.bitwise_not(a, repeat=0)
     assert str(e.value) == "repeat must be at least 1 and warmup at least 0"
+    # Counts that are not Python ints, or do not fit a C int, are Python's own errors (the
+    # extension's run() takes them as a METH_FASTCALL function, without pybind11's casters).
+    with pytest.raises(TypeError):
+        dmlbits.bitwise_not(a, repeat="2")
+    with pytest.raises(OverflowError, match="repeat and warmup must fit a C int"):
+        dmlbits.bitwise_not(a, repeat=2**40)
+    with pytest.raises(OverflowError, match="repeat and warmup must fit a C int"):
+        dmlbits.bitwise_not(a, warmup=2**31)
 
 
 def test_a_call_like_an_accepted_one_is_still_checked():

@@ -12,6 +12,7 @@ import threading
 import time
 
 import numpy as np
+import pytest
 
 import dmlbits
 from reference import expected
@@ -52,6 +53,35 @@ def test_thread_safe():
 
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         assert all(pool.map(work, [0, 1, 2, 3] * 2))
+
+
+def test_dmlbits_isa_and_threads_are_read_on_every_call(monkeypatch):
+    # DMLBITS_ISA and DMLBITS_THREADS stand for isa= and threads= where those are not given, and
+    # are read on every call (lib/docs/python.md): a change applies to the next call, also after
+    # calls like it were made (and their backend kept) on this thread.
+    monkeypatch.delenv("DMLBITS_ISA", raising=False)
+    monkeypatch.delenv("DMLBITS_THREADS", raising=False)
+    a = np.arange(16, dtype=np.uint32).reshape(4, 4)
+    for _ in range(3):
+        assert dmlbits.bitwise_and(a, a[::-1].copy(), backend="cpu").tolist() == (a & a[::-1]).tolist()
+    _, before = dmlbits.bitwise_and(a, a, backend="cpu", timing=True)
+    host = next(b for b in dmlbits.devices()["backends"] if b["name"] == "cpu")["isa"]
+    assert host == "scalar" or not before["device"].startswith("CPU, scalar"), before["device"]
+    monkeypatch.setenv("DMLBITS_ISA", "scalar")
+    monkeypatch.setenv("DMLBITS_THREADS", "1")
+    assert dmlbits.bitwise_and(a, a[::-1].copy(), backend="cpu").tolist() == (a & a[::-1]).tolist()
+    _, after = dmlbits.bitwise_and(a, a, backend="cpu", timing=True)
+    assert after["device"].startswith("CPU, scalar") and after["device"].endswith(", 1 thread"), after["device"]
+    # A value the library refuses is refused on the next call, every time, word for word.
+    monkeypatch.setenv("DMLBITS_THREADS", "0")
+    for _ in range(2):
+        with pytest.raises(dmlbits.UsageError) as e:
+            dmlbits.bitwise_and(a, a[::-1].copy(), backend="cpu")
+        assert str(e.value) == "DMLBITS_THREADS: '0' is not a thread count from 1 to 256"
+    monkeypatch.delenv("DMLBITS_THREADS")
+    monkeypatch.delenv("DMLBITS_ISA")
+    _, again = dmlbits.bitwise_and(a, a, backend="cpu", timing=True)
+    assert again["device"] == before["device"]
 
 
 def test_the_gil_is_released_while_an_operation_runs():

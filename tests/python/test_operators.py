@@ -282,3 +282,49 @@ def test_small_results_are_numpys_own_large_ones_the_librarys():
     assert not large.flags.owndata and large.base is not None
     assert (large == 0xFFFFFFFF).all()
     assert dmlbits.bitwise_not(np.zeros((0, 3), np.uint8)).shape == (0, 3)
+
+
+@pytest.mark.parametrize("verb", sorted(BY_VERB))
+def test_a_call_made_again_computes_its_new_operands(verb):
+    # A small call like an accepted one runs the plan that call left on this thread: it must
+    # compute the new operands' values, into a new array or into out=, and anything that differs
+    # (dtype, shape, options, an out= of another dtype or overlapping an input) takes the full path.
+    rng = np.random.default_rng(25)
+    f = FUNCS[verb]
+    binary = BY_VERB[verb]["arity"] == 2
+    for dtype in input_types(verb):
+        info = np.iinfo(dtype) if np.dtype(dtype).kind in "iu" else None
+        for shape in ((4, 4), (3,), ()):
+            for _ in range(3):
+                a = rng.integers(0, 256, shape).astype(dtype) if info is None else \
+                    rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+                b = a[::-1].copy() if a.ndim else a.copy()
+                if verb in ("shl", "shr"):
+                    b = (b % (8 * a.itemsize + 3)).astype(dtype)  # counts also at and past the width
+                args = (a, b) if binary else (a,)
+                want = expected(verb, *args)
+                got = f(*args)
+                assert got.dtype == want.dtype and got.shape == want.shape
+                assert got.tobytes() == want.tobytes(), (dtype, shape)
+                out = np.full(want.shape, 0x5A, want.dtype)
+                assert f(*args, out=out) is out and out.tobytes() == want.tobytes(), (dtype, shape)
+                if binary and a.ndim == 2:  # broadcast operands through a plan too
+                    for b_part in (b[1], b[2:3, 1:2], b[0, :1]):
+                        want_b = expected(verb, a, b_part)
+                        assert f(a, b_part).tobytes() == want_b.tobytes(), (dtype, b_part.shape)
+                        assert f(b_part, a).tobytes() == expected(verb, b_part, a).tobytes(), (dtype, b_part.shape)
+                if verb != "popcount":
+                    a_again = a.copy()
+                    f(*((a_again, b) if binary else (a_again,)), out=a_again)  # in place: the full path
+                    assert a_again.tobytes() == want.tobytes(), (dtype, shape)
+
+
+def test_more_shapes_than_a_thread_keeps_plans_for():
+    # A thread keeps plans for up to 256 calls of different operands (then drops them all and
+    # starts again): 300 shapes in turn, three times, each answer computed afresh.
+    rng = np.random.default_rng(256)
+    arrays = [rng.integers(0, 2**16, n, dtype=np.uint16) for n in range(1, 301)]
+    for _ in range(3):
+        for a in arrays:
+            b = a[::-1].copy()
+            assert dmlbits.bitwise_xor(a, b).tobytes() == (a ^ b).tobytes()

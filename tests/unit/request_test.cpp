@@ -16,6 +16,7 @@
 #include "dmlbits/error.hpp"
 #include "dmlbits/request.hpp"
 #include "run.hpp"
+#include "unit_support.hpp"
 
 namespace dmlbits {
 namespace {
@@ -255,6 +256,140 @@ TEST(Request, RefusalsNameTheFacesOptions) {
   };
   EXPECT_EQ(message(RequestFace::python, empty_adapter),
             "usage: adapter: an empty name matches no adapter (give an index or part of a name)");
+}
+
+
+// AND of two borrowed uint8 tensors of `shape`, in memory, without timing: a request a plan covers.
+OperationRequest plannable_and(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b, Shape shape) {
+  OperationRequest r;
+  r.face = RequestFace::python;
+  r.op = OpKind::bit_and;
+  r.backend = BackendKind::cpu;
+  r.output = OutputKind::memory;
+  r.timing = false;
+  r.operands.emplace_back(BorrowedTensor{DType::uint8, shape, {}, reinterpret_cast<const std::byte*>(a.data()), nullptr});
+  r.operands.emplace_back(BorrowedTensor{DType::uint8, shape, {}, reinterpret_cast<const std::byte*>(b.data()), nullptr});
+  return r;
+}
+
+BorrowedTensor borrowed(const std::vector<std::uint8_t>& v, Shape shape, DType dtype = DType::uint8) {
+  return BorrowedTensor{dtype, shape, {}, reinterpret_cast<const std::byte*>(v.data()), nullptr};
+}
+
+// A plan computes what run() computes, on new operands of the same dtypes and shapes, and fits
+// nothing else: another shape, dtype, layout or output goes back to run() (which words any
+// refusal).
+TEST(RequestPlan, RunsWhatRunRunsOnOperandsLikeTheFirst) {
+  const std::vector<std::uint8_t> a{1, 2, 3, 0xff, 5, 6, 7, 8}, b{0xff, 0xf0, 0x0f, 0x55, 1, 1, 1, 1};
+  BackendCache cache;
+  const PreparedRequest p = prepare_request(plannable_and(a, b, Shape{2, 4}));
+  const RunResult first = run(p, {}, &cache);
+  std::optional<OperationPlan> plan = plan_operation(p, cache);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->output_dtype(), DType::uint8);
+  EXPECT_EQ(plan->output_shape(), (Shape{2, 4}));
+  EXPECT_EQ(&plan->op(), first.op.get());  // validated once, shared with the cache
+
+  const std::vector<std::uint8_t> c{0x81, 0x42, 0x24, 0x18, 0xff, 0xfe, 0xfd, 0xfc};
+  std::vector<std::uint8_t> out(8, 0);
+  const MutableTensorView to{DType::uint8, Shape{2, 4}, reinterpret_cast<std::byte*>(out.data())};
+  const std::vector<BorrowedTensor> operands{borrowed(c, Shape{2, 4}), borrowed(b, Shape{2, 4})};
+  ASSERT_TRUE(plan->fits(operands, to));
+  plan->run(operands, to);
+  for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(out[i], c[i] & b[i]) << i;
+
+  const std::vector<std::uint16_t> wide(8, 1);
+  EXPECT_FALSE(plan->fits(std::vector{borrowed(c, Shape{8}), borrowed(b, Shape{8})},
+                          MutableTensorView{DType::uint8, Shape{8}, to.data}));
+  EXPECT_FALSE(plan->fits(std::vector{borrowed(c, Shape{2, 4}), borrowed(b, Shape{2, 4}, DType::int8)}, to));
+  EXPECT_FALSE(plan->fits(std::vector{borrowed(c, Shape{2, 4})}, to));
+  EXPECT_FALSE(plan->fits(operands, MutableTensorView{DType::int8, Shape{2, 4}, to.data}));
+  EXPECT_FALSE(plan->fits(operands, MutableTensorView{DType::uint8, Shape{4, 2}, to.data}));
+  BorrowedTensor strided = borrowed(c, Shape{2, 4});
+  strided.strides = {1, 2};
+  EXPECT_FALSE(plan->fits(std::vector{strided, borrowed(b, Shape{2, 4})}, to));
+}
+
+// Requests a plan does not cover get none: run() is their only path.
+TEST(RequestPlan, OnlyForSmallInMemoryRunsOfBorrowedTensors) {
+  const std::vector<std::uint8_t> a(8, 3), b(8, 5);
+  BackendCache cache;
+  const auto plan_of = [&](const std::function<void(OperationRequest&)>& change) {
+    OperationRequest r = plannable_and(a, b, Shape{8});
+    change(r);
+    return plan_operation(prepare_request(std::move(r)), cache).has_value();
+  };
+  EXPECT_TRUE(plan_of([](OperationRequest&) {}));
+  EXPECT_FALSE(plan_of([](OperationRequest& r) { r.timing = true; }));
+  EXPECT_FALSE(plan_of([](OperationRequest& r) { r.repeat = 2; }));
+  EXPECT_FALSE(plan_of([](OperationRequest& r) { r.explain_only = true; }));
+  EXPECT_FALSE(plan_of([](OperationRequest& r) { r.keep_result = true; }));
+  EXPECT_FALSE(plan_of([](OperationRequest& r) { r.output = OutputKind::none; }));
+  EXPECT_FALSE(plan_of([](OperationRequest& r) { r.operands[1] = std::string("5"); }));
+  EXPECT_FALSE(plan_of([](OperationRequest& r) { std::get<BorrowedTensor>(r.operands[0]).strides = {1}; }));
+}
+
+// DMLBITS_THREADS and DMLBITS_ISA are read on every run, also through a BackendCache: a changed
+// variable gets a backend made under it (as a new process would), and a plan made before no
+// longer fits.
+class RequestEnvironment : public test::IsaOverrideFixture {
+ protected:
+  void SetUp() override {
+    IsaOverrideFixture::SetUp();
+    if (const char* v = std::getenv("DMLBITS_THREADS")) threads_ = v;
+    ::unsetenv("DMLBITS_THREADS");
+  }
+  void TearDown() override {
+    if (threads_) ::setenv("DMLBITS_THREADS", threads_->c_str(), 1);
+    else ::unsetenv("DMLBITS_THREADS");
+    IsaOverrideFixture::TearDown();
+  }
+  std::optional<std::string> threads_;
+};
+
+TEST_F(RequestEnvironment, AChangedVariableIsHonouredByTheNextRun) {
+  const std::vector<std::uint8_t> a(8, 3), b(8, 5);
+  std::vector<std::uint8_t> out(8, 0);
+  const MutableTensorView to{DType::uint8, Shape{8}, reinterpret_cast<std::byte*>(out.data())};
+  const std::vector<BorrowedTensor> operands{borrowed(a, Shape{8}), borrowed(b, Shape{8})};
+  BackendCache cache;
+  const PreparedRequest p = prepare_request([&] {
+    OperationRequest r = plannable_and(a, b, Shape{8});
+    r.threads.reset();  // left to DMLBITS_THREADS
+    return r;
+  }());
+  (void)run(p, {}, &cache);
+  const std::optional<OperationPlan> plan = plan_operation(p, cache);
+  ASSERT_TRUE(plan);
+  EXPECT_TRUE(plan->fits(operands, to));
+
+  ::setenv("DMLBITS_THREADS", "1", 1);
+  EXPECT_FALSE(plan->fits(operands, to));
+  OperationRequest timed = plannable_and(a, b, Shape{8});
+  timed.threads.reset();
+  timed.timing = true;
+  const RunResult one = run(prepare_request(std::move(timed)), {}, &cache);
+  EXPECT_EQ(cache.impl().backends.size(), 2u);
+  EXPECT_TRUE(one.timing.device.ends_with(", 1 thread")) << one.timing.device;
+
+  ::setenv("DMLBITS_ISA", "scalar", 1);
+  EXPECT_FALSE(plan->fits(operands, to));
+  OperationRequest scalar = plannable_and(a, b, Shape{8});
+  scalar.threads.reset();
+  scalar.timing = true;
+  const RunResult s = run(prepare_request(std::move(scalar)), {}, &cache);
+  EXPECT_EQ(cache.impl().backends.size(), 3u);
+  EXPECT_NE(s.timing.device.find("scalar"), std::string::npos) << s.timing.device;
+
+  ::unsetenv("DMLBITS_THREADS");
+  ::unsetenv("DMLBITS_ISA");
+  EXPECT_TRUE(plan->fits(operands, to));  // as when it was made
+  // Another variable's refusal is made by run() (prepare_request) each time.
+  ::setenv("DMLBITS_THREADS", "0", 1);
+  EXPECT_FALSE(plan->fits(operands, to));
+  for (int i = 0; i < 2; ++i)
+    EXPECT_EQ(refusal([&] { (void)prepare_request(plannable_and(a, b, Shape{8})); }),
+              "usage: DMLBITS_THREADS: '0' is not a thread count from 1 to 256");
 }
 
 }  // namespace

@@ -196,6 +196,47 @@ class BackendCache {
   std::unique_ptr<Impl> impl_;
 };
 
+// A small in-memory operation validated once and run again on new operands of the same dtypes
+// and shapes, for a face that makes many small calls (the Python module: at 4x4, checking the
+// request, choosing the backend and validating cost several times the work).
+//
+// Contract:
+// - plan_operation() makes a plan only for a request that run() has accepted in the same form:
+//   it does again what run() does before executing (reading the operands' dtypes and shapes,
+//   the backend from `backends`, validation), throwing the same errors, and keeps nothing of a
+//   refusal, so every refusal is made and worded afresh by run(). It returns nullopt for a
+//   request outside a plan's scope: an operand that is not a C-order BorrowedTensor, an output
+//   other than memory or buffer, in place, repeat + warmup above 1, timing, explain_only or
+//   keep_result. A planned run is not split into chunks and calls no hook: keep plans for small
+//   operations (the Python module: results of at most 4096 elements).
+// - fits() says whether run() computes what run(request) would for these operands and output:
+//   the operands the plan was made for in number, dtype and shape (C order), `out` of the
+//   result's dtype and shape, and DMLBITS_ISA and DMLBITS_THREADS, where the request left the
+//   choice to them, as they were when the plan was made (read on every call, as run() reads
+//   them; a change needs run() again, which checks the new value). Anything else (a refusal
+//   to word) is run()'s.
+// - run() writes the result of `operands` (which fits() accepted) into `out`. The plan shares
+//   its backend with `backends`: use it on the thread that uses that cache, one run at a time.
+class OperationPlan {
+ public:
+  struct Impl;
+  explicit OperationPlan(std::unique_ptr<Impl> impl);
+  OperationPlan(OperationPlan&&) noexcept;
+  OperationPlan& operator=(OperationPlan&&) noexcept;
+  ~OperationPlan();
+
+  const ValidatedOp& op() const;
+  DType output_dtype() const;
+  const Shape& output_shape() const;
+  bool fits(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const;
+  void run(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+std::optional<OperationPlan> plan_operation(const PreparedRequest& request, BackendCache& backends);
+
 struct RunResult {
   std::shared_ptr<const ValidatedOp> op;  // describe it with summarize() / explain_json()
   // Consecutive phases adding up to total_seconds: read, backend, validate, [allocate, warmup,]

@@ -47,6 +47,18 @@ py::dtype numpy_dtype(DType d) {
   return py::reinterpret_borrow<py::dtype>((*table)[static_cast<std::size_t>(d)]);
 }
 
+std::optional<DType> dtype_of_type_number(int type_num) {
+  // NumPy's type numbers of the table's dtypes, found once (bool: NPY_BOOL, read as uint8).
+  static const auto table = [] {
+    std::vector<std::pair<int, DType>> t{{py::dtype("bool").num(), DType::uint8}};
+    for (const auto& info : dtype_table()) t.emplace_back(numpy_dtype(info.dtype).num(), info.dtype);
+    return t;
+  }();
+  for (const auto& [num, d] : table)
+    if (num == type_num) return d;
+  return std::nullopt;
+}
+
 ArrayOperand array_operand(const py::handle& obj, bool writable) {
   static const py::handle asarray = py::object(py::module_::import("numpy").attr("asarray")).release();
   py::array a = py::isinstance<py::array>(obj) ? py::reinterpret_borrow<py::array>(obj) : py::array(asarray(obj));
@@ -88,20 +100,22 @@ CArray c_array(const py::handle& obj) {
   return {a.array, TensorView{a.tensor.dtype, a.tensor.shape, a.tensor.data}};
 }
 
-py::array new_array(DType dtype, const Shape& shape) { return py::array(numpy_dtype(dtype), dims_of(shape)); }
+py::array new_array(DType dtype, const Shape& shape) {
+  // Through NumPy's C API, as pybind11's py::array does, without its shape and stride vectors.
+  auto& api = py::detail::npy_api::get();
+  std::array<Py_intptr_t, kMaxRank> dims{};
+  for (std::size_t i = 0; i < shape.rank(); ++i) dims[i] = static_cast<Py_intptr_t>(shape[i]);
+  auto a = py::reinterpret_steal<py::array>(api.PyArray_NewFromDescr_(api.PyArray_Type_, numpy_dtype(dtype).release().ptr(),
+                                                                     static_cast<int>(shape.rank()), dims.data(), nullptr,
+                                                                     nullptr, 0, nullptr));
+  if (!a) throw py::error_already_set();
+  return a;
+}
 
 py::array tensor_array(Tensor t) {
   if (t.byte_size() < kCopiedResultBytes) {
-    // A new array of NumPy's own (through NumPy's C API, as pybind11's py::array does, without
-    // its shape and stride vectors), the bytes copied: cheaper than handing the tensor over.
-    auto& api = py::detail::npy_api::get();
-    std::array<Py_intptr_t, kMaxRank> dims{};
-    for (std::size_t i = 0; i < t.shape().rank(); ++i) dims[i] = static_cast<Py_intptr_t>(t.shape()[i]);
-    py::dtype dtype = numpy_dtype(t.dtype());
-    auto a = py::reinterpret_steal<py::array>(api.PyArray_NewFromDescr_(
-        api.PyArray_Type_, dtype.release().ptr(), static_cast<int>(t.shape().rank()), dims.data(), nullptr, nullptr, 0,
-        nullptr));
-    if (!a) throw py::error_already_set();
+    // A new array of NumPy's own, the bytes copied: cheaper than handing the tensor over.
+    py::array a = new_array(t.dtype(), t.shape());
     if (t.byte_size() > 0) std::memcpy(py::detail::array_proxy(a.ptr())->data, t.data(), t.byte_size());
     return a;
   }

@@ -27,6 +27,9 @@ struct ArrayOperand {
 // "unsupported dtype '<c8'", as in an .npy file.
 DType dtype_of(const py::dtype& dt);
 py::dtype numpy_dtype(DType d);
+// The DType of NumPy's type number (PyArray_Descr::type_num) of a dtype that has one (bool:
+// uint8), else nullopt.
+std::optional<DType> dtype_of_type_number(int type_num);
 // Whether the dtype's data is in this machine's byte order (always, for one-byte types).
 bool is_native(const py::dtype& dt);
 

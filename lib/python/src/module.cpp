@@ -8,8 +8,11 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <unordered_map>
 #include <variant>
 #include <cmath>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -53,6 +56,7 @@ std::optional<DType> dtype_keyword(py::handle dtype) {
 // The keyword options of a call, their names parsed (the face's syntax; the combination rules
 // are prepare_request's). Made once per combination of keywords (dmlbits/_core.py caches them).
 struct CallOptions {
+  std::uint64_t serial = 0;  // which call_options() made them: the key of the plans made with them
   std::optional<BackendKind> backend;
   std::string isa;
   std::optional<std::string> adapter;
@@ -65,7 +69,9 @@ struct CallOptions {
 CallOptions call_options(const std::string& backend, const std::string& feature_level, const std::string& shift_overflow,
                          const std::string& out_dtype, unsigned threads, const std::string& isa,
                          const std::string& adapter) {
+  static std::atomic<std::uint64_t> made{0};
   CallOptions o;
+  o.serial = ++made;
   if (!backend.empty()) o.backend = backend_from_name(backend);
   if (!feature_level.empty()) o.level = feature_level_from_text(feature_level, "feature_level");
   if (!shift_overflow.empty()) {
@@ -192,12 +198,140 @@ bool holds_gil(const OperationRequest& r) {
   return true;
 }
 
-RunResult run_request(OperationRequest r) {
+// A small call made again: the OperationPlan (request.hpp) that an accepted call of the same
+// operator, options and operand dtypes and shapes left, on this thread. Nothing is kept of a
+// refused call, and a plan is used only where fits() says the call is the same, so every
+// refusal comes from run() and is worded afresh.
+struct PlanKey {
+  int op_index = 0;
+  std::uint64_t options = 0;  // CallOptions::serial
+  std::size_t count = 0;      // operands
+  std::array<DType, 2> dtypes{};
+  std::array<Shape, 2> shapes{};
+  bool operator==(const PlanKey&) const = default;
+};
+
+struct PlanKeyHash {
+  std::size_t operator()(const PlanKey& k) const {
+    std::uint64_t h = static_cast<std::uint64_t>(k.op_index) * 0x9E3779B97F4A7C15ull ^ k.options;
+    const auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x100000001B3ull; };
+    for (std::size_t i = 0; i < k.count; ++i) {
+      mix(static_cast<std::uint64_t>(k.dtypes[i]));
+      mix(k.shapes[i].rank());
+      for (const std::uint64_t d : k.shapes[i].dims()) mix(d);
+    }
+    return static_cast<std::size_t>(h);
+  }
+};
+
+PlanKey plan_key(int op_index, const CallOptions& options, std::span<const BorrowedTensor> operands) {
+  PlanKey k{op_index, options.serial, operands.size(), {}, {}};
+  for (std::size_t i = 0; i < operands.size() && i < 2; ++i) {
+    k.dtypes[i] = operands[i].dtype;
+    k.shapes[i] = operands[i].shape;
+  }
+  return k;
+}
+
+// (A plan holds its backend and operation by shared_ptr: the order in which the thread's
+// thread_locals are destroyed does not matter.)
+using PlanMap = std::unordered_map<PlanKey, OperationPlan, PlanKeyHash>;
+PlanMap& thread_plans() {
+  thread_local PlanMap plans;
+  return plans;
+}
+
+// Kept plans per thread: when full, all are dropped and made again as calls come (as
+// BackendCache drops its backends), so that shapes made and dropped by the thousand do not
+// keep memory.
+constexpr std::size_t kPlansPerThread = 256;
+
+void keep_plan(PlanKey key, OperationPlan plan) {
+  auto& plans = thread_plans();
+  if (plans.size() >= kPlansPerThread) plans.clear();
+  plans.insert_or_assign(std::move(key), std::move(plan));
+}
+
+// `obj` as an operand for a plan: a C-contiguous, aligned, native-endian ndarray of a DirectML
+// dtype (bool is uint8, as array_operand reads it). False for anything else, which the full
+// path converts.
+bool plan_operand(PyObject* obj, BorrowedTensor& t) {
+  auto& api = py::detail::npy_api::get();
+  if (!api.PyArray_Check_(obj)) return false;
+  const auto* a = py::detail::array_proxy(obj);
+  constexpr int needed = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ | py::detail::npy_api::NPY_ARRAY_ALIGNED_;
+  if ((a->flags & needed) != needed || a->nd > static_cast<int>(kMaxRank)) return false;
+  const auto* d = py::detail::array_descriptor_proxy(a->descr);
+  if (d->byteorder == '>') return false;
+  const auto dtype = dtype_of_type_number(d->type_num);
+  if (!dtype) return false;
+  std::array<std::uint64_t, kMaxRank> dims{};
+  for (int i = 0; i < a->nd; ++i) dims[static_cast<std::size_t>(i)] = static_cast<std::uint64_t>(a->dimensions[i]);
+  t.dtype = *dtype;
+  t.shape = Shape(std::span<const std::uint64_t>(dims.data(), static_cast<std::size_t>(a->nd)));
+  t.data = reinterpret_cast<const std::byte*>(a->data);
+  return true;
+}
+
+// The call through a kept plan, or a null object when there is none that fits (or the call is
+// not one a plan runs: operands other than such arrays, out= that is not such an array or
+// overlaps an operand, dtype=); the full path then makes it.
+py::object planned_call(int op_index, py::handle a, py::handle b, py::handle out, const CallOptions& options) {
+  auto& plans = thread_plans();
+  if (plans.empty()) return {};
+  std::array<BorrowedTensor, 2> operands;
+  const std::size_t n = b.is_none() ? 1 : 2;
+  if (!plan_operand(a.ptr(), operands[0]) || (n == 2 && !plan_operand(b.ptr(), operands[1]))) return {};
+  MutableTensorView buffer;
+  const bool to_out = !out.is_none();
+  if (to_out) {
+    BorrowedTensor o;
+    if (!plan_operand(out.ptr(), o) || !(py::detail::array_proxy(out.ptr())->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) ||
+        py::detail::array_descriptor_proxy(py::detail::array_proxy(out.ptr())->descr)->kind == 'b')
+      return {};
+    buffer = {o.dtype, o.shape, const_cast<std::byte*>(o.data)};
+    for (std::size_t i = 0; i < n; ++i)
+      if (overlaps(buffer.data, buffer.byte_size(), operands[i].data,
+                   TensorView{operands[i].dtype, operands[i].shape, operands[i].data}.byte_size()))
+        return {};
+  }
+  const std::span<const BorrowedTensor> given(operands.data(), n);
+  const auto kept = plans.find(plan_key(op_index, options, given));
+  if (kept == plans.end()) return {};
+  const OperationPlan& plan = kept->second;
+  if (!to_out) {
+    buffer.dtype = plan.output_dtype();
+    buffer.shape = plan.output_shape();
+  }
+  if (!plan.fits(given, buffer)) return {};
+  py::object result = to_out ? py::reinterpret_borrow<py::object>(out) : py::object(new_array(buffer.dtype, buffer.shape));
+  if (!to_out) buffer.data = reinterpret_cast<std::byte*>(py::detail::array_proxy(result.ptr())->data);
+  plan.run(given, buffer);
+  return result;
+}
+
+// run(), and a plan for the next call like this one where the call is small (holds_gil) and
+// one a plan runs (`plannable`).
+RunResult run_request(OperationRequest r, bool plannable = false, int op_index = 0, const CallOptions* options = nullptr) {
   const bool hold = holds_gil(r);
   const PreparedRequest p = prepare_request(std::move(r));
   RunHooks hooks;
   hooks.between_chunks = check_signals;
-  if (hold) return run(p, hooks, &thread_backends());
+  if (hold) {
+    RunResult result = run(p, hooks, &thread_backends());
+    if (plannable && options)
+      if (auto plan = plan_operation(p, thread_backends())) {
+        std::array<BorrowedTensor, 2> operands;  // (plan_operation took only borrowed tensors)
+        const std::size_t n = std::min<std::size_t>(p.request().operands.size(), 2);
+        for (std::size_t i = 0; i < n; ++i) {
+          const auto& t = std::get<BorrowedTensor>(p.request().operands[i]);
+          operands[i].dtype = t.dtype;
+          operands[i].shape = t.shape;
+        }
+        keep_plan(plan_key(op_index, *options, std::span<const BorrowedTensor>(operands.data(), n)), std::move(*plan));
+      }
+    return result;
+  }
   py::gil_scoped_release release;
   return run(p, hooks, &thread_backends());
 }
@@ -220,11 +354,30 @@ MutableTensorView out_buffer(const py::array& out) {
           static_cast<std::byte*>(const_cast<void*>(out.data()))};
 }
 
+// run_options()' result: the CallOptions in a capsule of this name (a capsule, not a pybind11
+// class, so that run_fast finds them without pybind11's type lookup).
+constexpr const char* kOptionsCapsule = "dmlbits.CallOptions";
+
+py::capsule options_capsule(CallOptions o) {
+  return py::capsule(new CallOptions(std::move(o)), kOptionsCapsule, [](PyObject* c) {
+    delete static_cast<CallOptions*>(PyCapsule_GetPointer(c, kOptionsCapsule));
+  });
+}
+
+const CallOptions& options_of(py::handle capsule) {
+  auto* o = static_cast<const CallOptions*>(PyCapsule_GetPointer(capsule.ptr(), kOptionsCapsule));
+  if (!o) throw py::error_already_set();
+  return *o;
+}
+
 // An operator's call as dmlbits/_core.py makes it: the operands and keywords as given (lists,
 // tuples and a dtype= other than a name are turned into the request's terms here, so that the
 // Python function is a single call), `options` made by run_options.
 py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py::handle dtype,
                     const CallOptions& options, bool timing, int repeat, int warmup) {
+  const bool plannable = !timing && repeat == 1 && warmup == 0 && dtype.is_none();
+  if (plannable)
+    if (py::object result = planned_call(op_index, a, b, out, options)) return result;
   OperationRequest r = new_request(op_index, options);
   r.dtype = dtype_keyword(dtype);
   r.repeat = repeat;
@@ -268,7 +421,8 @@ py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py
       r.buffer = buffer;
     }
   }
-  RunResult res = run_request(std::move(r));
+  const bool arrays = in.keep.size() == r.operands.size();
+  RunResult res = run_request(std::move(r), plannable && arrays && !through_temporary, op_index, &options);
   py::object result;
   if (to_out) {
     if (through_temporary) out_array[py::ellipsis()] = temporary;
@@ -283,8 +437,53 @@ py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py
   return py::make_tuple(result, from_json_text(timing_json(res)));
 }
 
-py::object explain(int op_index, py::object a, py::object b, std::optional<std::string> dtype, const CallOptions& options) {
-  OperationRequest r = new_request(op_index, options);
+// run(op, x1, x2, out, dtype, options, timing, repeat, warmup) as a METH_FASTCALL function:
+// pybind11's dispatcher (argument casters, the type lookup of the options) cost about a tenth
+// of a small call. Exceptions are translated as pybind11's dispatcher translates them.
+PyObject* run_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  try {
+    if (nargs != 9) {
+      PyErr_Format(PyExc_TypeError, "run() takes 9 arguments (%zd given)", nargs);
+      return nullptr;
+    }
+    const long op_index = PyLong_AsLong(args[0]);
+    if (op_index == -1 && PyErr_Occurred()) return nullptr;
+    if (op_index < 0 || static_cast<std::size_t>(op_index) >= op_table().size()) {
+      PyErr_SetString(PyExc_ValueError, "run(): no such operator");
+      return nullptr;
+    }
+    const int timing = PyObject_IsTrue(args[6]);
+    if (timing < 0) return nullptr;
+    const long repeat = PyLong_AsLong(args[7]);
+    if (repeat == -1 && PyErr_Occurred()) return nullptr;
+    const long warmup = PyLong_AsLong(args[8]);
+    if (warmup == -1 && PyErr_Occurred()) return nullptr;
+    constexpr long kMax = std::numeric_limits<int>::max(), kMin = std::numeric_limits<int>::min();
+    if (repeat > kMax || repeat < kMin || warmup > kMax || warmup < kMin) {
+      PyErr_SetString(PyExc_OverflowError, "repeat and warmup must fit a C int");
+      return nullptr;
+    }
+    return run_call(static_cast<int>(op_index), args[1], args[2], args[3], args[4], options_of(args[5]), timing != 0,
+                    static_cast<int>(repeat), static_cast<int>(warmup))
+        .release()
+        .ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  } catch (...) {
+    if (py::detail::apply_exception_translators(py::detail::get_local_internals().registered_exception_translators) ||
+        py::detail::apply_exception_translators(py::detail::get_internals().registered_exception_translators))
+      return nullptr;
+    PyErr_SetString(PyExc_SystemError, "dmlbits: an exception escaped the translators");
+    return nullptr;
+  }
+}
+
+PyMethodDef run_fast_def = {"run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&run_fast)), METH_FASTCALL,
+                            "run(op, x1, x2, out, dtype, options, timing, repeat, warmup)"};
+
+py::object explain(int op_index, py::object a, py::object b, std::optional<std::string> dtype, py::handle options) {
+  OperationRequest r = new_request(op_index, options_of(options));
   r.dtype = dtype_argument(dtype, "dtype");
   r.explain_only = true;
   r.output = OutputKind::none;
@@ -372,9 +571,11 @@ PYBIND11_MODULE(_dmlbits, m) {
   });
   m.def("version", [] { return std::string(DMLBITS_VERSION); });
 
-  py::class_<CallOptions>(m, "CallOptions");
-  m.def("run_options", &call_options);
-  m.def("run", &run_call);
+  m.def("run_options", [](const std::string& backend, const std::string& feature_level, const std::string& shift_overflow,
+                           const std::string& out_dtype, unsigned threads, const std::string& isa, const std::string& adapter) {
+    return options_capsule(call_options(backend, feature_level, shift_overflow, out_dtype, threads, isa, adapter));
+  });
+  m.add_object("run", py::reinterpret_steal<py::object>(PyCFunction_NewEx(&run_fast_def, nullptr, m.attr("__name__").ptr())));
   m.def("explain", &explain);
   m.def("ops", &ops);
   m.def("devices", [] {

@@ -231,6 +231,71 @@ std::string timing_json(const RunResult& r) {
   return j.dump(2) + "\n";
 }
 
+struct OperationPlan::Impl {
+  std::shared_ptr<Backend> backend;
+  std::shared_ptr<const ValidatedOp> op;
+  std::vector<std::pair<DType, Shape>> operands;
+  std::string isa, isa_variable;  // the request's isa, and DMLBITS_ISA's value when it was ""
+  unsigned threads = 0;           // the same for threads and DMLBITS_THREADS
+  std::string threads_variable;
+  mutable ExecuteBuffers buffers;  // reused: a run allocates nothing
+};
+
+OperationPlan::OperationPlan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+OperationPlan::OperationPlan(OperationPlan&&) noexcept = default;
+OperationPlan& OperationPlan::operator=(OperationPlan&&) noexcept = default;
+OperationPlan::~OperationPlan() = default;
+
+const ValidatedOp& OperationPlan::op() const { return *impl_->op; }
+DType OperationPlan::output_dtype() const { return impl_->op->output_dtype(); }
+const Shape& OperationPlan::output_shape() const { return impl_->op->output_shape(); }
+
+bool OperationPlan::fits(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const {
+  const Impl& p = *impl_;
+  if (operands.size() != p.operands.size() || out.dtype != p.op->output_dtype() || !(out.shape == p.op->output_shape()))
+    return false;
+  for (std::size_t i = 0; i < operands.size(); ++i)
+    if (operands[i].dtype != p.operands[i].first || !(operands[i].shape == p.operands[i].second) ||
+        !operands[i].strides.empty())
+      return false;
+  return isa_variable(p.isa) == p.isa_variable && threads_variable(p.threads) == p.threads_variable;
+}
+
+void OperationPlan::run(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const {
+  const Impl& p = *impl_;
+  const std::size_t size = dtype_info(p.op->input_dtype()).size;
+  p.buffers.inputs.resize(operands.size());
+  for (std::size_t i = 0; i < operands.size(); ++i)
+    p.buffers.inputs[i] = {operands[i].data, operands[i].shape.element_count() * size};
+  p.buffers.output = {out.data, out.byte_size()};
+  p.backend->run(*p.op, p.buffers);
+}
+
+std::optional<OperationPlan> plan_operation(const PreparedRequest& prepared, BackendCache& backends) {
+  const OperationRequest& r = prepared.request();
+  if (r.in_place || r.repeat + r.warmup != 1 || r.timing || r.explain_only || r.keep_result ||
+      (r.output != OutputKind::memory && r.output != OutputKind::buffer))
+    return std::nullopt;
+  for (const auto& operand : r.operands) {
+    const auto* t = std::get_if<BorrowedTensor>(&operand);
+    if (!t || !t->strides.empty()) return std::nullopt;
+  }
+  const OperationSpec spec = to_spec(prepared, {}, &backends);
+  const std::vector<LoadedOperand> inputs = load_operands(spec.operands, spec.dtype);
+  std::unique_ptr<Backend> owned;
+  BackendCache::Impl::Entry* entry = nullptr;
+  operation_backend(spec, inputs, owned, &entry);
+  auto plan = std::make_unique<OperationPlan::Impl>();
+  plan->backend = entry->backend;
+  plan->op = validated_operation(spec, inputs, *entry->backend, entry);
+  for (const auto& in : inputs) plan->operands.emplace_back(in.dtype(), in.shape());
+  plan->isa = spec.isa;
+  plan->isa_variable = entry->key.isa_variable;
+  plan->threads = spec.threads;
+  plan->threads_variable = entry->key.threads_variable;
+  return OperationPlan(std::move(plan));
+}
+
 BackendCache::BackendCache() : impl_(std::make_unique<Impl>()) {}
 BackendCache::~BackendCache() = default;
 void BackendCache::clear() { impl_->backends.clear(); }

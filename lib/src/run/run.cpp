@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "dmlbits/error.hpp"
+#include "environment.hpp"
 
 namespace dmlbits {
 
@@ -49,20 +50,30 @@ Backend& operation_backend(const OperationSpec& spec, const std::vector<LoadedOp
   }
   auto& cache = spec.backends->impl().backends;
   const bool large = size_hint >= kAutoGpuMinBytes;
+  std::string isa_env = isa_variable(spec.isa), threads_env = threads_variable(spec.threads);
   for (auto& e : cache)
     if (e.key.kind == spec.backend && e.key.large == large && e.key.threads == spec.threads && e.key.isa == spec.isa &&
-        e.key.adapter == spec.adapter) {
+        e.key.adapter == spec.adapter && e.key.isa_variable == isa_env && e.key.threads_variable == threads_env) {
       if (entry) *entry = &e;
       return *e.backend;
     }
   if (cache.size() >= 64) cache.clear();  // options made and dropped by the thousand: start again
   BackendOptions options = backend_options(spec);
   options.size_hint = size_hint;
-  BackendCache::Impl::Key key{spec.backend, spec.isa, spec.threads, spec.adapter, large};
-  std::unique_ptr<Backend> made = make_backend(spec.backend, options);
+  BackendCache::Impl::Key key{spec.backend, spec.isa, spec.threads, spec.adapter, large, std::move(isa_env),
+                              std::move(threads_env)};
+  std::shared_ptr<Backend> made = make_backend(spec.backend, options);
   cache.push_back({std::move(key), std::move(made), {}, 0});
   if (entry) *entry = &cache.back();
   return *cache.back().backend;
+}
+
+std::string isa_variable(const std::string& isa) {
+  return isa.empty() ? environment_variable("DMLBITS_ISA").value_or("") : std::string();
+}
+
+std::string threads_variable(unsigned threads) {
+  return threads == 0 ? environment_variable("DMLBITS_THREADS").value_or("") : std::string();
 }
 
 namespace {
@@ -152,6 +163,8 @@ bool same_operation(const OpRequest& kept, const OperationSpec& spec, const std:
   return true;
 }
 
+}  // namespace
+
 // validate_operation, or the operation `entry`'s backend validated before for the same request.
 std::shared_ptr<const ValidatedOp> validated_operation(const OperationSpec& spec, const std::vector<LoadedOperand>& inputs,
                                                        const Backend& backend, BackendCache::Impl::Entry* entry) {
@@ -170,7 +183,6 @@ std::shared_ptr<const ValidatedOp> validated_operation(const OperationSpec& spec
   return op;
 }
 
-}  // namespace
 
 OperationResult run_operation(const OperationSpec& spec) {
   check_repeat(spec.repeat, spec.warmup, spec.in_place, spec.face);

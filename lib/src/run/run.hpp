@@ -52,6 +52,11 @@ struct BackendCache::Impl {
     unsigned threads;
     std::string adapter;
     bool large;
+    // DMLBITS_ISA and DMLBITS_THREADS as they were when the backend was made, where isa and
+    // threads left the choice to them ("" otherwise): read on every run, so that a changed
+    // variable gets a backend of its own, as a new process would.
+    std::string isa_variable;
+    std::string threads_variable;
     bool operator==(const Key&) const = default;
   };
   // An operation the entry's backend accepted, kept so that the same operation on operands of
@@ -64,7 +69,7 @@ struct BackendCache::Impl {
   };
   struct Entry {
     Key key;
-    std::unique_ptr<Backend> backend;
+    std::shared_ptr<Backend> backend;  // shared with the OperationPlans made on it
     std::vector<Validated> validated;  // at most kValidatedPerBackend: a linear search
     std::size_t next_replaced = 0;     // when full, replaced in turn
   };
@@ -104,6 +109,16 @@ std::unique_ptr<Backend> make_operation_backend(const OperationSpec& spec, const
 // then its entry), or a new one held by `owned` (`*entry` null).
 Backend& operation_backend(const OperationSpec& spec, const std::vector<LoadedOperand>& inputs,
                            std::unique_ptr<Backend>& owned, BackendCache::Impl::Entry** entry = nullptr);
+
+// validate_operation, or the operation `entry`'s backend accepted before for the same request
+// (entry null: validated afresh).
+std::shared_ptr<const ValidatedOp> validated_operation(const OperationSpec& spec, const std::vector<LoadedOperand>& inputs,
+                                                       const Backend& backend, BackendCache::Impl::Entry* entry);
+
+// DMLBITS_ISA's and DMLBITS_THREADS' values where `isa` ("") and `threads` (0) leave the
+// choice to them, else "" (BackendCache::Impl::Key).
+std::string isa_variable(const std::string& isa);
+std::string threads_variable(unsigned threads);
 
 // The validation step shared by run_operation and stream_operation: the spec's operation on
 // the loaded operands, refused (Errc::unsupported) if `backend` cannot run it.
