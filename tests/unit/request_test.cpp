@@ -353,11 +353,15 @@ TEST_F(RequestEnvironment, AChangedVariableIsHonouredByTheNextRun) {
   const MutableTensorView to{DType::uint8, Shape{8}, reinterpret_cast<std::byte*>(out.data())};
   const std::vector<BorrowedTensor> operands{borrowed(a, Shape{8}), borrowed(b, Shape{8})};
   BackendCache cache;
-  const PreparedRequest p = prepare_request([&] {
+  // The request with its thread count left to DMLBITS_THREADS (and its instruction set to
+  // DMLBITS_ISA); timed, so that the device it ran on can be read.
+  const auto left_to_variables = [&](bool timing) {
     OperationRequest r = plannable_and(a, b, Shape{8});
-    r.threads.reset();  // left to DMLBITS_THREADS
-    return r;
-  }());
+    r.threads.reset();
+    r.timing = timing;
+    return prepare_request(std::move(r));
+  };
+  const PreparedRequest p = left_to_variables(false);
   (void)run(p, {}, &cache);
   const std::optional<OperationPlan> plan = plan_operation(p, cache);
   ASSERT_TRUE(plan);
@@ -365,19 +369,13 @@ TEST_F(RequestEnvironment, AChangedVariableIsHonouredByTheNextRun) {
 
   ::setenv("DMLBITS_THREADS", "1", 1);
   EXPECT_FALSE(plan->fits(operands, to));
-  OperationRequest timed = plannable_and(a, b, Shape{8});
-  timed.threads.reset();
-  timed.timing = true;
-  const RunResult one = run(prepare_request(std::move(timed)), {}, &cache);
+  const RunResult one = run(left_to_variables(true), {}, &cache);
   EXPECT_EQ(cache.impl().backends.size(), 2u);
   EXPECT_TRUE(one.timing.device.ends_with(", 1 thread")) << one.timing.device;
 
   ::setenv("DMLBITS_ISA", "scalar", 1);
   EXPECT_FALSE(plan->fits(operands, to));
-  OperationRequest scalar = plannable_and(a, b, Shape{8});
-  scalar.threads.reset();
-  scalar.timing = true;
-  const RunResult s = run(prepare_request(std::move(scalar)), {}, &cache);
+  const RunResult s = run(left_to_variables(true), {}, &cache);
   EXPECT_EQ(cache.impl().backends.size(), 3u);
   EXPECT_NE(s.timing.device.find("scalar"), std::string::npos) << s.timing.device;
 

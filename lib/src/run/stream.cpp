@@ -89,9 +89,18 @@ std::size_t streamed_inputs(const ValidatedOp& v, const std::vector<LoadedOperan
 // bare C program (testdata/benchmarks.md, "Issue #29", "The floor").
 constexpr std::string_view kTwoStreamsOnOne = "two streamed inputs run on one";
 
-bool can_pipeline(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs, const Backend& backend,
-                  unsigned threads) {
-  return could_pipeline(v, backend, threads) && streamed_inputs(v, inputs) < 2;
+// Whether a streamed run pipelines, and, where a second thread was to be had but is not used,
+// why (for -v): the one place of the rule, for the run and for its description.
+struct PipelineChoice {
+  bool pipelined = false;
+  std::string_view one_thread_reason;
+};
+
+PipelineChoice pipeline_choice(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs, const Backend& backend,
+                               unsigned threads) {
+  if (!could_pipeline(v, backend, threads)) return {};
+  if (streamed_inputs(v, inputs) >= 2) return {false, kTwoStreamsOnOne};
+  return {true, {}};
 }
 
 // Returns false, having run nothing, when no second thread could be started.
@@ -177,11 +186,9 @@ std::unique_ptr<Backend> load_and_validate(const OperationSpec& spec, std::vecto
   const ValidatedOp& v = *r.op;
   if (v.is_flat_streamable()) {
     const std::uint64_t count = v.output_shape().element_count();
-    const bool could = could_pipeline(v, *backend, spec.threads);
-    const bool two_streams = streamed_inputs(v, inputs) >= 2;
+    const PipelineChoice choice = pipeline_choice(v, inputs, *backend, spec.threads);
     r.timing.device = backend->device_description_for(v.flat_chunk(std::min<std::uint64_t>(chunk_elements(v), count)),
-                                                      could && !two_streams,
-                                                      could && two_streams ? kTwoStreamsOnOne : std::string_view{});
+                                                      choice.pipelined, choice.one_thread_reason);
   } else {
     r.timing.device = backend->device_description_for(v, false);
   }
@@ -313,7 +320,7 @@ class ChunkWriter {
 // A streamed operation written chunk by chunk after the header, pipelined when it can be.
 void write_chunks(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Backend& backend, unsigned threads,
                   OutputFile& out, const ProgressFn& progress, Stopwatch& phase, PhaseSeconds& s) {
-  const bool pipelined = can_pipeline(v, inputs, backend, threads);
+  const bool pipelined = pipeline_choice(v, inputs, backend, threads).pipelined;
   ChunkWriter writer(v, inputs, backend, out, progress, pipelined ? kStreamSlots : 1);
   auto produce = [&](std::uint64_t c) { return writer.produce(c); };
   auto consume = [&](std::uint64_t c) { writer.consume(c); };
