@@ -1,18 +1,24 @@
 // Streamed runs (dmlbits/stream.hpp): stream_operation over several kStreamChunkBytes chunks
 // must write, byte for byte, what run_operation computes in memory and what the test computes
-// by hand, in chunk order whether reading and computing run on a second thread (threads = 2,
-// run_pipelined) or not (threads = 1); a failure mid-stream (an output that cannot be created,
+// by hand, in chunk order whether reading and computing run on a second thread (the `pipelined`
+// variant: threads = 2 with the pipeline's threshold lowered to nothing through StreamOptions,
+// run_pipelined) or not (threads = 1, and threads = 2 at the product's 64 MiB threshold, which
+// these files stay under); a failure mid-stream (an output that cannot be created,
 // an input that shrinks or a pipe that ends after the first chunk, a progress callback that
 // throws) must leave neither the output nor a temporary file, and an existing output as it was.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -54,14 +60,39 @@ OperationSpec spec_of(OpKind op, std::vector<std::string> operands, unsigned thr
   return s;
 }
 
+// The ways a StreamTest runs: threads, and the pipeline's threshold (StreamOptions).
+struct StreamVariant {
+  const char* name;
+  unsigned threads;
+  StreamOptions options;
+};
+const StreamVariant kVariants[] = {
+    {"threads1", 1, {}},
+    {"threads2", 2, {}},
+    {"pipelined", 2, StreamOptions{.pipeline_min_output_bytes = 0}},
+};
+
 std::string run_in_memory(const OperationSpec& spec) {
   const OperationResult r = run_operation(spec);
   const TensorView v = r.result();
   return {reinterpret_cast<const char*>(v.data), v.byte_size()};
 }
 
-class StreamTest : public ::testing::TestWithParam<unsigned> {
+class StreamTest : public ::testing::TestWithParam<StreamVariant> {
  protected:
+  unsigned threads() const { return GetParam().threads; }
+  StreamResult stream(const OperationSpec& spec, const std::string& out, const ProgressFn& progress,
+                      const std::function<void(const ValidatedOp&, const RunTiming&)>& on_validated = {}) {
+    return stream_operation(spec, out, progress, on_validated, GetParam().options);
+  }
+  // Whether a run's device description (RunTiming::device) says it was pipelined: two threads
+  // used (a streamed run computes each 512 KiB chunk on one, so a second is the reader's).
+  static bool says_pipelined(const std::string& device) {
+    return device.find("1 of 2") == std::string::npos && device.find("2 threads") != std::string::npos;
+  }
+  bool pipelines() const {
+    return std::string_view(GetParam().name) == "pipelined" && std::thread::hardware_concurrency() >= 2;
+  }
   TempDir dir_{"stream-test"};
 };
 
@@ -72,10 +103,10 @@ TEST_P(StreamTest, ChunksMatchTheInMemoryRunAndTheHandResult) {
   const auto a = ramp(n), b = scrambled(n);
   test::write_file(dir_.file("a.npy"), test::npy_1d(a));
   test::write_file(dir_.file("b.npy"), test::npy_1d(b));
-  const OperationSpec spec = spec_of(OpKind::bit_xor, {dir_.file("a.npy"), dir_.file("b.npy")}, GetParam());
+  const OperationSpec spec = spec_of(OpKind::bit_xor, {dir_.file("a.npy"), dir_.file("b.npy")}, threads());
 
   std::vector<std::pair<std::uint64_t, std::uint64_t>> progress;
-  const StreamResult r = stream_operation(spec, dir_.file("out.npy"),
+  const StreamResult r = stream(spec, dir_.file("out.npy"),
                                           [&](std::uint64_t done, std::uint64_t total) { progress.emplace_back(done, total); });
   EXPECT_TRUE(r.streamed);
 
@@ -96,13 +127,14 @@ TEST_P(StreamTest, ChunksMatchTheInMemoryRunAndTheHandResult) {
 }
 
 // A literal B is one element broadcast over every chunk; the chunks must still land in order.
-// Nine chunks (4.5 MiB): on two threads, pipelined (from 4 MiB of work).
+// Nine chunks (4.5 MiB), one streamed input: pipelined in the `pipelined` variant.
 TEST_P(StreamTest, ABroadcastLiteralKeepsChunkOrder) {
   const std::uint64_t n = 9 * kChunk;
   test::write_file(dir_.file("a.npy"), test::npy_1d(ramp(n)));
-  const OperationSpec spec = spec_of(OpKind::bit_and, {dir_.file("a.npy"), "0xffff0000"}, GetParam());
-  const StreamResult r = stream_operation(spec, dir_.file("out.npy"), {});
+  const OperationSpec spec = spec_of(OpKind::bit_and, {dir_.file("a.npy"), "0xffff0000"}, threads());
+  const StreamResult r = stream(spec, dir_.file("out.npy"), {});
   EXPECT_TRUE(r.streamed);
+  EXPECT_EQ(says_pipelined(r.timing.device), pipelines()) << r.timing.device;
   const auto out = test::values_of<std::uint32_t>(test::npy_data(test::read_file(dir_.file("out.npy"))));
   ASSERT_EQ(out.size(), n);
   // i & 0xffff0000 for i < 1179648 (0x120000): the chunk number's two high halfwords.
@@ -121,9 +153,10 @@ TEST_P(StreamTest, PopcountIntoANarrowerOutput) {
   std::vector<std::uint32_t> a(n);
   for (std::uint64_t i = 0; i < n; ++i) a[i] = (i % 3 == 0) ? 0xF0u : (i % 3 == 1 ? 0xFFFFFFFFu : 0x80000001u);
   test::write_file(dir_.file("a.npy"), test::npy_1d(a));
-  OperationSpec spec = spec_of(OpKind::popcount, {dir_.file("a.npy")}, GetParam());
+  OperationSpec spec = spec_of(OpKind::popcount, {dir_.file("a.npy")}, threads());
   spec.out_dtype = DType::uint8;
-  stream_operation(spec, dir_.file("out.npy"), {});
+  const StreamResult r = stream(spec, dir_.file("out.npy"), {});
+  EXPECT_EQ(says_pipelined(r.timing.device), pipelines()) << r.timing.device;
   const std::string file = test::read_file(dir_.file("out.npy"));
   EXPECT_NE(file.find("'descr': '|u1'"), std::string::npos);
   const std::string data = test::npy_data(file);
@@ -142,8 +175,8 @@ TEST_P(StreamTest, PopcountIntoANarrowerOutput) {
 TEST_P(StreamTest, AxisBroadcastRunsInMemory) {
   test::write_file(dir_.file("a.npy"), test::npy_header_v1("|u1", "(2, 3)") + std::string("\x01\x02\x04\x08\x10\x20", 6));
   test::write_file(dir_.file("b.npy"), test::npy_header_v1("|u1", "(3,)") + std::string("\xff\x00\x0f", 3));
-  const OperationSpec spec = spec_of(OpKind::bit_or, {dir_.file("a.npy"), dir_.file("b.npy")}, GetParam());
-  const StreamResult r = stream_operation(spec, dir_.file("out.npy"), {});
+  const OperationSpec spec = spec_of(OpKind::bit_or, {dir_.file("a.npy"), dir_.file("b.npy")}, threads());
+  const StreamResult r = stream(spec, dir_.file("out.npy"), {});
   EXPECT_FALSE(r.streamed);
   // Rows [1 2 4] and [8 16 32] or [255 0 15]: [255 2 15], [255 16 47].
   EXPECT_EQ(test::npy_data(test::read_file(dir_.file("out.npy"))), std::string("\xff\x02\x0f\xff\x10\x2f", 6));
@@ -153,10 +186,10 @@ TEST_P(StreamTest, AnOutputThatCannotBeCreatedLeavesNothing) {
   const std::uint64_t n = 2 * kChunk;
   test::write_file(dir_.file("a.npy"), test::npy_1d(ramp(n)));
   test::write_file(dir_.file("plain"), "not a folder");
-  const OperationSpec spec = spec_of(OpKind::bit_not, {dir_.file("a.npy")}, GetParam());
+  const OperationSpec spec = spec_of(OpKind::bit_not, {dir_.file("a.npy")}, threads());
   for (const std::string& out : {dir_.file("missing/out.npy"), dir_.file("plain/out.npy")}) {
     try {
-      stream_operation(spec, out, {});
+      stream(spec, out, {});
       ADD_FAILURE() << out << " was written";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), Errc::io) << e.what();
@@ -168,10 +201,10 @@ TEST_P(StreamTest, AnOutputThatCannotBeCreatedLeavesNothing) {
 // Progress throwing on the second chunk: the run stops there, the first chunk written to the
 // temporary file is discarded with it, and an existing output is left as it was.
 TEST_P(StreamTest, AProgressCallbackThatThrowsLeavesTheOldOutput) {
-  const std::uint64_t n = 10 * kChunk;  // 5 MiB: pipelined on two threads
+  const std::uint64_t n = 10 * kChunk;  // 5 MiB
   test::write_file(dir_.file("a.npy"), test::npy_1d(ramp(n)));
   test::write_file(dir_.file("out.npy"), "previous contents");
-  const OperationSpec spec = spec_of(OpKind::bit_not, {dir_.file("a.npy")}, GetParam());
+  const OperationSpec spec = spec_of(OpKind::bit_not, {dir_.file("a.npy")}, threads());
   int calls = 0;
   const auto progress = [&](std::uint64_t done, std::uint64_t) {
     ++calls;
@@ -180,10 +213,11 @@ TEST_P(StreamTest, AProgressCallbackThatThrowsLeavesTheOldOutput) {
       throw std::runtime_error("stop at the second chunk");
     }
   };
+  std::string device;
   EXPECT_THROW(
       {
         try {
-          stream_operation(spec, dir_.file("out.npy"), progress);
+          stream(spec, dir_.file("out.npy"), progress, [&](const ValidatedOp&, const RunTiming& t) { device = t.device; });
         } catch (const std::runtime_error& e) {
           EXPECT_STREQ(e.what(), "stop at the second chunk");
           throw;
@@ -191,32 +225,35 @@ TEST_P(StreamTest, AProgressCallbackThatThrowsLeavesTheOldOutput) {
       },
       std::runtime_error);
   EXPECT_EQ(calls, 2);
+  EXPECT_EQ(says_pipelined(device), pipelines()) << device;
   EXPECT_EQ(test::read_file(dir_.file("out.npy")), "previous contents");
   EXPECT_EQ(dir_.names(), (std::set<std::string>{"a.npy", "out.npy"}));
 }
 
 // The input is cut to its header after the first chunk is written: a later chunk's read finds
-// it short (Errc::io, naming the file), and no output is left. With a second thread (eight
-// chunks are 4 MiB: pipelined) up to two chunks (kStreamSlots) may have been read before the
-// cut, so the failure comes by the third of eight.
+// it short (Errc::io, naming the file), and no output is left. With a second thread (the
+// `pipelined` variant) up to two chunks (kStreamSlots) may have been read before the cut, so
+// the failure comes by the third of eight; on one thread at the second.
 TEST_P(StreamTest, AnInputThatShrinksAfterTheFirstChunkLeavesNothing) {
   const std::uint64_t n = 8 * kChunk;
   const std::string header = test::npy_header_v1("<u4", "(1048576,)");
   test::write_file(dir_.file("a.npy"), header + test::le_bytes(ramp(n)));
-  const OperationSpec spec = spec_of(OpKind::bit_not, {dir_.file("a.npy")}, GetParam());
+  const OperationSpec spec = spec_of(OpKind::bit_not, {dir_.file("a.npy")}, threads());
   int calls = 0;
   const auto progress = [&](std::uint64_t, std::uint64_t) {
     if (++calls == 1) std::filesystem::resize_file(dir_.file("a.npy"), header.size());
   };
+  std::string device;
   try {
-    stream_operation(spec, dir_.file("out.npy"), progress);
+    stream(spec, dir_.file("out.npy"), progress, [&](const ValidatedOp&, const RunTiming& t) { device = t.device; });
     ADD_FAILURE() << "the run succeeded";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::io) << e.what();
     const std::string what = e.what();
     EXPECT_EQ(what.rfind("reading '" + dir_.file("a.npy") + "': file shrank while reading", 0), 0u) << what;
   }
-  if (GetParam() == 1) { EXPECT_EQ(calls, 1); }
+  EXPECT_EQ(says_pipelined(device), pipelines()) << device;
+  if (!pipelines()) { EXPECT_EQ(calls, 1); }
   EXPECT_GE(calls, 1);
   EXPECT_LE(calls, 2);
   EXPECT_EQ(dir_.names(), (std::set<std::string>{"a.npy"}));
@@ -224,10 +261,11 @@ TEST_P(StreamTest, AnInputThatShrinksAfterTheFirstChunkLeavesNothing) {
 
 TEST_P(StreamTest, OnValidatedRunsBeforeTheOutputExists) {
   test::write_file(dir_.file("a.npy"), test::npy_1d(ramp(2 * kChunk)));
-  const OperationSpec spec = spec_of(OpKind::shl, {dir_.file("a.npy"), "3"}, GetParam());
+  const OperationSpec spec = spec_of(OpKind::shl, {dir_.file("a.npy"), "3"}, threads());
   int calls = 0;
-  stream_operation(spec, dir_.file("out.npy"), {}, [&](const ValidatedOp& op, const RunTiming& t) {
+  stream(spec, dir_.file("out.npy"), {}, [&](const ValidatedOp& op, const RunTiming& t) {
     ++calls;
+    EXPECT_EQ(says_pipelined(t.device), pipelines()) << t.device;
     EXPECT_EQ(op.op().kind, OpKind::shl);
     EXPECT_EQ(t.backend, "cpu");
     EXPECT_EQ(dir_.names(), (std::set<std::string>{"a.npy"}));
@@ -240,46 +278,100 @@ TEST_P(StreamTest, OnValidatedRunsBeforeTheOutputExists) {
   EXPECT_EQ(out[kChunk + 1], 1048584u);
 }
 
-// A second thread reads and computes only from 4 MiB of work (CpuBackendOptions'
-// parallel_min_bytes, as the backend splits its work): under it, starting the thread cost more
-// than it saved. The run's device says so ("1 of 2 threads (outputs under 4 MiB run on one)"),
-// and the results are the same either side of the line.
-TEST(StreamThreadsTest, ASecondThreadOnlyFromFourMebibytesOfWork) {
+// Whether a run with one streamed input pipelines, and what -v says when it does not, at the
+// product's threshold (kPipelineMinOutputBytes, 64 MiB of output): under 4 MiB of work the
+// backend's own reason ("outputs under 4 MiB run on one", as in memory), from there to 64 MiB
+// "streamed outputs under 64 MiB run on one" (the pipeline measured slower there), and from 64
+// MiB two threads. The results are the same either side of each line. The two 64 MiB inputs
+// are sparse files (zeros, read without touching a disk), so that the test stays quick.
+TEST(StreamThreadsTest, ASecondThreadOnlyFromSixtyFourMebibytesOfOutput) {
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: never pipelined";
+  static_assert(kPipelineMinOutputBytes == std::uint64_t{64} << 20, "the counts and texts below are for 64 MiB");
   TempDir dir("stream-threads-test");
-  constexpr std::uint64_t kFirstPipelined = (std::uint64_t{4} << 20) / 4;  // uint32 elements in 4 MiB
-  for (const std::uint64_t n : {2 * kChunk, kFirstPipelined - 1, kFirstPipelined, kFirstPipelined + 5}) {
+  constexpr std::uint64_t kFirstPipelined = (std::uint64_t{64} << 20) / 4;  // uint32 elements in 64 MiB
+  const std::pair<std::uint64_t, const char*> cases[] = {
+      {2 * kChunk, "1 of 2 threads (outputs under 4 MiB run on one)"},
+      {(std::uint64_t{4} << 20) / 4, "1 of 2 threads (streamed outputs under 64 MiB run on one)"},
+      {kFirstPipelined - 1, "1 of 2 threads (streamed outputs under 64 MiB run on one)"},
+      {kFirstPipelined, nullptr},
+  };
+  for (const auto& [n, reason] : cases) {
     SCOPED_TRACE(n);
-    const auto a = ramp(n);
-    test::write_file(dir.file("a.npy"), test::npy_1d(a));
+    const bool sparse = n > kFirstPipelined / 2;
+    std::vector<std::uint32_t> a;
+    if (sparse) {
+      const std::string header = test::npy_header_v1("<u4", "(" + std::to_string(n) + ",)");
+      test::write_file(dir.file("a.npy"), header);
+      std::filesystem::resize_file(dir.file("a.npy"), header.size() + n * 4);
+    } else {
+      a = ramp(n);
+      test::write_file(dir.file("a.npy"), test::npy_1d(a));
+    }
     const StreamResult r = stream_operation(spec_of(OpKind::bit_not, {dir.file("a.npy")}, 2), dir.file("out.npy"), {});
     EXPECT_TRUE(r.streamed);
-    if (n < kFirstPipelined) {
-      EXPECT_NE(r.timing.device.find("1 of 2 threads (outputs under 4 MiB run on one)"), std::string::npos) << r.timing.device;
+    if (reason) {
+      EXPECT_NE(r.timing.device.find(reason), std::string::npos) << r.timing.device;
     } else {
       EXPECT_EQ(r.timing.device.find("1 of 2"), std::string::npos) << r.timing.device;
       EXPECT_NE(r.timing.device.find("2 threads"), std::string::npos) << r.timing.device;
     }
-    std::vector<std::uint32_t> expected(n);
-    for (std::uint64_t i = 0; i < n; ++i) expected[i] = ~a[i];
-    EXPECT_EQ(test::npy_data(test::read_file(dir.file("out.npy"))), test::le_bytes(expected));
+    std::string file(std::filesystem::file_size(dir.file("out.npy")), '\0');  // read at once: 64 MiB
+    std::ifstream(dir.file("out.npy"), std::ios::binary).read(file.data(), static_cast<std::streamsize>(file.size()));
+    const std::string data = test::npy_data(file);
+    if (sparse) {
+      EXPECT_TRUE(data == std::string(n * 4, '\xff')) << "not every element of ~0 is 0xffffffff";
+    } else {
+      std::vector<std::uint32_t> expected(n);
+      for (std::uint64_t i = 0; i < n; ++i) expected[i] = ~a[i];
+      EXPECT_EQ(data, test::le_bytes(expected));
+    }
+  }
+}
+
+// The threshold counts output bytes: popcount into uint8 writes a quarter of what it reads,
+// and the second thread overlaps the writing. With the threshold at 2 MiB (StreamOptions),
+// 8 MiB of uint32 less one element (2 MiB less a byte out) stays on one thread and says why;
+// 8 MiB (2 MiB out) pipelines.
+TEST(StreamThreadsTest, TheThresholdCountsOutputBytes) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: never pipelined";
+  TempDir dir("stream-threads-test");
+  const StreamOptions options{.pipeline_min_output_bytes = std::uint64_t{2} << 20};
+  for (const std::uint64_t n : {(std::uint64_t{2} << 20) - 1, std::uint64_t{2} << 20}) {
+    SCOPED_TRACE(n);
+    std::vector<std::uint32_t> a = scrambled(n);
+    test::write_file(dir.file("a.npy"), test::npy_1d(a));
+    OperationSpec spec = spec_of(OpKind::popcount, {dir.file("a.npy")}, 2);
+    spec.out_dtype = DType::uint8;
+    const StreamResult r = stream_operation(spec, dir.file("out.npy"), {}, {}, options);
+    if (n * 1 < options.pipeline_min_output_bytes) {
+      EXPECT_NE(r.timing.device.find("1 of 2 threads (streamed outputs under 2 MiB run on one)"), std::string::npos)
+          << r.timing.device;
+    } else {
+      EXPECT_EQ(r.timing.device.find("1 of 2"), std::string::npos) << r.timing.device;
+      EXPECT_NE(r.timing.device.find("2 threads"), std::string::npos) << r.timing.device;
+    }
+    std::string expected(n, '\0');
+    for (std::uint64_t i = 0; i < n; ++i) expected[i] = static_cast<char>(std::popcount(a[i]));
+    EXPECT_EQ(test::npy_data(test::read_file(dir.file("out.npy"))), expected);
   }
 }
 
 // Two streamed inputs keep a run on one thread at any size (stream.cpp, kTwoStreamsOnOne): the
 // pipeline measured slower there. One streamed input beside one held in memory (a literal) is
-// still pipelined from 4 MiB of work. -v says which, and the results are the same.
+// pipelined at the same size (here over a threshold lowered to 4 MiB through StreamOptions, to
+// keep the files small). -v says which, and the results are the same.
 TEST(StreamThreadsTest, TwoStreamedInputsStayOnOneThread) {
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: never pipelined";
   TempDir dir("stream-threads-test");
+  const StreamOptions options{.pipeline_min_output_bytes = std::uint64_t{4} << 20};
   const std::uint64_t n = (std::uint64_t{4} << 20) / 4 + 5;  // past 4 MiB of uint32: pipelined with one stream
   const auto a = ramp(n);
   const auto b = scrambled(n);
   test::write_file(dir.file("a.npy"), test::npy_1d(a));
   test::write_file(dir.file("b.npy"), test::npy_1d(b));
 
-  const StreamResult two =
-      stream_operation(spec_of(OpKind::bit_and, {dir.file("a.npy"), dir.file("b.npy")}, 2), dir.file("out.npy"), {});
+  const StreamResult two = stream_operation(spec_of(OpKind::bit_and, {dir.file("a.npy"), dir.file("b.npy")}, 2),
+                                            dir.file("out.npy"), {}, {}, options);
   EXPECT_TRUE(two.streamed);
   EXPECT_NE(two.timing.device.find("1 of 2 threads (two streamed inputs run on one)"), std::string::npos)
       << two.timing.device;
@@ -287,8 +379,8 @@ TEST(StreamThreadsTest, TwoStreamedInputsStayOnOneThread) {
   for (std::uint64_t i = 0; i < n; ++i) expected[i] = a[i] & b[i];
   EXPECT_EQ(test::npy_data(test::read_file(dir.file("out.npy"))), test::le_bytes(expected));
 
-  const StreamResult one =
-      stream_operation(spec_of(OpKind::bit_and, {dir.file("a.npy"), "0xffff0000"}, 2), dir.file("out.npy"), {});
+  const StreamResult one = stream_operation(spec_of(OpKind::bit_and, {dir.file("a.npy"), "0xffff0000"}, 2),
+                                            dir.file("out.npy"), {}, {}, options);
   EXPECT_TRUE(one.streamed);
   EXPECT_EQ(one.timing.device.find("1 of 2"), std::string::npos) << one.timing.device;
   EXPECT_NE(one.timing.device.find("2 threads"), std::string::npos) << one.timing.device;
@@ -296,10 +388,8 @@ TEST(StreamThreadsTest, TwoStreamedInputsStayOnOneThread) {
   EXPECT_EQ(test::npy_data(test::read_file(dir.file("out.npy"))), test::le_bytes(expected));
 }
 
-std::string threads_name(const ::testing::TestParamInfo<unsigned>& param) {
-  return "threads" + std::to_string(param.param);
-}
-INSTANTIATE_TEST_SUITE_P(Threads, StreamTest, ::testing::Values(1u, 2u), threads_name);
+std::string variant_name(const ::testing::TestParamInfo<StreamVariant>& param) { return param.param.name; }
+INSTANTIATE_TEST_SUITE_P(Variants, StreamTest, ::testing::ValuesIn(kVariants), variant_name);
 
 // A pipe (standard input) that ends in the second chunk: Errc::invalid_input ("truncated"),
 // found only after the first chunk was written, and no output left.

@@ -63,16 +63,10 @@ std::uint64_t chunk_count(const ValidatedOp& v) {
 // there; consume throws it.
 // could_pipeline: false when there is no second core or thread to be had, the backend is not a
 // CPU one (a device backend is kept on the thread that created it), it is held to one thread
-// (`threads`, as --threads: 1, or DMLBITS_THREADS=1 for 0), or the run is less work than the
-// CPU backend splits over threads (CpuBackendOptions' parallel_min_bytes, 4 MiB of the wider
-// element). Under that, starting and feeding a second thread cost more than it saved: a 1-2
-// MiB `and` took 1.7-1.9x cp's CPU time on two threads against 1.5-1.6x on one (quiet sweep,
-// testdata/benchmarks.md, "Issue #29"); and -v's "outputs under 4 MiB run on one" then holds
-// for streamed runs too.
+// (`threads`, as --threads: 1, or DMLBITS_THREADS=1 for 0), or the run is one chunk.
 bool could_pipeline(const ValidatedOp& v, const Backend& backend, unsigned threads) {
-  const std::uint64_t work_bytes = v.output_shape().element_count() * wider_element_bytes(v);
-  return chunk_count(v) >= 2 && work_bytes >= CpuBackendOptions{}.parallel_min_bytes &&
-         std::thread::hardware_concurrency() >= 2 && backend.computes_on_cpu() && cpu_threads(threads) >= 2;
+  return chunk_count(v) >= 2 && std::thread::hardware_concurrency() >= 2 && backend.computes_on_cpu() &&
+         cpu_threads(threads) >= 2;
 }
 
 // The inputs a flat streamed run reads chunk by chunk (materialize_unstreamable reads the rest
@@ -93,13 +87,27 @@ constexpr std::string_view kTwoStreamsOnOne = "two streamed inputs run on one";
 // why (for -v): the one place of the rule, for the run and for its description.
 struct PipelineChoice {
   bool pipelined = false;
-  std::string_view one_thread_reason;
+  std::string one_thread_reason;  // empty: the backend's own ("outputs under 4 MiB run on one")
 };
 
+// One streamed input pipelines from options.pipeline_min_output_bytes of output (64 MiB): the
+// second thread overlaps the writing, and under that the hand-over per chunk (each wakes a
+// halted vCPU) cost more than the overlap saved: `not` uint32 on two threads took 1.14-1.38x
+// the one-thread wall time at 4-16 MiB and paid only from 64 MiB (0.93x) in a quiet sitting;
+// popcount into uint8, a quarter of the output, never paid under 256 MiB of input
+// (testdata/benchmarks.md, "Issue #29", "Fourth pass"). A run whose work is under the CPU
+// backend's own line (CpuBackendOptions' parallel_min_bytes) is described as in memory.
 PipelineChoice pipeline_choice(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs, const Backend& backend,
-                               unsigned threads) {
+                               unsigned threads, const StreamOptions& options) {
   if (!could_pipeline(v, backend, threads)) return {};
-  if (streamed_inputs(v, inputs) >= 2) return {false, kTwoStreamsOnOne};
+  const std::uint64_t count = v.output_shape().element_count();
+  const std::uint64_t output_bytes = count * dtype_info(v.output_dtype()).size;
+  const bool small = output_bytes < options.pipeline_min_output_bytes;
+  if (small && count * wider_element_bytes(v) < CpuBackendOptions{}.parallel_min_bytes) return {};
+  if (streamed_inputs(v, inputs) >= 2) return {false, std::string(kTwoStreamsOnOne)};
+  if (small)
+    return {false,
+            fmt::format("streamed outputs under {} run on one", format_byte_size(options.pipeline_min_output_bytes))};
   return {true, {}};
 }
 
@@ -172,8 +180,8 @@ struct PhaseSeconds {
 // The steps a streamed run shares with an in-memory one: read the operands (as streams where
 // they can be), make the backend and validate. `r` gets the operation, the backend's
 // description and the read, backend and validate phases.
-std::unique_ptr<Backend> load_and_validate(const OperationSpec& spec, std::vector<LoadedOperand>& inputs,
-                                           StreamResult& r, Stopwatch& phase) {
+std::unique_ptr<Backend> load_and_validate(const OperationSpec& spec, const StreamOptions& options,
+                                           std::vector<LoadedOperand>& inputs, StreamResult& r, Stopwatch& phase) {
   check_backend_options(spec.backend, backend_options(spec));  // a wrong --backend before any reading
   inputs = load_operands(spec.operands, spec.dtype, LoadMode::streams);
   const double read_s = phase.lap();
@@ -186,7 +194,7 @@ std::unique_ptr<Backend> load_and_validate(const OperationSpec& spec, std::vecto
   const ValidatedOp& v = *r.op;
   if (v.is_flat_streamable()) {
     const std::uint64_t count = v.output_shape().element_count();
-    const PipelineChoice choice = pipeline_choice(v, inputs, *backend, spec.threads);
+    const PipelineChoice choice = pipeline_choice(v, inputs, *backend, spec.threads, options);
     r.timing.device = backend->device_description_for(v.flat_chunk(std::min<std::uint64_t>(chunk_elements(v), count)),
                                                       choice.pipelined, choice.one_thread_reason);
   } else {
@@ -319,8 +327,9 @@ class ChunkWriter {
 
 // A streamed operation written chunk by chunk after the header, pipelined when it can be.
 void write_chunks(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Backend& backend, unsigned threads,
-                  OutputFile& out, const ProgressFn& progress, Stopwatch& phase, PhaseSeconds& s) {
-  const bool pipelined = pipeline_choice(v, inputs, backend, threads).pipelined;
+                  const StreamOptions& options, OutputFile& out, const ProgressFn& progress, Stopwatch& phase,
+                  PhaseSeconds& s) {
+  const bool pipelined = pipeline_choice(v, inputs, backend, threads, options).pipelined;
   ChunkWriter writer(v, inputs, backend, out, progress, pipelined ? kStreamSlots : 1);
   auto produce = [&](std::uint64_t c) { return writer.produce(c); };
   auto consume = [&](std::uint64_t c) { writer.consume(c); };
@@ -361,13 +370,14 @@ void record_phases(RunTiming& t, const PhaseSeconds& s, const ValidatedOp& v, co
 }  // namespace
 
 StreamResult stream_operation(const OperationSpec& spec, const std::string& out_path, const ProgressFn& progress,
-                              const std::function<void(const ValidatedOp&, const RunTiming&)>& on_validated) {
+                              const std::function<void(const ValidatedOp&, const RunTiming&)>& on_validated,
+                              const StreamOptions& options) {
   if (spec.repeat != 1 || spec.warmup != 0) throw Error(Errc::internal, "stream_operation runs once");
   Stopwatch total;
   Stopwatch phase;
   StreamResult r;
   std::vector<LoadedOperand> inputs;
-  const std::unique_ptr<Backend> backend = load_and_validate(spec, inputs, r, phase);
+  const std::unique_ptr<Backend> backend = load_and_validate(spec, options, inputs, r, phase);
   const ValidatedOp& v = *r.op;
   if (on_validated) on_validated(v, r.timing);
 
@@ -377,7 +387,7 @@ StreamResult stream_operation(const OperationSpec& spec, const std::string& out_
   OutputFile out(out_path);
   out.write(npy_header(v.output_dtype(), v.output_shape()));
   if (!r.streamed) write_whole(v, inputs, *backend, out, phase, s);
-  else write_chunks(v, inputs, *backend, spec.threads, out, progress, phase, s);
+  else write_chunks(v, inputs, *backend, spec.threads, options, out, progress, phase, s);
   for (auto& in : inputs)
     if (in.stream) in.stream->close();  // --in-place: A is replaced next
   out.commit();

@@ -29,10 +29,22 @@ struct StreamResult {
 // the system calls per chunk do not show.
 inline constexpr std::size_t kStreamChunkBytes = std::size_t{512} << 10;
 
+// Output bytes from which a streamed run with one streamed input reads and computes on a second
+// thread while the first writes (stream.cpp, pipeline_choice). Under it the pipeline's hand-over
+// per chunk cost more than the overlap saved (testdata/benchmarks.md, "Issue #29").
+inline constexpr std::uint64_t kPipelineMinOutputBytes = std::uint64_t{64} << 20;
+
+// How a streamed run is carried out; the defaults are the product's. Tests lower the pipeline's
+// threshold to reach the two-thread path with small files (no user-visible knob sets it).
+struct StreamOptions {
+  std::uint64_t pipeline_min_output_bytes = kPipelineMinOutputBytes;
+};
+
 // Runs `spec` (repeat and warmup must be 1 and 0) and writes the result as .npy to `out_path`
 // ("-" for standard output) atomically. `on_validated` runs once the operation is validated and
 // before any output is created (for -v and --explain-json).
 StreamResult stream_operation(const OperationSpec& spec, const std::string& out_path, const ProgressFn& progress,
-                              const std::function<void(const ValidatedOp&, const RunTiming&)>& on_validated = {});
+                              const std::function<void(const ValidatedOp&, const RunTiming&)>& on_validated = {},
+                              const StreamOptions& options = {});
 
 }  // namespace dmlbits
