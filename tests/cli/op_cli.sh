@@ -169,10 +169,12 @@ DMLBITS_THREADS=0 expect_status 2 not n8.npy -o t.npy
 expect_err "DMLBITS_THREADS: '0' is not a thread count from 1 to 256"; expect_one_line
 DMLBITS_THREADS=1 run devices
 expect_out "1 thread"
-# DMLBITS_THREADS=1 keeps a streamed run on one thread; by default it has two. Counted in
-# /proc while the run is held up writing into a FIFO that is not being read. A run streaming
-# two inputs stays on one thread whatever the count (the pipeline measured slower there).
-for case in "1 1 not ta.npy" "2 2 not ta.npy" "2 1 and ta.npy tb.npy"; do
+# DMLBITS_THREADS=1 keeps a streamed run on one thread; by default one with 64 MiB of output
+# or more has two. Counted in /proc while the run is held up writing into a FIFO that is not
+# being read. Under 64 MiB (ta.npy, 6 MiB), and with two streamed inputs at any size, a streamed
+# run stays on one thread whatever the count (the pipeline measured slower there).
+"$P" -c "import numpy as np; np.save('t64.npy', np.zeros(16 << 20, dtype=np.uint32))"
+for case in "1 1 not t64.npy" "2 2 not t64.npy" "2 1 not ta.npy" "2 1 and ta.npy tb.npy"; do
   set -- $case
   t=$1 want=$2
   shift 2

@@ -10,22 +10,26 @@ np.save('w8.npy', np.array([255, 254, 253, 0x0f], dtype=np.uint8))   # not(u8), 
 np.save('bad8.npy', np.array([255, 0, 0, 0], dtype=np.uint8))
 np.save('u64.npy', np.array([1, 2], dtype=np.uint64))
 np.save('big.npy', np.zeros(4_000_000, dtype=np.uint8))
+np.save('huge.npy', np.zeros(64 << 20, dtype=np.uint8))   # 64 MiB: a streamed run pipelines
 "
 
 # ---- item 5: SIGINT while standard input blocks on a slow pipe -------------------------------
-# interrupted_while_reading BYTES: dmlbits reads BYTES of big.npy from a pipe whose writer then
-# sleeps; SIGINT must end it within 2 s with status 130, the existing output untouched. 100000
-# bytes are read on the main thread; 1500000 (three 512 KiB chunks) by a streamed run's reader
-# thread, which blocks signals.
+# interrupted_while_reading BYTES FILE THREADS: dmlbits reads BYTES of FILE from a pipe whose
+# writer then sleeps; SIGINT must end it within 2 s with status 130, the existing output
+# untouched. 100000 bytes of big.npy (4 MB, one thread) are read on the main thread; 1500000
+# (three 512 KiB chunks) of huge.npy (64 MiB: pipelined) by a streamed run's reader thread, which
+# blocks signals. THREADS: the run's threads while it waits, from /proc.
 interrupted_while_reading() {
   checks=$((checks + 1))
   echo keep > out.npy
   rm -f slow.fifo; mkfifo slow.fifo
-  (head -c "$1" big.npy; sleep 8) > slow.fifo &
+  (head -c "$1" "$2"; sleep 8) > slow.fifo &
   local writer=$!
-  "$DMLBITS" not - -o out.npy --quiet < slow.fifo 2>err.txt &
+  "$DMLBITS" not - -o out.npy --quiet --threads 2 < slow.fifo 2>err.txt &
   local pid=$!
   sleep 1
+  local threads=$(awk '/^Threads:/ {print $2}' "/proc/$pid/status")
+  [ "$threads" = "$3" ] || fail "SIGINT after $1 bytes of $2: $threads threads while reading, expected $3"
   local start=$(date +%s%N)
   kill -INT "$pid"
   local st=0
@@ -38,8 +42,8 @@ interrupted_while_reading() {
   [ "$(cat out.npy)" = keep ] || fail "SIGINT: existing output changed"
   ls -A | grep -q 'dmlbits-' && fail "SIGINT: a temporary file was left"
 }
-interrupted_while_reading 100000
-interrupted_while_reading 1500000
+interrupted_while_reading 100000 big.npy 1
+interrupted_while_reading 1500000 huge.npy 2
 
 # ---- item 7: an empty file name ----------------------------------------------------------------
 for opt in -o --time-json --explain-json --expect --emit-dxdispatch; do
@@ -84,11 +88,14 @@ expect_err "1 of 2 threads (outputs under 4 MiB run on one)"
 "$PYTHON" -c "import numpy as np; np.save('big32.npy', np.zeros(1_500_000, dtype=np.uint32))"
 expect_status 0 not big32.npy -o r.npy --backend cpu --threads 2 --repeat 2 -v
 expect_err ", 2 threads"
-# Streamed, 6 MB: one streamed input pipelines, two stay on one thread (and auto says so too).
+# Streamed, 6 MB: one streamed input stays on one thread under 64 MiB of output (the pipeline
+# measured slower there), two at any size (and auto says so too); 64 MiB pipelines.
 expect_status 0 not big32.npy -o r.npy --threads 2 -v
-expect_err ", 2 threads"
+expect_err "1 of 2 threads (streamed outputs under 64 MiB run on one)"
 expect_status 0 and big32.npy big32.npy -o r.npy --threads 2 -v
 expect_err "1 of 2 threads (two streamed inputs run on one)"
+expect_status 0 not huge.npy -o r.npy --threads 2 -v
+expect_err ", 2 threads"
 
 # ---- item 12: check reads a manifest from standard input ----------------------------------------
 cat > m.json <<'JSON'

@@ -2,10 +2,12 @@
 """Streamed runs' chunk buffers (lib/src/run/stream.cpp, ChunkWriter): every slot's input scratch
 and result are cut from one arena, from the heap while it needs less than 128 KiB and otherwise
 whole 2 MiB ranges (allocate_buffer); a run on one thread has one slot, a pipelined one (a second thread
-reads and computes, from 4 MiB of work up, and only with one streamed input: two stay on one thread) two. This runs the built binary at the operand sizes where those
-rules change (the last element count whose arena stays on the heap and the first that is mapped; counts whose
-last buffer ends exactly at the arena's end; one to four chunks; more chunks than slots; the last count kept
-on one thread and the first pipelined one)
+reads and computes, from 64 MiB of output up, and only with one streamed input: two stay on one thread) two.
+This runs the built binary at the operand sizes where those rules change (the last element count whose arena
+stays on the heap and the first that is mapped; counts whose last buffer ends exactly at the arena's end; one
+to four chunks; more chunks than slots; the last count kept on one thread and the first pipelined one, for
+`not` uint16 and a streamed A beside a literal B only: 64 MiB files cost, and the unit tests cover the
+pipeline at small sizes through StreamOptions)
 for unary and binary operators, narrowing popcount, an input held in memory beside a streamed one
 (big-endian, so converted, and a broadcast literal), standard input, on 1 and 2 threads, and
 compares every output bit for bit with NumPy's result.
@@ -24,7 +26,7 @@ import dmlbits_testlib as testlib
 
 CHUNK_BYTES = 512 << 10       # kStreamChunkBytes
 SLOTS = 2                     # kStreamSlots (pipelined runs; one slot otherwise)
-PIPELINE_MIN_BYTES = 4 << 20  # CpuBackendOptions::parallel_min_bytes: less work stays on one thread
+PIPELINE_MIN_OUTPUT_BYTES = 64 << 20  # kPipelineMinOutputBytes: a smaller output stays on one thread
 ARENA_MAPPED_FROM = 128 << 10  # kMappedBufferBytes (allocate_buffer maps the arena from here up)
 ARENA_ALIGNMENT = 4096         # kArenaAlignment
 LARGE = 2 << 20                # kLargeBufferBytes: a mapped arena is whole ranges of this
@@ -41,18 +43,19 @@ def arena_needed(n, in_width, out_width, streamed_inputs, pipelined):
     """Bytes of one run's slot buffers for n elements, as ChunkWriter computes them."""
     chunk = CHUNK_BYTES // max(in_width, out_width)
     chunks = -(-n // chunk)
-    slots = min(SLOTS, chunks) if pipelined and streamed_inputs < 2 else 1
+    slots = min(SLOTS, chunks) if pipelined else 1
     elements = min(chunk, n)
     per_slot = streamed_inputs * round_up(elements * in_width, ARENA_ALIGNMENT) + round_up(elements * out_width,
                                                                                             ARENA_ALIGNMENT)
     return slots * per_slot
 
 
-def edge_counts(in_width, out_width, streamed_inputs):
-    """Element counts on the rule's edges, each with what it tests."""
+def edge_counts(in_width, out_width, streamed_inputs, pipeline_edge=False):
+    """Element counts on the rule's edges, each with what it tests; the pipeline's edge (64 MiB of
+    output) only with pipeline_edge."""
     chunk = CHUNK_BYTES // max(in_width, out_width)
-    first_pipelined = -(-PIPELINE_MIN_BYTES // max(in_width, out_width))
-    need = lambda n: arena_needed(n, in_width, out_width, streamed_inputs, n >= first_pipelined)
+    first_pipelined = -(-PIPELINE_MIN_OUTPUT_BYTES // out_width)
+    need = lambda n: arena_needed(n, in_width, out_width, streamed_inputs, streamed_inputs < 2 and n >= first_pipelined)
     lo, hi = 1, chunk  # the last count on the heap: need(lo) < ARENA_MAPPED_FROM <= need(hi)
     assert need(lo) < ARENA_MAPPED_FROM <= need(hi)
     while hi - lo > 1:
@@ -66,8 +69,10 @@ def edge_counts(in_width, out_width, streamed_inputs):
     for k in (1, 2, 3, 4):
         cases[f"{k} full chunk(s)"] = k * chunk
     cases["more chunks than slots, last short"] = 6 * chunk + 5
-    cases["last count on one thread"] = first_pipelined - 1
-    cases["first count with a second thread (on --threads 2, one streamed input)"] = first_pipelined
+    if pipeline_edge:
+        assert streamed_inputs == 1
+        cases["last count on one thread"] = first_pipelined - 1
+        cases["first count with a second thread (on --threads 2)"] = first_pipelined
     # A count whose arena is exactly a whole number of 2 MiB ranges, if any below 16 chunks.
     for n in range(chunk, 16 * chunk + 1, chunk):
         if need(n) % LARGE == 0:
@@ -120,7 +125,8 @@ def main():
             in_w = np.dtype(dtype).itemsize
             out_w = np.dtype(out_dtype or dtype).itemsize
             binary = op in ("and", "xor")
-            for what, n in edge_counts(in_w, out_w, 2 if binary else 1).items():
+            edge = op == "not"  # the pipeline's edge: 64 MiB, here for one operator
+            for what, n in edge_counts(in_w, out_w, 2 if binary else 1, pipeline_edge=edge).items():
                 a = random_array(rng, dtype, n)
                 np.save(a_path, a)
                 if binary:
@@ -135,15 +141,17 @@ def main():
         # Inputs held in memory beside a streamed one need no scratch: the arena has a hole in
         # each slot. B big-endian (converted in memory), then B a broadcast literal; and A from
         # standard input (read in order, into its scratch).
-        for what, n in edge_counts(4, 4, 1).items():
+        for what, n in edge_counts(4, 4, 1, pipeline_edge=True).items():
             a = random_array(rng, np.uint32, n)
-            b = random_array(rng, np.uint32, n)
             np.save(a_path, a)
-            np.save(b_path, b.astype(">u4"))
-            run_case(tmp, f"and uint32 n={n}, B big-endian ({what})", ["and", a_path, b_path], a & b)
+            if n * 4 < PIPELINE_MIN_OUTPUT_BYTES // 2:  # the literal alone at the pipeline's edge
+                b = random_array(rng, np.uint32, n)
+                np.save(b_path, b.astype(">u4"))
+                run_case(tmp, f"and uint32 n={n}, B big-endian ({what})", ["and", a_path, b_path], a & b)
+                cases += 1
             run_case(tmp, f"and uint32 n={n}, B literal ({what})", ["and", a_path, "0x0ff00ff0"],
                      a & np.uint32(0x0FF00FF0))
-            cases += 2
+            cases += 1
         for what, n in edge_counts(4, 4, 2).items():
             a = random_array(rng, np.uint32, n)
             b = random_array(rng, np.uint32, n)
