@@ -89,11 +89,14 @@ expect_err "1 of 2 threads (outputs under 4 MiB run on one)"
 expect_status 0 not big32.npy -o r.npy --backend cpu --threads 2 --repeat 2 -v
 expect_err ", 2 threads"
 # Streamed, 6 MB: one streamed input stays on one thread under 64 MiB of output (the pipeline
-# measured slower there), two at any size (and auto says so too); 64 MiB pipelines.
+# measured slower there), two at any size, and so does popcount into uint8, a narrower output
+# (and auto says so too); 64 MiB pipelines.
 expect_status 0 not big32.npy -o r.npy --threads 2 -v
 expect_err "1 of 2 threads (streamed outputs under 64 MiB run on one)"
 expect_status 0 and big32.npy big32.npy -o r.npy --threads 2 -v
 expect_err "1 of 2 threads (two streamed inputs run on one)"
+expect_status 0 popcount big32.npy -o r.npy --threads 2 -v
+expect_err "1 of 2 threads (narrower outputs run on one)"
 expect_status 0 not huge.npy -o r.npy --threads 2 -v
 expect_err ", 2 threads"
 

@@ -2,7 +2,8 @@
 """Streamed runs' chunk buffers (lib/src/run/stream.cpp, ChunkWriter): every slot's input scratch
 and result are cut from one arena, from the heap while it needs less than 128 KiB and otherwise
 whole 2 MiB ranges (allocate_buffer); a run on one thread has one slot, a pipelined one (a second thread
-reads and computes, from 64 MiB of output up, and only with one streamed input: two stay on one thread) two.
+reads and computes, from 64 MiB of output up, and only with one streamed input and an output as wide as the
+input: two streamed inputs, or popcount into a narrower type, stay on one thread) two.
 This runs the built binary at the operand sizes where those rules change (the last element count whose arena
 stays on the heap and the first that is mapped; counts whose last buffer ends exactly at the arena's end; one
 to four chunks; more chunks than slots; the last count kept on one thread and the first pipelined one, for
@@ -55,7 +56,8 @@ def edge_counts(in_width, out_width, streamed_inputs, pipeline_edge=False):
     output) only with pipeline_edge."""
     chunk = CHUNK_BYTES // max(in_width, out_width)
     first_pipelined = -(-PIPELINE_MIN_OUTPUT_BYTES // out_width)
-    need = lambda n: arena_needed(n, in_width, out_width, streamed_inputs, streamed_inputs < 2 and n >= first_pipelined)
+    pipelines = lambda n: streamed_inputs < 2 and out_width >= in_width and n >= first_pipelined
+    need = lambda n: arena_needed(n, in_width, out_width, streamed_inputs, pipelines(n))
     lo, hi = 1, chunk  # the last count on the heap: need(lo) < ARENA_MAPPED_FROM <= need(hi)
     assert need(lo) < ARENA_MAPPED_FROM <= need(hi)
     while hi - lo > 1:
@@ -70,7 +72,7 @@ def edge_counts(in_width, out_width, streamed_inputs, pipeline_edge=False):
         cases[f"{k} full chunk(s)"] = k * chunk
     cases["more chunks than slots, last short"] = 6 * chunk + 5
     if pipeline_edge:
-        assert streamed_inputs == 1
+        assert streamed_inputs == 1 and out_width >= in_width
         cases["last count on one thread"] = first_pipelined - 1
         cases["first count with a second thread (on --threads 2)"] = first_pipelined
     # A count whose arena is exactly a whole number of 2 MiB ranges, if any below 16 chunks.

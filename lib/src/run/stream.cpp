@@ -90,21 +90,29 @@ struct PipelineChoice {
   std::string one_thread_reason;  // empty: the backend's own ("outputs under 4 MiB run on one")
 };
 
-// One streamed input pipelines from options.pipeline_min_output_bytes of output (64 MiB): the
-// second thread overlaps the writing, and under that the hand-over per chunk (each wakes a
-// halted vCPU) cost more than the overlap saved: `not` uint32 on two threads took 1.14-1.38x
-// the one-thread wall time at 4-16 MiB and paid only from 64 MiB (0.93x) in a quiet sitting;
-// popcount into uint8, a quarter of the output, never paid under 256 MiB of input
-// (testdata/benchmarks.md, "Issue #29", "Fourth pass"). A run whose work is under the CPU
-// backend's own line (CpuBackendOptions' parallel_min_bytes) is described as in memory.
+// A run whose output elements are narrower than its input's (popcount into uint8) stays on one
+// thread: chunks are cut by the wider element, so each hands the writer a quarter (or less) of
+// what `not` does for the same hand-over, and popcount uint32 into uint8 on two threads was
+// 0.90-1.17x the one-thread wall time at 256 MiB-1 GiB in five sittings, never clearly ahead
+// (testdata/benchmarks.md, "Issue #29", "Fourth pass").
+constexpr std::string_view kNarrowerOnOne = "narrower outputs run on one";
+
+// Otherwise one streamed input pipelines from options.pipeline_min_output_bytes of output (64
+// MiB): the second thread overlaps the writing, and under that the hand-over per chunk (each
+// wakes a halted vCPU) cost more than the overlap saved: `not` uint32 on two threads took
+// 1.03-1.19x the one-thread wall time at 4-32 MiB (medians of four sittings), and at 64-256 MiB
+// 0.91-0.93x in a quiet one and 0.85-1.05x loaded (testdata/benchmarks.md, "Issue #29", "Fourth
+// pass"). A run whose work is under the CPU backend's own line (CpuBackendOptions'
+// parallel_min_bytes) is described as in memory ("outputs under 4 MiB run on one").
 PipelineChoice pipeline_choice(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs, const Backend& backend,
                                unsigned threads, const StreamOptions& options) {
   if (!could_pipeline(v, backend, threads)) return {};
   const std::uint64_t count = v.output_shape().element_count();
-  const std::uint64_t output_bytes = count * dtype_info(v.output_dtype()).size;
-  const bool small = output_bytes < options.pipeline_min_output_bytes;
+  const std::size_t out_size = dtype_info(v.output_dtype()).size;
+  const bool small = count * out_size < options.pipeline_min_output_bytes;
   if (small && count * wider_element_bytes(v) < CpuBackendOptions{}.parallel_min_bytes) return {};
   if (streamed_inputs(v, inputs) >= 2) return {false, std::string(kTwoStreamsOnOne)};
+  if (out_size < dtype_info(v.input_dtype()).size) return {false, std::string(kNarrowerOnOne)};
   if (small)
     return {false,
             fmt::format("streamed outputs under {} run on one", format_byte_size(options.pipeline_min_output_bytes))};

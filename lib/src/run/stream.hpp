@@ -29,9 +29,10 @@ struct StreamResult {
 // the system calls per chunk do not show.
 inline constexpr std::size_t kStreamChunkBytes = std::size_t{512} << 10;
 
-// Output bytes from which a streamed run with one streamed input reads and computes on a second
-// thread while the first writes (stream.cpp, pipeline_choice). Under it the pipeline's hand-over
-// per chunk cost more than the overlap saved (testdata/benchmarks.md, "Issue #29").
+// Output bytes from which a streamed run with one streamed input, and output elements as wide as
+// its input's, reads and computes on a second thread while the first writes (stream.cpp,
+// pipeline_choice). Under it the pipeline's hand-over per chunk cost more than the overlap saved
+// (testdata/benchmarks.md, "Issue #29").
 inline constexpr std::uint64_t kPipelineMinOutputBytes = std::uint64_t{64} << 20;
 
 // How a streamed run is carried out; the defaults are the product's. Tests lower the pipeline's
