@@ -17,6 +17,7 @@
 #include <fstream>
 #include <functional>
 #include <stdexcept>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -66,6 +67,8 @@ struct StreamVariant {
   unsigned threads;
   StreamOptions options;
 };
+// How gtest (and so ctest's test names) shows a variant.
+void PrintTo(const StreamVariant& variant, std::ostream* os) { *os << variant.name; }
 const StreamVariant kVariants[] = {
     {"threads1", 1, {}},
     {"threads2", 2, {}},

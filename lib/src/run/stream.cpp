@@ -100,9 +100,9 @@ constexpr std::string_view kNarrowerOnOne = "narrower outputs run on one";
 // Otherwise one streamed input pipelines from options.pipeline_min_output_bytes of output (64
 // MiB): the second thread overlaps the writing, and under that the hand-over per chunk (each
 // wakes a halted vCPU) cost more than the overlap saved: `not` uint32 on two threads took
-// 1.03-1.19x the one-thread wall time at 4-32 MiB (medians of four sittings), and at 64-256 MiB
-// 0.91-0.93x in a quiet one and 0.85-1.05x loaded (testdata/benchmarks.md, "Issue #29", "Fourth
-// pass"). A run whose work is under the CPU backend's own line (CpuBackendOptions'
+// 1.02-1.19x the one-thread wall time at 4-32 MiB (per size, the median over the sittings), and
+// at 64-256 MiB 0.91-0.93x in a quiet sitting and 0.85-1.05x loaded (testdata/benchmarks.md,
+// "Issue #29", "Fourth pass"). A run whose work is under the CPU backend's own line (CpuBackendOptions'
 // parallel_min_bytes) is described as in memory ("outputs under 4 MiB run on one").
 PipelineChoice pipeline_choice(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs, const Backend& backend,
                                unsigned threads, const StreamOptions& options) {
