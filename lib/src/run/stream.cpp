@@ -93,17 +93,18 @@ struct PipelineChoice {
 // A run whose output elements are narrower than its input's (popcount into uint8) stays on one
 // thread: chunks are cut by the wider element, so each hands the writer a quarter (or less) of
 // what `not` does for the same hand-over, and popcount uint32 into uint8 on two threads was
-// 0.90-1.17x the one-thread wall time at 256 MiB-1 GiB in five sittings, never clearly ahead
-// (testdata/benchmarks.md, "Issue #29", "Fourth pass").
+// 0.90-1.17x the one-thread wall time at 256 MiB-1 GiB in seven sittings (about 1.0 in the
+// median), never clearly ahead (testdata/benchmarks.md, "Issue #29", "Fourth pass").
 constexpr std::string_view kNarrowerOnOne = "narrower outputs run on one";
 
 // Otherwise one streamed input pipelines from options.pipeline_min_output_bytes of output (64
 // MiB): the second thread overlaps the writing, and under that the hand-over per chunk (each
-// wakes a halted vCPU) cost more than the overlap saved: `not` uint32 on two threads took
-// 1.02-1.19x the one-thread wall time at 4-32 MiB (per size, the median over the sittings), and
-// at 64-256 MiB 0.91-0.93x in a quiet sitting and 0.85-1.05x loaded (testdata/benchmarks.md,
-// "Issue #29", "Fourth pass"). A run whose work is under the CPU backend's own line (CpuBackendOptions'
-// parallel_min_bytes) is described as in memory ("outputs under 4 MiB run on one").
+// wakes a halted vCPU) cost more than the overlap saved. `not` uint32 on two threads over one,
+// wall time, the median over ten sittings: 1.08x at 32 MiB (16 MiB lost in all but one), 1.00x
+// at 64 MiB, 0.93x at 256 MiB; from 64 MiB 0.83-0.98x at rest (testdata/benchmarks.md,
+// "Issue #29", "Fourth pass"). A run whose work is under the CPU backend's own line
+// (CpuBackendOptions' parallel_min_bytes) is described as in memory ("outputs under 4 MiB run
+// on one").
 PipelineChoice pipeline_choice(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs, const Backend& backend,
                                unsigned threads, const StreamOptions& options) {
   if (!could_pipeline(v, backend, threads)) return {};
