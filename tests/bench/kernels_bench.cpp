@@ -14,11 +14,13 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "cpu_backend.hpp"
+#include "stream_policy.hpp"
 #include "dmlbits/tensor.hpp"
 #include "validate.hpp"
 
@@ -63,11 +65,12 @@ std::size_t out_width(const KernelInfo& k) { return k.out_width; }
 // same moment, which the load of a shared machine moves far less than either figure (the
 // separate memcpy benchmark runs once, up to a minute before some kernels). Only the kernel is
 // timed (manual time).
-void bench_kernel(benchmark::State& state, const KernelInfo* k, std::size_t bytes) {
+void bench_kernel(benchmark::State& state, const KernelInfo* k, std::size_t bytes, std::optional<CpuVendor> maker) {
   using Clock = std::chrono::steady_clock;
   Buffers& buf = buffers(bytes);
   const std::size_t n = bytes / k->width;
-  const KernelParams params{};
+  KernelParams params{};
+  params.vendor = maker;
   double kernel_s = 0, memcpy_s = 0;
   for (auto _ : state) {
     const auto t0 = Clock::now();
@@ -318,7 +321,20 @@ void register_all() {
                                    read_avx2_streams, "AVX2, 4 parts, 512 B prefetch");
     for (const KernelInfo& k : kernel_table())
       if (kernel_runnable(k))
-        benchmark::RegisterBenchmark((k.name + "/" + size_name(bytes)).c_str(), bench_kernel, &k, bytes)
+        benchmark::RegisterBenchmark((k.name + "/" + size_name(bytes)).c_str(), bench_kernel, &k, bytes,
+                                     std::nullopt)
+            ->UseManualTime();
+  }
+  // Where a streaming unary kernel's plan depends on the CPU's maker (stream_policy.hpp), each
+  // maker's plan, run on this host ("x32_not__avx512/256MiB/as:amd"), to compare them in one run.
+  for (const KernelInfo& k : kernel_table()) {
+    const std::vector<CpuVendor> makers =
+        op_info(k.op).arity == 1 ? cpu::makers_of_each_unary_plan(k.isa, k.width, k.out_width) : std::vector<CpuVendor>{};
+    if (kernel_runnable(k) && makers.size() > 1)
+      for (const CpuVendor maker : makers)
+        benchmark::RegisterBenchmark(
+            (k.name + "/" + size_name(kLarge) + "/as:" + std::string(cpu_vendor_name(maker))).c_str(), bench_kernel, &k,
+            kLarge, maker)
             ->UseManualTime();
   }
   for (const std::size_t bytes : {kSmall, kLarge}) {

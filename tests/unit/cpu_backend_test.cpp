@@ -131,6 +131,14 @@ std::vector<std::size_t> test_sizes(unsigned width) {
 constexpr std::size_t kGuard = 64;
 constexpr std::byte kCanary{0xA5};
 
+// The CPU makers to stream as: one for each different plan a unary SIMD kernel has
+// (stream_policy.hpp), so that every plan runs on any host; for other kernels the host's.
+std::vector<std::optional<CpuVendor>> makers_to_stream_as(const KernelInfo& k) {
+  if (is_binary(k.op) || k.isa == Isa::scalar) return {std::nullopt};
+  const std::vector<CpuVendor> makers = cpu::makers_of_each_unary_plan(k.isa, k.width, k.out_width);
+  return {makers.begin(), makers.end()};
+}
+
 class KernelTest : public ::testing::TestWithParam<std::size_t> {};
 
 TEST_P(KernelTest, MatchesReference) {
@@ -158,16 +166,19 @@ TEST_P(KernelTest, MatchesReference) {
       // output 0, 4 or 16 bytes past a 64-byte boundary (no head; a head of 4- and 8-byte
       // elements, or longer than one block of a narrowing popcount), or 3 (which cannot align
       // wider elements, so the kernel must keep to ordinary stores).
-      for (std::size_t pass = 0; pass < (k.isa != Isa::scalar ? 16u : 8u); ++pass) {
+      // Streaming passes run once for each plan the kernel has, by CPU maker.
+      for (std::size_t pass = 0; pass < (k.isa != Isa::scalar ? 16u : 8u); ++pass)
+      for (const std::optional<CpuVendor> maker : pass >= 8 ? makers_to_stream_as(k) : std::vector<std::optional<CpuVendor>>{std::nullopt}) {
         const std::size_t offset = pass % 4;
         const bool in_place = (pass / 4) % 2 == 1;
         const bool stream = pass >= 8;
         if (in_place && !may_run_in_place) continue;
-        const KernelParams params{mode, stream ? 0 : ~std::size_t{0}};
+        const KernelParams params{mode, stream ? 0 : ~std::size_t{0}, maker};
         {
           SCOPED_TRACE(testing::Message() << k.name << " n=" << n << " offset=" << offset
                                           << " mode=" << shift_overflow_name(mode) << (in_place ? " in place" : "")
-                                          << (stream ? " streaming" : ""));
+                                          << (stream ? " streaming" : "")
+                                          << (maker ? " as " + std::string(cpu_vendor_name(*maker)) : std::string()));
           Bytes abuf(a.size() + 8), bbuf(b.size() + 8), obuf(kGuard + 64 + 16 + n * ow + kGuard, kCanary);
           std::byte* pa = abuf.data() + offset;
           std::byte* pb = bbuf.data() + (offset + 1) % 4;
@@ -216,9 +227,10 @@ void check_stream_policy(const char* name) {
       const std::size_t largest = test_sizes(width).back() * width;  // input bytes
       SCOPED_TRACE(testing::Message() << name << " " << op.verb << " x" << width * 8);
       if (op.arity == 2) continue;  // one stream: any size past a few vectors runs the plan
-      for (const unsigned ow : out_widths(op.kind, width)) {
-        const cpu::UnaryStream plan = Policy::unary(width, ow);
-        SCOPED_TRACE(testing::Message() << "into x" << ow * 8);
+      for (const unsigned ow : out_widths(op.kind, width))
+      for (const CpuVendor maker : cpu::kCpuVendors) {
+        const cpu::UnaryStream plan = Policy::unary(width, ow, maker);
+        SCOPED_TRACE(testing::Message() << "into x" << ow * 8 << " as " << cpu_vendor_name(maker));
         EXPECT_GE(plan.lanes, 1u);
         if (plan.read == cpu::UnaryRead::pages) {
           EXPECT_EQ(plan.prefetch_bytes, plan.lanes * 4096) << "pages prefetch the next group";

@@ -32,5 +32,19 @@ TEST(CpuFeaturesTest, IsTheSameAtEveryCall) {
   EXPECT_EQ(a.avx512bitalg, b.avx512bitalg);
 }
 
+// The maker from our one cpuid agrees with libgcc's own reading of it (a different path: its
+// constructor's table).
+TEST(CpuFeaturesTest, VendorAgreesWithTheCompilersDetection) {
+  const X86Vendor vendor = detect_x86_vendor();
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  EXPECT_EQ(vendor == X86Vendor::intel, static_cast<bool>(__builtin_cpu_is("intel")));
+  EXPECT_EQ(vendor == X86Vendor::amd, static_cast<bool>(__builtin_cpu_is("amd")));
+#else
+  EXPECT_EQ(vendor, X86Vendor::other);
+#endif
+  EXPECT_EQ(detect_x86_vendor(), vendor);
+}
+
 }  // namespace
 }  // namespace dmlbits

@@ -28,6 +28,9 @@ struct KernelParams {
   // Binary SIMD kernels whose output is at least this many bytes write it with non-temporal
   // stores, past the caches (as memcpy does for large copies). Tests lower it to cover that path.
   std::size_t stream_min_bytes = std::size_t{8} << 20;
+  // The CPU maker whose streaming plan a unary kernel follows (stream_policy.hpp); unset: this
+  // CPU's (cpu_vendor()). Tests set it to run every maker's plan on any host.
+  std::optional<CpuVendor> vendor = std::nullopt;
 };
 
 // Computes n elements. a, b and out need no alignment; out may be the same memory as a (in

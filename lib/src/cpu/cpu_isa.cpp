@@ -27,6 +27,20 @@ const CpuFeatures& cpu_features() {
   return features;
 }
 
+CpuVendor cpu_vendor() {
+  static const CpuVendor vendor = detect_x86_vendor();
+  return vendor;
+}
+
+std::string_view cpu_vendor_name(CpuVendor vendor) {
+  switch (vendor) {
+    case CpuVendor::intel: return "intel";
+    case CpuVendor::amd: return "amd";
+    case CpuVendor::other: break;
+  }
+  return "other";
+}
+
 std::string_view isa_name(Isa isa) { return kIsaNames.at(static_cast<std::size_t>(isa)); }
 
 std::optional<Isa> parse_isa(std::string_view name) {

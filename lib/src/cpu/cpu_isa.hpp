@@ -30,6 +30,13 @@ inline constexpr std::size_t kIsaCount = 3;
 using CpuFeatures = X86Features;
 const CpuFeatures& cpu_features();
 
+// Who made this CPU, detected on first use (one cpuid, ~11 us under a hypervisor: asked only by
+// kernels about to stream a large output, never on a small run's path). The streaming plans
+// differ by maker where measurements did (stream_policy.hpp).
+using CpuVendor = X86Vendor;
+CpuVendor cpu_vendor();
+std::string_view cpu_vendor_name(CpuVendor vendor);  // "intel", "amd", "other"
+
 std::string_view isa_name(Isa isa);                   // "scalar", "avx2", "avx512"
 std::optional<Isa> parse_isa(std::string_view name);  // the names above, exactly
 // "scalar, avx2, avx512", for help texts and messages.

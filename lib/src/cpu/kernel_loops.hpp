@@ -16,7 +16,8 @@
 // unary operations as types with In, Out, kElems and
 // `template <class S = V::Stored> static void block(const std::byte* in, std::byte* out)`
 // computing kElems elements, writing through S; and a streaming policy (stream_policy.hpp),
-// named `Policy` where the table rows are built, whose plan each row passes to its kernel.
+// named `Policy` where the table rows are built, whose plan each row passes to its kernel (a
+// unary row passes the policy itself: its plan may depend on the CPU's maker).
 #pragma once
 
 #include <cstddef>
@@ -242,7 +243,32 @@ DMLBITS_TARGET inline std::size_t unary_body_parts(std::size_t n, const std::byt
   return unary_body<V, Op, S, kPlan.rest_prefetch_bytes>(n, pa, po, i + kParts * part);
 }
 
+// The streaming body under one plan, from element i (output aligned there).
 template <class V, class Op, UnaryStream kPlan>
+DMLBITS_TARGET inline std::size_t unary_body_plan(std::size_t n, const std::byte* pa, std::byte* po, std::size_t i) {
+  if constexpr (kPlan.read == UnaryRead::parts)
+    return unary_body_parts<V, Op, typename V::Streaming, kPlan>(n, pa, po, i);
+  else
+    return unary_body_pages<V, Op, typename V::Streaming, kPlan>(n, pa, po, i);
+}
+
+// The plan Policy gives this operation on the CPU's maker (stream_policy.hpp). Makers with the
+// same plan share one instantiation; cpu_vendor() is asked here, once a run is large enough to
+// stream, never on a small run's path.
+template <class V, class Op, class Policy>
+DMLBITS_TARGET inline std::size_t unary_body_streaming(std::size_t n, const std::byte* pa, std::byte* po, std::size_t i,
+                                                       const KernelParams& params) {
+  constexpr unsigned kIn = sizeof(typename Op::In);
+  constexpr unsigned kOut = sizeof(typename Op::Out);
+  switch (params.vendor ? *params.vendor : cpu_vendor()) {
+    case CpuVendor::intel: return unary_body_plan<V, Op, Policy::unary(kIn, kOut, CpuVendor::intel)>(n, pa, po, i);
+    case CpuVendor::amd: return unary_body_plan<V, Op, Policy::unary(kIn, kOut, CpuVendor::amd)>(n, pa, po, i);
+    case CpuVendor::other: break;
+  }
+  return unary_body_plan<V, Op, Policy::unary(kIn, kOut, CpuVendor::other)>(n, pa, po, i);
+}
+
+template <class V, class Op, class Policy>
 DMLBITS_TARGET void unary_kernel(std::size_t n, const void* a, const void*, void* out, const KernelParams& params) {
   using Out = typename Op::Out;
   constexpr std::size_t kElems = Op::kElems;
@@ -260,10 +286,7 @@ DMLBITS_TARGET void unary_kernel(std::size_t n, const void* a, const void*, void
         const std::size_t rem = head - h < kElems ? head - h : kElems;
         unary_partial<V, Op>(pa + h * sizeof(typename Op::In), po + h * sizeof(Out), rem);
       }
-      if constexpr (kPlan.read == UnaryRead::parts)
-        i = unary_body_parts<V, Op, typename V::Streaming, kPlan>(n, pa, po, head);
-      else
-        i = unary_body_pages<V, Op, typename V::Streaming, kPlan>(n, pa, po, head);
+      i = unary_body_streaming<V, Op, Policy>(n, pa, po, head, params);
       V::fence();
     }
   }
@@ -275,7 +298,8 @@ DMLBITS_TARGET void unary_kernel(std::size_t n, const void* a, const void*, void
 }  // namespace dmlbits::cpu
 
 // Table rows for one element type T, in a scope that defines V, Policy (the set's streaming
-// policy), kIsa and kTag. Each row's kernel takes the plan Policy gives its operation and widths.
+// policy), kIsa and kTag. Each row's kernel takes the plan Policy gives its operation and widths
+// (a unary one: the plan for the CPU's maker, chosen when it streams).
 #define DMLBITS_BINARY_ROW(OPKIND, OP, T, OPERANDS)                                                     \
   ::dmlbits::cpu::KernelRow {                                                                            \
     OpKind::OPKIND, sizeof(T), sizeof(T), Operands::OPERANDS, kIsa, CpuExtension::none, kTag,            \
@@ -288,6 +312,5 @@ DMLBITS_TARGET void unary_kernel(std::size_t n, const void* a, const void*, void
   ::dmlbits::cpu::KernelRow {                                                                            \
     OpKind::OPKIND, sizeof(typename __VA_ARGS__::In), sizeof(typename __VA_ARGS__::Out), Operands::vectors, \
         kIsa, CpuExtension::EXT, kTag,                                                                     \
-        &unary_kernel<V, __VA_ARGS__,                                                                      \
-                      Policy::unary(sizeof(typename __VA_ARGS__::In), sizeof(typename __VA_ARGS__::Out))> \
+        &unary_kernel<V, __VA_ARGS__, Policy>                                                              \
   }

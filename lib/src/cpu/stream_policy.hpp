@@ -13,9 +13,12 @@
 // checked against these policies (StreamPoliciesTest).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
+#include "cpu_isa.hpp"
 #include "dmlbits/ops.hpp"
 
 namespace dmlbits::cpu {
@@ -52,10 +55,21 @@ struct UnaryStream {
   // The blocks left after the last whole group of lanes, read as one stream prefetched this far
   // ahead.
   std::size_t rest_prefetch_bytes = 0;
+
+  friend constexpr bool operator==(const UnaryStream&, const UnaryStream&) = default;
 };
 
+// The makers a unary plan may depend on, for the kernels' dispatch and the tests.
+inline constexpr CpuVendor kCpuVendors[] = {CpuVendor::other, CpuVendor::intel, CpuVendor::amd};
+
 // Both policies answer the same two questions: binary(op, width) for and/or/xor/shl/shr of
-// `width`-byte elements, unary(in_width, out_width) for not and popcount.
+// `width`-byte elements, unary(in_width, out_width, vendor) for not and popcount on a CPU of
+// that maker (unary_kernel asks cpu_vendor() when it streams; KernelParams::vendor overrides it,
+// so that tests run every maker's plan on any host).
+//
+// Where a plan depends on the maker, it is because two hosts measured differently, and a plan
+// for a maker stands on the one host of it measured (named at the figures); `other` takes the
+// plan that was measured first.
 
 struct Avx2StreamPolicy {
   // Shared by the long blocks: 2 KiB beat 0.5-8 KiB on the AVX2 host ("kPrefetchBytes").
@@ -67,7 +81,7 @@ struct Avx2StreamPolicy {
     const bool shift = op == OpKind::shl || op == OpKind::shr;
     return {.prefetch_bytes = shift && width <= 2 ? kPrefetchBytes : 0};
   }
-  static constexpr UnaryStream unary(unsigned in_width, unsigned out_width) {
+  static constexpr UnaryStream unary(unsigned in_width, unsigned out_width, CpuVendor /*vendor*/) {
     // Four pages suit the popcounts that change the width; same-width ones collapsed with four
     // (4 KiB aliasing between loads and stores, likely) and read best from two
     // ("Avx2StreamPolicy::unary").
@@ -87,16 +101,36 @@ struct Avx512StreamPolicy {
     const bool shift = op == OpKind::shl || op == OpKind::shr;
     return {.prefetch_bytes = shift ? std::size_t{3072} : std::size_t{1024}};
   }
-  static constexpr UnaryStream unary(unsigned in_width, unsigned out_width) {
+  static constexpr UnaryStream unary(unsigned in_width, unsigned out_width, CpuVendor vendor) {
     // Narrowing popcounts (2-8 bytes read per byte written) are bound by one thread's reads,
-    // which are fastest from several distant streams; the others from neighbouring pages, eight
-    // for same-width ones ("Avx512StreamPolicy::unary").
+    // which are fastest from several distant streams; the others from neighbouring pages, four
+    // for widening ones ("Avx512StreamPolicy::unary"). Same-width ones (not, popcount into its
+    // own width) read best from eight pages on the Intel host (1.03-1.04x memcpy, four 0.94x)
+    // and from four on the AMD one (Zen 4: four 1.14-1.24x memcpy, eight 0.98-1.02x), so the
+    // count is the maker's ("Avx512StreamPolicy::unary, by maker").
     if (in_width > out_width)
       return {.read = UnaryRead::parts, .lanes = 4, .prefetch_bytes = 512, .rest_prefetch_bytes = kPrefetchBytes};
-    const std::size_t lanes = in_width == out_width ? 8 : 4;
+    const std::size_t lanes = in_width == out_width && vendor != CpuVendor::amd ? 8 : 4;
     return {.read = UnaryRead::pages, .lanes = lanes, .prefetch_bytes = lanes * 4096,
             .rest_prefetch_bytes = kPrefetchBytes};
   }
 };
+
+// One maker for each different plan a unary operation of these widths has on set `isa` (the
+// first maker of kCpuVendors with that plan; none for the scalar set, which does not stream),
+// so that tests and benchmarks run every plan on any host.
+inline std::vector<CpuVendor> makers_of_each_unary_plan(Isa isa, unsigned in_width, unsigned out_width) {
+  std::vector<CpuVendor> makers;
+  std::vector<UnaryStream> plans;
+  for (const CpuVendor vendor : kCpuVendors) {
+    const UnaryStream plan = isa == Isa::avx512 ? Avx512StreamPolicy::unary(in_width, out_width, vendor)
+                             : isa == Isa::avx2 ? Avx2StreamPolicy::unary(in_width, out_width, vendor)
+                                                : UnaryStream{};
+    if (isa == Isa::scalar || std::find(plans.begin(), plans.end(), plan) != plans.end()) continue;
+    plans.push_back(plan);
+    makers.push_back(vendor);
+  }
+  return makers;
+}
 
 }  // namespace dmlbits::cpu

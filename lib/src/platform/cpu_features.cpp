@@ -15,6 +15,11 @@
 #define DMLBITS_GLIBC_X86_FEATURES 0
 #endif
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#include <cstring>
+#endif
+
 namespace dmlbits {
 
 X86Features detect_x86_features() noexcept {
@@ -45,6 +50,21 @@ X86Features detect_x86_features() noexcept {
   f.avx512bitalg = __builtin_cpu_supports("avx512bitalg");
 #endif
   return f;
+}
+
+X86Vendor detect_x86_vendor() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  // glibc's public table has no vendor, so this is the one cpuid of our own.
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(0, &eax, &ebx, &ecx, &edx) == 0) return X86Vendor::other;
+  char vendor[12];
+  std::memcpy(vendor, &ebx, 4);  // the string is EBX, EDX, ECX
+  std::memcpy(vendor + 4, &edx, 4);
+  std::memcpy(vendor + 8, &ecx, 4);
+  if (std::memcmp(vendor, "GenuineIntel", 12) == 0) return X86Vendor::intel;
+  if (std::memcmp(vendor, "AuthenticAMD", 12) == 0) return X86Vendor::amd;
+#endif
+  return X86Vendor::other;
 }
 
 }  // namespace dmlbits

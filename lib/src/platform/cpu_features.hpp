@@ -18,4 +18,12 @@ struct X86Features {
 // thread and from static initialisers.
 X86Features detect_x86_features() noexcept;
 
+// Who made the CPU, from cpuid leaf 0's vendor string. Only where a measured policy differs by
+// maker (the streaming kernels' plans, stream_policy.hpp); other makers' CPUs are `other`.
+enum class X86Vendor : unsigned char { other, intel, amd };
+
+// Runs cpuid afresh at each call: about 11 us under a hypervisor (every cpuid exits to it), so
+// callers ask once, and only where a large run needs the answer. `other` off x86.
+X86Vendor detect_x86_vendor() noexcept;
+
 }  // namespace dmlbits
