@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <streambuf>
 #include <string>
@@ -248,7 +249,9 @@ int main(int argc, char** argv) {
   // too (on the current drive): options are spelt as the manual spells them, everywhere.
   // Before the commands are added, which copy the setting.
   app.allow_windows_style_options(false);
-  const std::string version = app::version_text();
+  // Written only when asked for: composing it (the backends built in, the instruction sets) is
+  // work and fresh heap pages that every other run paid for at start-up.
+  const std::function<std::string()> version = app::version_text;
   app.set_version_flag("--version", version, "Print the version, commit, compiler and backends, and exit");
   app.require_subcommand(1);
   app.footer(app::exit_status_summary() + "\n" + app::kSeeManual);

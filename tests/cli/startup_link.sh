@@ -38,6 +38,14 @@ else
   echo "note: C++ runtime linked as shared libraries: $needed"
 fi
 
+# CLI11's validators are objects of each file that includes its header, built before main() at
+# every start: the app is one unity source, so one copy of them (eight before, one per app file).
+# Read from the symbol table, where each copy is a local symbol; a stripped binary has none.
+if command -v nm > /dev/null && copies=$(nm -C "$DMLBITS" 2> /dev/null | grep -cE ' CLI::ExistingFile$'); then
+  checks=$((checks + 1))
+  [ "$copies" -le 1 ] || fail "CLI11's validators are built $copies times at start (one copy expected)"
+fi
+
 # And it still runs: a 1 KiB `and` whose output replaces a file, as the benchmarks time it.
 python_make='import numpy as np, sys; np.save(sys.argv[1], np.arange(256, dtype=np.uint32)); np.save(sys.argv[2], np.full(256, 0xF0F0F0F0, dtype=np.uint32))'
 if "${PYTHON:-python3}" -c "$python_make" "$WORK/a.npy" "$WORK/b.npy" 2> /dev/null; then

@@ -23,11 +23,18 @@ std::string_view operands_suffix(Operands o) {
   return "";
 }
 
+// Built at a run's first dispatch. Sized once: growing it row by row left a trail of freed
+// copies that took the heap over fresh pages, each a page fault (dear on a virtual machine:
+// testdata/benchmarks.md, "Fourth pass").
 std::vector<KernelInfo> build_table() {
-  std::vector<KernelInfo> table;
   // Order matters: within one (op, width, set, operands), later rows are preferred.
-  for (auto rows : {cpu::scalar_kernels(), cpu::avx2_kernels(), cpu::avx512_kernels(),
-                    cpu::avx512_vpopcntdq_kernels(), cpu::avx512_bitalg_kernels()}) {
+  const auto files = {cpu::scalar_kernels(), cpu::avx2_kernels(), cpu::avx512_kernels(),
+                      cpu::avx512_vpopcntdq_kernels(), cpu::avx512_bitalg_kernels()};
+  std::size_t rows_count = 0;
+  for (auto rows : files) rows_count += rows.size();
+  std::vector<KernelInfo> table;
+  table.reserve(rows_count);
+  for (auto rows : files) {
     for (const cpu::KernelRow& r : rows) {
       KernelInfo k;
       k.op = r.op;
@@ -64,13 +71,12 @@ namespace {
 // The answers of select_kernel and dispatch_kernel, remembered: they depend on their arguments
 // and the CPU only, and a 4x4 operation spent longer finding its kernel (a walk of the whole
 // table per instruction set) than running it. One slot per (op, width, out_width, set,
-// operands), filled on first use; threads that race fill it with the same answer.
+// operands), filled on first use; threads that race fill it with the same answer. A slot
+// starts as nullptr ("not looked up yet") and so does the whole memo: constant-initialised,
+// it sits in zero pages that no start-up writes to (a constructor storing a marker in each of
+// its ~1,000 slots made every run fault in two pages per memo before its first dispatch).
 class KernelMemo {
  public:
-  KernelMemo() {
-    for (auto& s : slots_) s.store(unknown(), std::memory_order_relaxed);
-  }
-
   template <class Find>
   const KernelInfo* get(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands, Find find) {
     const auto o = static_cast<std::size_t>(op);
@@ -82,34 +88,29 @@ class KernelMemo {
                  static_cast<std::size_t>(std::countr_zero(out_width))) * kIsaCount + static_cast<std::size_t>(isa)) * 3 +
                static_cast<std::size_t>(operands)];
     const KernelInfo* k = slot.load(std::memory_order_acquire);
-    if (k == unknown()) {
+    if (k == nullptr) {
       k = find();
-      slot.store(k, std::memory_order_release);
+      slot.store(k != nullptr ? k : none(), std::memory_order_release);
     }
-    return k;
+    return k == none() ? nullptr : k;
   }
 
  private:
   static constexpr std::size_t kOps = 7;  // OpKind's values
   // 1, 2, 4 or 8 (std::has_single_bit calls libgcc's popcount without -mpopcnt).
   static bool one_to_eight(unsigned w) { return w == 1 || w == 2 || w == 4 || w == 8; }
-  static const KernelInfo* unknown() {
-    static const KernelInfo marker;  // "not looked up yet" (nullptr means "no kernel")
+  static const KernelInfo* none() {
+    static const KernelInfo marker;  // "looked up: no kernel" (nullptr means "not looked up yet")
     return &marker;
   }
-  std::array<std::atomic<const KernelInfo*>, kOps * 4 * 4 * kIsaCount * 3> slots_;
+  std::array<std::atomic<const KernelInfo*>, kOps * 4 * 4 * kIsaCount * 3> slots_{};
 };
 static_assert(static_cast<std::size_t>(OpKind::popcount) + 1 == 7, "KernelMemo::kOps counts OpKind's values");
 
-KernelMemo& select_memo() {
-  static KernelMemo memo;
-  return memo;
-}
-
-KernelMemo& dispatch_memo() {
-  static KernelMemo memo;
-  return memo;
-}
+constinit KernelMemo select_memo_slots;
+constinit KernelMemo dispatch_memo_slots;
+KernelMemo& select_memo() { return select_memo_slots; }
+KernelMemo& dispatch_memo() { return dispatch_memo_slots; }
 
 const KernelInfo* find_dispatch_kernel(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands) {
   for (const KernelChoice& c : kChoices) {
