@@ -31,7 +31,9 @@ command's ratio to cp).
 --floor adds the floor (scripts/bench_floor.c, built with cc into WORKDIR/bin): the least a whole
 `and`/`not` must do in plain C (pread, compute, write into an unnamed file, rename over the
 output), on one thread ("floor and t1"), as dmlbits' two-thread pipeline ("floor and t2") and as
-two threads each doing half the file ("floor and halves").
+two threads each doing half the file ("floor and halves"); "floor and t1x" is t1 committing as
+dmlbits does (RENAME_EXCHANGE + unlink instead of rename, which on ext4 starts the new file's
+write-back inside the call).
 
 --inmemory sweeps the in-memory paths instead: `--repeat 3` (and, not, popcount), `and --expect`
 against NumPy's result and `and -o out.json` (to 16 MiB), with cp for scale; OUT_PREFIX.md gives
@@ -127,7 +129,7 @@ def commands(dmlbits, baseline, a, b, workdir, with_numpy, floor=None):
     cmds = [("cp", [cp, a, out("cp")])]
     if floor:
         for op, args in (("and", [a, b]), ("not", [a])):
-            for name, mode in (("t1", "1"), ("t2", "2"), ("halves", "s")):
+            for name, mode in (("t1", "1"), ("t2", "2"), ("halves", "s"), ("t1x", "1x")):
                 cmds.append((f"floor {op} {name}", [floor, mode, op, "512", *args, out(f"floor_{op}_{name}")]))
     builds = [("", dmlbits)] + ([("before ", baseline)] if baseline else [])
     for prefix, exe in builds:
