@@ -2,15 +2,21 @@
 1 and 2 threads against `cp` of input A and the NumPy one-liners, uint32 operands from 1 KiB to
 1 GiB, page cache warm, every output replacing an existing file.
 
-At each size the commands take turns (one run of each per round, the order rotated each round;
-NumPy, 50-1000x slower at small sizes, only in the first --numpy-rounds rounds),
+At each size the commands take turns (one run of each per round, in an order shuffled afresh each
+round, seeded, so every sweep runs the same orders; NumPy, 50-1000x slower at small sizes, only in
+the first --numpy-rounds rounds),
 so a busy stretch of a shared machine hits them alike; each is timed from spawn to exit (os.wait4
 gives its CPU time; peak RSS comes from one warm-up run under /usr/bin/time). Outputs of 1 MiB or more are synced to disk before each run
 (untimed), so that no run pays for the write-back of the previous one's output. Each command has
 an output file of its own, which each of its runs replaces: replacing a file frees the old one's
 page cache in the rename, and with one output shared by the dmlbits commands each run freed the
 previous command's output, `and t1` always that of `popcount t2`, a quarter the size (at 1 GiB
-that favoured `and t1` by ~0.3x cp). The outputs of a size are removed when it is done. A
+that favoured `and t1` by ~0.3x cp). The outputs of a size are removed when it is done. The order
+was once only rotated, so each command always ran after the same neighbour: `and t1`, after the
+last floor command, ran the first dmlbits process after another program and took 1.08-1.18x cp at
+1-16 KiB where `and t2`, the same work there, took 0.93-1.06x (a quiet sweep, load 0.4-0.5), while
+a direct interleaved check of the same binary gave 1.03x; a shuffled order spreads that cost
+over every command. A
 command's ratio to cp is the median of its ratios to the cp run of the same round.
 
 Every measured executable (dmlbits, the --baseline build and cp itself, /usr/bin/cp) is copied
@@ -44,6 +50,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import shutil
 import statistics
 import subprocess
@@ -178,9 +185,9 @@ def sweep_inmemory(args):
         rounds = max(3, rounds_for(size, args.rounds_scale) // 2)
         row = {"log2_bytes": k, "bytes": size, "rounds": rounds, "load": [os.getloadavg()[0]], "commands": {}}
         data = {name: {"wall": [], "cpu": [], "phases": []} for name, _, _ in cmds}
+        order = random.Random(k)
         for r in range(rounds):
-            for j in range(len(cmds)):
-                name, argv, tj = cmds[(j + r) % len(cmds)]
+            for name, argv, tj in order.sample(cmds, len(cmds)):
                 t, c = run_once(argv, sync)
                 data[name]["wall"].append(t)
                 data[name]["cpu"].append(c)
@@ -275,9 +282,9 @@ def sweep(args):
         times = {name: {} for name, _ in cmds}  # round -> seconds
         cpu = {name: {} for name, _ in cmds}
         load = [os.getloadavg()[0]]
+        order = random.Random(k)  # the same orders in every sweep of this size
         for r in range(rounds):
-            for j in range(len(cmds)):
-                name, argv = cmds[(j + r) % len(cmds)]
+            for name, argv in order.sample(cmds, len(cmds)):
                 if name.startswith("numpy") and r >= args.numpy_rounds:
                     continue
                 t, c = run_once(argv, sync)
