@@ -152,6 +152,7 @@ TEST_P(KernelTest, MatchesReference) {
   const bool may_run_in_place = op_info(k.op).allows_in_place() && k.operands != Operands::a_scalar;
   std::mt19937_64 rng(0x5eed0000 + GetParam());
   int cases = 0;
+  const std::vector<std::optional<CpuVendor>> stream_makers = makers_to_stream_as(k), host_only{std::nullopt};
   for (const ShiftOverflow mode : shift_overflow_modes()) {
     if (mode != ShiftOverflow::zero && !is_shift(k.op)) continue;
     for (const std::size_t n : test_sizes(k.width)) {
@@ -167,40 +168,41 @@ TEST_P(KernelTest, MatchesReference) {
       // elements, or longer than one block of a narrowing popcount), or 3 (which cannot align
       // wider elements, so the kernel must keep to ordinary stores).
       // Streaming passes run once for each plan the kernel has, by CPU maker.
-      for (std::size_t pass = 0; pass < (k.isa != Isa::scalar ? 16u : 8u); ++pass)
-      for (const std::optional<CpuVendor> maker : pass >= 8 ? makers_to_stream_as(k) : std::vector<std::optional<CpuVendor>>{std::nullopt}) {
-        const std::size_t offset = pass % 4;
-        const bool in_place = (pass / 4) % 2 == 1;
-        const bool stream = pass >= 8;
-        if (in_place && !may_run_in_place) continue;
-        const KernelParams params{mode, stream ? 0 : ~std::size_t{0}, maker};
-        {
-          SCOPED_TRACE(testing::Message() << k.name << " n=" << n << " offset=" << offset
-                                          << " mode=" << shift_overflow_name(mode) << (in_place ? " in place" : "")
-                                          << (stream ? " streaming" : "")
-                                          << (maker ? " as " + std::string(cpu_vendor_name(*maker)) : std::string()));
-          Bytes abuf(a.size() + 8), bbuf(b.size() + 8), obuf(kGuard + 64 + 16 + n * ow + kGuard, kCanary);
-          std::byte* pa = abuf.data() + offset;
-          std::byte* pb = bbuf.data() + (offset + 1) % 4;
-          const auto guard_end = reinterpret_cast<std::uintptr_t>(obuf.data() + kGuard);
-          std::byte* const aligned = obuf.data() + kGuard + ((64 - guard_end % 64) % 64);
-          constexpr std::array<std::size_t, 4> kStreamShift{0, 4, 16, 3};
-          std::byte* po = aligned + (stream ? kStreamShift[offset] : 3 - offset);
-          std::copy(a.begin(), a.end(), pa);
-          std::copy(b.begin(), b.end(), pb);
-          const void* in_a = pa;
-          if (in_place) {
-            std::copy(a.begin(), a.end(), po);
-            in_a = po;
+      for (std::size_t pass = 0; pass < (k.isa != Isa::scalar ? 16u : 8u); ++pass) {
+        for (const std::optional<CpuVendor> maker : pass >= 8 ? stream_makers : host_only) {
+          const std::size_t offset = pass % 4;
+          const bool in_place = (pass / 4) % 2 == 1;
+          const bool stream = pass >= 8;
+          if (in_place && !may_run_in_place) continue;
+          const KernelParams params{mode, stream ? 0 : ~std::size_t{0}, maker};
+          {
+            SCOPED_TRACE(testing::Message() << k.name << " n=" << n << " offset=" << offset
+                                            << " mode=" << shift_overflow_name(mode) << (in_place ? " in place" : "")
+                                            << (stream ? " streaming" : "")
+                                            << (maker ? " as " + std::string(cpu_vendor_name(*maker)) : std::string()));
+            Bytes abuf(a.size() + 8), bbuf(b.size() + 8), obuf(kGuard + 64 + 16 + n * ow + kGuard, kCanary);
+            std::byte* pa = abuf.data() + offset;
+            std::byte* pb = bbuf.data() + (offset + 1) % 4;
+            const auto guard_end = reinterpret_cast<std::uintptr_t>(obuf.data() + kGuard);
+            std::byte* const aligned = obuf.data() + kGuard + ((64 - guard_end % 64) % 64);
+            constexpr std::array<std::size_t, 4> kStreamShift{0, 4, 16, 3};
+            std::byte* po = aligned + (stream ? kStreamShift[offset] : 3 - offset);
+            std::copy(a.begin(), a.end(), pa);
+            std::copy(b.begin(), b.end(), pb);
+            const void* in_a = pa;
+            if (in_place) {
+              std::copy(a.begin(), a.end(), po);
+              in_a = po;
+            }
+            k.fn(n, in_a, binary ? pb : nullptr, po, params);
+            ++cases;
+            ASSERT_TRUE(std::equal(expect.begin(), expect.end(), po)) << "result differs from the reference";
+            for (std::byte* p = obuf.data(); p < po; ++p) ASSERT_EQ(*p, kCanary) << "wrote before the output";
+            for (std::byte* p = po + n * ow; p < obuf.data() + obuf.size(); ++p)
+              ASSERT_EQ(*p, kCanary) << "wrote past the output";
+            if (!in_place) { ASSERT_TRUE(std::equal(a.begin(), a.end(), pa)) << "input A changed"; }
+            ASSERT_TRUE(std::equal(b.begin(), b.end(), pb)) << "input B changed";
           }
-          k.fn(n, in_a, binary ? pb : nullptr, po, params);
-          ++cases;
-          ASSERT_TRUE(std::equal(expect.begin(), expect.end(), po)) << "result differs from the reference";
-          for (std::byte* p = obuf.data(); p < po; ++p) ASSERT_EQ(*p, kCanary) << "wrote before the output";
-          for (std::byte* p = po + n * ow; p < obuf.data() + obuf.size(); ++p)
-            ASSERT_EQ(*p, kCanary) << "wrote past the output";
-          if (!in_place) { ASSERT_TRUE(std::equal(a.begin(), a.end(), pa)) << "input A changed"; }
-          ASSERT_TRUE(std::equal(b.begin(), b.end(), pb)) << "input B changed";
         }
       }
     }

@@ -59,7 +59,8 @@ struct UnaryStream {
   friend constexpr bool operator==(const UnaryStream&, const UnaryStream&) = default;
 };
 
-// The makers a unary plan may depend on, for the kernels' dispatch and the tests.
+// The makers a unary plan may depend on (every value of CpuVendor), for the tests and benchmarks
+// that run each maker's plan.
 inline constexpr CpuVendor kCpuVendors[] = {CpuVendor::other, CpuVendor::intel, CpuVendor::amd};
 
 // Both policies answer the same two questions: binary(op, width) for and/or/xor/shl/shr of
@@ -121,12 +122,12 @@ struct Avx512StreamPolicy {
 // so that tests and benchmarks run every plan on any host.
 inline std::vector<CpuVendor> makers_of_each_unary_plan(Isa isa, unsigned in_width, unsigned out_width) {
   std::vector<CpuVendor> makers;
+  if (isa == Isa::scalar) return makers;
   std::vector<UnaryStream> plans;
   for (const CpuVendor vendor : kCpuVendors) {
     const UnaryStream plan = isa == Isa::avx512 ? Avx512StreamPolicy::unary(in_width, out_width, vendor)
-                             : isa == Isa::avx2 ? Avx2StreamPolicy::unary(in_width, out_width, vendor)
-                                                : UnaryStream{};
-    if (isa == Isa::scalar || std::find(plans.begin(), plans.end(), plan) != plans.end()) continue;
+                                                : Avx2StreamPolicy::unary(in_width, out_width, vendor);
+    if (std::find(plans.begin(), plans.end(), plan) != plans.end()) continue;
     plans.push_back(plan);
     makers.push_back(vendor);
   }
