@@ -17,20 +17,27 @@ if not os.environ.get("DMLBITS"):
     sys.exit("set DMLBITS to the dmlbits binary")
 
 
+# The harness also fails when no run was killed (it tested nothing). Kills are drawn from 90 % of
+# a --version run's time on (wine's start-up), so on a loaded machine even the multi-chunk
+# scenario sees few (3 of 23 runs in one sitting of four at load 4): such a sitting, with nothing
+# bad, is run again, up to three times.
 def harness(fail_every):
     with tempfile.TemporaryDirectory(prefix="dmlbits-fake-wine-") as prefix:
         env = dict(os.environ, DMLBITS_CRASH_WINE_PREFIX=prefix, DMLBITS_CRASH_KILL="terminate",
-                   DMLBITS_CRASH_TERMINATOR="terminate_after.exe", DMLBITS_CRASH_SECONDS="2",
+                   DMLBITS_CRASH_TERMINATOR="terminate_after.exe", DMLBITS_CRASH_SECONDS="5",
                    DMLBITS_CRASH_WINE_RUN=os.path.join(here, "fake_wine_run.py"),
-                   DMLBITS_CRASH_SCENARIOS="small-new,small-replace", FAKE_WINE_FAIL_EVERY=str(fail_every))
+                   DMLBITS_CRASH_SCENARIOS="big-new", FAKE_WINE_FAIL_EVERY=str(fail_every))
         p = subprocess.run([sys.executable, os.path.join(here, "kill_test.py")], env=env,
                            capture_output=True, text=True, timeout=120)
         starts = int(open(os.path.join(prefix, "starts")).read())
         return p, starts
 
 
-p, starts = harness(3)
-last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
+for sitting in range(3):
+    p, starts = harness(3)
+    last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
+    if not (p.returncode == 1 and last.startswith("total: 0 kill points,") and ", 0 bad " in last):
+        break
 m = re.search(r"wine failed to start dmlbits\.exe (\d+) times, each run started again$", last)
 expected = (starts + 2) // 3  # starts 0, 3, 6, ... failed
 if p.returncode != 0 or not m or int(m.group(1)) != expected:
