@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -38,13 +39,16 @@ std::string directory_of(const std::string& path) {
   return path.substr(0, slash);
 }
 
-void write_all(File& file, const std::byte* data, std::size_t size) {
+// Writes at the file's position, or from byte `at` when given (File::write_at).
+void write_all(File& file, const std::byte* data, std::size_t size, std::optional<std::uint64_t> at = std::nullopt) {
   constexpr std::size_t kMaxWrite = 8 << 20;  // bounded writes, so that an interrupt is seen
   while (size > 0) {
     throw_if_interrupted();
     std::size_t n = 0;
     try {
-      n = file.write({data, std::min(size, kMaxWrite)});
+      const std::span<const std::byte> part{data, std::min(size, kMaxWrite)};
+      n = at ? file.write_at(*at, part) : file.write(part);
+      if (at) *at += n;
     } catch (const std::system_error& e) {
       // The reader of a pipe went away (`| head`): the end of the run, not a failure to report.
       if (e.code() == std::errc::broken_pipe) throw Error(Errc::broken_pipe, "write failed: the reader closed the pipe");
@@ -454,6 +458,13 @@ File& OutputFile::file() { return pending_ ? pending_->file() : *file_; }
 void OutputFile::write(std::span<const std::byte> data) {
   with_context(fmt::format("writing {}", path_ == "-" ? std::string("standard output") : quote_path(path_)),
                [&] { write_all(file(), data.data(), data.size()); });
+}
+
+void OutputFile::write_at(std::uint64_t offset, std::span<const std::byte> data) {
+  with_context(fmt::format("writing {}", quote_path(path_)), [&] {
+    if (!pending_) throw Error(Errc::internal, "write_at on an output written in order");
+    write_all(pending_->file(), data.data(), data.size(), offset);
+  });
 }
 
 void OutputFile::commit() {

@@ -155,6 +155,23 @@ std::size_t File::write(std::span<const std::byte> data) {
   return n;
 }
 
+std::size_t File::write_at(std::uint64_t offset, std::span<const std::byte> data) {
+  // As read_at: WriteFile at an offset moves a synchronous handle's position; it is put back.
+  LARGE_INTEGER here{};
+  const HANDLE h = handle_of(handle_);
+  const bool restore = ::SetFilePointerEx(h, LARGE_INTEGER{}, &here, FILE_CURRENT) != 0;
+  OVERLAPPED at{};
+  at.Offset = static_cast<DWORD>(offset);
+  at.OffsetHigh = static_cast<DWORD>(offset >> 32);
+  DWORD n = 0;
+  const DWORD want = static_cast<DWORD>(std::min<std::size_t>(data.size(), 1u << 30));
+  const bool ok = ::WriteFile(h, data.data(), want, &n, &at) != 0;
+  const DWORD err = ::GetLastError();
+  if (restore) ::SetFilePointerEx(h, here, nullptr, FILE_BEGIN);
+  if (!ok) throw std::system_error(win32::error_code(err));
+  return n;
+}
+
 void File::close() {
   const int h = std::exchange(handle_, -1);
   if (h < 0 || !owned_) return;
