@@ -73,12 +73,22 @@ WINE_PREFIX = os.environ.get("DMLBITS_CRASH_WINE_PREFIX")
 KILL = os.environ.get("DMLBITS_CRASH_KILL", "terminate" if WINE_PREFIX else "sigkill")
 if KILL not in ("sigkill", "terminate") or (KILL == "terminate" and not WINE_PREFIX):
     sys.exit(f"DMLBITS_CRASH_KILL={KILL}: sigkill, or terminate under wine (DMLBITS_CRASH_WINE_PREFIX)")
-WINE_RUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "wine-run")
+# DMLBITS_CRASH_WINE_RUN: another runner in wine-run's place (tests/crash/fake_wine_run.py, which
+# lets the Linux test suite drive the terminate path and its start retries without wine).
+WINE_RUN = os.environ.get("DMLBITS_CRASH_WINE_RUN") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "wine-run")
 TERMINATOR = os.environ.get("DMLBITS_CRASH_TERMINATOR")
 if KILL == "terminate" and not TERMINATOR:
     sys.exit("set DMLBITS_CRASH_TERMINATOR to terminate_after.exe (built with the Windows tests)")
 SETTLE = float(os.environ.get("DMLBITS_CRASH_SETTLE", "2"))
 TERMINATED = 222  # terminate_after.exe's status for a program it terminated
+# Wine now and then fails to start a process at all: CreateProcessW returns ERROR_INTERNAL_ERROR
+# (1359) when the new process dies while wine sets it up, before any of its code runs (seen once
+# in a CI run of some 300 starts on a loaded 2-core machine). Nothing of dmlbits ran, so the
+# folder is as the scenario set it up: the run is started again, up to START_TRIES times, and the
+# retries are counted in the summary. Any other failure to start ends the test.
+START_TRIES = 3
+NOT_STARTED = re.compile(rb"terminate_after: cannot start the program \(error 1359\)")
 
 
 class Launcher:
@@ -87,20 +97,32 @@ class Launcher:
 
     def __init__(self, scratch):
         self.stderr_path = os.path.join(scratch, "stderr")
+        self.start_retries = 0
+
+    def terminate_run(self, argv, folder, stdout, delay):
+        """One run through terminate_after.exe, started again while wine fails to start it."""
+        # CreateProcessW takes a Windows path: wine's drive Z: is the Linux root.
+        program = "Z:" + DMLBITS.replace("/", "\\")
+        for attempt in range(1, START_TRIES + 1):
+            with open(self.stderr_path, "wb") as err:
+                status = subprocess.call([WINE_RUN, WINE_PREFIX, TERMINATOR, str(delay), program] + argv,
+                                         cwd=folder, stdout=stdout, stderr=err)
+            stderr = open(self.stderr_path, "rb").read()
+            if not (status == 2 and NOT_STARTED.search(stderr)) or attempt == START_TRIES:
+                break
+            self.start_retries += 1
+        m = re.search(rb"terminate_after: ran ([0-9.]+) ms\s*$", stderr)
+        if not m:
+            sys.exit(f"seed {SEED}: terminate_after.exe {' '.join(argv)} in {folder} failed "
+                     f"(status {status}, try {attempt} of {START_TRIES}): {stderr!r}")
+        return status, float(m.group(1)) / 1000
 
     def run(self, argv, folder, stdout, kill_after):
         """Returns (killed, status, seconds dmlbits ran)."""
         if KILL == "terminate":
             delay = -1 if kill_after is None else int(kill_after * 1000)
-            # CreateProcessW takes a Windows path: wine's drive Z: is the Linux root.
-            program = "Z:" + DMLBITS.replace("/", "\\")
-            with open(self.stderr_path, "wb") as err:
-                status = subprocess.call([WINE_RUN, WINE_PREFIX, TERMINATOR, str(delay), program] + argv,
-                                         cwd=folder, stdout=stdout, stderr=err)
-            m = re.search(rb"terminate_after: ran ([0-9.]+) ms\s*$", open(self.stderr_path, "rb").read())
-            if not m:
-                sys.exit(f"terminate_after.exe failed (status {status}): {open(self.stderr_path, 'rb').read()!r}")
-            return status == TERMINATED, status, float(m.group(1)) / 1000
+            status, seconds = self.terminate_run(argv, folder, stdout, delay)
+            return status == TERMINATED, status, seconds
         command = ([WINE_RUN, WINE_PREFIX] if WINE_PREFIX else []) + [DMLBITS] + argv
         start = time.monotonic()
         p = subprocess.Popen(command, cwd=folder, stdout=stdout, stderr=subprocess.DEVNULL)
@@ -344,7 +366,9 @@ def main():
         window = sum(s.window for s in scenarios)
         print(f"total: {tried} kill points, {sum(s.finished for s in scenarios)} runs that ended first, {bad} bad "
               f"(partial or unexpected files), {window} complete files left under a temporary name "
-              f"(a kill in the rename window)")
+              f"(a kill in the rename window)"
+              + (f"; wine failed to start dmlbits.exe {launcher.start_retries} times, each run started again"
+                 if launcher.start_retries else ""))
         return 1 if bad or tried == 0 else 0
     finally:
         shutil.rmtree(base, ignore_errors=True)
