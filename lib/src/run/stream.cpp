@@ -117,10 +117,10 @@ constexpr std::string_view kNarrowerOnOne = "narrower outputs run on one";
 // (written at offsets, named on commit), runs from options.halves_min_output_bytes of output
 // split the chunks in two ranges, each read, computed and written by its own thread: no
 // hand-over per chunk, and the two threads' reads and page-cache writes overlap. Wall time of
-// halves over one thread, the median of seven interleaved sittings at load 1.5-3.1 (their
+// halves over one thread, the median of seven interleaved sittings at load 1.4-3.3 (their
 // range): `and` 0.99x at 16 MiB (0.92-1.07), 0.98x at 32 MiB, 0.90x at 64 MiB (0.84-1.15);
-// `not` 1.00x at 16-32 MiB, 0.99x at 64 MiB, and 0.97x the pipeline's from 64 MiB; at 4-8 MiB
-// halves lost (1.0-1.2x). Halves gains where the second vCPU is free (0.87-0.92x at load 1.5)
+// `not` 1.00x at 16-32 MiB, 0.99x at 64 MiB, and 0.96-0.97x the pipeline from 64 MiB; at 4-8 MiB
+// halves lost (1.05-1.14x). Halves gains where the second vCPU is free (0.87-0.92x at load 1.5)
 // and loses where it is busy (1.02-1.15x at load 2.5), like the bare C floor's halves
 // (testdata/benchmarks.md, "Fifth pass"). Popcount into uint8 in halves was 0.86-1.07x of one
 // thread at 16-256 MiB, no clearer than the pipeline: narrower outputs stay on one thread.
