@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
-#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -39,16 +38,13 @@ std::string directory_of(const std::string& path) {
   return path.substr(0, slash);
 }
 
-// Writes at the file's position, or from byte `at` when given (File::write_at).
-void write_all(File& file, const std::byte* data, std::size_t size, std::optional<std::uint64_t> at = std::nullopt) {
+void write_all(File& file, const std::byte* data, std::size_t size) {
   constexpr std::size_t kMaxWrite = 8 << 20;  // bounded writes, so that an interrupt is seen
   while (size > 0) {
     throw_if_interrupted();
     std::size_t n = 0;
     try {
-      const std::span<const std::byte> part{data, std::min(size, kMaxWrite)};
-      n = at ? file.write_at(*at, part) : file.write(part);
-      if (at) *at += n;
+      n = file.write({data, std::min(size, kMaxWrite)});
     } catch (const std::system_error& e) {
       // The reader of a pipe went away (`| head`): the end of the run, not a failure to report.
       if (e.code() == std::errc::broken_pipe) throw Error(Errc::broken_pipe, "write failed: the reader closed the pipe");
@@ -463,7 +459,19 @@ void OutputFile::write(std::span<const std::byte> data) {
 void OutputFile::write_at(std::uint64_t offset, std::span<const std::byte> data) {
   with_context(fmt::format("writing {}", quote_path(path_)), [&] {
     if (!pending_) throw Error(Errc::internal, "write_at on an output written in order");
-    write_all(pending_->file(), data.data(), data.size(), offset);
+    // No interrupt check here, unlike write(): the threads of a streamed run check between chunks
+    // (each at most 512 KiB), so that an interrupt reads "interrupted" whichever thread sees it,
+    // not "writing 'OUT': interrupted" when the second thread was about to write.
+    while (!data.empty()) {
+      std::size_t n = 0;
+      try {
+        n = pending_->file().write_at(offset, data);
+      } catch (const std::system_error& e) {
+        io_fail("write failed", e.code());
+      }
+      offset += n;
+      data = data.subspan(n);
+    }
   });
 }
 
