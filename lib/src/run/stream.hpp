@@ -39,7 +39,7 @@ inline constexpr std::uint64_t kPipelineMinOutputBytes = std::uint64_t{64} << 20
 // Output bytes from which a streamed run whose streamed inputs are regular files and whose
 // output is a new file splits its chunks in two halves, each read, computed and written at its
 // offsets by its own thread (stream.cpp, thread_choice): from there halves cost nothing in the
-// median of the sittings measured and gained 8-13% on a quiet machine; under it they lost
+// median of the sittings measured and gained 8-13% in the quietest (load 1.5); under it they lost
 // (testdata/benchmarks.md, "Fifth pass").
 inline constexpr std::uint64_t kHalvesMinOutputBytes = std::uint64_t{16} << 20;
 
