@@ -150,13 +150,13 @@ void bench_choice(benchmark::State& state, std::vector<const KernelInfo*> kernel
   double best_s = 0, dispatched_s = 0;
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     const double s = median(seconds[i]);
-    const std::string tag = kernels[i]->name.substr(kernels[i]->name.find("__") + 2);
+    const std::string tag = kernels[i]->tag;
     state.counters["x_" + tag] = (static_cast<double>(moved) / s) / memcpy_rate;
     if (i == 0 || s < best_s) best_s = s;
     if (kernels[i] == dispatched) dispatched_s = s;
   }
   state.counters["dispatch_x_best"] = best_s / dispatched_s;
-  state.SetLabel(dispatched->name);
+  state.SetLabel(kernel_name(*dispatched));
 }
 
 void bench_memcpy(benchmark::State& state, std::size_t bytes) {
@@ -321,7 +321,7 @@ void register_all() {
                                    read_avx2_streams, "AVX2, 4 parts, 512 B prefetch");
     for (const KernelInfo& k : kernel_table())
       if (kernel_runnable(k))
-        benchmark::RegisterBenchmark((k.name + "/" + size_name(bytes)).c_str(), bench_kernel, &k, bytes,
+        benchmark::RegisterBenchmark((kernel_name(k) + "/" + size_name(bytes)).c_str(), bench_kernel, &k, bytes,
                                      std::nullopt)
             ->UseManualTime();
   }
@@ -333,14 +333,17 @@ void register_all() {
     if (kernel_runnable(k) && makers.size() > 1)
       for (const CpuVendor maker : makers)
         benchmark::RegisterBenchmark(
-            (k.name + "/" + size_name(kLarge) + "/as:" + std::string(cpu_vendor_name(maker))).c_str(), bench_kernel, &k,
+            (kernel_name(k) + "/" + size_name(kLarge) + "/as:" + std::string(cpu_vendor_name(maker))).c_str(), bench_kernel, &k,
             kLarge, maker)
             ->UseManualTime();
   }
   for (const std::size_t bytes : {kSmall, kLarge}) {
     std::map<std::string, std::vector<const KernelInfo*>> groups;  // by "x32_popcnt_u8"
     for (const KernelInfo& k : kernel_table())
-      if (kernel_runnable(k) && k.operands == Operands::vectors) groups[k.name.substr(0, k.name.find("__"))].push_back(&k);
+      if (kernel_runnable(k) && k.operands == Operands::vectors) {
+        const std::string name = kernel_name(k);
+        groups[name.substr(0, name.find("__"))].push_back(&k);
+      }
     for (auto& [name, kernels] : groups) {
       const KernelInfo& k = *kernels.front();
       const KernelInfo* dispatched = dispatch_kernel(k.op, k.width, k.out_width, host_isa(), Operands::vectors);

@@ -144,7 +144,7 @@ class KernelTest : public ::testing::TestWithParam<std::size_t> {};
 TEST_P(KernelTest, MatchesReference) {
   const KernelInfo& k = kernel_table()[GetParam()];
   if (!kernel_runnable(k))
-    GTEST_SKIP() << k.name << ": this CPU lacks " << isa_name(k.isa)
+    GTEST_SKIP() << kernel_name(k) << ": this CPU lacks " << isa_name(k.isa)
                  << (k.extension != CpuExtension::none ? " or the kernel's extension" : "")
                  << " (compiled, not run)";
   const bool binary = is_binary(k.op);
@@ -176,7 +176,7 @@ TEST_P(KernelTest, MatchesReference) {
           if (in_place && !may_run_in_place) continue;
           const KernelParams params{mode, stream ? 0 : ~std::size_t{0}, maker};
           {
-            SCOPED_TRACE(testing::Message() << k.name << " n=" << n << " offset=" << offset
+            SCOPED_TRACE(testing::Message() << kernel_name(k) << " n=" << n << " offset=" << offset
                                             << " mode=" << shift_overflow_name(mode) << (in_place ? " in place" : "")
                                             << (stream ? " streaming" : "")
                                             << (maker ? " as " + std::string(cpu_vendor_name(*maker)) : std::string()));
@@ -212,7 +212,7 @@ TEST_P(KernelTest, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(AllKernels, KernelTest, ::testing::Range<std::size_t>(0, kernel_table().size()),
                          [](const ::testing::TestParamInfo<std::size_t>& param) {
-                           return kernel_table()[param.param].name;
+                           return kernel_name(kernel_table()[param.param]);
                          });
 
 // Every plan of every streaming policy (stream_policy.hpp) is run by KernelTest: its largest
@@ -260,7 +260,7 @@ T run_one(const KernelInfo& k, T a, T b, ShiftOverflow mode) {
   // 37 elements: the value sits in a vector body for some sets and in a tail for others.
   std::vector<T> va(37, a), vb(37, b), out(37);
   k.fn(va.size(), va.data(), vb.data(), out.data(), KernelParams{mode});
-  for (T x : out) EXPECT_EQ(x, out[0]) << k.name;
+  for (T x : out) EXPECT_EQ(x, out[0]) << kernel_name(k);
   return out[0];
 }
 
@@ -269,7 +269,7 @@ Out popcount_one(const KernelInfo& k, T a) {
   std::vector<T> va(37, a);
   std::vector<Out> out(37);
   k.fn(va.size(), va.data(), nullptr, out.data(), KernelParams{});
-  for (Out x : out) EXPECT_EQ(x, out[0]) << k.name;
+  for (Out x : out) EXPECT_EQ(x, out[0]) << kernel_name(k);
   return out[0];
 }
 
@@ -280,7 +280,7 @@ TEST(CpuKernelsTest, HandWorkedValues) {
   int checked = 0;
   for (const KernelInfo& k : kernel_table()) {
     if (!kernel_runnable(k) || k.operands != Operands::vectors) continue;
-    SCOPED_TRACE(k.name);
+    SCOPED_TRACE(kernel_name(k));
     ++checked;
     switch (k.op) {
       case OpKind::shl:
@@ -418,7 +418,7 @@ TEST(CpuKernelsTest, EveryInstructionSetCoversEveryOperationWithKernels) {
 
 TEST(CpuKernelsTest, NamesFollowTheConvention) {
   std::set<std::string> names;
-  for (const KernelInfo& k : kernel_table()) EXPECT_TRUE(names.insert(k.name).second) << "duplicate " << k.name;
+  for (const KernelInfo& k : kernel_table()) EXPECT_TRUE(names.insert(kernel_name(k)).second) << "duplicate " << kernel_name(k);
   for (const char* name : {"x8_and__scalar", "x8_and__avx2", "x32_shl__avx512", "x32_shl_c__avx2",
                            "x16_shr_rc__avx2", "x16_popcnt_u8__avx2", "x64_popcnt_u32__avx512",
                            "x32_popcnt_u8__avx512vpopcntdq", "x8_popcnt_u32__avx512bitalg",
@@ -459,7 +459,7 @@ TEST(CpuKernelsTest, ChoicesNameKernelsThatExist) {
       const std::string suffix = o == Operands::b_scalar ? "_c" : o == Operands::a_scalar ? "_rc" : "";
       const std::string name = fmt::format("x{}_{}{}__{}", c.width * 8, op, suffix, c.tag);
       const auto k = std::find_if(kernel_table().begin(), kernel_table().end(),
-                                  [&](const KernelInfo& x) { return x.name == name; });
+                                  [&](const KernelInfo& x) { return kernel_name(x) == name; });
       ASSERT_NE(k, kernel_table().end()) << "the table names " << name << ", which does not exist";
       EXPECT_LE(k->isa, c.host) << name;
       EXPECT_EQ(k->op, c.op);
@@ -507,11 +507,11 @@ TEST(CpuKernelsTest, DispatchFollowsTheChoices) {
               const std::string suffix = o == Operands::b_scalar ? "_c" : o == Operands::a_scalar ? "_rc" : "";
               const std::string name = fmt::format("x{}_{}{}__{}", width * 8, kernel_op_name(op.kind, ow), suffix, c.tag);
               for (const KernelInfo& k : kernel_table())
-                if (k.name == name && kernel_runnable(k)) expect = &k;
+                if (kernel_name(k) == name && kernel_runnable(k)) expect = &k;
             }
             const KernelInfo* got = dispatch_kernel(op.kind, width, ow, isa, o);
             EXPECT_EQ(got, expect) << isa_name(isa) << " x" << width * 8 << " " << kernel_op_name(op.kind, ow)
-                                   << ": dispatch picks " << (got ? got->name : "none");
+                                   << ": dispatch picks " << (got ? kernel_name(*got) : "none");
             ++checked;
           }
         }

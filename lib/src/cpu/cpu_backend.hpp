@@ -57,8 +57,13 @@ struct KernelInfo {
   Isa isa{};
   CpuExtension extension = CpuExtension::none;
   KernelFn fn = nullptr;
-  std::string name;  // "x32_shl_c__avx2"
+  const char* tag = "";  // the name's part after "__": "avx2", "scalar_popcnt"
 };
+
+// A kernel's name, "x32_shl_c__avx2": for tests, benchmarks and messages. Composed when asked:
+// formatting every row's name at a run's first dispatch was a quarter of a 1 KiB run's
+// instructions (testdata/benchmarks.md, "Fifth pass").
+std::string kernel_name(const KernelInfo& k);
 
 // The operation part of a kernel's name: the table's kernel_name, plus the output type where
 // it is not the input's ("and", "popcnt_u8").

@@ -44,7 +44,7 @@ std::vector<KernelInfo> build_table() {
       k.isa = r.isa;
       k.extension = r.extension;
       k.fn = r.fn;
-      k.name = fmt::format("x{}_{}{}__{}", r.width * 8, kernel_op_name(r.op, r.out_width), operands_suffix(r.operands), r.tag);
+      k.tag = r.tag;
       table.push_back(std::move(k));
     }
   }
@@ -118,7 +118,7 @@ const KernelInfo* find_dispatch_kernel(OpKind op, unsigned width, unsigned out_w
     const KernelInfo* found = nullptr;
     for (const KernelInfo& k : kernel_table())
       if (k.op == op && k.width == width && k.out_width == out_width && k.operands == operands &&
-          k.name.ends_with(std::string("__") + c.tag) && kernel_runnable(k))
+          std::string_view(k.tag) == c.tag && kernel_runnable(k))
         found = &k;
     if (found) return found;
   }
@@ -131,6 +131,10 @@ std::string kernel_op_name(OpKind op, unsigned out_width) {
   const OpInfo& info = op_info(op);
   if (info.output_dtype_is_input_dtype()) return std::string(info.kernel_name);
   return fmt::format("{}_u{}", info.kernel_name, out_width * 8);
+}
+
+std::string kernel_name(const KernelInfo& k) {
+  return fmt::format("x{}_{}{}__{}", k.width * 8, kernel_op_name(k.op, k.out_width), operands_suffix(k.operands), k.tag);
 }
 
 std::span<const KernelInfo> kernel_table() {
