@@ -59,6 +59,30 @@ wait "$pid" && st=0 || st=$?
 grep -q "interrupted" err.txt || fail "SIGINT message: $(cat err.txt)"
 [ "$(cat out.npy)" = keep ] || fail "SIGINT: existing output changed"
 no_temp_files
+# The same with two streamed inputs, whose chunks two threads share in halves (each reading,
+# computing and writing its own at their offsets): both stop, one message, nothing left.
+"$DMLBITS" and big.npy big.npy -o out.npy -v 2>err.txt &
+pid=$!
+for _ in $(seq 2000); do writing_output "$pid" && break; sleep 0.005; done
+kill -INT "$pid"
+wait "$pid" && st=0 || st=$?
+[ "$st" -eq 130 ] || fail "SIGINT during halves: exit $st, expected 130 ($(cat err.txt))"
+if [ "$(nproc)" -ge 2 ]; then
+  grep -q "2 threads (each reads, computes and writes half)" err.txt || fail "SIGINT during halves: not halves: $(cat err.txt)"
+fi
+[ "$(grep -c "interrupted" err.txt)" -eq 1 ] || fail "SIGINT during halves message: $(cat err.txt)"
+[ "$(cat out.npy)" = keep ] || fail "SIGINT during halves: existing output changed"
+no_temp_files
+
+# Halves hold two threads' chunk buffers, not the tensor: 64 MiB of two streamed inputs into a
+# new file (its output all zeros, as long as its input).
+npy_sparse h64.npy '<u4' $((16 * 1024 * 1024)) 4
+expect_rss_within "$(peak_rss_kib "$DMLBITS" and h64.npy h64.npy -o h.npy)" 4096 "a 64 MiB and in halves"
+"$PYTHON" -c "
+import numpy as np
+h = np.load('h.npy', mmap_mode='r')
+assert h.shape == (16 << 20,) and h.dtype == np.uint32 and not h.any()" || fail "and of zeros in halves is not zeros"
+rm -f h.npy h64.npy
 
 # The progress line: on a terminal's standard error for a run over a second (the input arrives
 # through a pipe, its second part after 1.2 s), ending at 100% and erased at the end; not with

@@ -10,7 +10,7 @@ np.save('w8.npy', np.array([255, 254, 253, 0x0f], dtype=np.uint8))   # not(u8), 
 np.save('bad8.npy', np.array([255, 0, 0, 0], dtype=np.uint8))
 np.save('u64.npy', np.array([1, 2], dtype=np.uint64))
 np.save('big.npy', np.zeros(4_000_000, dtype=np.uint8))
-np.save('huge.npy', np.zeros(64 << 20, dtype=np.uint8))   # 64 MiB: a streamed run pipelines
+np.save('huge.npy', np.zeros(64 << 20, dtype=np.uint8))   # 64 MiB: a streamed run uses two threads
 "
 
 # ---- item 5: SIGINT while standard input blocks on a slow pipe -------------------------------
@@ -88,17 +88,29 @@ expect_err "1 of 2 threads (outputs under 4 MiB run on one)"
 "$PYTHON" -c "import numpy as np; np.save('big32.npy', np.zeros(1_500_000, dtype=np.uint32))"
 expect_status 0 not big32.npy -o r.npy --backend cpu --threads 2 --repeat 2 -v
 expect_err ", 2 threads"
-# Streamed, 6 MB: one streamed input stays on one thread under 64 MiB of output (the pipeline
-# measured slower there), two at any size, and so does popcount into uint8, a narrower output
-# (and auto says so too); 64 MiB pipelines.
+# Streamed, 6 MB, regular files in and out: one thread under 16 MiB of output (two threads
+# measured slower there), with one streamed input or two, and popcount into uint8, a narrower
+# output, at any size (auto says so too). 64 MiB is split in halves, each thread reading,
+# computing and writing its own; into a device (written in order) one streamed input pipelines
+# from 64 MiB and two stay on one thread, as with one from standard input.
 expect_status 0 not big32.npy -o r.npy --threads 2 -v
-expect_err "1 of 2 threads (streamed outputs under 64 MiB run on one)"
+expect_err "1 of 2 threads (streamed outputs under 16 MiB run on one)"
 expect_status 0 and big32.npy big32.npy -o r.npy --threads 2 -v
-expect_err "1 of 2 threads (two streamed inputs run on one)"
+expect_err "1 of 2 threads (streamed outputs under 16 MiB run on one)"
 expect_status 0 popcount big32.npy -o r.npy --threads 2 -v
 expect_err "1 of 2 threads (narrower outputs run on one)"
 expect_status 0 not huge.npy -o r.npy --threads 2 -v
-expect_err ", 2 threads"
+expect_err ", 2 threads (each reads, computes and writes half)"
+expect_status 0 and huge.npy huge.npy -o r.npy --threads 2 -v
+expect_err ", 2 threads (each reads, computes and writes half)"
+expect_status 0 not huge.npy -o /dev/null --threads 2 -v
+expect_err ", 2 threads (one reads and computes, one writes)"
+expect_status 0 and huge.npy huge.npy -o /dev/null --threads 2 -v
+expect_err "1 of 2 threads (two streamed inputs through a pipe or device run on one)"
+expect_status 0 and huge.npy - -o r.npy --threads 2 -v < huge.npy
+expect_err "1 of 2 threads (two streamed inputs through a pipe or device run on one)"
+expect_status 0 not huge.npy -o r.npy --threads 1 -v
+expect_err ", 1 thread)"
 
 # ---- item 12: check reads a manifest from standard input ----------------------------------------
 cat > m.json <<'JSON'

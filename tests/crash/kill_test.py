@@ -23,7 +23,9 @@ to a copy whose mark is cleared before the rename.) The count shows how often th
 hit; any partial file, or a temporary file whose content is not complete, is a failure.
 
 Scenarios: a small output (1 KiB) replacing a file and a new one; a multi-chunk output (12 MiB,
-24 chunks of 512 KiB) replacing a file and a new one; --in-place on a multi-chunk file;
+24 chunks of 512 KiB) replacing a file and a new one; two streamed inputs of 16 MiB whose chunks
+two threads share in halves, each writing its own at their offsets (stream.cpp: from 16 MiB of
+output), replacing a file; --in-place on a multi-chunk file;
 standard output redirected to a file (no atomicity promised there: only no temporary file);
 side outputs (--time-json, --explain-json, --report-json with --expect, --emit-dxdispatch);
 `check --update` over six goldens of 2 MiB.
@@ -240,6 +242,10 @@ def build_scenarios(base):
     }
     new_small = npy_bytes(np.invert(small))
     new_big = npy_bytes(np.invert(big))
+    # At the size from which two streamed inputs are split in halves (kHalvesMinOutputBytes).
+    halves_a, halves_b = data(16 << 20, 5), data(16 << 20, 6)
+    files["ha.npy"], files["hb.npy"] = npy_bytes(halves_a), npy_bytes(halves_b)
+    new_halves = npy_bytes(halves_a & halves_b)
     old_json = b'{"old": true}\n'
     goldens = [data(2 << 20, 10 + i) for i in range(6)]
     for i, g in enumerate(goldens):
@@ -273,6 +279,8 @@ def build_scenarios(base):
         Scenario("big-replace", "multi-chunk, replacing", setup_with({"out.npy": old_big}), ["not", "big.npy", "-o", "out.npy"],
                  {"out.npy": (old_big, new_big)}),
         Scenario("big-new", "multi-chunk, new", setup_with({}), ["not", "big.npy", "-o", "out.npy"], {"out.npy": (None, new_big)}),
+        Scenario("halves", "two inputs in halves, replacing", setup_with({"out.npy": old_big}),
+                 ["and", "ha.npy", "hb.npy", "-o", "out.npy"], {"out.npy": (old_big, new_halves)}),
         Scenario("in-place", "multi-chunk, --in-place", setup_with({"a.npy": files["big.npy"]}), ["not", "a.npy", "--in-place"],
                  {"a.npy": (files["big.npy"], new_big)}),
         Scenario("stdout", "multi-chunk, standard output", setup_with({}), ["not", "big.npy", "-o", "-"], {},

@@ -1,14 +1,15 @@
 #!/usr/bin/python3
 """Streamed runs' chunk buffers (lib/src/run/stream.cpp, ChunkWriter): every slot's input scratch
 and result are cut from one arena, from the heap while it needs less than 128 KiB and otherwise
-whole 2 MiB ranges (allocate_buffer); a run on one thread has one slot, a pipelined one (a second thread
-reads and computes, from 64 MiB of output up, and only with one streamed input and an output as wide as the
-input: two streamed inputs, or popcount into a narrower type, stay on one thread) two.
+whole 2 MiB ranges (allocate_buffer); a run on one thread has one slot, a run on two (halves: each thread
+reads, computes and writes its own half of the chunks, from 16 MiB of output, when the streamed inputs are
+regular files and the output a new file; else the pipeline, a second thread reading and computing, from 64 MiB
+with one streamed input; popcount into a narrower type stays on one thread) two.
 This runs the built binary at the operand sizes where those rules change (the last element count whose arena
 stays on the heap and the first that is mapped; counts whose last buffer ends exactly at the arena's end; one
-to four chunks; more chunks than slots; the last count kept on one thread and the first pipelined one, for
-`not` uint16 and a streamed A beside a literal B only: 64 MiB files cost, and the unit tests cover the
-pipeline at small sizes through StreamOptions)
+to four chunks; more chunks than slots; the last count kept on one thread and the first on two, for
+`not` uint16, `and` uint32 and a streamed A beside a literal B only: 16 MiB files cost, and the unit tests
+cover both splits at small sizes through StreamOptions)
 for unary and binary operators, narrowing popcount, an input held in memory beside a streamed one
 (big-endian, so converted, and a broadcast literal), standard input, on 1 and 2 threads, and
 compares every output bit for bit with NumPy's result.
@@ -26,8 +27,9 @@ import numpy as np
 import dmlbits_testlib as testlib
 
 CHUNK_BYTES = 512 << 10       # kStreamChunkBytes
-SLOTS = 2                     # kStreamSlots (pipelined runs; one slot otherwise)
-PIPELINE_MIN_OUTPUT_BYTES = 64 << 20  # kPipelineMinOutputBytes: a smaller output stays on one thread
+SLOTS = 2                     # kStreamSlots (runs on two threads; one slot otherwise)
+HALVES_MIN_OUTPUT_BYTES = 16 << 20  # kHalvesMinOutputBytes: regular files, a smaller output stays on one thread
+PIPELINE_MIN_OUTPUT_BYTES = 64 << 20  # kPipelineMinOutputBytes: the same where the run cannot be split
 ARENA_MAPPED_FROM = 128 << 10  # kMappedBufferBytes (allocate_buffer maps the arena from here up)
 ARENA_ALIGNMENT = 4096         # kArenaAlignment
 LARGE = 2 << 20                # kLargeBufferBytes: a mapped arena is whole ranges of this
@@ -40,24 +42,24 @@ def round_up(n, to):
     return (n + to - 1) // to * to
 
 
-def arena_needed(n, in_width, out_width, streamed_inputs, pipelined):
+def arena_needed(n, in_width, out_width, streamed_inputs, two_threads):
     """Bytes of one run's slot buffers for n elements, as ChunkWriter computes them."""
     chunk = CHUNK_BYTES // max(in_width, out_width)
     chunks = -(-n // chunk)
-    slots = min(SLOTS, chunks) if pipelined else 1
+    slots = min(SLOTS, chunks) if two_threads else 1
     elements = min(chunk, n)
     per_slot = streamed_inputs * round_up(elements * in_width, ARENA_ALIGNMENT) + round_up(elements * out_width,
                                                                                             ARENA_ALIGNMENT)
     return slots * per_slot
 
 
-def edge_counts(in_width, out_width, streamed_inputs, pipeline_edge=False):
-    """Element counts on the rule's edges, each with what it tests; the pipeline's edge (64 MiB of
-    output) only with pipeline_edge."""
+def edge_counts(in_width, out_width, streamed_inputs, threads_edge=False, splittable=True):
+    """Element counts on the rule's edges, each with what it tests; the edge of two threads (16 MiB
+    of output, 64 MiB where the run cannot be split: standard input) only with threads_edge."""
     chunk = CHUNK_BYTES // max(in_width, out_width)
-    first_pipelined = -(-PIPELINE_MIN_OUTPUT_BYTES // out_width)
-    pipelines = lambda n: streamed_inputs < 2 and out_width >= in_width and n >= first_pipelined
-    need = lambda n: arena_needed(n, in_width, out_width, streamed_inputs, pipelines(n))
+    first_two = -(-(HALVES_MIN_OUTPUT_BYTES if splittable else PIPELINE_MIN_OUTPUT_BYTES) // out_width)
+    two = lambda n: (splittable or streamed_inputs < 2) and out_width >= in_width and n >= first_two
+    need = lambda n: arena_needed(n, in_width, out_width, streamed_inputs, two(n))
     lo, hi = 1, chunk  # the last count on the heap: need(lo) < ARENA_MAPPED_FROM <= need(hi)
     assert need(lo) < ARENA_MAPPED_FROM <= need(hi)
     while hi - lo > 1:
@@ -71,10 +73,10 @@ def edge_counts(in_width, out_width, streamed_inputs, pipeline_edge=False):
     for k in (1, 2, 3, 4):
         cases[f"{k} full chunk(s)"] = k * chunk
     cases["more chunks than slots, last short"] = 6 * chunk + 5
-    if pipeline_edge:
-        assert streamed_inputs == 1 and out_width >= in_width
-        cases["last count on one thread"] = first_pipelined - 1
-        cases["first count with a second thread (on --threads 2)"] = first_pipelined
+    if threads_edge:
+        assert out_width >= in_width and (splittable or streamed_inputs == 1)
+        cases["last count on one thread"] = first_two - 1
+        cases["first count with a second thread (on --threads 2)"] = first_two
     # A count whose arena is exactly a whole number of 2 MiB ranges, if any below 16 chunks.
     for n in range(chunk, 16 * chunk + 1, chunk):
         if need(n) % LARGE == 0:
@@ -127,8 +129,8 @@ def main():
             in_w = np.dtype(dtype).itemsize
             out_w = np.dtype(out_dtype or dtype).itemsize
             binary = op in ("and", "xor")
-            edge = op == "not"  # the pipeline's edge: 64 MiB, here for one operator
-            for what, n in edge_counts(in_w, out_w, 2 if binary else 1, pipeline_edge=edge).items():
+            edge = (op, dtype) in (("not", np.uint16), ("and", np.uint32))  # the edge of two threads: 16 MiB
+            for what, n in edge_counts(in_w, out_w, 2 if binary else 1, threads_edge=edge).items():
                 a = random_array(rng, dtype, n)
                 np.save(a_path, a)
                 if binary:
@@ -143,10 +145,10 @@ def main():
         # Inputs held in memory beside a streamed one need no scratch: the arena has a hole in
         # each slot. B big-endian (converted in memory), then B a broadcast literal; and A from
         # standard input (read in order, into its scratch).
-        for what, n in edge_counts(4, 4, 1, pipeline_edge=True).items():
+        for what, n in edge_counts(4, 4, 1, threads_edge=True).items():
             a = random_array(rng, np.uint32, n)
             np.save(a_path, a)
-            if n * 4 < PIPELINE_MIN_OUTPUT_BYTES // 2:  # the literal alone at the pipeline's edge
+            if n * 4 < HALVES_MIN_OUTPUT_BYTES // 2:  # the literal alone at the edge of two threads
                 b = random_array(rng, np.uint32, n)
                 np.save(b_path, b.astype(">u4"))
                 run_case(tmp, f"and uint32 n={n}, B big-endian ({what})", ["and", a_path, b_path], a & b)

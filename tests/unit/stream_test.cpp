@@ -1,18 +1,25 @@
 // Streamed runs (dmlbits/stream.hpp): stream_operation over several kStreamChunkBytes chunks
 // must write, byte for byte, what run_operation computes in memory and what the test computes
-// by hand, in chunk order whether reading and computing run on a second thread (the `pipelined`
-// variant: threads = 2 with the pipeline's threshold lowered to nothing through StreamOptions,
-// run_pipelined) or not (threads = 1, and threads = 2 at the product's 64 MiB threshold, which
-// these files stay under); a failure mid-stream (an output that cannot be created,
-// an input that shrinks or a pipe that ends after the first chunk, a progress callback that
-// throws) must leave neither the output nor a temporary file, and an existing output as it was.
+// by hand, whether reading and computing run on a second thread (the `pipelined` variant:
+// threads = 2 with the pipeline's threshold lowered to nothing through StreamOptions,
+// run_pipelined), the chunks are split in two halves each read, computed and written at its
+// offsets by its own thread (the `halves` variant: the halves' threshold at nothing), or neither
+// (threads = 1, and threads = 2 at the product's thresholds, which these files stay under); a
+// failure mid-stream (an output that cannot be created, an input that shrinks or a pipe that ends
+// after the first chunk, a progress callback that throws, an interrupt) must leave neither the
+// output nor a temporary file, and an existing output as it was.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <csignal>
+#include <limits>
+#include <random>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -61,7 +68,10 @@ OperationSpec spec_of(OpKind op, std::vector<std::string> operands, unsigned thr
   return s;
 }
 
-// The ways a StreamTest runs: threads, and the pipeline's threshold (StreamOptions).
+constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
+
+// The ways a StreamTest runs: threads, and the thresholds of the two-thread splits
+// (StreamOptions).
 struct StreamVariant {
   const char* name;
   unsigned threads;
@@ -72,8 +82,10 @@ void PrintTo(const StreamVariant& variant, std::ostream* os) { *os << variant.na
 const StreamVariant kVariants[] = {
     {"threads1", 1, {}},
     {"threads2", 2, {}},
-    {"pipelined", 2, StreamOptions{.pipeline_min_output_bytes = 0}},
+    {"pipelined", 2, StreamOptions{.pipeline_min_output_bytes = 0, .halves_min_output_bytes = kNever}},
+    {"halves", 2, StreamOptions{.pipeline_min_output_bytes = kNever, .halves_min_output_bytes = 0}},
 };
+constexpr std::string_view kHalvesText = "2 threads (each reads, computes and writes half)";
 
 std::string run_in_memory(const OperationSpec& spec) {
   const OperationResult r = run_operation(spec);
@@ -93,9 +105,12 @@ class StreamTest : public ::testing::TestWithParam<StreamVariant> {
   static bool says_pipelined(const std::string& device) {
     return device.find("1 of 2") == std::string::npos && device.find("2 threads") != std::string::npos;
   }
+  // Whether a run with one streamed input (a regular file, into a new file) uses two threads.
   bool pipelines() const {
-    return std::string_view(GetParam().name) == "pipelined" && std::thread::hardware_concurrency() >= 2;
+    const std::string_view name = GetParam().name;
+    return (name == "pipelined" || name == "halves") && std::thread::hardware_concurrency() >= 2;
   }
+  bool halves() const { return std::string_view(GetParam().name) == "halves" && std::thread::hardware_concurrency() >= 2; }
   TempDir dir_{"stream-test"};
 };
 
@@ -125,7 +140,21 @@ TEST_P(StreamTest, ChunksMatchTheInMemoryRunAndTheHandResult) {
   // Once per chunk, in order, on the calling thread's schedule: 3 * 131072 + 5 = 393221.
   const std::vector<std::pair<std::uint64_t, std::uint64_t>> want{
       {131072, 393221}, {262144, 393221}, {393216, 393221}, {393221, 393221}};
-  EXPECT_EQ(progress, want);
+  if (!halves()) {
+    EXPECT_EQ(progress, want);
+  } else {
+    // Two streamed inputs split in halves (chunks 0-1 here, 2-3 on the second thread): progress
+    // comes from the calling thread as the elements both have written, rising, at most once per
+    // chunk, ending with all.
+    EXPECT_NE(r.timing.device.find(kHalvesText), std::string::npos) << r.timing.device;
+    ASSERT_FALSE(progress.empty());
+    EXPECT_LE(progress.size(), 4u);
+    EXPECT_EQ(progress.back(), (std::pair<std::uint64_t, std::uint64_t>{393221, 393221}));
+    for (std::size_t i = 0; i < progress.size(); ++i) {
+      EXPECT_EQ(progress[i].second, 393221u);
+      if (i > 0) { EXPECT_GT(progress[i].first, progress[i - 1].first); }
+    }
+  }
   EXPECT_EQ(dir_.names(), (std::set<std::string>{"a.npy", "b.npy", "out.npy"}));
 }
 
@@ -212,7 +241,11 @@ TEST_P(StreamTest, AProgressCallbackThatThrowsLeavesTheOldOutput) {
   const auto progress = [&](std::uint64_t done, std::uint64_t) {
     ++calls;
     if (calls == 2) {
-      EXPECT_EQ(done, 2 * kChunk);
+      if (halves()) {
+        EXPECT_GE(done, 2 * kChunk);  // with what the second thread has written
+      } else {
+        EXPECT_EQ(done, 2 * kChunk);
+      }
       throw std::runtime_error("stop at the second chunk");
     }
   };
@@ -281,65 +314,97 @@ TEST_P(StreamTest, OnValidatedRunsBeforeTheOutputExists) {
   EXPECT_EQ(out[kChunk + 1], 1048584u);
 }
 
-// Whether a run with one streamed input pipelines, and what -v says when it does not, at the
-// product's threshold (kPipelineMinOutputBytes, 64 MiB of output): under 4 MiB of work the
-// backend's own reason ("outputs under 4 MiB run on one", as in memory), from there to 64 MiB
-// "streamed outputs under 64 MiB run on one" (the pipeline measured slower there), and from 64
-// MiB two threads. The results are the same either side of each line. The two 64 MiB inputs
-// are sparse files (zeros, read without touching a disk), so that the test stays quick.
-TEST(StreamThreadsTest, ASecondThreadOnlyFromSixtyFourMebibytesOfOutput) {
-  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: never pipelined";
+// Which split a streamed run uses, and what -v says, at the product's thresholds: under 4 MiB of
+// work the backend's own reason ("outputs under 4 MiB run on one", as in memory); with regular
+// files in and a new file out, "streamed outputs under 16 MiB run on one" to 16 MiB
+// (kHalvesMinOutputBytes), halves from there, for one streamed input and for two; into a device
+// (/dev/null, written in order), one streamed input pipelines from 64 MiB
+// (kPipelineMinOutputBytes) and two stay on one thread. The results are the same either side of
+// each line. Inputs from 16 MiB are sparse files (zeros, read without touching a disk).
+TEST(StreamThreadsTest, TheSplitBySizeInputsAndOutput) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: never two";
+  static_assert(kHalvesMinOutputBytes == std::uint64_t{16} << 20, "the counts and texts below are for 16 MiB");
   static_assert(kPipelineMinOutputBytes == std::uint64_t{64} << 20, "the counts and texts below are for 64 MiB");
   TempDir dir("stream-threads-test");
-  constexpr std::uint64_t kFirstPipelined = (std::uint64_t{64} << 20) / 4;  // uint32 elements in 64 MiB
-  const std::pair<std::uint64_t, const char*> cases[] = {
-      {2 * kChunk, "1 of 2 threads (outputs under 4 MiB run on one)"},
-      {(std::uint64_t{4} << 20) / 4, "1 of 2 threads (streamed outputs under 64 MiB run on one)"},
-      {kFirstPipelined - 1, "1 of 2 threads (streamed outputs under 64 MiB run on one)"},
-      {kFirstPipelined, nullptr},
+  constexpr std::uint64_t kHalves = (std::uint64_t{16} << 20) / 4;  // uint32 elements in 16 MiB
+  constexpr std::uint64_t kPipeline = (std::uint64_t{64} << 20) / 4;
+  const std::string kUnder16 = "1 of 2 threads (streamed outputs under 16 MiB run on one)";
+  const std::string kUnder64 = "1 of 2 threads (streamed outputs under 64 MiB run on one)";
+  const std::string kPipelined = "2 threads (one reads and computes, one writes)";
+  const std::string kDevice = "1 of 2 threads (two streamed inputs through a pipe or device run on one)";
+  struct Case {
+    std::uint64_t n;
+    bool two_inputs;
+    bool to_device;  // into /dev/null
+    std::string text;
   };
-  for (const auto& [n, reason] : cases) {
-    SCOPED_TRACE(n);
-    const bool sparse = n > kFirstPipelined / 2;
-    std::vector<std::uint32_t> a;
-    if (sparse) {
-      const std::string header = test::npy_header_v1("<u4", "(" + std::to_string(n) + ",)");
-      test::write_file(dir.file("a.npy"), header);
-      std::filesystem::resize_file(dir.file("a.npy"), header.size() + n * 4);
-    } else {
-      a = ramp(n);
-      test::write_file(dir.file("a.npy"), test::npy_1d(a));
+  const Case cases[] = {
+      {2 * kChunk, false, false, "1 of 2 threads (outputs under 4 MiB run on one)"},
+      {2 * kChunk, true, false, "1 of 2 threads (outputs under 4 MiB run on one)"},
+      {(std::uint64_t{4} << 20) / 4, false, false, kUnder16},
+      {(std::uint64_t{4} << 20) / 4, true, false, kUnder16},
+      {kHalves - 1, false, false, kUnder16},
+      {kHalves - 1, true, false, kUnder16},
+      {kHalves, false, false, std::string(kHalvesText)},
+      {kHalves, true, false, std::string(kHalvesText)},
+      {kHalves, false, true, kUnder64},
+      {kHalves, true, true, kDevice},
+      {kPipeline - 1, false, true, kUnder64},
+      {kPipeline, false, true, kPipelined},
+      {kPipeline, true, true, kDevice},
+      {kPipeline, false, false, std::string(kHalvesText)},
+  };
+  std::uint64_t made = 0;
+  std::vector<std::uint32_t> a, b;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.n) + (c.two_inputs ? " and" : " not") + (c.to_device ? " into /dev/null" : ""));
+    const bool sparse = c.n >= kHalves;
+    if (made != c.n) {
+      made = c.n;
+      if (sparse) {
+        const std::string header = test::npy_header_v1("<u4", "(" + std::to_string(c.n) + ",)");
+        for (const char* name : {"a.npy", "b.npy"}) {
+          test::write_file(dir.file(name), header);
+          std::filesystem::resize_file(dir.file(name), header.size() + c.n * 4);
+        }
+      } else {
+        a = ramp(c.n);
+        b = scrambled(c.n);
+        test::write_file(dir.file("a.npy"), test::npy_1d(a));
+        test::write_file(dir.file("b.npy"), test::npy_1d(b));
+      }
     }
-    const StreamResult r = stream_operation(spec_of(OpKind::bit_not, {dir.file("a.npy")}, 2), dir.file("out.npy"), {});
+    const OperationSpec spec =
+        c.two_inputs ? spec_of(OpKind::bit_and, {dir.file("a.npy"), dir.file("b.npy")}, 2)
+                     : spec_of(OpKind::bit_not, {dir.file("a.npy")}, 2);
+    const StreamResult r = stream_operation(spec, c.to_device ? "/dev/null" : dir.file("out.npy"), {});
     EXPECT_TRUE(r.streamed);
-    if (reason) {
-      EXPECT_NE(r.timing.device.find(reason), std::string::npos) << r.timing.device;
-    } else {
-      EXPECT_EQ(r.timing.device.find("1 of 2"), std::string::npos) << r.timing.device;
-      EXPECT_NE(r.timing.device.find("2 threads"), std::string::npos) << r.timing.device;
-    }
-    if (sparse) {  // ~0 is 0xffffffff: read at once and checked in place (64 MiB)
+    EXPECT_TRUE(r.timing.device.ends_with(", " + c.text)) << r.timing.device;
+    if (c.to_device) continue;
+    if (sparse) {  // and: 0, not: 0xffffffff; read at once and checked in place
       std::string file(std::filesystem::file_size(dir.file("out.npy")), '\0');
       std::ifstream(dir.file("out.npy"), std::ios::binary).read(file.data(), static_cast<std::streamsize>(file.size()));
-      ASSERT_GT(file.size(), n * 4);
-      EXPECT_EQ(file.find_first_not_of('\xff', file.size() - n * 4), std::string::npos);
-      EXPECT_EQ(test::npy_data(file.substr(0, file.size() - n * 4 + 4)), "\xff\xff\xff\xff");  // the header's end
+      ASSERT_GT(file.size(), c.n * 4);
+      const char want = c.two_inputs ? '\0' : '\xff';
+      EXPECT_EQ(file.find_first_not_of(want, file.size() - c.n * 4), std::string::npos);
+      EXPECT_EQ(file[file.size() - c.n * 4 - 1], '\n');  // the header's end
     } else {
-      std::vector<std::uint32_t> expected(n);
-      for (std::uint64_t i = 0; i < n; ++i) expected[i] = ~a[i];
+      std::vector<std::uint32_t> expected(c.n);
+      for (std::uint64_t i = 0; i < c.n; ++i) expected[i] = c.two_inputs ? a[i] & b[i] : ~a[i];
       EXPECT_EQ(test::npy_data(test::read_file(dir.file("out.npy"))), test::le_bytes(expected));
     }
+    EXPECT_EQ(dir.names(), (std::set<std::string>{"a.npy", "b.npy", "out.npy"}));
   }
 }
 
 // Output elements narrower than the input's (popcount uint32 into uint8) keep a run on one
-// thread at any size (stream.cpp, kNarrowerOnOne), even with the threshold at nothing
-// (StreamOptions); into uint32, the same width, the same run pipelines. -v says which, and the
-// results are the same.
+// thread at any size (stream.cpp, kNarrowerOnOne), even with the thresholds at nothing
+// (StreamOptions); into uint32, the same width, the same run is split in halves. -v says which,
+// and the results are the same.
 TEST(StreamThreadsTest, NarrowerOutputsStayOnOneThread) {
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: never pipelined";
   TempDir dir("stream-threads-test");
-  const StreamOptions options{.pipeline_min_output_bytes = 0};
+  const StreamOptions options{.pipeline_min_output_bytes = 0, .halves_min_output_bytes = 0};
   const std::uint64_t n = (std::uint64_t{4} << 20) / 4 + 5;  // past 4 MiB of uint32 (the backend's own line)
   const std::vector<std::uint32_t> a = scrambled(n);
   test::write_file(dir.file("a.npy"), test::npy_1d(a));
@@ -364,40 +429,180 @@ TEST(StreamThreadsTest, NarrowerOutputsStayOnOneThread) {
   }
 }
 
-// Two streamed inputs keep a run on one thread at any size (stream.cpp, kTwoStreamsOnOne): the
-// pipeline measured slower there. One streamed input beside one held in memory (a literal) is
-// pipelined at the same size (here over a threshold lowered to 4 MiB through StreamOptions, to
-// keep the files small). -v says which, and the results are the same.
-TEST(StreamThreadsTest, TwoStreamedInputsStayOnOneThread) {
-  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: never pipelined";
-  TempDir dir("stream-threads-test");
-  const StreamOptions options{.pipeline_min_output_bytes = std::uint64_t{4} << 20};
-  const std::uint64_t n = (std::uint64_t{4} << 20) / 4 + 5;  // past 4 MiB of uint32: pipelined with one stream
-  const auto a = ramp(n);
-  const auto b = scrambled(n);
-  test::write_file(dir.file("a.npy"), test::npy_1d(a));
-  test::write_file(dir.file("b.npy"), test::npy_1d(b));
-
-  const StreamResult two = stream_operation(spec_of(OpKind::bit_and, {dir.file("a.npy"), dir.file("b.npy")}, 2),
-                                            dir.file("out.npy"), {}, {}, options);
-  EXPECT_TRUE(two.streamed);
-  EXPECT_NE(two.timing.device.find("1 of 2 threads (two streamed inputs run on one)"), std::string::npos)
-      << two.timing.device;
-  std::vector<std::uint32_t> expected(n);
-  for (std::uint64_t i = 0; i < n; ++i) expected[i] = a[i] & b[i];
-  EXPECT_EQ(test::npy_data(test::read_file(dir.file("out.npy"))), test::le_bytes(expected));
-
-  const StreamResult one = stream_operation(spec_of(OpKind::bit_and, {dir.file("a.npy"), "0xffff0000"}, 2),
-                                            dir.file("out.npy"), {}, {}, options);
-  EXPECT_TRUE(one.streamed);
-  EXPECT_EQ(one.timing.device.find("1 of 2"), std::string::npos) << one.timing.device;
-  EXPECT_NE(one.timing.device.find("2 threads"), std::string::npos) << one.timing.device;
-  for (std::uint64_t i = 0; i < n; ++i) expected[i] = a[i] & 0xffff0000u;
-  EXPECT_EQ(test::npy_data(test::read_file(dir.file("out.npy"))), test::le_bytes(expected));
-}
-
 std::string variant_name(const ::testing::TestParamInfo<StreamVariant>& param) { return param.param.name; }
 INSTANTIATE_TEST_SUITE_P(Variants, StreamTest, ::testing::ValuesIn(kVariants), variant_name);
+
+// ---- halves: two threads, each reading, computing and writing its own half of the chunks -------
+
+const StreamOptions kHalvesAlways{.pipeline_min_output_bytes = kNever, .halves_min_output_bytes = 0};
+
+// Random bytes: any pattern is a valid element of any dtype (the operators read floats' bits).
+std::string random_bytes(std::size_t n, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::string out(n, '\0');
+  for (std::size_t i = 0; i < n; i += 4) {
+    const auto w = static_cast<std::uint32_t>(gen());
+    std::memcpy(out.data() + i, &w, std::min<std::size_t>(4, n - i));
+  }
+  return out;
+}
+
+std::string npy_of(const DTypeInfo& t, std::uint64_t n, const std::string& data) {
+  return test::npy_header_v1(t.numpy_descr(), "(" + std::to_string(n) + ",)") + data;
+}
+
+// Every operator of the table at every input dtype it takes (and popcount at every output dtype),
+// with the halves' threshold at nothing, writes byte for byte what run_operation computes in
+// memory: for sizes 0, 1 and five chunks less one element (an odd count, the last chunk partial:
+// three on the calling thread, two on the second) at every dtype; at uint32 also around one chunk
+// and the split point (one chunk less and more one element, two and three whole chunks, three and
+// one element); and, for the binary operators, B broadcast as a literal and as a one-element file.
+// Runs of two chunks or more are split, but for outputs narrower than their input.
+TEST(StreamHalvesTest, EveryOperatorAndDtypeMatchesTheInMemoryRun) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: never two";
+  TempDir dir("stream-halves-test");
+  struct Run {
+    std::uint64_t n;
+    const OpInfo* op;
+    std::optional<DType> out;
+    std::uint64_t chunk;
+  };
+  std::uint32_t seed = 1;
+  int split_runs = 0;
+  for (const DTypeInfo& in : dtype_table()) {
+    std::vector<Run> runs;
+    for (const OpInfo& op : op_table()) {
+      const OpTier* tier = op.tier_at(newest_feature_level());
+      if (!tier || !tier->inputs.contains(in.dtype)) continue;
+      std::vector<std::optional<DType>> outs;
+      if (tier->outputs.empty()) outs.push_back(std::nullopt);
+      for (const DTypeInfo& out : dtype_table())
+        if (tier->outputs.contains(out.dtype)) outs.push_back(out.dtype);
+      for (const auto out : outs) {
+        const std::uint64_t chunk = kStreamChunkBytes / std::max(in.size, out ? dtype_info(*out).size : in.size);
+        std::vector<std::uint64_t> sizes{0, 1, 5 * chunk - 1};
+        if (in.dtype == DType::uint32)
+          sizes.insert(sizes.end(), {chunk - 1, chunk + 1, 2 * chunk, 3 * chunk, 3 * chunk + 1});
+        for (const std::uint64_t n : sizes) runs.push_back({n, &op, out, chunk});
+      }
+    }
+    // Grouped by size, so that each size's files are written once.
+    std::stable_sort(runs.begin(), runs.end(), [](const Run& x, const Run& y) { return x.n < y.n; });
+    std::optional<std::uint64_t> written;
+    for (const Run& run : runs) {
+      SCOPED_TRACE(std::string(run.op->verb) + " " + std::string(in.numpy_name) +
+                   (run.out ? " into " + std::string(dtype_info(*run.out).numpy_name) : "") + ", " +
+                   std::to_string(run.n) + " elements");
+      if (written != run.n) {
+        written = run.n;
+        test::write_file(dir.file("a.npy"), npy_of(in, run.n, random_bytes(run.n * in.size, seed++)));
+        test::write_file(dir.file("b.npy"), npy_of(in, run.n, random_bytes(run.n * in.size, seed++)));
+        test::write_file(dir.file("one.npy"), npy_of(in, 1, random_bytes(in.size, seed++)));
+      }
+      std::vector<std::vector<std::string>> operand_sets{{dir.file("a.npy")}};
+      if (run.op->arity == 2) {
+        operand_sets = {{dir.file("a.npy"), dir.file("b.npy")}};
+        if (run.n == 5 * run.chunk - 1) {
+          operand_sets.push_back({dir.file("a.npy"), "3"});
+          operand_sets.push_back({dir.file("a.npy"), dir.file("one.npy")});
+        }
+      }
+      for (const auto& operands : operand_sets) {
+        OperationSpec spec = spec_of(run.op->kind, operands, 2);
+        spec.out_dtype = run.out;
+        const StreamResult r = stream_operation(spec, dir.file("out.npy"), {}, {}, kHalvesAlways);
+        EXPECT_TRUE(r.streamed);
+        const bool split = r.timing.device.find(kHalvesText) != std::string::npos;
+        const bool narrower = run.out && dtype_info(*run.out).size < in.size;
+        EXPECT_EQ(split, run.n > run.chunk && !narrower) << r.timing.device;
+        split_runs += split;
+        EXPECT_EQ(test::npy_data(test::read_file(dir.file("out.npy"))), run_in_memory(spec)) << operands.back();
+        EXPECT_EQ(dir.names(), (std::set<std::string>{"a.npy", "b.npy", "one.npy", "out.npy"}));
+      }
+    }
+  }
+  EXPECT_GT(split_runs, 50);  // the table's operators and dtypes were there to split
+}
+
+// A is cut, once the run is validated (before any output exists), to the calling thread's half:
+// every chunk of that half is read whole, and the second thread's first read finds nothing. The
+// run fails (Errc::io, naming the file and what is left of it), and an existing output is kept.
+TEST(StreamHalvesTest, AnInputCutUnderTheSecondHalfFailsTheRunAndLeavesNothing) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: never two";
+  TempDir dir("stream-halves-test");
+  const std::uint64_t n = 5 * kChunk;  // chunks 0-2 on the calling thread, 3-4 on the second
+  const std::string header = test::npy_header_v1("<u4", "(655360,)");
+  test::write_file(dir.file("a.npy"), header + test::le_bytes(ramp(n)));
+  test::write_file(dir.file("b.npy"), test::npy_1d(scrambled(n)));
+  test::write_file(dir.file("out.npy"), "previous contents");
+  const OperationSpec spec = spec_of(OpKind::bit_and, {dir.file("a.npy"), dir.file("b.npy")}, 2);
+  std::vector<std::uint64_t> progress;
+  try {
+    stream_operation(
+        spec, dir.file("out.npy"), [&](std::uint64_t done, std::uint64_t) { progress.push_back(done); },
+        [&](const ValidatedOp&, const RunTiming& t) {
+          EXPECT_NE(t.device.find(kHalvesText), std::string::npos) << t.device;
+          std::filesystem::resize_file(dir.file("a.npy"), header.size() + 3 * kChunk * 4);
+        },
+        kHalvesAlways);
+    ADD_FAILURE() << "the run succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::io) << e.what();
+    EXPECT_EQ(std::string(e.what()), "reading '" + dir.file("a.npy") +
+                                         "': file shrank while reading: expected 2621440 bytes of data, found 1572864");
+  }
+  EXPECT_LE(progress.size(), 3u);  // at most the calling thread's three chunks
+  for (const std::uint64_t done : progress) EXPECT_LE(done, 3 * kChunk);
+  EXPECT_EQ(test::read_file(dir.file("out.npy")), "previous contents");
+  EXPECT_EQ(dir.names(), (std::set<std::string>{"a.npy", "b.npy", "out.npy"}));
+}
+
+// Both halves fail: B is cut to its header once the run is validated, so each thread's first read
+// finds nothing. The first failure is thrown (both say the same: nothing of B's data is left),
+// once, after both threads stopped; nothing is left.
+TEST(StreamHalvesTest, BothHalvesFindTheirInputCutAndTheRunLeavesNothing) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: never two";
+  TempDir dir("stream-halves-test");
+  const std::uint64_t n = 6 * kChunk;
+  const std::string header = test::npy_header_v1("<u4", "(786432,)");
+  test::write_file(dir.file("a.npy"), test::npy_1d(ramp(n)));
+  test::write_file(dir.file("b.npy"), header + test::le_bytes(scrambled(n)));
+  const OperationSpec spec = spec_of(OpKind::bit_or, {dir.file("a.npy"), dir.file("b.npy")}, 2);
+  int calls = 0;
+  try {
+    stream_operation(
+        spec, dir.file("out.npy"), [&](std::uint64_t, std::uint64_t) { ++calls; },
+        [&](const ValidatedOp&, const RunTiming&) { std::filesystem::resize_file(dir.file("b.npy"), header.size()); },
+        kHalvesAlways);
+    ADD_FAILURE() << "the run succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::io) << e.what();
+    EXPECT_EQ(std::string(e.what()),
+              "reading '" + dir.file("b.npy") + "': file shrank while reading: expected 3145728 bytes of data, found 0");
+  }
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(dir.names(), (std::set<std::string>{"a.npy", "b.npy"}));
+}
+
+// --in-place writes a new file that replaces A by the same commit: A is read (by both halves)
+// from its own file while the result goes to the new one, so the split is safe there too.
+TEST(StreamHalvesTest, InPlaceReplacesAWithTheResult) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: never two";
+  TempDir dir("stream-halves-test");
+  const std::uint64_t n = 7 * kChunk + 3;
+  const auto a = ramp(n), b = scrambled(n);
+  test::write_file(dir.file("a.npy"), test::npy_1d(a));
+  test::write_file(dir.file("b.npy"), test::npy_1d(b));
+  OperationSpec spec = spec_of(OpKind::bit_xor, {dir.file("a.npy"), dir.file("b.npy")}, 2);
+  spec.in_place = true;
+  const StreamResult r = stream_operation(spec, dir.file("a.npy"), {}, {}, kHalvesAlways);
+  EXPECT_TRUE(r.streamed);
+  EXPECT_NE(r.timing.device.find(kHalvesText), std::string::npos) << r.timing.device;
+  std::vector<std::uint32_t> expected(n);
+  for (std::uint64_t i = 0; i < n; ++i) expected[i] = a[i] ^ b[i];
+  EXPECT_EQ(test::npy_data(test::read_file(dir.file("a.npy"))), test::le_bytes(expected));
+  EXPECT_EQ(dir.names(), (std::set<std::string>{"a.npy", "b.npy"}));
+}
 
 // A pipe (standard input) that ends in the second chunk: Errc::invalid_input ("truncated"),
 // found only after the first chunk was written, and no output left.
@@ -452,18 +657,20 @@ TEST(StreamSpecTest, RepeatOrWarmupIsRefused) {
   EXPECT_EQ(dir.names(), std::set<std::string>{});
 }
 
-TEST(StreamInterruptDeathTest, AnInterruptBetweenChunksLeavesNothing) {
+// In a child process (a death test: the interrupt flag stays set), `run` is given a progress
+// callback that requests an interrupt on its first call: the run must throw Errc::interrupted
+// after that one call and leave only `names` in `dir`.
+void expect_clean_interrupt(const TempDir& dir, const std::set<std::string>& names,
+                            const std::function<void(const ProgressFn&)>& run) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  TempDir dir("stream-interrupt-test");
-  test::write_file(dir.file("a.npy"), test::npy_1d(ramp(4 * kChunk)));
   const auto child = [&] {
     int calls = 0;
     try {
-      stream_operation(spec_of(OpKind::bit_not, {dir.file("a.npy")}, 1), dir.file("out.npy"), [&](auto, auto) {
+      run([&](std::uint64_t, std::uint64_t) {
         if (++calls == 1) request_interrupt();
       });
     } catch (const Error& e) {
-      const bool clean = e.code() == Errc::interrupted && calls == 1 && dir.names() == std::set<std::string>{"a.npy"};
+      const bool clean = e.code() == Errc::interrupted && calls == 1 && dir.names() == names;
       std::fprintf(stderr, "%s: %s\n", clean ? "clean" : "unclean", e.what());
       std::fflush(stderr);
       std::error_code ec;
@@ -473,6 +680,27 @@ TEST(StreamInterruptDeathTest, AnInterruptBetweenChunksLeavesNothing) {
     std::_Exit(2);
   };
   EXPECT_EXIT(child(), ::testing::ExitedWithCode(0), "clean: interrupted");
+}
+
+TEST(StreamInterruptDeathTest, AnInterruptBetweenChunksLeavesNothing) {
+  TempDir dir("stream-interrupt-test");
+  test::write_file(dir.file("a.npy"), test::npy_1d(ramp(4 * kChunk)));
+  expect_clean_interrupt(dir, {"a.npy"}, [&](const ProgressFn& progress) {
+    stream_operation(spec_of(OpKind::bit_not, {dir.file("a.npy")}, 1), dir.file("out.npy"), progress);
+  });
+}
+
+// An interrupt (SIGINT's flag) during a halves run: both threads stop at their next chunk, the
+// run throws Errc::interrupted once, and nothing is left.
+TEST(StreamInterruptDeathTest, AnInterruptDuringHalvesLeavesNothing) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: never two";
+  TempDir dir("stream-interrupt-test");
+  test::write_file(dir.file("a.npy"), test::npy_1d(ramp(8 * kChunk)));
+  test::write_file(dir.file("b.npy"), test::npy_1d(scrambled(8 * kChunk)));
+  expect_clean_interrupt(dir, {"a.npy", "b.npy"}, [&](const ProgressFn& progress) {
+    stream_operation(spec_of(OpKind::bit_and, {dir.file("a.npy"), dir.file("b.npy")}, 2), dir.file("out.npy"),
+                     progress, {}, kHalvesAlways);
+  });
 }
 
 }  // namespace

@@ -141,23 +141,24 @@ std::string CpuBackend::device_description() const {
 }
 
 std::string CpuBackend::device_description_for(const ValidatedOp& op, bool pipelined,
-                                               std::string_view one_thread_reason) const {
+                                               std::string_view threads_reason) const {
   // run()'s split: an output under parallel_min_bytes_ is computed on one thread.
   const std::uint64_t work_bytes = op.output_shape().element_count() *
                                    std::max(dtype_info(op.input_dtype()).size, dtype_info(op.output_dtype()).size);
   const unsigned computing = work_bytes >= parallel_min_bytes_ ? threads_ : 1;
   const unsigned used = std::min(threads_, computing + (pipelined ? 1 : 0));
-  const bool keep = one_thread_reason.empty();
+  const bool keep = threads_reason.empty();
   if (keep)
     for (const auto& [key, text] : descriptions_)
       if (key == std::pair{used, pipelined}) return text;
   std::string d = device_description();
-  if (used != threads_) {
+  if (used != threads_ || (pipelined && !threads_reason.empty())) {
     d.erase(d.rfind(", ") + 2);
-    d += fmt::format("{} of {} threads ({})", used, threads_,
-                     pipelined                   ? std::string("one reads and computes, one writes")
-                     : !one_thread_reason.empty() ? std::string(one_thread_reason)
-                         : fmt::format("outputs under {} run on one", format_byte_size(parallel_min_bytes_)));
+    const std::string why = !threads_reason.empty() ? std::string(threads_reason)
+                            : pipelined ? std::string("one reads and computes, one writes")
+                                        : fmt::format("outputs under {} run on one", format_byte_size(parallel_min_bytes_));
+    if (used != threads_) d += fmt::format("{} of {} threads ({})", used, threads_, why);
+    else d += fmt::format("{} threads ({})", used, why);
   }
   if (keep) descriptions_.emplace_back(std::pair{used, pipelined}, d);
   return d;

@@ -124,9 +124,11 @@ class CpuBackend final : public Backend {
   bool computes_on_cpu() const override { return true; }
   std::string device_description() const override;  // "CPU, AVX2 kernels, 2 threads"
   // "CPU, AVX2 kernels, 1 of 2 threads (outputs under 4 MiB run on one)"
-  // "CPU, AVX2 kernels, 1 of 2 threads (<one_thread_reason>)" when that is given and one is used
+  // "CPU, AVX2 kernels, 1 of 2 threads (<threads_reason>)" when that is given and one is used;
+  // "CPU, AVX2 kernels, 2 threads (<threads_reason>)" (or "2 of 4 threads (...)") when
+  // pipelined with one
   std::string device_description_for(const ValidatedOp& op, bool pipelined,
-                                     std::string_view one_thread_reason = {}) const override;
+                                     std::string_view threads_reason = {}) const override;
   std::optional<std::string> unsupported_reason(const ValidatedOp&) const override { return std::nullopt; }
   // Collapses the output into an outer loop over contiguous inner runs; each input's inner run
   // is contiguous or one broadcast element, which picks the kernel. Other layouts (never made
@@ -146,7 +148,7 @@ class CpuBackend final : public Backend {
   // device_description_for's texts by (threads used, pipelined), made once: a backend kept
   // across calls (BackendCache) describes every small call alike, and formatting them took a
   // tenth of a 4x4 call. (A backend runs one operation at a time, so no lock.) Texts with a
-  // one_thread_reason are not kept: only large streamed runs, made once per run, have one.
+  // threads_reason are not kept: only large streamed runs, made once per run, have one.
   mutable std::vector<std::pair<std::pair<unsigned, bool>, std::string>> descriptions_;
 };
 

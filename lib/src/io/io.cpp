@@ -456,6 +456,25 @@ void OutputFile::write(std::span<const std::byte> data) {
                [&] { write_all(file(), data.data(), data.size()); });
 }
 
+void OutputFile::write_at(std::uint64_t offset, std::span<const std::byte> data) {
+  with_context(fmt::format("writing {}", quote_path(path_)), [&] {
+    if (!pending_) throw Error(Errc::internal, "write_at on an output written in order");
+    // No interrupt check here, unlike write(): the threads of a streamed run check between chunks
+    // (each at most 512 KiB), so that an interrupt reads "interrupted" whichever thread sees it,
+    // not "writing 'OUT': interrupted" when the second thread was about to write.
+    while (!data.empty()) {
+      std::size_t n = 0;
+      try {
+        n = pending_->file().write_at(offset, data);
+      } catch (const std::system_error& e) {
+        io_fail("write failed", e.code());
+      }
+      offset += n;
+      data = data.subspan(n);
+    }
+  });
+}
+
 void OutputFile::commit() {
   with_context(fmt::format("writing {}", path_ == "-" ? std::string("standard output") : quote_path(path_)), [&] {
     if (!pending_) return;  // standard output or a device: nothing to name

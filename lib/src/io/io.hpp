@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <new>
 #include <optional>
@@ -131,6 +132,12 @@ class OutputFile {
 
   void write(std::span<const std::byte> data);
   void write(std::string_view text) { write(std::as_bytes(std::span(text.data(), text.size()))); }
+  // Whether write_at() may be used: the output is a new file named on commit() (not standard
+  // output, a device or a pipe, which are written in order).
+  bool writes_at_offsets() const { return pending_ != nullptr; }
+  // Writes `data` at byte `offset` of the file; threads may write disjoint ranges at once. Only
+  // when writes_at_offsets(), and not mixed with write() after the first write_at().
+  void write_at(std::uint64_t offset, std::span<const std::byte> data);
   // Gives the complete file the destination's name (flushed first with set_sync_outputs).
   void commit();
   const std::string& path() const { return path_; }

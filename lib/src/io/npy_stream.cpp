@@ -1,5 +1,6 @@
 #include "npy_stream.hpp"
 
+#include <algorithm>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -103,13 +104,24 @@ void NpyStream::read(std::uint64_t first, std::size_t count, std::byte* dst) {
   if (got < bytes) {
     // A regular file's size was checked at open, so a short read means another program cut it
     // since: an I/O failure, not a malformed file. A pipe that ends early is truncated input.
-    if (seekable_)
+    if (seekable_) {
+      // Data up to here was found, unless nothing was: then the file may end before `first`
+      // (another thread's read, or a read out of order), and its size says where.
+      std::uint64_t found = first * size + got;
+      if (got == 0) {
+        try {
+          const std::uint64_t now = file_.info().size;
+          found = std::min(found, now > header_.data_offset ? now - header_.data_offset : 0);
+        } catch (const std::system_error&) {
+        }
+      }
       throw Error(Errc::io, fmt::format("reading {}: file shrank while reading: expected {} bytes of data, found {}",
-                                        quote_path(path_), header_.data_bytes, first * size + got));
+                                        quote_path(path_), header_.data_bytes, found));
+    }
     throw Error(Errc::invalid_input, fmt::format("reading {}: truncated: expected {} bytes of data, found {}",
                                                  quote_path(path_), header_.data_bytes, first * size + got));
   }
-  position_ = first + count;
+  if (!seekable_) position_ = first + count;  // read only by one thread (a file may be read by two)
 }
 
 void NpyStream::finish() {

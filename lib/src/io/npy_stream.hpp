@@ -31,8 +31,12 @@ class NpyStream {
 
   const NpyHeader& header() const { return header_; }
   const std::string& path() const { return path_; }
-  // Reads elements [first, first + count) into dst. A pipe must be read in order.
+  // Reads elements [first, first + count) into dst. A pipe must be read in order; a regular
+  // file may be read by several threads at once (at different offsets).
   void read(std::uint64_t first, std::size_t count, std::byte* dst);
+  // Whether it is read at offsets (a regular file named by its path), not in order (a pipe,
+  // standard input).
+  bool seekable() const { return seekable_; }
   // For a pipe: checks that nothing follows the data.
   void finish();
   // Lets the file go (read() no longer works; header() still does), so that an output may

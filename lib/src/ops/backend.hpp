@@ -31,16 +31,17 @@ class Backend {
   virtual std::string_view name() const = 0;
   // Which device or implementation runs the op, for -v and timing reports.
   virtual std::string device_description() const = 0;
-  // The same for a run of `op` (one chunk's operation when `pipelined`, a streamed run whose
-  // chunks a second thread writes while this one reads and computes): the CPU backend names
-  // the threads such a run uses, which are fewer than it may use for small outputs.
-  // `one_thread_reason`, when not empty, is why a run that could have used more threads uses
-  // one (a streamed run with two streamed inputs is never pipelined, stream.cpp).
+  // The same for a run of `op` (one chunk's operation when `pipelined`, a streamed run that
+  // uses a second thread beside the computing one: stream.cpp's pipeline or halves): the CPU
+  // backend names the threads such a run uses, which are fewer than it may use for small
+  // outputs. `threads_reason`, when not empty, says why: for a run on one thread that could
+  // have used more, the reason (a streamed run under a size, a pipe that cannot be split); for
+  // a `pipelined` one, how the work is shared between its two threads.
   virtual std::string device_description_for(const ValidatedOp& op, bool pipelined,
-                                             std::string_view one_thread_reason = {}) const {
+                                             std::string_view threads_reason = {}) const {
     (void)op;
     (void)pipelined;
-    (void)one_thread_reason;
+    (void)threads_reason;
     return device_description();
   }
   // nullopt if run() can execute `op`, else the reason it cannot.

@@ -156,6 +156,15 @@ std::size_t File::write(std::span<const std::byte> data) {
   }
 }
 
+std::size_t File::write_at(std::uint64_t offset, std::span<const std::byte> data) {
+  for (;;) {
+    const ssize_t n = ::pwrite(handle_, data.data(), data.size(), static_cast<off_t>(offset));
+    if (n >= 0) return static_cast<std::size_t>(n);
+    if (errno != EINTR) throw_errno();
+    throw_if_interrupted();
+  }
+}
+
 void File::close() {
   const int fd = std::exchange(handle_, -1);
   if (fd < 0 || !owned_) return;

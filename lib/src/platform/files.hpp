@@ -71,6 +71,11 @@ class File {
   // non-empty data). A reader that closed its pipe is std::errc::broken_pipe: SIGPIPE is
   // ignored (install_interrupt_handlers), so it arrives as an error rather than a signal.
   std::size_t write(std::span<const std::byte> data);
+  // One write of at most `data.size()` bytes at `offset`, leaving the position alone (on
+  // Windows it is put back, as by read_at); returns how many were written (at least 1 for
+  // non-empty data). Threads may write disjoint ranges of one file at once (a streamed run's
+  // halves); the position is then unspecified, so such a file is not also written with write().
+  std::size_t write_at(std::uint64_t offset, std::span<const std::byte> data);
   // Closes the file and reports the operating system's error (a delayed write failure on some
   // file systems). The file is closed afterwards either way; a standard stream is only let go.
   void close();

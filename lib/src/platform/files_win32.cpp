@@ -123,20 +123,30 @@ std::size_t File::read(std::span<std::byte> buffer) {
   throw std::system_error(win32::error_code(err));
 }
 
-std::size_t File::read_at(std::uint64_t offset, std::span<std::byte> buffer) {
-  // ReadFile at an offset moves the file position of a synchronous handle, which pread does
-  // not: the position is put back. The readers that use read_at do not mix it with read().
+namespace {
+// ReadFile and WriteFile at an offset move a synchronous handle's position, which pread and
+// pwrite do not: `io` runs with an OVERLAPPED at `offset`, and the position is put back. The
+// readers that use read_at do not mix it with read(), nor the writers write_at with write().
+// Returns whether `io` succeeded, and GetLastError() just after it.
+template <class Io>
+std::pair<bool, DWORD> at_offset(HANDLE h, std::uint64_t offset, Io io) {
   LARGE_INTEGER here{};
-  const HANDLE h = handle_of(handle_);
   const bool restore = ::SetFilePointerEx(h, LARGE_INTEGER{}, &here, FILE_CURRENT) != 0;
   OVERLAPPED at{};
   at.Offset = static_cast<DWORD>(offset);
   at.OffsetHigh = static_cast<DWORD>(offset >> 32);
-  DWORD n = 0;
-  const DWORD want = static_cast<DWORD>(std::min<std::size_t>(buffer.size(), 1u << 30));
-  const bool ok = ::ReadFile(h, buffer.data(), want, &n, &at) != 0;
+  const bool ok = io(&at);
   const DWORD err = ::GetLastError();
   if (restore) ::SetFilePointerEx(h, here, nullptr, FILE_BEGIN);
+  return {ok, err};
+}
+}  // namespace
+
+std::size_t File::read_at(std::uint64_t offset, std::span<std::byte> buffer) {
+  DWORD n = 0;
+  const DWORD want = static_cast<DWORD>(std::min<std::size_t>(buffer.size(), 1u << 30));
+  const HANDLE h = handle_of(handle_);
+  const auto [ok, err] = at_offset(h, offset, [&](OVERLAPPED* at) { return ::ReadFile(h, buffer.data(), want, &n, at) != 0; });
   if (ok) return n;
   if (err == ERROR_HANDLE_EOF) return 0;
   throw std::system_error(win32::error_code(err));
@@ -152,6 +162,15 @@ std::size_t File::write(std::span<const std::byte> data) {
   DWORD n = 0;
   const DWORD want = static_cast<DWORD>(std::min<std::size_t>(data.size(), 1u << 30));
   if (!::WriteFile(handle_of(handle_), data.data(), want, &n, nullptr)) win32::throw_last_error();
+  return n;
+}
+
+std::size_t File::write_at(std::uint64_t offset, std::span<const std::byte> data) {
+  DWORD n = 0;
+  const DWORD want = static_cast<DWORD>(std::min<std::size_t>(data.size(), 1u << 30));
+  const HANDLE h = handle_of(handle_);
+  const auto [ok, err] = at_offset(h, offset, [&](OVERLAPPED* at) { return ::WriteFile(h, data.data(), want, &n, at) != 0; });
+  if (!ok) throw std::system_error(win32::error_code(err));
   return n;
 }
 

@@ -46,8 +46,8 @@ class ChosenBackend final : public Backend {
   bool computes_on_cpu() const override { return inner_->computes_on_cpu(); }
   std::string device_description() const override { return inner_->device_description(); }
   std::string device_description_for(const ValidatedOp& op, bool pipelined,
-                                     std::string_view one_thread_reason = {}) const override {
-    return inner_->device_description_for(op, pipelined, one_thread_reason);
+                                     std::string_view threads_reason = {}) const override {
+    return inner_->device_description_for(op, pipelined, threads_reason);
   }
   std::optional<std::string> unsupported_reason(const ValidatedOp& op) const override {
     return inner_->unsupported_reason(op);

@@ -1,6 +1,7 @@
 #include "stream.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -20,7 +21,8 @@
 namespace dmlbits {
 namespace {
 
-// Chunks in flight on two threads: one being read and computed, one being written. Four (two
+// Chunks in flight on two threads: in the pipeline one being read and computed, one being
+// written; in halves one per thread. Four (two
 // spare, for a thread the scheduler delays on a busy machine) measured no better at load 8 and
 // mostly worse: `and` 4-256 MiB 1.40-1.59x cp's CPU against 1.24-1.48x with two, popcount and
 // `not` at 16-64 MiB equal or worse (testdata/benchmarks.md, "Issue #29"); and half the buffers.
@@ -32,7 +34,7 @@ constexpr std::size_t kStreamSlots = 2;
 // (each mapped afresh by malloc in 4 KiB pages) were ~1,550 faults, several times a 2 MiB `cp`
 // (testdata/benchmarks.md, "Size sweep"). One arena of kMappedBufferBytes or more is whole 2 MiB
 // ranges (allocate_buffer), made resident in one call with huge pages where the system has
-// them: a few faults. At most 3 MiB (two slots of three 512 KiB buffers) when pipelined; a run
+// them: a few faults. At most 3 MiB (two slots of three 512 KiB buffers) on two threads; a run
 // on one thread has one slot (at most 1.5 MiB): it reads, computes and writes each chunk through
 // the same buffers, still in the core's cache from the chunk before. Cycling through four slots
 // there cost ~10-20% of the CPU time of a 4-256 MiB `and` (testdata/benchmarks.md, "Issue #29").
@@ -55,40 +57,45 @@ std::uint64_t chunk_count(const ValidatedOp& v) {
   return (v.output_shape().element_count() + chunk - 1) / chunk;
 }
 
-// Runs produce(c) for every chunk c on a second thread while the calling thread runs
-// consume(c) in order, at most `slots` chunks apart. Reading and computing a chunk (pread,
-// the kernel) then overlap with writing the previous one, whose cost on a new output file is
-// mostly the kernel allocating page-cache pages (testdata/benchmarks.md, "Streamed runs'
-// second thread"). produce records its failure in the chunk's slot, returns false and stops
-// there; consume throws it.
-// could_pipeline: false when there is no second core or thread to be had, the backend is not a
+// could_use_two: false when there is no second core or thread to be had, the backend is not a
 // CPU one (a device backend is kept on the thread that created it), it is held to one thread
 // (`threads`, as --threads: 1, or DMLBITS_THREADS=1 for 0), or the run is one chunk.
-bool could_pipeline(const ValidatedOp& v, const Backend& backend, unsigned threads) {
+bool could_use_two(const ValidatedOp& v, const Backend& backend, unsigned threads) {
   return chunk_count(v) >= 2 && std::thread::hardware_concurrency() >= 2 && backend.computes_on_cpu() &&
          cpu_threads(threads) >= 2;
 }
 
 // The inputs a flat streamed run reads chunk by chunk (materialize_unstreamable reads the rest
 // whole), standard input included.
+bool is_streamed(const ValidatedOp& v, const LoadedOperand& in) { return in.stream && in.shape() == v.output_shape(); }
 std::size_t streamed_inputs(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs) {
-  return static_cast<std::size_t>(std::count_if(inputs.begin(), inputs.end(), [&](const LoadedOperand& in) {
-    return in.stream && in.shape() == v.output_shape();
-  }));
+  return static_cast<std::size_t>(
+      std::count_if(inputs.begin(), inputs.end(), [&](const LoadedOperand& in) { return is_streamed(v, in); }));
 }
 
-// A run with two streamed inputs stays on one thread: its producer reads twice what the writer
-// writes, and the pipeline was slower than one thread at every size from 4 MiB to 1 GiB, quiet
-// (`and`: 1.09-1.28x the one-thread wall time) and loaded, and so was the same pipeline in a
-// bare C program (testdata/benchmarks.md, "Issue #29", "The floor").
-constexpr std::string_view kTwoStreamsOnOne = "two streamed inputs run on one";
-
-// Whether a streamed run pipelines, and, where a second thread was to be had but is not used,
-// why (for -v): the one place of the rule, for the run and for its description.
-struct PipelineChoice {
-  bool pipelined = false;
-  std::string one_thread_reason;  // empty: the backend's own ("outputs under 4 MiB run on one")
+// How a streamed run shares its chunks between threads.
+enum class Split {
+  one,       // one thread reads, computes and writes every chunk in order
+  pipeline,  // a second thread reads and computes each chunk, the first writes them in order
+  halves,    // each of two threads reads, computes and writes (at its offset) half the chunks
 };
+
+// The split a streamed run uses, and why (for -v): the one place of the rule, for the run and
+// for its description.
+struct ThreadChoice {
+  Split split = Split::one;
+  std::string why;  // for Split::one, empty: the backend's own ("outputs under 4 MiB run on one")
+};
+
+constexpr std::string_view kPipelineWhy = "one reads and computes, one writes";
+constexpr std::string_view kHalvesWhy = "each reads, computes and writes half";
+
+// A run with two streamed inputs whose chunks cannot be split by offset (an input or the output
+// is a pipe, standard input or output, or a device) stays on one thread: the pipeline's producer
+// reads twice what the writer writes, and it was slower than one thread at every size from 4 MiB
+// to 1 GiB, quiet (`and`: 1.09-1.28x the one-thread wall time) and loaded, and so was the same
+// pipeline in a bare C program (testdata/benchmarks.md, "Issue #29", "The floor").
+constexpr std::string_view kTwoStreamsOnOne = "two streamed inputs through a pipe or device run on one";
 
 // A run whose output elements are narrower than its input's (popcount into uint8) stays on one
 // thread: chunks are cut by the wider element, so each hands the writer a quarter (or less) of
@@ -105,20 +112,49 @@ constexpr std::string_view kNarrowerOnOne = "narrower outputs run on one";
 // "Issue #29", "Fourth pass"). A run whose work is under the CPU backend's own line
 // (CpuBackendOptions' parallel_min_bytes) is described as in memory ("outputs under 4 MiB run
 // on one").
-PipelineChoice pipeline_choice(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs, const Backend& backend,
-                               unsigned threads, const StreamOptions& options) {
-  if (!could_pipeline(v, backend, threads)) return {};
+//
+// Halves: when every streamed input is a regular file read at offsets and the output a new file
+// (written at offsets, named on commit), runs from options.halves_min_output_bytes of output
+// split the chunks in two ranges, each read, computed and written by its own thread: no
+// hand-over per chunk, and the two threads' reads and page-cache writes overlap. Wall time of
+// halves over one thread, the median of seven interleaved sittings at load 1.4-3.3 (their
+// range): `and` 0.99x at 16 MiB (0.92-1.07), 0.98x at 32 MiB, 0.90x at 64 MiB (0.84-1.15);
+// `not` 1.00x at 16-32 MiB, 0.99x at 64 MiB, and 0.96-0.97x the pipeline from 64 MiB; at 4-8 MiB
+// halves lost (1.05-1.14x). Halves gains where the second vCPU is free (0.87-0.92x at load 1.5)
+// and loses where it is busy (1.02-1.15x at load 2.5), like the bare C floor's halves
+// (testdata/benchmarks.md, "Fifth pass"). Popcount into uint8 in halves was 0.86-1.07x of one
+// thread at 16-256 MiB, no clearer than the pipeline: narrower outputs stay on one thread.
+// Otherwise one streamed input pipelines as above, and two stay on one thread.
+// `output_at_offsets`: whether the output is a new file (for -v, from its path before it is
+// created; for the run, the OutputFile itself).
+ThreadChoice thread_choice(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs, const Backend& backend,
+                           unsigned threads, bool output_at_offsets, const StreamOptions& options) {
+  if (!could_use_two(v, backend, threads)) return {};
   const std::uint64_t count = v.output_shape().element_count();
   const std::size_t out_size = dtype_info(v.output_dtype()).size;
-  const bool small = count * out_size < options.pipeline_min_output_bytes;
-  if (small && count * wider_element_bytes(v) < CpuBackendOptions{}.parallel_min_bytes) return {};
-  if (streamed_inputs(v, inputs) >= 2) return {false, std::string(kTwoStreamsOnOne)};
-  if (out_size < dtype_info(v.input_dtype()).size) return {false, std::string(kNarrowerOnOne)};
-  if (small)
-    return {false,
-            fmt::format("streamed outputs under {} run on one", format_byte_size(options.pipeline_min_output_bytes))};
-  return {true, {}};
+  const std::uint64_t out_bytes = count * out_size;
+  const bool splittable = output_at_offsets && std::all_of(inputs.begin(), inputs.end(), [&](const LoadedOperand& in) {
+                            return !is_streamed(v, in) || in.stream->seekable();
+                          });
+  const bool two_streams = streamed_inputs(v, inputs) >= 2;
+  const bool halves = splittable && out_bytes >= options.halves_min_output_bytes;
+  const bool pipeline = !two_streams && out_bytes >= options.pipeline_min_output_bytes;
+  if (!halves && !pipeline && count * wider_element_bytes(v) < CpuBackendOptions{}.parallel_min_bytes) return {};
+  if (out_size < dtype_info(v.input_dtype()).size) return {Split::one, std::string(kNarrowerOnOne)};
+  if (halves) return {Split::halves, std::string(kHalvesWhy)};
+  if (pipeline) return {Split::pipeline, std::string(kPipelineWhy)};
+  if (two_streams && !splittable) return {Split::one, std::string(kTwoStreamsOnOne)};
+  return {Split::one, fmt::format("streamed outputs under {} run on one",
+                                  format_byte_size(splittable ? options.halves_min_output_bytes
+                                                              : options.pipeline_min_output_bytes))};
 }
+
+// Runs produce(c) for every chunk c on a second thread while the calling thread runs
+// consume(c) in order, at most `slots` chunks apart. Reading and computing a chunk (pread,
+// the kernel) then overlap with writing the previous one, whose cost on a new output file is
+// mostly the kernel allocating page-cache pages (testdata/benchmarks.md, "Streamed runs'
+// second thread"). produce records its failure in the chunk's slot, returns false and stops
+// there; consume throws it.
 
 // Returns false, having run nothing, when no second thread could be started.
 template <class Produce, class Consume>
@@ -189,8 +225,9 @@ struct PhaseSeconds {
 // The steps a streamed run shares with an in-memory one: read the operands (as streams where
 // they can be), make the backend and validate. `r` gets the operation, the backend's
 // description and the read, backend and validate phases.
-std::unique_ptr<Backend> load_and_validate(const OperationSpec& spec, const StreamOptions& options,
-                                           std::vector<LoadedOperand>& inputs, StreamResult& r, Stopwatch& phase) {
+std::unique_ptr<Backend> load_and_validate(const OperationSpec& spec, const std::string& out_path,
+                                           const StreamOptions& options, std::vector<LoadedOperand>& inputs,
+                                           StreamResult& r, Stopwatch& phase) {
   check_backend_options(spec.backend, backend_options(spec));  // a wrong --backend before any reading
   inputs = load_operands(spec.operands, spec.dtype, LoadMode::streams);
   const double read_s = phase.lap();
@@ -203,9 +240,11 @@ std::unique_ptr<Backend> load_and_validate(const OperationSpec& spec, const Stre
   const ValidatedOp& v = *r.op;
   if (v.is_flat_streamable()) {
     const std::uint64_t count = v.output_shape().element_count();
-    const PipelineChoice choice = pipeline_choice(v, inputs, *backend, spec.threads, options);
+    // The output is not created yet: whether it will be a new file (OutputFile) from its path.
+    const bool output_at_offsets = out_path != "-" && !is_device_or_pipe(out_path);
+    const ThreadChoice choice = thread_choice(v, inputs, *backend, spec.threads, output_at_offsets, options);
     r.timing.device = backend->device_description_for(v.flat_chunk(std::min<std::uint64_t>(chunk_elements(v), count)),
-                                                      choice.pipelined, choice.one_thread_reason);
+                                                      choice.split != Split::one, choice.why);
   } else {
     r.timing.device = backend->device_description_for(v, false);
   }
@@ -239,16 +278,18 @@ void write_whole(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs,
   s.write += phase.lap();
 }
 
-// A streamed operation's chunks. A slot is one chunk's input buffers and result. produce(c)
-// fills chunk c's slot (reads the streamed inputs, runs the backend); consume(c) writes it
-// out. Chunks are consumed in order, so results, errors and progress come exactly as from a
-// plain loop.
+// A streamed operation's chunks. A slot is one chunk's input buffers and result. compute(c)
+// fills chunk c's slot (reads the streamed inputs, runs the backend); write_in_order(c) appends
+// it to the output, write_at_offset(c) writes it at its place. In order (one thread, the
+// pipeline) results, errors and progress come exactly as from a plain loop; halves write each
+// chunk at its own offset and report progress from the calling thread.
 class ChunkWriter {
  public:
-  // `slots`: chunks in flight, kStreamSlots when pipelined, else 1.
+  // `slots`: chunks in flight, kStreamSlots when pipelined or halved (one per thread), else 1.
+  // `data_offset`: the output's bytes before the data (its .npy header).
   ChunkWriter(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Backend& backend, OutputFile& out,
-              const ProgressFn& progress, std::size_t slots)
-      : v_(v), inputs_(inputs), backend_(backend), out_(out), progress_(progress),
+              std::uint64_t data_offset, const ProgressFn& progress, std::size_t slots)
+      : v_(v), inputs_(inputs), backend_(backend), out_(out), progress_(progress), data_offset_(data_offset),
         in_size_(dtype_info(v.input_dtype()).size), out_size_(dtype_info(v.output_dtype()).size),
         count_(v.output_shape().element_count()), chunk_(chunk_elements(v)), chunks_(chunk_count(v)),
         full_(v.flat_chunk(chunk_)), slots_(std::min<std::uint64_t>(slots, chunks_)) {
@@ -275,23 +316,11 @@ class ChunkWriter {
   std::uint64_t chunks() const { return chunks_; }
   std::size_t slot_count() const { return slots_.size(); }
 
-  // Records a failure in the chunk's slot and returns false.
+  // The pipeline's producer: records a failure in the chunk's slot and returns false.
   bool produce(std::uint64_t c) {
     Slot& slot = slots_[c % slots_.size()];
     try {
-      Stopwatch watch;
-      throw_if_interrupted();
-      const std::uint64_t first = c * chunk_;
-      slot.n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_, count_ - first));
-      ExecuteBuffers buffers;
-      for (std::size_t i = 0; i < inputs_.size(); ++i) {
-        const auto bytes = inputs_[i].chunk(first, slot.n, slot.in[i]);
-        buffers.inputs.push_back({bytes.data(), bytes.size()});
-      }
-      produce_read_s += watch.lap();
-      buffers.output = {slot.out, slot.n * out_size_};
-      backend_.run(slot.n == chunk_ ? full_ : v_.flat_chunk(slot.n), buffers);
-      produce_execute_s += watch.lap();
+      compute(c, slot);
       return true;
     } catch (...) {
       slot.error = std::current_exception();
@@ -306,12 +335,93 @@ class ChunkWriter {
     throw_if_interrupted();
     Stopwatch watch;
     out_.write(std::span<const std::byte>(slot.out, slot.n * out_size_));
-    write_s += watch.lap();
-    if (progress_) progress_(std::min<std::uint64_t>((c + 1) * chunk_, count_), count_);
+    slot.write_s += watch.lap();
+    if (progress_) progress_(done_after(c), count_);
   }
 
-  double produce_read_s = 0, produce_execute_s = 0;  // the producer's, summed over the chunks
-  double write_s = 0;                                 // the consumer's writing
+  // Chunks [0, half) on the calling thread and [half, chunks) on a second one, each reading,
+  // computing and writing its own at their offsets in the output. The first failure of either
+  // (in time) stops both and is thrown once both have stopped; progress is reported from the
+  // calling thread, as elements done by both. Returns false, having run nothing, when no second
+  // thread could be started.
+  bool run_halves() {
+    const std::uint64_t half = (chunks_ + 1) / 2;
+    std::mutex m;
+    std::condition_variable cv;
+    std::uint64_t second_done = 0;  // elements the second thread has written
+    bool second_ended = false;
+    std::exception_ptr first_error;
+    std::atomic<bool> stop{false};
+    const auto fail = [&](std::exception_ptr e) {
+      {
+        std::lock_guard lock(m);
+        if (!first_error) first_error = std::move(e);
+      }
+      stop = true;
+    };
+    std::thread second;
+    try {
+      second = std::thread([&] {
+        keep_signals_off_this_thread();  // signals stay with the calling thread
+        try {
+          for (std::uint64_t c = half; c < chunks_ && !stop; ++c) {
+            write_at_offset(c, slots_[1]);
+            std::lock_guard lock(m);
+            second_done += slots_[1].n;
+          }
+        } catch (...) {
+          fail(std::current_exception());
+        }
+        {
+          std::lock_guard lock(m);
+          second_ended = true;
+        }
+        cv.notify_all();  // notified once, at its end: the calling thread reports progress per chunk of its own
+      });
+    } catch (const std::system_error&) {
+      return false;
+    }
+    std::uint64_t first_done = 0;
+    std::uint64_t reported = 0;
+    const auto report = [&] {
+      std::uint64_t done;
+      {
+        std::lock_guard lock(m);
+        done = first_done + second_done;
+      }
+      if (progress_ && done > reported && !stop) progress_(done, count_);
+      reported = done;
+    };
+    try {
+      for (std::uint64_t c = 0; c < half && !stop; ++c) {
+        write_at_offset(c, slots_[0]);
+        {
+          std::lock_guard lock(m);
+          first_done += slots_[0].n;
+        }
+        report();
+      }
+    } catch (...) {
+      fail(std::current_exception());
+    }
+    {
+      std::unique_lock lock(m);
+      cv.wait(lock, [&] { return second_ended; });
+    }
+    second.join();
+    try {
+      report();  // the second thread's last chunks
+    } catch (...) {
+      fail(std::current_exception());
+    }
+    if (first_error) std::rethrow_exception(first_error);
+    return true;
+  }
+
+  // The seconds each step took, summed over the chunks and the threads.
+  double read_s() const { return sum(&Slot::read_s); }
+  double execute_s() const { return sum(&Slot::execute_s); }
+  double write_s() const { return sum(&Slot::write_s); }
 
  private:
   struct Slot {
@@ -319,12 +429,46 @@ class ChunkWriter {
     std::byte* out = nullptr;    // into arena_
     std::size_t n = 0;
     std::exception_ptr error;  // the producer failed on this chunk (and stopped)
+    double read_s = 0, execute_s = 0, write_s = 0;  // by the thread that used the slot
   };
+
+  std::uint64_t done_after(std::uint64_t c) const { return std::min<std::uint64_t>((c + 1) * chunk_, count_); }
+
+  void compute(std::uint64_t c, Slot& slot) {
+    Stopwatch watch;
+    throw_if_interrupted();
+    const std::uint64_t first = c * chunk_;
+    slot.n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_, count_ - first));
+    ExecuteBuffers buffers;
+    for (std::size_t i = 0; i < inputs_.size(); ++i) {
+      const auto bytes = inputs_[i].chunk(first, slot.n, slot.in[i]);
+      buffers.inputs.push_back({bytes.data(), bytes.size()});
+    }
+    slot.read_s += watch.lap();
+    buffers.output = {slot.out, slot.n * out_size_};
+    backend_.run(slot.n == chunk_ ? full_ : v_.flat_chunk(slot.n), buffers);
+    slot.execute_s += watch.lap();
+  }
+
+  void write_at_offset(std::uint64_t c, Slot& slot) {
+    compute(c, slot);
+    Stopwatch watch;
+    out_.write_at(data_offset_ + c * chunk_ * out_size_, std::span<const std::byte>(slot.out, slot.n * out_size_));
+    slot.write_s += watch.lap();
+  }
+
+  double sum(double Slot::*field) const {
+    double t = 0;
+    for (const Slot& slot : slots_) t += slot.*field;
+    return t;
+  }
+
   const ValidatedOp& v_;
   std::vector<LoadedOperand>& inputs_;
   Backend& backend_;
   OutputFile& out_;
   const ProgressFn& progress_;
+  const std::uint64_t data_offset_;
   const std::size_t in_size_, out_size_;
   const std::uint64_t count_;
   const std::size_t chunk_;
@@ -334,31 +478,46 @@ class ChunkWriter {
   std::vector<Slot> slots_;
 };
 
-// A streamed operation written chunk by chunk after the header, pipelined when it can be.
+// A streamed operation written chunk by chunk after the header (`data_offset` bytes), on one
+// thread or two (thread_choice).
 void write_chunks(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Backend& backend, unsigned threads,
-                  const StreamOptions& options, OutputFile& out, const ProgressFn& progress, Stopwatch& phase,
-                  PhaseSeconds& s) {
-  const bool pipelined = pipeline_choice(v, inputs, backend, threads, options).pipelined;
-  ChunkWriter writer(v, inputs, backend, out, progress, pipelined ? kStreamSlots : 1);
+                  const StreamOptions& options, OutputFile& out, std::uint64_t data_offset, const ProgressFn& progress,
+                  Stopwatch& phase, PhaseSeconds& s) {
+  const Split split = thread_choice(v, inputs, backend, threads, out.writes_at_offsets(), options).split;
+  ChunkWriter writer(v, inputs, backend, out, data_offset, progress, split == Split::one ? 1 : kStreamSlots);
   auto produce = [&](std::uint64_t c) { return writer.produce(c); };
   auto consume = [&](std::uint64_t c) { writer.consume(c); };
   s.write += phase.lap();  // creating the output and writing its header
-  if (!pipelined || !run_pipelined(writer.chunks(), writer.slot_count(), produce, consume)) {
+  const bool ran = split == Split::halves     ? writer.run_halves()
+                   : split == Split::pipeline ? run_pipelined(writer.chunks(), writer.slot_count(), produce, consume)
+                                              : false;
+  if (!ran) {
     for (std::uint64_t c = 0; c < writer.chunks(); ++c) {
       produce(c);
       consume(c);
     }
   }
-  // The loop's wall-clock time, less its writing, went to reading and computing: all of it
-  // on one thread, or, when they overlap the writing on a second one, the time the writer
-  // waited for them. Shared in the proportion the producer spent on each, so that the
-  // phases add up to the total.
-  s.write += writer.write_s;
-  const double rest = std::max(0.0, phase.lap() - writer.write_s);
-  const double produced = writer.produce_read_s + writer.produce_execute_s;
-  const double read_share = produced > 0 ? writer.produce_read_s / produced : 0.0;
-  s.read += rest * read_share;
-  s.execute += rest * (1 - read_share);
+  const double loop = phase.lap();
+  if (split == Split::halves && ran) {
+    // Two threads each read, computed and wrote: the loop's wall-clock time is shared in the
+    // proportion of their summed steps, so that the phases add up to the total.
+    const double all = writer.read_s() + writer.execute_s() + writer.write_s();
+    if (all > 0) {
+      s.read += loop * writer.read_s() / all;
+      s.execute += loop * writer.execute_s() / all;
+      s.write += loop * writer.write_s() / all;
+    }
+  } else {
+    // The loop's wall-clock time, less its writing, went to reading and computing: all of it
+    // on one thread, or, when they overlap the writing on a second one, the time the writer
+    // waited for them. Shared in the proportion the producer spent on each.
+    s.write += writer.write_s();
+    const double rest = std::max(0.0, loop - writer.write_s());
+    const double produced = writer.read_s() + writer.execute_s();
+    const double read_share = produced > 0 ? writer.read_s() / produced : 0.0;
+    s.read += rest * read_share;
+    s.execute += rest * (1 - read_share);
+  }
   for (auto& in : inputs)
     if (in.stream) in.stream->finish();
   s.read += phase.lap();
@@ -386,7 +545,7 @@ StreamResult stream_operation(const OperationSpec& spec, const std::string& out_
   Stopwatch phase;
   StreamResult r;
   std::vector<LoadedOperand> inputs;
-  const std::unique_ptr<Backend> backend = load_and_validate(spec, options, inputs, r, phase);
+  const std::unique_ptr<Backend> backend = load_and_validate(spec, out_path, options, inputs, r, phase);
   const ValidatedOp& v = *r.op;
   if (on_validated) on_validated(v, r.timing);
 
@@ -394,9 +553,10 @@ StreamResult stream_operation(const OperationSpec& spec, const std::string& out_
   PhaseSeconds s;
   s.read = phase.lap();
   OutputFile out(out_path);
-  out.write(npy_header(v.output_dtype(), v.output_shape()));
+  const std::string header = npy_header(v.output_dtype(), v.output_shape());
+  out.write(header);
   if (!r.streamed) write_whole(v, inputs, *backend, out, phase, s);
-  else write_chunks(v, inputs, *backend, spec.threads, options, out, progress, phase, s);
+  else write_chunks(v, inputs, *backend, spec.threads, options, out, header.size(), progress, phase, s);
   for (auto& in : inputs)
     if (in.stream) in.stream->close();  // --in-place: A is replaced next
   out.commit();

@@ -1,7 +1,8 @@
 // Running an operation straight into an .npy output, in chunks: full-size .npy inputs are read
-// a chunk at a time, computed and written out in order (reading and computing the next chunk
-// overlap with writing the last on a second thread), so memory use does not grow with the
-// tensor (four chunks in flight, each at most 512 KiB per input and for the output).
+// a chunk at a time, computed and written out (on one thread in order; or, for large runs, on
+// two: each reading, computing and writing half the chunks at their offsets, or one reading and
+// computing while the other writes in order), so memory use does not grow with the tensor (at
+// most two chunks in flight, each at most 512 KiB per input and for the output).
 // Inputs that need conversion (big-endian, Fortran order, JSON) are converted in memory first and
 // then read a chunk at a time like the others (LoadedOperand::chunk); operations that broadcast
 // along an axis are run in memory by the same function.
@@ -35,10 +36,18 @@ inline constexpr std::size_t kStreamChunkBytes = std::size_t{512} << 10;
 // (testdata/benchmarks.md, "Issue #29").
 inline constexpr std::uint64_t kPipelineMinOutputBytes = std::uint64_t{64} << 20;
 
-// How a streamed run is carried out; the defaults are the product's. Tests lower the pipeline's
-// threshold to reach the two-thread path with small files (no user-visible knob sets it).
+// Output bytes from which a streamed run whose streamed inputs are regular files and whose
+// output is a new file splits its chunks in two halves, each read, computed and written at its
+// offsets by its own thread (stream.cpp, thread_choice): from there halves cost nothing in the
+// median of the sittings measured and gained 8-13% in the quietest (load 1.5); under it they lost
+// (testdata/benchmarks.md, "Fifth pass").
+inline constexpr std::uint64_t kHalvesMinOutputBytes = std::uint64_t{16} << 20;
+
+// How a streamed run is carried out; the defaults are the product's. Tests lower the thresholds
+// to reach the two-thread paths with small files (no user-visible knob sets them).
 struct StreamOptions {
   std::uint64_t pipeline_min_output_bytes = kPipelineMinOutputBytes;
+  std::uint64_t halves_min_output_bytes = kHalvesMinOutputBytes;
 };
 
 // Runs `spec` (repeat and warmup must be 1 and 0) and writes the result as .npy to `out_path`
