@@ -347,9 +347,7 @@ class ChunkWriter {
   bool run_halves() {
     const std::uint64_t half = (chunks_ + 1) / 2;
     std::mutex m;
-    std::condition_variable cv;
     std::uint64_t second_done = 0;  // elements the second thread has written
-    bool second_ended = false;
     std::exception_ptr first_error;
     std::atomic<bool> stop{false};
     const auto fail = [&](std::exception_ptr e) {
@@ -372,11 +370,6 @@ class ChunkWriter {
         } catch (...) {
           fail(std::current_exception());
         }
-        {
-          std::lock_guard lock(m);
-          second_ended = true;
-        }
-        cv.notify_all();  // notified once, at its end: the calling thread reports progress per chunk of its own
       });
     } catch (const std::system_error&) {
       return false;
@@ -403,10 +396,6 @@ class ChunkWriter {
       }
     } catch (...) {
       fail(std::current_exception());
-    }
-    {
-      std::unique_lock lock(m);
-      cv.wait(lock, [&] { return second_ended; });
     }
     second.join();
     try {
