@@ -133,6 +133,8 @@ DeviceList list_devices() {
   return out;
 }
 
+void release_gpu_devices() { (void)release_d3d12_devices(); }
+
 std::string devices_json(const DeviceList& devices) {
   nlohmann::json backends = nlohmann::json::array();
   for (const CpuDevice& c : devices.cpu) {
