@@ -45,9 +45,8 @@ std::string devices_text(const DeviceList& devices) {
   else if (dml.found) line("directml", fmt::format("DirectML {} ({}) found, but no device: {}", dml.version, dml.path, dml.reason));
   else line("directml", "unavailable: " + dml.reason);
   const AutoDevices& a = devices.automatic;
-  line("auto", fmt::format("cpu below {} MiB of output; above, {}", a.gpu_min_bytes >> 20,
-                           a.large_adapter ? fmt::format("d3d12 on adapter {} ({})", *a.large_adapter, a.large_adapter_name)
-                                           : "cpu too (no hardware adapter)"));
+  line("auto", fmt::format("cpu below {} MiB of output; above, {} ({})", a.gpu_min_bytes >> 20,
+                           a.large_adapter ? a.large_outputs() : "cpu too", a.reason));
   return text;
 }
 

@@ -370,8 +370,8 @@ void setup_op_commands(CLI::App& app, const OpInfo* only) {
       sub->add_option("--out-dtype", opt->out_dtype, "Output data type: uint8 (default) or uint32");
     sub->add_option("--dtype", opt->dtype, "Data type for literals and JSON inputs that name none (default: the other operand's)");
     sub->add_option("--backend", opt->backend,
-                    "Backend: " + backend_names_help() + " (auto: d3d12 on a hardware adapter for outputs of 16 MiB or more, "
-                    "else cpu)")
+                    "Backend: " + backend_names_help() + " (auto: cpu, or from 16 MiB of output d3d12 on a hardware "
+                    "adapter where its estimated time is lower; -v says why)")
         ->capture_default_str();
     opt->adapter_option = sub->add_option("--adapter", opt->adapter,
                     "d3d12, directml and auto: run on this adapter, an index or part of its name (see dmlbits devices)");

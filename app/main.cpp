@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "app.hpp"
+#include "dmlbits/devices.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/process.hpp"
 #include "dmlbits/ops.hpp"
@@ -196,6 +197,11 @@ std::string parse_error_text(const CLI::ParseError& e) {
 
 int main(int argc, char** argv) {
   using namespace dmlbits;
+  // The GPU devices the command used are released when main returns, on every path, before the
+  // exit handlers run (a Vulkan driver's among them): see release_gpu_devices().
+  struct ReleaseDevices {
+    ~ReleaseDevices() { release_gpu_devices(); }
+  } const release_devices;
   // SIGINT/SIGTERM ask the library to stop; a closed pipe is an error from the write, not a
   // signal: dmlbits then removes its temporary files and exits with 141 quietly, as a tool
   // ended by SIGPIPE would (main below).

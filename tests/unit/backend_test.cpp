@@ -156,6 +156,16 @@ TEST(OutputSizeHintTest, BroadcastElementsTimesTheWidestInput) {
   EXPECT_EQ(output_size_hint({{DType::uint32, Shape{0, 9}}}), 0u);
 }
 
+TEST(InputSizeHintTest, EachOperandsOwnBytes) {
+  EXPECT_EQ(input_size_hint({}), 0u);
+  // (3, 1) uint8 and (4,) uint32: 3 bytes and 16, whatever they broadcast to.
+  EXPECT_EQ(input_size_hint({{DType::uint8, Shape{3, 1}}, {DType::uint32, Shape{4}}}), 19u);
+  EXPECT_EQ(input_size_hint({{DType::uint16, Shape{}}, {DType::uint16, Shape{2, 5}}}), 22u);
+  // 2^31 * 2^31 elements of 8 bytes twice: saturated.
+  const Shape huge{std::uint64_t{1} << 31, std::uint64_t{1} << 31};
+  EXPECT_EQ(input_size_hint({{DType::uint64, huge}, {DType::uint64, huge}}), std::numeric_limits<std::uint64_t>::max());
+}
+
 TEST(OutputSizeHintTest, SaturatesInsteadOfOverflowing) {
   // 2^31 * 2^31 = 2^62 elements of 8 bytes is 2^65 bytes: more than 64 bits hold.
   const std::uint64_t big = std::uint64_t{1} << 31;

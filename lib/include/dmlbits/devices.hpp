@@ -58,10 +58,21 @@ struct DirectmlDevice {
   std::string device;   // available: the device as a run reports it
 };
 
+// What `--backend auto` does with an output of kAutoGpuMinBytes or more: cpu, unless its cost
+// rule (lib/src/run/auto_rule.hpp) estimates the hardware adapter faster for a typical large
+// run (an `and` of two kAutoExampleBytes inputs).
+inline constexpr std::uint64_t kAutoExampleBytes = std::uint64_t{256} << 20;
 struct AutoDevices {
   std::uint64_t gpu_min_bytes = 0;            // kAutoGpuMinBytes
   std::optional<unsigned> large_adapter;      // where a large output runs: d3d12 on this adapter,
   std::string large_adapter_name;             // or the cpu when none
+  // Why: "no hardware adapter", or "an `and` of two 256 MiB inputs: adapter 0 (...) is discrete:
+  // estimated ... s on d3d12 (...) against ... s on the CPU backend's 2 threads; ..."
+  std::string reason;
+  // "d3d12 on adapter 0 (NAME)" or "cpu"
+  std::string large_outputs() const {
+    return large_adapter ? "d3d12 on adapter " + std::to_string(*large_adapter) + " (" + large_adapter_name + ")" : "cpu";
+  }
 };
 
 struct DeviceList {
@@ -74,6 +85,15 @@ struct DeviceList {
 // Creates (or reuses) a D3D12 device on every adapter, a few tens of milliseconds each. Never
 // throws for a missing runtime or a failed device: the list says why.
 DeviceList list_devices();
+
+// Releases the GPU devices that runs have left (the D3D12 devices, and under vkd3d the Vulkan
+// devices and instances), now. Call it before the process ends, from the thread that ends it,
+// after the last run: the CLI's main does, and so does the Python module at interpreter exit.
+// Devices are never released otherwise, neither by static destructors nor exit handlers, since a
+// Vulkan driver's own exit handler may already have run by then; a device some backend still
+// holds at this call (a run on another thread) stays, and is never released. A later run
+// creates a device again. Thread-safe; never throws.
+void release_gpu_devices();
 
 // `dmlbits devices --json`: {"backends" (those a run can use, each with its "device"), "d3d12",
 // "directml", "auto"}, indented, with a final newline.

@@ -35,7 +35,7 @@ namespace dmlbits {
 
 // The backends, in --help order. Chosen by this enum everywhere; the names are for faces only.
 enum class BackendKind : std::uint8_t {
-  automatic,      // "auto": d3d12 on a hardware adapter for outputs of kAutoGpuMinBytes or more, else cpu
+  automatic,      // "auto": cpu, or from kAutoGpuMinBytes of output d3d12 where estimated faster (auto_rule.hpp)
   cpu,            // "cpu": the SIMD kernels
   d3d12,          // "d3d12": compute shaders on a D3D12 device (vkd3d on Linux)
   directml,       // "directml": Microsoft's DirectML (Windows only; never chosen by automatic)
@@ -60,9 +60,10 @@ std::vector<BackendKind> built_backends();
 // whether or not this CPU runs them.
 std::vector<std::string_view> isa_names();
 
-// auto sends outputs of at least this many bytes to a hardware D3D12 adapter, if there is one.
-// Below it the CPU wins: creating a vkd3d device alone costs tens of milliseconds
-// (testdata/benchmarks.md, "D3D12 start-up").
+// auto considers a hardware D3D12 adapter for outputs of at least this many bytes, if there is
+// one, and takes it where its estimated time is below the CPU's (lib/src/run/auto_rule.hpp).
+// Below it the CPU wins without looking: creating a vkd3d device alone costs tens of
+// milliseconds (testdata/benchmarks.md, "D3D12 start-up").
 inline constexpr std::uint64_t kAutoGpuMinBytes = std::uint64_t{16} << 20;
 // The most threads a request may ask for.
 inline constexpr unsigned kMaxThreads = 256;

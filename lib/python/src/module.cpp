@@ -585,6 +585,18 @@ PYBIND11_MODULE(_dmlbits, m) {
     }();
     return from_json(nlohmann::json::parse(json));
   });
+  // Interpreter exit: Python's atexit handlers run before the C library's exit handlers, and so
+  // before any a Vulkan driver registered (release_gpu_devices() says why that matters). This
+  // thread's kept backends and plans are dropped, then the devices nobody holds are released.
+  // Other threads' are dropped as those threads end (a Dask worker's pool threads are joined
+  // before atexit runs); a device a thread still holds here is never released.
+  m.def("_release_devices", [] {
+    thread_plans().clear();
+    thread_backends().clear();
+    py::gil_scoped_release release;
+    release_gpu_devices();
+  });
+  py::module_::import("atexit").attr("register")(m.attr("_release_devices"));
   m.def("read_tensor", &read_tensor_array);
   m.def("write_tensor", &write_tensor_array);
   m.def("compare", &compare);

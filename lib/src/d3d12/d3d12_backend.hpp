@@ -12,6 +12,7 @@
 // every function still exists and reports why it cannot run.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -132,6 +133,11 @@ class D3d12Backend final : public Backend {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// Releases the D3D12 devices no backend holds (d3d12_runtime.cpp says why only this does):
+// waits for each device's queue, then vkd3d destroys the Vulkan device and instance under it.
+// Returns how many are still held, and so never released. Thread-safe; never throws.
+std::size_t release_d3d12_devices();
 
 // Device details for `dmlbits devices`: creates (or reuses) the device on `adapter`. Throws
 // Errc::backend when the runtime is missing or the device cannot be created.

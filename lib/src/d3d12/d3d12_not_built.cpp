@@ -55,6 +55,8 @@ const D3d12DeviceInfo& D3d12Backend::device_info() const {
   return none;
 }
 
+std::size_t release_d3d12_devices() { return 0; }
+
 D3d12DeviceInfo probe_d3d12_device(const GpuAdapter&) { throw Error(Errc::backend, kNotBuilt); }
 
 d3d12::SharedDevice d3d12::shared_device(std::string_view) {

@@ -512,17 +512,31 @@ void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases) {
 
 // One device per adapter per process: `dmlbits check` runs many cases, each with its own
 // backend, and each would otherwise pay device creation and pipeline compilation again.
-std::mutex devices_mutex;
-std::map<unsigned, std::shared_ptr<Device>>& devices() {
-  static std::map<unsigned, std::shared_ptr<Device>> map;
-  return map;
+//
+// When devices are released. A Vulkan driver may register exit handlers of its own when an
+// instance is created, that is after anything of ours, so they run before our static
+// destructors and exit handlers; a device released from those reaches a driver that has torn
+// itself down (every d3d12 process on an NVIDIA H100 ended in SIGSEGV after its work, #36). So
+// the table is never destroyed: devices are released only by release_devices(), which the
+// faces call while the process still runs (the CLI's main, Python's atexit), and a device still
+// in use then (a daemon thread's run, DirectML's context) is never released: the end of the
+// process reclaims it without a call into the driver. The same holds on Windows, where static
+// destructors run while DLLs unload.
+struct DeviceTable {
+  std::mutex mutex;
+  std::map<unsigned, std::shared_ptr<Device>> devices;
+};
+DeviceTable& device_table() {
+  static DeviceTable& table = *new DeviceTable;  // never destroyed: see above
+  return table;
 }
 
 }  // namespace
 
 std::shared_ptr<Device> Device::acquire(const GpuAdapter& adapter, double* created_seconds) {
-  std::lock_guard lock(devices_mutex);
-  auto& slot = devices()[adapter.index];
+  DeviceTable& table = device_table();
+  std::lock_guard lock(table.mutex);
+  auto& slot = table.devices[adapter.index];
   if (created_seconds) *created_seconds = 0;
   if (!slot) {
     auto device = std::make_shared<DeviceImpl>(adapter);
@@ -531,6 +545,33 @@ std::shared_ptr<Device> Device::acquire(const GpuAdapter& adapter, double* creat
   }
   return slot;
 }
+
+}  // namespace d3d12
+
+std::size_t release_d3d12_devices() {
+  using d3d12::Device;
+  std::vector<std::shared_ptr<Device>> unused;
+  std::size_t kept = 0;
+  {
+    d3d12::DeviceTable& table = d3d12::device_table();
+    std::lock_guard lock(table.mutex);
+    for (auto it = table.devices.begin(); it != table.devices.end();) {
+      // The table's reference alone: no backend holds it, and none can take one without the lock.
+      // (Empty where creating it failed.)
+      if (!it->second || it->second.use_count() == 1) {
+        unused.push_back(std::move(it->second));
+        it = table.devices.erase(it);
+      } else {
+        ++kept;
+        ++it;
+      }
+    }
+  }
+  unused.clear();  // ~DeviceImpl: waits for the queue, then vkd3d destroys the Vulkan device and instance
+  return kept;
+}
+
+namespace d3d12 {
 
 std::string_view runtime_name() {
 #if defined(DMLBITS_D3D12_HEADERS_VKD3D)

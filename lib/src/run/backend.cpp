@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "auto_rule.hpp"
 #include "dmlbits/dtype.hpp"
 #include "cpu_backend.hpp"
 #include "cpu_reference.hpp"
@@ -68,8 +69,9 @@ std::unique_ptr<Backend> make_cpu(const BackendOptions& options) {
   return std::make_unique<CpuBackend>(parse_isa(options.isa).value(), cpu);  // Errc::unsupported if the CPU lacks it
 }
 
-// auto: the CPU unless the output is large and a hardware adapter exists. Each test is cheaper
-// than the next, so a small run never loads vkd3d nor enumerates Vulkan devices.
+// auto: the CPU unless the output is large, a hardware adapter exists and decide_auto
+// (auto_rule.hpp) estimates it faster. Each test is cheaper than the next, so a small run never
+// loads vkd3d nor enumerates Vulkan devices.
 std::unique_ptr<Backend> make_auto(const BackendOptions& options) {
   const std::string& adapter = options.adapter;
   const auto cpu = [&](const std::string& why) {
@@ -90,9 +92,6 @@ std::unique_ptr<Backend> make_auto(const BackendOptions& options) {
   const GpuAdapter* chosen = nullptr;
   if (!adapter.empty()) {
     chosen = &find_adapter(list.adapters, adapter);  // a wrong --adapter is an error even here
-    if (chosen->software)
-      return cpu(fmt::format("adapter {} ({}) is software, slower than the CPU backend; --backend d3d12 uses it anyway",
-                             chosen->index, chosen->name));
   } else {
     chosen = auto_adapter(list.adapters);
     if (!chosen) {
@@ -101,16 +100,20 @@ std::unique_ptr<Backend> make_auto(const BackendOptions& options) {
       return cpu(fmt::format("no hardware adapter ({} {} software)", names, list.adapters.size() == 1 ? "is" : "are"));
     }
   }
-  if (small) return cpu(too_small);
-  try {
-    auto backend = std::make_unique<D3d12Backend>(D3d12BackendOptions{std::to_string(chosen->index)});
-    return std::make_unique<ChosenBackend>(
-        std::move(backend), fmt::format("auto chose d3d12: hardware adapter {} ({}) and an output of {}", chosen->index,
-                                        chosen->name, format_byte_size(options.size_hint, false)));
-  } catch (const Error& e) {
-    if (e.code() != Errc::backend) throw;
-    return cpu(fmt::format("the D3D12 device failed: {}", e.what()));
+  if (chosen->software || !small) {
+    const AutoDecision decision =
+        decide_auto(auto_adapter_description(*chosen),
+                    AutoWork{options.input_bytes_hint, options.size_hint, cpu_threads(options.threads)});
+    if (!decision.gpu) return cpu(decision.reason);
+    try {
+      auto backend = std::make_unique<D3d12Backend>(D3d12BackendOptions{std::to_string(chosen->index)});
+      return std::make_unique<ChosenBackend>(std::move(backend), "auto chose d3d12: " + decision.reason);
+    } catch (const Error& e) {
+      if (e.code() != Errc::backend) throw;
+      return cpu(fmt::format("the D3D12 device failed: {}", e.what()));
+    }
   }
+  return cpu(too_small);
 }
 
 }  // namespace
@@ -207,6 +210,16 @@ std::uint64_t output_size_hint(const std::vector<OperandInfo>& operands) {
   }
   const std::uint64_t n = shape.element_count();
   return n > std::numeric_limits<std::uint64_t>::max() / width ? std::numeric_limits<std::uint64_t>::max() : n * width;
+}
+
+std::uint64_t input_size_hint(const std::vector<OperandInfo>& operands) {
+  std::uint64_t total = 0;
+  for (const auto& o : operands) {
+    const std::uint64_t n = o.shape.element_count(), width = dtype_info(o.dtype).size;
+    if (n > (std::numeric_limits<std::uint64_t>::max() - total) / width) return std::numeric_limits<std::uint64_t>::max();
+    total += n * width;
+  }
+  return total;
 }
 
 }  // namespace dmlbits

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "auto_rule.hpp"
 #include "cpu_backend.hpp"
 #include "cpu_isa.hpp"
 #include "d3d12_backend.hpp"
@@ -119,19 +120,29 @@ DeviceList list_devices() {
     directml.device = fmt::format("DirectML {} ({}), highest feature level {}, on {}", dml.version, dml.path,
                                   dml.max_feature_level->short_name(), dml.adapter);
 
-  // What auto does with a large output here: the adapter make_backend(automatic) would choose,
-  // if its device could be created.
+  // What auto does with a large output here: the adapter make_backend(automatic) would look at,
+  // if its device could be created, and what decide_auto says of it for a typical large run.
   out.automatic.gpu_min_bytes = kAutoGpuMinBytes;
   const GpuAdapter* hardware = d3d12.available ? auto_adapter(list.adapters) : nullptr;
   if (hardware)
     for (const auto& r : reports)
       if (r.adapter.index == hardware->index && !r.device) hardware = nullptr;
   if (hardware) {
-    out.automatic.large_adapter = hardware->index;
-    out.automatic.large_adapter_name = hardware->name;
+    const AutoWork work{2 * kAutoExampleBytes, kAutoExampleBytes, cpu_threads(0)};
+    const AutoDecision decision = decide_auto(auto_adapter_description(*hardware), work);
+    out.automatic.reason = fmt::format("an `and` of two {} inputs: {}", format_byte_size(kAutoExampleBytes, false),
+                                       decision.reason);
+    if (decision.gpu) {
+      out.automatic.large_adapter = hardware->index;
+      out.automatic.large_adapter_name = hardware->name;
+    }
+  } else {
+    out.automatic.reason = "no hardware adapter";
   }
   return out;
 }
+
+void release_gpu_devices() { (void)release_d3d12_devices(); }
 
 std::string devices_json(const DeviceList& devices) {
   nlohmann::json backends = nlohmann::json::array();
@@ -185,8 +196,7 @@ std::string devices_json(const DeviceList& devices) {
   if (dml.available) backends.push_back({{"name", "directml"}, {"device", dml.device}});
 
   const AutoDevices& a = devices.automatic;
-  const std::string large =
-      a.large_adapter ? fmt::format("d3d12 on adapter {} ({})", *a.large_adapter, a.large_adapter_name) : "cpu";
+  const std::string large = a.large_outputs();
   nlohmann::json d3d12_json = {{"built", d3d12.built},
                                {"available", d3d12.available},
                                {"adapters", adapters},
@@ -195,7 +205,7 @@ std::string devices_json(const DeviceList& devices) {
   const nlohmann::json out = {{"backends", backends},
                               {"d3d12", d3d12_json},
                               {"directml", directml},
-                              {"auto", {{"gpu_min_bytes", a.gpu_min_bytes}, {"large_outputs", large}}}};
+                              {"auto", {{"gpu_min_bytes", a.gpu_min_bytes}, {"large_outputs", large}, {"reason", a.reason}}}};
   return out.dump(2) + "\n";
 }
 

@@ -22,12 +22,15 @@ struct BackendOptions {
   // auto: bytes of the output the run will produce (0 = unknown, treated as small). Below
   // kAutoGpuMinBytes auto picks the CPU without looking for adapters at all.
   std::uint64_t size_hint = 0;
+  // auto: bytes the run reads from its inputs (input_size_hint), for the cost of each path.
+  std::uint64_t input_bytes_hint = 0;
 };
 
 // cpu (SIMD kernels, cpu_backend.hpp), cpu_reference (cpu_reference.hpp), d3d12
 // (d3d12_backend.hpp), directml (Microsoft's DirectML, Windows only: directml_backend.hpp;
-// never chosen by automatic), or automatic: d3d12 on a hardware adapter when options.size_hint
-// reaches kAutoGpuMinBytes (or options.adapter names one), else cpu; selection_reason() says
+// never chosen by automatic), or automatic: cpu below kAutoGpuMinBytes of output
+// (options.size_hint) unless options.adapter names one, else d3d12 on a hardware adapter only
+// where decide_auto (auto_rule.hpp) estimates it faster, else cpu; selection_reason() says
 // why. Throws Errc::usage for an unknown adapter or instruction set, or an instruction set
 // given to a backend without that choice, Errc::unsupported for an instruction set the CPU
 // lacks, Errc::usage for a thread count given to d3d12 or directml or outside 1..kMaxThreads,
@@ -49,5 +52,8 @@ void check_backend_choice(BackendKind kind, const std::string& isa, const std::s
 // The output bytes of an operation on operands of these dtypes and shapes (NumPy broadcast,
 // the widest input dtype), for BackendOptions::size_hint; 0 if the shapes do not broadcast.
 std::uint64_t output_size_hint(const std::vector<OperandInfo>& operands);
+// The bytes of the operands themselves (each one's elements times its dtype's size), for
+// BackendOptions::input_bytes_hint.
+std::uint64_t input_size_hint(const std::vector<OperandInfo>& operands);
 
 }  // namespace dmlbits

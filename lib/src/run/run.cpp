@@ -29,6 +29,7 @@ std::unique_ptr<Backend> make_operation_backend(const OperationSpec& spec, const
   for (const auto& in : inputs) operands.push_back({in.dtype(), in.shape()});
   BackendOptions options = backend_options(spec);
   options.size_hint = output_size_hint(operands);
+  options.input_bytes_hint = input_size_hint(operands);
   return make_backend(spec.backend, options);
 }
 
@@ -41,12 +42,13 @@ Backend& operation_backend(const OperationSpec& spec, const std::vector<LoadedOp
   }
   // auto decides by the output's size: small and large outputs may get different backends.
   // (Only auto reads the size; the other backends' keys and choices do not depend on it.)
-  std::uint64_t size_hint = 0;
+  std::uint64_t size_hint = 0, input_bytes = 0;
   if (spec.backend == BackendKind::automatic) {
     std::vector<OperandInfo> operands;
     operands.reserve(inputs.size());
     for (const auto& in : inputs) operands.push_back({in.dtype(), in.shape()});
     size_hint = output_size_hint(operands);
+    input_bytes = input_size_hint(operands);
   }
   auto& cache = spec.backends->impl().backends;
   const bool large = size_hint >= kAutoGpuMinBytes;
@@ -60,6 +62,7 @@ Backend& operation_backend(const OperationSpec& spec, const std::vector<LoadedOp
   if (cache.size() >= 64) cache.clear();  // options made and dropped by the thousand: start again
   BackendOptions options = backend_options(spec);
   options.size_hint = size_hint;
+  options.input_bytes_hint = input_bytes;
   BackendCache::Impl::Key key{spec.backend, spec.isa, spec.threads, spec.adapter, large, std::move(isa_env),
                               std::move(threads_env)};
   std::shared_ptr<Backend> made = make_backend(spec.backend, options);
