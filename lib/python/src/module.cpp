@@ -585,6 +585,7 @@ PYBIND11_MODULE(_dmlbits, m) {
     }();
     return from_json(nlohmann::json::parse(json));
   });
+  m.def("machine_threads", &machine_cpu_threads);
   m.def("read_tensor", &read_tensor_array);
   m.def("write_tensor", &write_tensor_array);
   m.def("compare", &compare);
