@@ -139,16 +139,18 @@ def test_lazy_and_never_probed(client, monkeypatch):
     assert r.chunks[0] == (7, 3, 4, 6, 1, 7, 2, 5, 5, 2, 3)  # aligned: both chunkings' boundaries
 
 
-def _threads_seen(monkeypatch, build, machine=16, **compute):
-    # The threads= each block's call was given (None: not given), computed with `compute`'s
-    # scheduler on a machine of `machine` threads, the distributed client's hosts left aside.
+def _threads_seen(monkeypatch, build, machine=16, **config):
+    # The threads= each block's call was given (None: not given), computed with the scheduler
+    # `config` sets on a machine of `machine` threads, the distributed client's hosts left aside.
     seen = []
     real = dmlbits._core.bitwise_and
     monkeypatch.setitem(dd._FUNCTIONS, "and", lambda *a, **k: seen.append(k.get("threads")) or real(*a, **k))
     monkeypatch.setattr(dmlbits._core._dmlbits, "machine_threads", lambda: machine)
     monkeypatch.setattr(dd, "_tasks_per_host", lambda: None)
     monkeypatch.delenv("DMLBITS_THREADS", raising=False)
-    build().compute(**compute)
+    import dask
+    with dask.config.set(**config):
+        build().compute()
     return seen
 
 
@@ -167,7 +169,9 @@ def test_tasks_share_the_machines_threads(monkeypatch):
     seen = []
     real = dmlbits._core.bitwise_and
     monkeypatch.setitem(dd._FUNCTIONS, "and", lambda *a, **k: seen.append(k.get("threads")) or real(*a, **k))
-    dd.bitwise_and(a, a).compute(**pool)
+    import dask
+    with dask.config.set(**pool):
+        dd.bitwise_and(a, a).compute()
     assert set(seen) == {None}  # DMLBITS_THREADS is asking: left to the module
 
 

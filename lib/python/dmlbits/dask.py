@@ -131,15 +131,17 @@ def _tasks_per_host():
 
 def _local_tasks():
     # The tasks that may run at once in this process: a distributed worker's threads, or the
-    # local scheduler's pool (one for the synchronous scheduler).
+    # local scheduler's pool (one for the synchronous scheduler, which runs tasks on the
+    # calling thread; the threaded one runs them on its pool's).
     try:
         from distributed import get_worker
         return get_worker().nthreads
     except (ImportError, ValueError):
         pass
+    import threading
     import dask
     import dask.system
-    if dask.config.get("scheduler", None) in ("sync", "synchronous", "single-threaded"):
+    if threading.current_thread() is threading.main_thread():
         return 1
     return dask.config.get("num_workers", None) or dask.system.CPU_COUNT
 
