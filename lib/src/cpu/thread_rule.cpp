@@ -16,7 +16,7 @@ std::atomic<unsigned> g_leased{0};
 }  // namespace
 
 // The knee: on this project's 2-vCPU host `and` in memory gains from the second thread
-// (testdata/benchmarks.md, "Threads"); a larger machine was not at hand to find where more stop
+// (testdata/benchmarks.md, "Issue #38"); a larger machine was not at hand to find where more stop
 // paying. The caps rest on what such machines are known to do: one core of a server moves 10-20
 // GB/s of a streaming copy (its line-fill buffers bound it, whatever the vector width), a socket's
 // memory 100-300 GB/s, so AVX2 and AVX-512 kernels saturate it at about 8-16 cores; 8 takes the
