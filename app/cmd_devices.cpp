@@ -21,7 +21,7 @@ std::string devices_text(const DeviceList& devices) {
   const auto line = [&](std::string_view name, const std::string& what) { text += fmt::format("{:<15}{}\n", name, what); };
   for (const CpuDevice& c : devices.cpu) {
     std::string desc = c.device;
-    if (c.backend == BackendKind::cpu) desc += fmt::format(" (--isa {})", fmt::join(c.isas, ", "));
+    if (c.backend == BackendKind::cpu) desc += fmt::format(" ({}; --isa {})", c.threads_reason, fmt::join(c.isas, ", "));
     line(backend_name(c.backend), desc);
   }
   const D3d12Devices& d3d12 = devices.d3d12;

@@ -249,6 +249,7 @@ void report_validated(const OpOptions& o, const ValidatedOp& op, const RunTiming
   if (o.verbose) {
     const OperationSummary v = summarize(op);
     if (!t.selection.empty()) std::cerr << fmt::format("dmlbits: {}\n", t.selection);
+    if (!t.threads.empty()) std::cerr << fmt::format("dmlbits: {}\n", t.threads);
     std::cerr << fmt::format("dmlbits: {} runs on the {} backend ({}), {} at {}\n", op_info(v.op).verb, t.backend,
                              t.device, dtype_info(v.input_dtype).dml_name, v.level.enum_name());
   }
@@ -377,8 +378,9 @@ void setup_op_commands(CLI::App& app, const OpInfo* only) {
                     "d3d12, directml and auto: run on this adapter, an index or part of its name (see dmlbits devices)");
     sub->add_option("--isa", opt->isa, "CPU backend: run only this instruction set's kernels (scalar, avx2, avx512) instead of the per-operation choice");
     opt->threads_option = sub->add_option("--threads", opt->threads,
-                    "CPU backends: compute on at most N threads (default 2 where the CPU has them, for outputs of "
-                    "4 MiB or more; 1 also reads and writes a streamed run on one thread; default DMLBITS_THREADS)")
+                    "CPU backends: compute on at most N threads (default: the CPUs this process may run on, at most "
+                    "8, for outputs of 4 MiB or more, see dmlbits devices; 1 also reads and writes a streamed run on "
+                    "one thread; default DMLBITS_THREADS)")
         ->type_name("N")
         ->check(CLI::Validator(
             [](std::string& s) {

@@ -25,7 +25,8 @@ hit; any partial file, or a temporary file whose content is not complete, is a f
 Scenarios: a small output (1 KiB) replacing a file and a new one; a multi-chunk output (12 MiB,
 24 chunks of 512 KiB) replacing a file and a new one; two streamed inputs of 16 MiB whose chunks
 two threads share in halves, each writing its own at their offsets (stream.cpp: from 16 MiB of
-output), replacing a file; --in-place on a multi-chunk file;
+output), replacing a file; the same in four slices on four threads (32 MiB); --in-place on a
+multi-chunk file;
 standard output redirected to a file (no atomicity promised there: only no temporary file);
 side outputs (--time-json, --explain-json, --report-json with --expect, --emit-dxdispatch);
 `check --update` over six goldens of 2 MiB.
@@ -246,6 +247,10 @@ def build_scenarios(base):
     halves_a, halves_b = data(16 << 20, 5), data(16 << 20, 6)
     files["ha.npy"], files["hb.npy"] = npy_bytes(halves_a), npy_bytes(halves_b)
     new_halves = npy_bytes(halves_a & halves_b)
+    # Four slices on --threads 4: 32 MiB, each slice of 8 MiB (stream.cpp, thread_choice).
+    slices_a, slices_b = data(32 << 20, 7), data(32 << 20, 8)
+    files["sa.npy"], files["sb.npy"] = npy_bytes(slices_a), npy_bytes(slices_b)
+    new_slices = npy_bytes(slices_a ^ slices_b)
     old_json = b'{"old": true}\n'
     goldens = [data(2 << 20, 10 + i) for i in range(6)]
     for i, g in enumerate(goldens):
@@ -281,6 +286,8 @@ def build_scenarios(base):
         Scenario("big-new", "multi-chunk, new", setup_with({}), ["not", "big.npy", "-o", "out.npy"], {"out.npy": (None, new_big)}),
         Scenario("halves", "two inputs in halves, replacing", setup_with({"out.npy": old_big}),
                  ["and", "ha.npy", "hb.npy", "-o", "out.npy"], {"out.npy": (old_big, new_halves)}),
+        Scenario("slices", "two inputs in four slices, replacing", setup_with({"out.npy": old_big}),
+                 ["xor", "sa.npy", "sb.npy", "-o", "out.npy", "--threads", "4"], {"out.npy": (old_big, new_slices)}),
         Scenario("in-place", "multi-chunk, --in-place", setup_with({"a.npy": files["big.npy"]}), ["not", "a.npy", "--in-place"],
                  {"a.npy": (files["big.npy"], new_big)}),
         Scenario("stdout", "multi-chunk, standard output", setup_with({}), ["not", "big.npy", "-o", "-"], {},

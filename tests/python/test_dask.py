@@ -139,6 +139,48 @@ def test_lazy_and_never_probed(client, monkeypatch):
     assert r.chunks[0] == (7, 3, 4, 6, 1, 7, 2, 5, 5, 2, 3)  # aligned: both chunkings' boundaries
 
 
+def _threads_seen(monkeypatch, build, machine=16, **config):
+    # The threads= each block's call was given (None: not given), computed with the scheduler
+    # `config` sets on a machine of `machine` threads, the distributed client's hosts left aside.
+    seen = []
+    real = dmlbits._core.bitwise_and
+    monkeypatch.setitem(dd._FUNCTIONS, "and", lambda *a, **k: seen.append(k.get("threads")) or real(*a, **k))
+    monkeypatch.setattr(dmlbits._core._dmlbits, "machine_threads", lambda: machine)
+    monkeypatch.setattr(dd, "_tasks_per_host", lambda: None)
+    monkeypatch.delenv("DMLBITS_THREADS", raising=False)
+    import dask
+    with dask.config.set(**config):
+        build().compute()
+    return seen
+
+
+def test_tasks_share_the_machines_threads(monkeypatch):
+    # threads per task = the machine's threads / the tasks that run at once (the pool's, at most
+    # the graph's blocks), at least one; unless asked.
+    a = da.from_array(A, chunks=(3, 100))  # 15 blocks
+    one = da.from_array(A, chunks=(100, 100))  # 1 block
+    pool = dict(scheduler="threads", num_workers=4)
+    assert set(_threads_seen(monkeypatch, lambda: dd.bitwise_and(a, a), **pool)) == {16 // 4}
+    assert _threads_seen(monkeypatch, lambda: dd.bitwise_and(one, one), **pool) == [16]
+    assert set(_threads_seen(monkeypatch, lambda: dd.bitwise_and(a, a), machine=3, **pool)) == {1}
+    assert set(_threads_seen(monkeypatch, lambda: dd.bitwise_and(a, a), scheduler="sync")) == {16}
+    assert set(_threads_seen(monkeypatch, lambda: dd.bitwise_and(a, a, threads=3), **pool)) == {3}
+    monkeypatch.setenv("DMLBITS_THREADS", "2")
+    seen = []
+    real = dmlbits._core.bitwise_and
+    monkeypatch.setitem(dd._FUNCTIONS, "and", lambda *a, **k: seen.append(k.get("threads")) or real(*a, **k))
+    import dask
+    with dask.config.set(**pool):
+        dd.bitwise_and(a, a).compute()
+    assert set(seen) == {None}  # DMLBITS_THREADS is asking: left to the module
+
+
+def test_a_clusters_host_shares_its_cores_between_its_workers(client):
+    # The fixture's two worker processes of one thread each run on this host: two tasks at once.
+    assert dd._tasks_per_host() == 2
+    assert dd._threads_per_task(16, 2) == 8 and dd._threads_per_task(1, 2) == 1
+
+
 def test_refused_when_the_graph_is_built():
     a8 = da.zeros((10, 10), dtype=np.uint8, chunks=5)
     a16 = da.zeros((10, 10), dtype=np.uint16, chunks=5)

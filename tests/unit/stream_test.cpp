@@ -3,7 +3,9 @@
 // by hand, whether reading and computing run on a second thread (the `pipelined` variant:
 // threads = 2 with the pipeline's threshold lowered to nothing through StreamOptions,
 // run_pipelined), the chunks are split in two halves each read, computed and written at its
-// offsets by its own thread (the `halves` variant: the halves' threshold at nothing), or neither
+// offsets by its own thread (the `halves` variant: the halves' threshold at nothing), in N slices
+// likewise (the `slices3`, `slices4` and `slices7` variants: threads = N, as many slices as the
+// run has chunks up to N), or neither
 // (threads = 1, and threads = 2 at the product's thresholds, which these files stay under); a
 // failure mid-stream (an output that cannot be created, an input that shrinks or a pipe that ends
 // after the first chunk, a progress callback that throws, an interrupt) must leave neither the
@@ -84,8 +86,30 @@ const StreamVariant kVariants[] = {
     {"threads2", 2, {}},
     {"pipelined", 2, StreamOptions{.pipeline_min_output_bytes = 0, .halves_min_output_bytes = kNever}},
     {"halves", 2, StreamOptions{.pipeline_min_output_bytes = kNever, .halves_min_output_bytes = 0}},
+    {"slices3", 3, StreamOptions{.pipeline_min_output_bytes = kNever, .halves_min_output_bytes = 0}},
+    {"slices4", 4, StreamOptions{.pipeline_min_output_bytes = kNever, .halves_min_output_bytes = 0}},
+    {"slices7", 7, StreamOptions{.pipeline_min_output_bytes = kNever, .halves_min_output_bytes = 0}},
 };
 constexpr std::string_view kHalvesText = "2 threads (each reads, computes and writes half)";
+
+// What -v says of a run split in `slices` by a backend of `threads` threads: "2 threads (each
+// reads, computes and writes half)", "3 of 7 threads (each reads, computes and writes 1/3)".
+std::string slices_text(unsigned slices, unsigned threads) {
+  const std::string count = slices == threads ? std::to_string(slices)
+                                              : std::to_string(slices) + " of " + std::to_string(threads);
+  const std::string part = slices == 2 ? "half" : "1/" + std::to_string(slices);
+  return count + " threads (each reads, computes and writes " + part + ")";
+}
+
+// Whether a device description says the run used two threads or more (", 1 of 2 threads (...)"
+// no; ", 2 threads (...)", ", 4 of 7 threads (...)" yes).
+bool on_several_threads(const std::string& device) {
+  // The count follows the ", " before the first " thread" (the reasons have commas of their own).
+  const auto word = device.find(" thread");
+  const auto comma = word == std::string::npos ? word : device.rfind(", ", word);
+  if (comma == std::string::npos) return false;
+  return std::stoul(device.substr(comma + 2)) >= 2;
+}
 
 std::string run_in_memory(const OperationSpec& spec) {
   const OperationResult r = run_operation(spec);
@@ -100,17 +124,15 @@ class StreamTest : public ::testing::TestWithParam<StreamVariant> {
                       const std::function<void(const ValidatedOp&, const RunTiming&)>& on_validated = {}) {
     return stream_operation(spec, out, progress, on_validated, GetParam().options);
   }
-  // Whether a run's device description (RunTiming::device) says it was pipelined: two threads
-  // used (a streamed run computes each 512 KiB chunk on one, so a second is the reader's).
-  static bool says_pipelined(const std::string& device) {
-    return device.find("1 of 2") == std::string::npos && device.find("2 threads") != std::string::npos;
-  }
+  // Whether a run's device description (RunTiming::device) says it was pipelined or split: two
+  // threads or more used (a streamed run computes each 512 KiB chunk on one, so a second is the
+  // reader's or another slice's).
+  static bool says_pipelined(const std::string& device) { return on_several_threads(device); }
   // Whether a run with one streamed input (a regular file, into a new file) uses two threads.
-  bool pipelines() const {
-    const std::string_view name = GetParam().name;
-    return (name == "pipelined" || name == "halves") && std::thread::hardware_concurrency() >= 2;
-  }
-  bool halves() const { return std::string_view(GetParam().name) == "halves" && std::thread::hardware_concurrency() >= 2; }
+  bool pipelines() const { return std::string_view(GetParam().name) != "threads1" &&
+                                  std::string_view(GetParam().name) != "threads2" && std::thread::hardware_concurrency() >= 2; }
+  // Whether the run is split in halves or slices (each thread writing at its offsets).
+  bool halves() const { return pipelines() && std::string_view(GetParam().name) != "pipelined"; }
   TempDir dir_{"stream-test"};
 };
 
@@ -146,7 +168,7 @@ TEST_P(StreamTest, ChunksMatchTheInMemoryRunAndTheHandResult) {
     // Two streamed inputs split in halves (chunks 0-1 here, 2-3 on the second thread): progress
     // comes from the calling thread as the elements both have written, rising, at most once per
     // chunk, ending with all.
-    EXPECT_NE(r.timing.device.find(kHalvesText), std::string::npos) << r.timing.device;
+    EXPECT_TRUE(r.timing.device.ends_with(", " + slices_text(std::min(threads(), 4u), threads()))) << r.timing.device;
     ASSERT_FALSE(progress.empty());
     EXPECT_LE(progress.size(), 4u);
     EXPECT_EQ(progress.back(), (std::pair<std::uint64_t, std::uint64_t>{393221, 393221}));
@@ -452,14 +474,14 @@ std::string npy_of(const DTypeInfo& t, std::uint64_t n, const std::string& data)
 }
 
 // Every operator of the table at every input dtype it takes (and popcount at every output dtype),
-// with the halves' threshold at nothing, writes byte for byte what run_operation computes in
-// memory: for sizes 0, 1 and five chunks less one element (an odd count, the last chunk partial:
-// three on the calling thread, two on the second) at every dtype; at uint32 also around one chunk
-// and the split point (one chunk less and more one element, two and three whole chunks, three and
-// one element); and, for the binary operators, B broadcast as a literal and as a one-element file.
-// Runs of two chunks or more are split, but for outputs narrower than their input.
-TEST(StreamHalvesTest, EveryOperatorAndDtypeMatchesTheInMemoryRun) {
-  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: never two";
+// split in slices on `threads` threads with the slices' threshold at nothing, writes byte for
+// byte what run_operation computes in memory, for the sizes `sizes(dtype, chunk)` gives; and, for
+// the binary operators at `broadcast_size(chunk)`, B broadcast as a literal and as a one-element
+// file. Runs of two chunks or more are split (in as many slices as they have chunks, up to
+// `threads`), but for outputs narrower than their input. Returns the runs split.
+int expect_every_operator_and_dtype_sliced(unsigned threads,
+                                           const std::function<std::vector<std::uint64_t>(DType, std::uint64_t)>& sizes,
+                                           const std::function<std::uint64_t(std::uint64_t)>& broadcast_size) {
   TempDir dir("stream-halves-test");
   struct Run {
     std::uint64_t n;
@@ -467,7 +489,7 @@ TEST(StreamHalvesTest, EveryOperatorAndDtypeMatchesTheInMemoryRun) {
     std::optional<DType> out;
     std::uint64_t chunk;
   };
-  std::uint32_t seed = 1;
+  std::uint32_t seed = threads;
   int split_runs = 0;
   for (const DTypeInfo& in : dtype_table()) {
     std::vector<Run> runs;
@@ -480,10 +502,7 @@ TEST(StreamHalvesTest, EveryOperatorAndDtypeMatchesTheInMemoryRun) {
         if (tier->outputs.contains(out.dtype)) outs.push_back(out.dtype);
       for (const auto out : outs) {
         const std::uint64_t chunk = kStreamChunkBytes / std::max(in.size, out ? dtype_info(*out).size : in.size);
-        std::vector<std::uint64_t> sizes{0, 1, 5 * chunk - 1};
-        if (in.dtype == DType::uint32)
-          sizes.insert(sizes.end(), {chunk - 1, chunk + 1, 2 * chunk, 3 * chunk, 3 * chunk + 1});
-        for (const std::uint64_t n : sizes) runs.push_back({n, &op, out, chunk});
+        for (const std::uint64_t n : sizes(in.dtype, chunk)) runs.push_back({n, &op, out, chunk});
       }
     }
     // Grouped by size, so that each size's files are written once.
@@ -492,7 +511,7 @@ TEST(StreamHalvesTest, EveryOperatorAndDtypeMatchesTheInMemoryRun) {
     for (const Run& run : runs) {
       SCOPED_TRACE(std::string(run.op->verb) + " " + std::string(in.numpy_name) +
                    (run.out ? " into " + std::string(dtype_info(*run.out).numpy_name) : "") + ", " +
-                   std::to_string(run.n) + " elements");
+                   std::to_string(run.n) + " elements on " + std::to_string(threads) + " threads");
       if (written != run.n) {
         written = run.n;
         test::write_file(dir.file("a.npy"), npy_of(in, run.n, random_bytes(run.n * in.size, seed++)));
@@ -502,24 +521,70 @@ TEST(StreamHalvesTest, EveryOperatorAndDtypeMatchesTheInMemoryRun) {
       std::vector<std::vector<std::string>> operand_sets{{dir.file("a.npy")}};
       if (run.op->arity == 2) {
         operand_sets = {{dir.file("a.npy"), dir.file("b.npy")}};
-        if (run.n == 5 * run.chunk - 1) {
+        if (run.n == broadcast_size(run.chunk)) {
           operand_sets.push_back({dir.file("a.npy"), "3"});
           operand_sets.push_back({dir.file("a.npy"), dir.file("one.npy")});
         }
       }
+      const std::uint64_t chunks = (run.n + run.chunk - 1) / run.chunk;
+      const bool narrower = run.out && dtype_info(*run.out).size < in.size;
+      const bool splits = chunks >= 2 && !narrower;
+      const std::string text = slices_text(static_cast<unsigned>(std::min<std::uint64_t>(threads, chunks)), threads);
       for (const auto& operands : operand_sets) {
-        OperationSpec spec = spec_of(run.op->kind, operands, 2);
+        OperationSpec spec = spec_of(run.op->kind, operands, threads);
         spec.out_dtype = run.out;
         const StreamResult r = stream_operation(spec, dir.file("out.npy"), {}, {}, kHalvesAlways);
         EXPECT_TRUE(r.streamed);
-        const bool split = r.timing.device.find(kHalvesText) != std::string::npos;
-        const bool narrower = run.out && dtype_info(*run.out).size < in.size;
-        EXPECT_EQ(split, run.n > run.chunk && !narrower) << r.timing.device;
+        const bool split = r.timing.device.ends_with(", " + text);
+        EXPECT_EQ(split, splits) << r.timing.device;
+        EXPECT_EQ(on_several_threads(r.timing.device), splits) << r.timing.device;
         split_runs += split;
         EXPECT_EQ(test::npy_data(test::read_file(dir.file("out.npy"))), run_in_memory(spec)) << operands.back();
         EXPECT_EQ(dir.names(), (std::set<std::string>{"a.npy", "b.npy", "one.npy", "out.npy"}));
       }
     }
+  }
+  return split_runs;
+}
+
+// Halves: for sizes 0, 1 and five chunks less one element (an odd count, the last chunk partial:
+// three on the calling thread, two on the second) at every dtype; at uint32 also around one chunk
+// and the split point (one chunk less and more one element, two and three whole chunks, three and
+// one element); B broadcast at five chunks less one.
+TEST(StreamHalvesTest, EveryOperatorAndDtypeMatchesTheInMemoryRun) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: never two";
+  const int split_runs = expect_every_operator_and_dtype_sliced(
+      2,
+      [](DType dtype, std::uint64_t chunk) {
+        std::vector<std::uint64_t> sizes{0, 1, 5 * chunk - 1};
+        if (dtype == DType::uint32) sizes.insert(sizes.end(), {chunk - 1, chunk + 1, 2 * chunk, 3 * chunk, 3 * chunk + 1});
+        return sizes;
+      },
+      [](std::uint64_t chunk) { return 5 * chunk - 1; });
+  EXPECT_GT(split_runs, 50);  // the table's operators and dtypes were there to split
+}
+
+// Slices on 3, 4 and 7 threads, around their edges. Every operator at every dtype on one of the
+// three (the dtypes of the table dealt out in turn, so that the test takes seconds), at N chunks
+// less one element (N slices, the last chunk partial) and, for the binary operators, B broadcast
+// there; at uint32 on each of the three, also N chunks and one element (the first slice two
+// chunks, the last one element) and N + 2 chunks less one (the first slices longer).
+TEST(StreamHalvesTest, SlicesOnThreeFourAndSevenThreadsMatchTheInMemoryRun) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: never two";
+  const unsigned counts[] = {3u, 4u, 7u};
+  int split_runs = 0;
+  for (std::size_t k = 0; k < std::size(counts); ++k) {
+    const unsigned threads = counts[k];
+    split_runs += expect_every_operator_and_dtype_sliced(
+        threads,
+        [&](DType dtype, std::uint64_t chunk) {
+          const auto index = static_cast<std::size_t>(&dtype_info(dtype) - dtype_table().data());
+          std::vector<std::uint64_t> sizes;
+          if (index % std::size(counts) == k || dtype == DType::uint32) sizes.push_back(threads * chunk - 1);
+          if (dtype == DType::uint32) sizes.insert(sizes.end(), {threads * chunk + 1, (threads + 2) * chunk - 1});
+          return sizes;
+        },
+        [&](std::uint64_t chunk) { return threads * chunk - 1; });
   }
   EXPECT_GT(split_runs, 50);  // the table's operators and dtypes were there to split
 }
@@ -529,59 +594,69 @@ TEST(StreamHalvesTest, EveryOperatorAndDtypeMatchesTheInMemoryRun) {
 // run fails (Errc::io, naming the file and what is left of it), and an existing output is kept.
 TEST(StreamHalvesTest, AnInputCutUnderTheSecondHalfFailsTheRunAndLeavesNothing) {
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: never two";
-  TempDir dir("stream-halves-test");
-  const std::uint64_t n = 5 * kChunk;  // chunks 0-2 on the calling thread, 3-4 on the second
-  const std::string header = test::npy_header_v1("<u4", "(655360,)");
-  test::write_file(dir.file("a.npy"), header + test::le_bytes(ramp(n)));
-  test::write_file(dir.file("b.npy"), test::npy_1d(scrambled(n)));
-  test::write_file(dir.file("out.npy"), "previous contents");
-  const OperationSpec spec = spec_of(OpKind::bit_and, {dir.file("a.npy"), dir.file("b.npy")}, 2);
-  std::vector<std::uint64_t> progress;
-  try {
-    stream_operation(
-        spec, dir.file("out.npy"), [&](std::uint64_t done, std::uint64_t) { progress.push_back(done); },
-        [&](const ValidatedOp&, const RunTiming& t) {
-          EXPECT_NE(t.device.find(kHalvesText), std::string::npos) << t.device;
-          std::filesystem::resize_file(dir.file("a.npy"), header.size() + 3 * kChunk * 4);
-        },
-        kHalvesAlways);
-    ADD_FAILURE() << "the run succeeded";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), Errc::io) << e.what();
-    EXPECT_EQ(std::string(e.what()), "reading '" + dir.file("a.npy") +
-                                         "': file shrank while reading: expected 2621440 bytes of data, found 1572864");
+  // On N threads, 2N + 1 chunks: the calling thread's slice is chunks 0-2 (ceil((2N + 1) / N) = 3),
+  // the others' two each: on 2 threads 0-2 and 3-4, on 7 threads 0-2, 3-4, ..., 13-14.
+  for (const unsigned threads : {2u, 3u, 4u, 7u}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    TempDir dir("stream-halves-test");
+    const std::uint64_t n = (2 * threads + 1) * kChunk;
+    const std::string header = test::npy_header_v1("<u4", "(" + std::to_string(n) + ",)");
+    test::write_file(dir.file("a.npy"), header + test::le_bytes(ramp(n)));
+    test::write_file(dir.file("b.npy"), test::npy_1d(scrambled(n)));
+    test::write_file(dir.file("out.npy"), "previous contents");
+    const OperationSpec spec = spec_of(OpKind::bit_and, {dir.file("a.npy"), dir.file("b.npy")}, threads);
+    std::vector<std::uint64_t> progress;
+    try {
+      stream_operation(
+          spec, dir.file("out.npy"), [&](std::uint64_t done, std::uint64_t) { progress.push_back(done); },
+          [&](const ValidatedOp&, const RunTiming& t) {
+            EXPECT_TRUE(t.device.ends_with(", " + slices_text(threads, threads))) << t.device;
+            std::filesystem::resize_file(dir.file("a.npy"), header.size() + 3 * kChunk * 4);
+          },
+          kHalvesAlways);
+      ADD_FAILURE() << "the run succeeded";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::io) << e.what();
+      // 5 chunks of 4-byte elements: 2621440 bytes; 3: 1572864 (the message's figures on 2 threads).
+      EXPECT_EQ(std::string(e.what()), "reading '" + dir.file("a.npy") + "': file shrank while reading: expected " +
+                                           std::to_string(n * 4) + " bytes of data, found " +
+                                           std::to_string(3 * kChunk * 4));
+    }
+    EXPECT_LE(progress.size(), 3u);  // at most the calling thread's three chunks
+    for (const std::uint64_t done : progress) EXPECT_LE(done, 3 * kChunk);
+    EXPECT_EQ(test::read_file(dir.file("out.npy")), "previous contents");
+    EXPECT_EQ(dir.names(), (std::set<std::string>{"a.npy", "b.npy", "out.npy"}));
   }
-  EXPECT_LE(progress.size(), 3u);  // at most the calling thread's three chunks
-  for (const std::uint64_t done : progress) EXPECT_LE(done, 3 * kChunk);
-  EXPECT_EQ(test::read_file(dir.file("out.npy")), "previous contents");
-  EXPECT_EQ(dir.names(), (std::set<std::string>{"a.npy", "b.npy", "out.npy"}));
 }
 
-// Both halves fail: B is cut to its header once the run is validated, so each thread's first read
-// finds nothing. The first failure is thrown (both say the same: nothing of B's data is left),
-// once, after both threads stopped; nothing is left.
+// Every slice fails: B is cut to its header once the run is validated, so each thread's first
+// read finds nothing. The first failure is thrown (all say the same: nothing of B's data is
+// left), once, after every thread stopped; nothing is left. On 2 threads (halves) and more.
 TEST(StreamHalvesTest, BothHalvesFindTheirInputCutAndTheRunLeavesNothing) {
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: never two";
-  TempDir dir("stream-halves-test");
-  const std::uint64_t n = 6 * kChunk;
-  const std::string header = test::npy_header_v1("<u4", "(786432,)");
-  test::write_file(dir.file("a.npy"), test::npy_1d(ramp(n)));
-  test::write_file(dir.file("b.npy"), header + test::le_bytes(scrambled(n)));
-  const OperationSpec spec = spec_of(OpKind::bit_or, {dir.file("a.npy"), dir.file("b.npy")}, 2);
-  int calls = 0;
-  try {
-    stream_operation(
-        spec, dir.file("out.npy"), [&](std::uint64_t, std::uint64_t) { ++calls; },
-        [&](const ValidatedOp&, const RunTiming&) { std::filesystem::resize_file(dir.file("b.npy"), header.size()); },
-        kHalvesAlways);
-    ADD_FAILURE() << "the run succeeded";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), Errc::io) << e.what();
-    EXPECT_EQ(std::string(e.what()),
-              "reading '" + dir.file("b.npy") + "': file shrank while reading: expected 3145728 bytes of data, found 0");
+  for (const unsigned threads : {2u, 4u, 7u}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    TempDir dir("stream-halves-test");
+    const std::uint64_t n = (threads + 4) * kChunk;  // 6 chunks on 2 threads: 786432 elements
+    const std::string header = test::npy_header_v1("<u4", "(" + std::to_string(n) + ",)");
+    test::write_file(dir.file("a.npy"), test::npy_1d(ramp(n)));
+    test::write_file(dir.file("b.npy"), header + test::le_bytes(scrambled(n)));
+    const OperationSpec spec = spec_of(OpKind::bit_or, {dir.file("a.npy"), dir.file("b.npy")}, threads);
+    int calls = 0;
+    try {
+      stream_operation(
+          spec, dir.file("out.npy"), [&](std::uint64_t, std::uint64_t) { ++calls; },
+          [&](const ValidatedOp&, const RunTiming&) { std::filesystem::resize_file(dir.file("b.npy"), header.size()); },
+          kHalvesAlways);
+      ADD_FAILURE() << "the run succeeded";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::io) << e.what();
+      EXPECT_EQ(std::string(e.what()), "reading '" + dir.file("b.npy") + "': file shrank while reading: expected " +
+                                           std::to_string(n * 4) + " bytes of data, found 0");
+    }
+    EXPECT_EQ(calls, 0);
+    EXPECT_EQ(dir.names(), (std::set<std::string>{"a.npy", "b.npy"}));
   }
-  EXPECT_EQ(calls, 0);
-  EXPECT_EQ(dir.names(), (std::set<std::string>{"a.npy", "b.npy"}));
 }
 
 // --in-place writes a new file that replaces A by the same commit: A is read (by both halves)
@@ -691,16 +766,19 @@ TEST(StreamInterruptDeathTest, AnInterruptBetweenChunksLeavesNothing) {
 }
 
 // An interrupt (SIGINT's flag) during a halves run: both threads stop at their next chunk, the
-// run throws Errc::interrupted once, and nothing is left.
+// run throws Errc::interrupted once, and nothing is left. The same in seven slices.
 TEST(StreamInterruptDeathTest, AnInterruptDuringHalvesLeavesNothing) {
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: never two";
-  TempDir dir("stream-interrupt-test");
-  test::write_file(dir.file("a.npy"), test::npy_1d(ramp(8 * kChunk)));
-  test::write_file(dir.file("b.npy"), test::npy_1d(scrambled(8 * kChunk)));
-  expect_clean_interrupt(dir, {"a.npy", "b.npy"}, [&](const ProgressFn& progress) {
-    stream_operation(spec_of(OpKind::bit_and, {dir.file("a.npy"), dir.file("b.npy")}, 2), dir.file("out.npy"),
-                     progress, {}, kHalvesAlways);
-  });
+  for (const unsigned threads : {2u, 7u}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    TempDir dir("stream-interrupt-test");
+    test::write_file(dir.file("a.npy"), test::npy_1d(ramp(8 * kChunk)));
+    test::write_file(dir.file("b.npy"), test::npy_1d(scrambled(8 * kChunk)));
+    expect_clean_interrupt(dir, {"a.npy", "b.npy"}, [&](const ProgressFn& progress) {
+      stream_operation(spec_of(OpKind::bit_and, {dir.file("a.npy"), dir.file("b.npy")}, threads), dir.file("out.npy"),
+                       progress, {}, kHalvesAlways);
+    });
+  }
 }
 
 }  // namespace

@@ -21,6 +21,7 @@ struct CpuDevice {
   std::vector<std::string> isas;  // cpu: every instruction set --isa takes on this CPU
   std::string isa;                // cpu: the one a run uses unless told
   unsigned threads = 0;           // cpu: the threads a run uses unless told
+  std::string threads_reason;     // cpu: why ("2 CPUs this process may run on", "as asked")
 };
 
 // One D3D12 adapter and the device created on it.
@@ -98,5 +99,10 @@ void release_gpu_devices();
 // `dmlbits devices --json`: {"backends" (those a run can use, each with its "device"), "d3d12",
 // "directml", "auto"}, indented, with a final newline.
 std::string devices_json(const DeviceList& devices);
+
+// The threads the CPU backend's large runs use by the machine's rule, whatever DMLBITS_THREADS
+// says: the CPUs this process may run on (affinity mask, cgroup quota), at most where more stop
+// paying. For faces that share them between tasks running at once (dmlbits.dask).
+unsigned machine_cpu_threads();
 
 }  // namespace dmlbits

@@ -98,7 +98,7 @@ struct OperationRequest {
   std::optional<BackendKind> backend;       // default: automatic
   std::string isa;                          // CPU backends: this instruction set only ("" = per-operation choice, or DMLBITS_ISA)
   std::optional<std::string> adapter;       // adapter backends: an index or part of a name (present but empty is refused)
-  std::optional<unsigned> threads;          // CPU backends: 1..kMaxThreads (default: DMLBITS_THREADS, else 2 for large outputs)
+  std::optional<unsigned> threads;          // CPU backends: 1..kMaxThreads (default: DMLBITS_THREADS, else the machine's CPUs: dmlbits(1), --threads)
 
   int repeat = 1;                           // measured executions (>= 1)
   int warmup = 0;                           // unmeasured executions first (>= 0)

@@ -41,6 +41,7 @@ struct RunTiming {
   std::string backend;
   std::string device;
   std::string selection;  // why auto chose the backend (Backend::selection_reason), or ""
+  std::string threads;    // CPU backends: their thread count and why ("2 threads: 2 CPUs ..."), or ""
   // The backend's own phases (Backend::detail_phases): summed over every run of the backend,
   // warm-up runs and chunks included, plus its device creation. Empty for the CPU backends.
   std::vector<PhaseTime> backend_phases;

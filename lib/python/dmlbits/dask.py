@@ -20,13 +20,20 @@ runs until it is computed. What it does, and why:
 - Each block runs ``dmlbits.<op>`` on a worker: a plain Python function that pickles by
   reference; its exceptions pickle too, so an error on a worker reaches the caller as the same
   exception type with the same message.
+- Tasks share the cores: unless ``threads=`` (or ``DMLBITS_THREADS``) is given, a block runs on
+  the machine's CPU threads divided by the tasks that may run at once on it (the task threads of
+  the workers on that host, as the current distributed client lists them, else the worker's or
+  the local scheduler's, and no more than the graph's blocks), at least one.
 
 Zarr end to end: ``da.from_zarr(src)`` -> an operation -> ``.to_zarr(dst)`` (``to_zarr`` needs
 regular chunks: ``.rechunk(...)`` first if the result's chunks are not).
 """
 
+import collections
 import functools
 import numbers
+import os
+import sys
 
 import numpy as np
 
@@ -95,10 +102,58 @@ def _apply(verb, operands, options):
             args += [x, None]
         else:
             args += [x, out_ind[ndim - x.ndim:]]
-    fn = functools.partial(_FUNCTIONS[verb], **options)
+    blocks = max([x.npartitions for x in arrays if not _is_literal(x)], default=1)
+    fn = functools.partial(_block, verb, options, blocks, _tasks_per_host())
     return da.blockwise(fn, out_ind, *args, dtype=out_dtype, meta=np.empty((0,) * ndim, out_dtype),
                         align_arrays=True, concatenate=True,
                         name=f"dmlbits-{verb}-" + _token(verb, arrays, options))
+
+
+def _threads_per_task(machine_threads, concurrent):
+    # The machine's threads shared by the tasks that run at once on it, at least one each.
+    return max(1, machine_threads // max(1, concurrent))
+
+
+def _tasks_per_host():
+    # With a distributed client: the most task threads of the workers on one host (worker
+    # processes there share its cores); None without one.
+    if "distributed" not in sys.modules:
+        return None
+    try:
+        client = sys.modules["distributed"].default_client()
+    except ValueError:
+        return None
+    per_host = collections.Counter()
+    for w in client.scheduler_info().get("workers", {}).values():
+        per_host[w.get("host")] += w.get("nthreads", 1)
+    return max(per_host.values(), default=None)
+
+
+def _local_tasks():
+    # The tasks that may run at once in this process: a distributed worker's threads, or the
+    # local scheduler's pool (one for the synchronous scheduler, which runs tasks on the
+    # calling thread; the threaded one runs them on its pool's).
+    try:
+        from distributed import get_worker
+        return get_worker().nthreads
+    except (ImportError, ValueError):
+        pass
+    import threading
+    import dask
+    import dask.system
+    if threading.current_thread() is threading.main_thread():
+        return 1
+    return dask.config.get("num_workers", None) or dask.system.CPU_COUNT
+
+
+def _block(verb, options, blocks, host_tasks, *operands):
+    # One block, on a worker: `blocks` of the graph and `host_tasks` (None: unknown when the
+    # graph was built) bound the tasks that run at once beside it.
+    if ("threads" not in options and not os.environ.get("DMLBITS_THREADS")
+            and options.get("backend", "auto") in ("auto", "cpu", "cpu-reference")):
+        tasks = min(blocks, host_tasks or _local_tasks())
+        options = dict(options, threads=_threads_per_task(_core._dmlbits.machine_threads(), tasks))
+    return _FUNCTIONS[verb](*operands, **options)
 
 
 def _apply_to(verb, options, *operands):

@@ -597,6 +597,7 @@ PYBIND11_MODULE(_dmlbits, m) {
     release_gpu_devices();
   });
   py::module_::import("atexit").attr("register")(m.attr("_release_devices"));
+  m.def("machine_threads", &machine_cpu_threads);
   m.def("read_tensor", &read_tensor_array);
   m.def("write_tensor", &write_tensor_array);
   m.def("compare", &compare);

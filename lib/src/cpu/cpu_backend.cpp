@@ -109,13 +109,12 @@ std::uint64_t extent_bytes(const DmlTensorDesc& t, std::size_t element_size) {
 
 }  // namespace
 
-unsigned cpu_threads(unsigned requested) {
-  if (requested != 0) return requested;
+namespace {
+
+// DMLBITS_THREADS' count, or 0 where it is not set or empty.
+unsigned threads_variable_count() {
   const std::string env = environment_variable("DMLBITS_THREADS").value_or("");
-  // Asked once: glibc reads /sys/devices/system/cpu/online for it (an open, read and close,
-  // microseconds), and prepare_request() checks DMLBITS_THREADS through here on every call.
-  static const unsigned hardware = std::thread::hardware_concurrency();
-  if (env.empty()) return hardware >= 2 ? 2 : 1;
+  if (env.empty()) return 0;
   unsigned n = 0;
   const char* end = env.data() + env.size();
   const auto [p, ec] = std::from_chars(env.data(), end, n);
@@ -124,11 +123,41 @@ unsigned cpu_threads(unsigned requested) {
   return n;
 }
 
+CpuMachine machine_for(Isa isa) {
+  CpuMachine m = this_machine();
+  m.isa = isa;
+  return m;
+}
+
+}  // namespace
+
+unsigned cpu_threads(unsigned requested, std::optional<Isa> isa) {
+  if (requested != 0) return requested;
+  if (const unsigned n = threads_variable_count()) return n;
+  return cpu_thread_rule(machine_for(isa.value_or(this_machine().isa)), UINT64_MAX).team;
+}
+
+bool cpu_threads_are_default(unsigned requested) { return requested == 0 && threads_variable_count() == 0; }
+
 CpuBackend::CpuBackend(std::optional<Isa> isa, CpuBackendOptions options)
     : isa_(isa ? require_isa(*isa) : best_isa()),
       per_operation_choice_(!isa && !isa_override()),
-      threads_(cpu_threads(options.threads)),
+      threads_(cpu_threads(options.threads, isa_)),
+      default_threads_(cpu_threads_are_default(options.threads)),
       parallel_min_bytes_(options.parallel_min_bytes) {}
+
+ThreadCount CpuBackend::thread_count(std::uint64_t work_bytes) const {
+  return cpu_thread_rule(machine_for(isa_), work_bytes, threads_, parallel_min_bytes_);
+}
+
+std::string CpuBackend::threads_reason() const {
+  const CpuMachine m = machine_for(isa_);
+  return default_threads_ ? thread_reason(m, cpu_thread_rule(m, UINT64_MAX)) : "as asked";
+}
+
+std::string CpuBackend::threads_summary() const {
+  return fmt::format("{} thread{}: {}", threads_, threads_ == 1 ? "" : "s", threads_reason());
+}
 
 std::string CpuBackend::device_description() const {
   return fmt::format("CPU, {} kernels{}, {} thread{}", isa_description(isa_),
@@ -140,27 +169,30 @@ std::string CpuBackend::device_description() const {
                      threads_ == 1 ? "" : "s");
 }
 
-std::string CpuBackend::device_description_for(const ValidatedOp& op, bool pipelined,
+std::string CpuBackend::device_description_for(const ValidatedOp& op, unsigned extra_threads,
                                                std::string_view threads_reason) const {
-  // run()'s split: an output under parallel_min_bytes_ is computed on one thread.
+  // run()'s split: an output under parallel_min_bytes_ is computed on one thread, a larger one
+  // on at most one per half of it.
   const std::uint64_t work_bytes = op.output_shape().element_count() *
                                    std::max(dtype_info(op.input_dtype()).size, dtype_info(op.output_dtype()).size);
-  const unsigned computing = work_bytes >= parallel_min_bytes_ ? threads_ : 1;
-  const unsigned used = std::min(threads_, computing + (pipelined ? 1 : 0));
+  const unsigned computing = thread_count(work_bytes).threads;
+  const bool streamed = extra_threads > 0;
+  const unsigned used = std::min(threads_, computing + extra_threads);
   const bool keep = threads_reason.empty();
   if (keep)
     for (const auto& [key, text] : descriptions_)
-      if (key == std::pair{used, pipelined}) return text;
+      if (key == std::pair{used, streamed}) return text;
   std::string d = device_description();
-  if (used != threads_ || (pipelined && !threads_reason.empty())) {
+  if (used != threads_ || (streamed && !threads_reason.empty())) {
     d.erase(d.rfind(", ") + 2);
     const std::string why = !threads_reason.empty() ? std::string(threads_reason)
-                            : pipelined ? std::string("one reads and computes, one writes")
-                                        : fmt::format("outputs under {} run on one", format_byte_size(parallel_min_bytes_));
+                            : streamed      ? std::string("one reads and computes, one writes")
+                            : computing > 1 ? fmt::format("one per {} of output", format_byte_size(parallel_min_bytes_ / 2))
+                                            : fmt::format("outputs under {} run on one", format_byte_size(parallel_min_bytes_));
     if (used != threads_) d += fmt::format("{} of {} threads ({})", used, threads_, why);
     else d += fmt::format("{} threads ({})", used, why);
   }
-  if (keep) descriptions_.emplace_back(std::pair{used, pipelined}, d);
+  if (keep) descriptions_.emplace_back(std::pair{used, streamed}, d);
   return d;
 }
 
@@ -215,7 +247,15 @@ void CpuBackend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {
   job.out_size = out_size;
 
   const std::uint64_t work_bytes = total * std::max(in_size, out_size);
-  const unsigned parts = work_bytes >= parallel_min_bytes_ ? threads_ : 1;
+  const unsigned wanted = thread_count(work_bytes).threads;
+  if (wanted <= 1) {
+    run_range(job, 0, total);
+    return;
+  }
+  // On the default count, what the process's other runs leave (calls from several threads).
+  std::optional<ThreadLease> lease;
+  if (default_threads_) lease.emplace(wanted);
+  const unsigned parts = lease ? lease->threads() : wanted;
   if (parts <= 1) {
     run_range(job, 0, total);
     return;

@@ -18,6 +18,7 @@
 
 #include "backend.hpp"
 #include "cpu_isa.hpp"
+#include "thread_rule.hpp"
 
 namespace dmlbits {
 
@@ -100,16 +101,21 @@ const KernelInfo* dispatch_kernel(OpKind op, unsigned width, unsigned out_width,
 // ---- Backend ------------------------------------------------------------------------------
 
 // The CPU backends' thread count for a request of `requested` (--threads): itself, or for 0
-// DMLBITS_THREADS if set and not empty (1 to kMaxCpuThreads, else Errc::usage), otherwise two when
-// the machine has two or more hardware threads, else one.
-unsigned cpu_threads(unsigned requested);
+// DMLBITS_THREADS if set and not empty (1 to kMaxCpuThreads, else Errc::usage), otherwise the
+// machine's: cpu_thread_rule(this_machine(), ...).team (thread_rule.hpp), for `isa`'s kernels
+// (the host's widest set by default).
+unsigned cpu_threads(unsigned requested, std::optional<Isa> isa = std::nullopt);
+// Whether cpu_threads(requested) is the machine's default: neither `requested` nor
+// DMLBITS_THREADS names a count. Runs on the default share the process's ThreadLease budget.
+bool cpu_threads_are_default(unsigned requested);
 // The most threads the CPU backend computes on (--threads, DMLBITS_THREADS).
 inline constexpr unsigned kMaxCpuThreads = 256;
 
 struct CpuBackendOptions {
   unsigned threads = 0;  // 0: the default, cpu_threads(0)
-  // Tensors whose output (or input A) has fewer bytes than this run on the calling thread.
-  std::size_t parallel_min_bytes = std::size_t{4} << 20;
+  // Tensors whose output (or input A) has fewer bytes than this run on the calling thread, and
+  // larger ones on at most one thread per half of it (cpu_thread_rule).
+  std::size_t parallel_min_bytes = kParallelMinBytes;
 };
 
 class CpuBackend final : public Backend {
@@ -126,10 +132,18 @@ class CpuBackend final : public Backend {
   // "CPU, AVX2 kernels, 1 of 2 threads (outputs under 4 MiB run on one)"
   // "CPU, AVX2 kernels, 1 of 2 threads (<threads_reason>)" when that is given and one is used;
   // "CPU, AVX2 kernels, 2 threads (<threads_reason>)" (or "2 of 4 threads (...)") when
-  // pipelined with one
-  std::string device_description_for(const ValidatedOp& op, bool pipelined,
+  // streamed with extra threads beside the computing one; "3 of 8 threads (one per 2 MiB of
+  // output)" for an output too small for every thread
+  std::string device_description_for(const ValidatedOp& op, unsigned extra_threads,
                                      std::string_view threads_reason = {}) const override;
   std::optional<std::string> unsupported_reason(const ValidatedOp&) const override { return std::nullopt; }
+  // "2 threads: 2 CPUs this process may run on": why the thread count is what it is (-v).
+  std::string threads_summary() const override;
+  // The summary's reason alone: "2 CPUs this process may run on", "as asked".
+  std::string threads_reason() const;
+  // The threads a run of `work_bytes` (the wider of its output and input bytes) computes on
+  // when the budget has them all (ThreadLease): cpu_thread_rule's `threads`.
+  ThreadCount thread_count(std::uint64_t work_bytes) const;
   // Collapses the output into an outer loop over contiguous inner runs; each input's inner run
   // is contiguous or one broadcast element, which picks the kernel. Other layouts (never made
   // by validate()) go through the reference backend.
@@ -144,6 +158,7 @@ class CpuBackend final : public Backend {
   Isa isa_;
   bool per_operation_choice_;
   unsigned threads_;
+  bool default_threads_;  // threads_ is the machine's default: runs lease from the budget
   std::size_t parallel_min_bytes_;
   // device_description_for's texts by (threads used, pipelined), made once: a backend kept
   // across calls (BackendCache) describes every small call alike, and formatting them took a

@@ -16,6 +16,7 @@
 #include "io.hpp"
 #include "dmlbits/timing.hpp"
 #include "files.hpp"
+#include "thread_rule.hpp"
 
 namespace dmlbits {
 namespace {
@@ -340,7 +341,10 @@ std::vector<CheckSummary> run_manifests(std::span<const Manifest> manifests, con
   for (std::size_t m = 0; m < manifests.size(); ++m)
     for (std::size_t i = 0; i < manifests[m].cases.size(); ++i)
       slots.push_back({&manifests[m].cases[i], &summaries[m].cases[i], {}});
-  unsigned jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  // The CPUs this process may run on (its affinity mask and cgroup quota). The cases' CPU runs
+  // share those with the workers: runs on the default thread count lease from one budget
+  // (ThreadLease), so J workers leave each about cores / J threads, not a full team apiece.
+  unsigned jobs = options.jobs ? options.jobs : available_cpus(this_machine());
   jobs = std::min<unsigned>(jobs, static_cast<unsigned>(std::max<std::size_t>(slots.size(), 1)));
   std::vector<Stopwatch> clocks(manifests.size());
   std::atomic<std::size_t> next{0};

@@ -31,16 +31,16 @@ class Backend {
   virtual std::string_view name() const = 0;
   // Which device or implementation runs the op, for -v and timing reports.
   virtual std::string device_description() const = 0;
-  // The same for a run of `op` (one chunk's operation when `pipelined`, a streamed run that
-  // uses a second thread beside the computing one: stream.cpp's pipeline or halves): the CPU
-  // backend names the threads such a run uses, which are fewer than it may use for small
-  // outputs. `threads_reason`, when not empty, says why: for a run on one thread that could
-  // have used more, the reason (a streamed run under a size, a pipe that cannot be split); for
-  // a `pipelined` one, how the work is shared between its two threads.
-  virtual std::string device_description_for(const ValidatedOp& op, bool pipelined,
+  // The same for a run of `op` (one chunk's operation when `extra_threads` is not 0: a streamed
+  // run that uses that many threads beside the computing one, stream.cpp's pipeline (1) or
+  // slices (N - 1)): the CPU backend names the threads such a run uses, which are fewer than it
+  // may use for small outputs. `threads_reason`, when not empty, says why: for a run on one
+  // thread that could have used more, the reason (a streamed run under a size, a pipe that
+  // cannot be split); for one on several, how the work is shared between them.
+  virtual std::string device_description_for(const ValidatedOp& op, unsigned extra_threads,
                                              std::string_view threads_reason = {}) const {
     (void)op;
-    (void)pipelined;
+    (void)extra_threads;
     (void)threads_reason;
     return device_description();
   }
@@ -54,6 +54,9 @@ class Backend {
   // Why make_backend() chose this backend ("auto chose cpu: ..."), for -v; empty when the
   // caller named it.
   virtual std::string selection_reason() const { return {}; }
+  // A backend that computes on CPU threads: how many and why ("2 threads: 2 CPUs this process
+  // may run on"), for -v. Empty for the others.
+  virtual std::string threads_summary() const { return {}; }
   // The backend's own phases, summed since it was created (device creation, then every run):
   // D3D12 reports device, pipeline, upload, dispatch (GPU timestamps) and readback.
   virtual std::vector<PhaseTime> detail_phases() const { return {}; }

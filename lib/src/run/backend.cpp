@@ -46,15 +46,16 @@ class ChosenBackend final : public Backend {
   std::string_view name() const override { return inner_->name(); }
   bool computes_on_cpu() const override { return inner_->computes_on_cpu(); }
   std::string device_description() const override { return inner_->device_description(); }
-  std::string device_description_for(const ValidatedOp& op, bool pipelined,
+  std::string device_description_for(const ValidatedOp& op, unsigned extra_threads,
                                      std::string_view threads_reason = {}) const override {
-    return inner_->device_description_for(op, pipelined, threads_reason);
+    return inner_->device_description_for(op, extra_threads, threads_reason);
   }
   std::optional<std::string> unsupported_reason(const ValidatedOp& op) const override {
     return inner_->unsupported_reason(op);
   }
   void run(const ValidatedOp& op, const ExecuteBuffers& buffers) override { inner_->run(op, buffers); }
   std::string selection_reason() const override { return reason_; }
+  std::string threads_summary() const override { return inner_->threads_summary(); }
   std::vector<PhaseTime> detail_phases() const override { return inner_->detail_phases(); }
 
  private:

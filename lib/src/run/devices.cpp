@@ -7,6 +7,7 @@
 #include "auto_rule.hpp"
 #include "cpu_backend.hpp"
 #include "cpu_isa.hpp"
+#include "thread_rule.hpp"
 #include "d3d12_backend.hpp"
 #include "directml_backend.hpp"
 #include "make_backend.hpp"
@@ -46,12 +47,13 @@ DeviceList list_devices() {
   // The CPU backends. The SIMD one can be held to any instruction set this CPU has (--isa).
   for (BackendKind kind : {BackendKind::cpu, BackendKind::cpu_reference}) {
     auto b = make_backend(kind);
-    CpuDevice d{kind, b->device_description(), {}, {}, 0};
+    CpuDevice d{kind, b->device_description(), {}, {}, 0, {}};
     if (kind == BackendKind::cpu) {
       for (Isa isa : supported_isas()) d.isas.emplace_back(isa_name(isa));
       const auto& cpu = static_cast<const CpuBackend&>(*b);
       d.isa = isa_name(cpu.isa());
       d.threads = cpu.threads();
+      d.threads_reason = cpu.threads_reason();
     }
     out.cpu.push_back(std::move(d));
   }
@@ -143,6 +145,7 @@ DeviceList list_devices() {
 }
 
 void release_gpu_devices() { (void)release_d3d12_devices(); }
+unsigned machine_cpu_threads() { return cpu_thread_rule(this_machine(), UINT64_MAX).team; }
 
 std::string devices_json(const DeviceList& devices) {
   nlohmann::json backends = nlohmann::json::array();
@@ -152,6 +155,7 @@ std::string devices_json(const DeviceList& devices) {
       j["isas"] = c.isas;
       j["isa"] = c.isa;
       j["threads"] = c.threads;
+      j["threads_reason"] = c.threads_reason;
     }
     backends.push_back(j);
   }

@@ -208,6 +208,7 @@ OperationResult run_operation(const OperationSpec& spec) {
     r.timing.backend = std::string(backend->name());
     r.timing.device = backend->device_description_for(*r.op, false);
     r.timing.selection = backend->selection_reason();
+    r.timing.threads = backend->threads_summary();
   }
   if (spec.explain_only) return r;
 

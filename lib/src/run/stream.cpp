@@ -7,7 +7,9 @@
 #include <mutex>
 #include <string_view>
 #include <system_error>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -17,12 +19,13 @@
 #include "io.hpp"
 #include "npy_stream.hpp"
 #include "signals.hpp"
+#include "thread_rule.hpp"
 
 namespace dmlbits {
 namespace {
 
 // Chunks in flight on two threads: in the pipeline one being read and computed, one being
-// written; in halves one per thread. Four (two
+// written (slices have one per thread). Four (two
 // spare, for a thread the scheduler delays on a busy machine) measured no better at load 8 and
 // mostly worse: `and` 4-256 MiB 1.40-1.59x cp's CPU against 1.24-1.48x with two, popcount and
 // `not` at 16-64 MiB equal or worse (testdata/benchmarks.md, "Issue #29"); and half the buffers.
@@ -34,7 +37,7 @@ constexpr std::size_t kStreamSlots = 2;
 // (each mapped afresh by malloc in 4 KiB pages) were ~1,550 faults, several times a 2 MiB `cp`
 // (testdata/benchmarks.md, "Size sweep"). One arena of kMappedBufferBytes or more is whole 2 MiB
 // ranges (allocate_buffer), made resident in one call with huge pages where the system has
-// them: a few faults. At most 3 MiB (two slots of three 512 KiB buffers) on two threads; a run
+// them: a few faults. At most 1.5 MiB per thread (a slot of three 512 KiB buffers each); a run
 // on one thread has one slot (at most 1.5 MiB): it reads, computes and writes each chunk through
 // the same buffers, still in the core's cache from the chunk before. Cycling through four slots
 // there cost ~10-20% of the CPU time of a 4-256 MiB `and` (testdata/benchmarks.md, "Issue #29").
@@ -57,12 +60,11 @@ std::uint64_t chunk_count(const ValidatedOp& v) {
   return (v.output_shape().element_count() + chunk - 1) / chunk;
 }
 
-// could_use_two: false when there is no second core or thread to be had, the backend is not a
-// CPU one (a device backend is kept on the thread that created it), it is held to one thread
-// (`threads`, as --threads: 1, or DMLBITS_THREADS=1 for 0), or the run is one chunk.
+// could_use_two: false when the backend is not a CPU one (a device backend is kept on the thread
+// that created it), it is held to one thread (`threads`, as --threads: 1, DMLBITS_THREADS=1 for 0,
+// or by default a machine that gives this process one CPU: cpu_threads), or the run is one chunk.
 bool could_use_two(const ValidatedOp& v, const Backend& backend, unsigned threads) {
-  return chunk_count(v) >= 2 && std::thread::hardware_concurrency() >= 2 && backend.computes_on_cpu() &&
-         cpu_threads(threads) >= 2;
+  return chunk_count(v) >= 2 && backend.computes_on_cpu() && cpu_threads(threads) >= 2;
 }
 
 // The inputs a flat streamed run reads chunk by chunk (materialize_unstreamable reads the rest
@@ -77,7 +79,7 @@ std::size_t streamed_inputs(const ValidatedOp& v, const std::vector<LoadedOperan
 enum class Split {
   one,       // one thread reads, computes and writes every chunk in order
   pipeline,  // a second thread reads and computes each chunk, the first writes them in order
-  halves,    // each of two threads reads, computes and writes (at its offset) half the chunks
+  slices,    // each of N threads reads, computes and writes (at their offsets) a slice of the chunks
 };
 
 // The split a streamed run uses, and why (for -v): the one place of the rule, for the run and
@@ -85,10 +87,15 @@ enum class Split {
 struct ThreadChoice {
   Split split = Split::one;
   std::string why;  // for Split::one, empty: the backend's own ("outputs under 4 MiB run on one")
+  unsigned threads = 1;  // the threads the run uses (the slices' count)
 };
 
 constexpr std::string_view kPipelineWhy = "one reads and computes, one writes";
-constexpr std::string_view kHalvesWhy = "each reads, computes and writes half";
+// "each reads, computes and writes half" for two slices, "... 1/4" for four.
+std::string slices_why(unsigned n) {
+  return n == 2 ? std::string("each reads, computes and writes half")
+                : fmt::format("each reads, computes and writes 1/{}", n);
+}
 
 // A run with two streamed inputs whose chunks cannot be split by offset (an input or the output
 // is a pipe, standard input or output, or a device) stays on one thread: the pipeline's producer
@@ -113,10 +120,14 @@ constexpr std::string_view kNarrowerOnOne = "narrower outputs run on one";
 // (CpuBackendOptions' parallel_min_bytes) is described as in memory ("outputs under 4 MiB run
 // on one").
 //
-// Halves: when every streamed input is a regular file read at offsets and the output a new file
-// (written at offsets, named on commit), runs from options.halves_min_output_bytes of output
-// split the chunks in two ranges, each read, computed and written by its own thread: no
-// hand-over per chunk, and the two threads' reads and page-cache writes overlap. Wall time of
+// Slices (halves on two threads): when every streamed input is a regular file read at offsets and
+// the output a new file (written at offsets, named on commit), runs from
+// options.halves_min_output_bytes of output split the chunks in contiguous ranges, each read,
+// computed and written by its own thread: no hand-over per chunk, and the threads' reads and
+// page-cache writes overlap. As many slices as the backend's threads (cpu_threads: the machine's
+// rule, thread_rule.hpp), but each of at least half that threshold of output (8 MiB: a slice
+// must outweigh its thread, as in halves) and at least one chunk. Only two were measured here
+// (2 vCPUs; scripts/bench-threads sweeps more where a machine has them). Wall time of
 // halves over one thread, the median of seven interleaved sittings at load 1.4-3.3 (their
 // range): `and` 0.99x at 16 MiB (0.92-1.07), 0.98x at 32 MiB, 0.90x at 64 MiB (0.84-1.15);
 // `not` 1.00x at 16-32 MiB, 0.99x at 64 MiB, and 0.96-0.97x the pipeline from 64 MiB; at 4-8 MiB
@@ -141,8 +152,14 @@ ThreadChoice thread_choice(const ValidatedOp& v, const std::vector<LoadedOperand
   const bool pipeline = !two_streams && out_bytes >= options.pipeline_min_output_bytes;
   if (!halves && !pipeline && count * wider_element_bytes(v) < CpuBackendOptions{}.parallel_min_bytes) return {};
   if (out_size < dtype_info(v.input_dtype()).size) return {Split::one, std::string(kNarrowerOnOne)};
-  if (halves) return {Split::halves, std::string(kHalvesWhy)};
-  if (pipeline) return {Split::pipeline, std::string(kPipelineWhy)};
+  if (halves) {
+    const std::uint64_t least = options.halves_min_output_bytes / 2;
+    std::uint64_t n = std::min<std::uint64_t>(cpu_threads(threads), chunk_count(v));
+    if (least > 0) n = std::min<std::uint64_t>(n, out_bytes / least);
+    const auto slices = static_cast<unsigned>(std::max<std::uint64_t>(n, 2));
+    return {Split::slices, slices_why(slices), slices};
+  }
+  if (pipeline) return {Split::pipeline, std::string(kPipelineWhy), 2};
   if (two_streams && !splittable) return {Split::one, std::string(kTwoStreamsOnOne)};
   return {Split::one, fmt::format("streamed outputs under {} run on one",
                                   format_byte_size(splittable ? options.halves_min_output_bytes
@@ -244,11 +261,12 @@ std::unique_ptr<Backend> load_and_validate(const OperationSpec& spec, const std:
     const bool output_at_offsets = out_path != "-" && !is_device_or_pipe(out_path);
     const ThreadChoice choice = thread_choice(v, inputs, *backend, spec.threads, output_at_offsets, options);
     r.timing.device = backend->device_description_for(v.flat_chunk(std::min<std::uint64_t>(chunk_elements(v), count)),
-                                                      choice.split != Split::one, choice.why);
+                                                      choice.threads - 1, choice.why);
   } else {
     r.timing.device = backend->device_description_for(v, false);
   }
   r.timing.selection = backend->selection_reason();
+  r.timing.threads = backend->threads_summary();
   r.timing.phases.push_back({"read", read_s});
   r.timing.phases.push_back({"backend", backend_s});
   r.timing.phases.push_back({"validate", phase.lap()});
@@ -281,11 +299,11 @@ void write_whole(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs,
 // A streamed operation's chunks. A slot is one chunk's input buffers and result. compute(c)
 // fills chunk c's slot (reads the streamed inputs, runs the backend); write_in_order(c) appends
 // it to the output, write_at_offset(c) writes it at its place. In order (one thread, the
-// pipeline) results, errors and progress come exactly as from a plain loop; halves write each
+// pipeline) results, errors and progress come exactly as from a plain loop; slices write each
 // chunk at its own offset and report progress from the calling thread.
 class ChunkWriter {
  public:
-  // `slots`: chunks in flight, kStreamSlots when pipelined or halved (one per thread), else 1.
+  // `slots`: chunks in flight, kStreamSlots when pipelined, one per thread in slices, else 1.
   // `data_offset`: the output's bytes before the data (its .npy header).
   ChunkWriter(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Backend& backend, OutputFile& out,
               std::uint64_t data_offset, const ProgressFn& progress, std::size_t slots)
@@ -339,15 +357,17 @@ class ChunkWriter {
     if (progress_) progress_(done_after(c), count_);
   }
 
-  // Chunks [0, half) on the calling thread and [half, chunks) on a second one, each reading,
-  // computing and writing its own at their offsets in the output. The first failure of either
-  // (in time) stops both and is thrown once both have stopped; progress is reported from the
-  // calling thread, as elements done by both. Returns false, having run nothing, when no second
-  // thread could be started.
-  bool run_halves() {
-    const std::uint64_t half = (chunks_ + 1) / 2;
+  // The chunks cut in slot_count() contiguous slices, the first on the calling thread and each
+  // other on a thread of its own, each reading, computing and writing its chunks at their
+  // offsets in the output. The first failure of any (in time) stops all and is thrown once all
+  // have stopped; progress is reported from the calling thread, as elements done by all. A
+  // slice whose thread could not be started is run by the calling thread after its own.
+  void run_slices() {
+    const std::size_t n = slots_.size();
+    // Earlier slices take the odd chunks: two slices of five chunks are 0-2 and 3-4.
+    const auto slice_start = [&](std::size_t t) { return (chunks_ * t + n - 1) / n; };
+    std::atomic<std::uint64_t> others_done{0};  // elements the other threads have written
     std::mutex m;
-    std::uint64_t second_done = 0;  // elements the second thread has written
     std::exception_ptr first_error;
     std::atomic<bool> stop{false};
     const auto fail = [&](std::exception_ptr e) {
@@ -357,54 +377,58 @@ class ChunkWriter {
       }
       stop = true;
     };
-    std::thread second;
-    try {
-      second = std::thread([&] {
-        keep_signals_off_this_thread();  // signals stay with the calling thread
-        try {
-          for (std::uint64_t c = half; c < chunks_ && !stop; ++c) {
-            write_at_offset(c, slots_[1]);
-            std::lock_guard lock(m);
-            second_done += slots_[1].n;
+    const auto run_slice = [&](std::size_t t, Slot& slot, std::atomic<std::uint64_t>* done) {
+      for (std::uint64_t c = slice_start(t); c < slice_start(t + 1) && !stop; ++c) {
+        write_at_offset(c, slot);
+        if (done) done->fetch_add(slot.n, std::memory_order_relaxed);
+      }
+    };
+    std::vector<std::thread> others;
+    std::vector<std::size_t> left;  // slices no thread could be started for
+    for (std::size_t t = 1; t < n; ++t) {
+      try {
+        others.emplace_back([&, t] {
+          keep_signals_off_this_thread();  // signals stay with the calling thread
+          try {
+            run_slice(t, slots_[t], &others_done);
+          } catch (...) {
+            fail(std::current_exception());
           }
-        } catch (...) {
-          fail(std::current_exception());
-        }
-      });
-    } catch (const std::system_error&) {
-      return false;
+        });
+      } catch (const std::system_error&) {
+        left.push_back(t);
+      }
     }
-    std::uint64_t first_done = 0;
+    std::uint64_t mine = 0;
     std::uint64_t reported = 0;
     const auto report = [&] {
-      std::uint64_t done;
-      {
-        std::lock_guard lock(m);
-        done = first_done + second_done;
-      }
+      const std::uint64_t done = mine + others_done.load(std::memory_order_relaxed);
       if (progress_ && done > reported && !stop) progress_(done, count_);
       reported = done;
     };
     try {
-      for (std::uint64_t c = 0; c < half && !stop; ++c) {
+      for (std::uint64_t c = 0; c < slice_start(1) && !stop; ++c) {
         write_at_offset(c, slots_[0]);
-        {
-          std::lock_guard lock(m);
-          first_done += slots_[0].n;
-        }
+        mine += slots_[0].n;
         report();
+      }
+      for (const std::size_t t : left) {
+        for (std::uint64_t c = slice_start(t); c < slice_start(t + 1) && !stop; ++c) {
+          write_at_offset(c, slots_[0]);
+          mine += slots_[0].n;
+          report();
+        }
       }
     } catch (...) {
       fail(std::current_exception());
     }
-    second.join();
+    for (auto& th : others) th.join();
     try {
-      report();  // the second thread's last chunks
+      report();  // the other threads' last chunks
     } catch (...) {
       fail(std::current_exception());
     }
     if (first_error) std::rethrow_exception(first_error);
-    return true;
   }
 
   // The seconds each step took, summed over the chunks and the threads.
@@ -472,14 +496,22 @@ class ChunkWriter {
 void write_chunks(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Backend& backend, unsigned threads,
                   const StreamOptions& options, OutputFile& out, std::uint64_t data_offset, const ProgressFn& progress,
                   Stopwatch& phase, PhaseSeconds& s) {
-  const Split split = thread_choice(v, inputs, backend, threads, out.writes_at_offsets(), options).split;
-  ChunkWriter writer(v, inputs, backend, out, data_offset, progress, split == Split::one ? 1 : kStreamSlots);
+  const ThreadChoice choice = thread_choice(v, inputs, backend, threads, out.writes_at_offsets(), options);
+  Split split = choice.split;
+  // On the default thread count, what the process's other runs leave of the budget (calls from
+  // several threads at once: ThreadLease).
+  std::optional<ThreadLease> lease;
+  if (split == Split::slices && cpu_threads_are_default(threads)) lease.emplace(choice.threads);
+  const unsigned slices = lease ? lease->threads() : choice.threads;
+  if (split == Split::slices && slices < 2) split = Split::one;
+  ChunkWriter writer(v, inputs, backend, out, data_offset, progress,
+                     split == Split::one ? 1 : split == Split::slices ? slices : kStreamSlots);
   auto produce = [&](std::uint64_t c) { return writer.produce(c); };
   auto consume = [&](std::uint64_t c) { writer.consume(c); };
   s.write += phase.lap();  // creating the output and writing its header
-  const bool ran = split == Split::halves     ? writer.run_halves()
-                   : split == Split::pipeline ? run_pipelined(writer.chunks(), writer.slot_count(), produce, consume)
-                                              : false;
+  if (split == Split::slices) writer.run_slices();
+  const bool ran = split == Split::slices || (split == Split::pipeline &&
+                                              run_pipelined(writer.chunks(), writer.slot_count(), produce, consume));
   if (!ran) {
     for (std::uint64_t c = 0; c < writer.chunks(); ++c) {
       produce(c);
@@ -487,8 +519,8 @@ void write_chunks(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Back
     }
   }
   const double loop = phase.lap();
-  if (split == Split::halves && ran) {
-    // Two threads each read, computed and wrote: the loop's wall-clock time is shared in the
+  if (split == Split::slices) {
+    // Threads each read, computed and wrote: the loop's wall-clock time is shared in the
     // proportion of their summed steps, so that the phases add up to the total.
     const double all = writer.read_s() + writer.execute_s() + writer.write_s();
     if (all > 0) {

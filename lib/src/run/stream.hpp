@@ -1,8 +1,9 @@
 // Running an operation straight into an .npy output, in chunks: full-size .npy inputs are read
 // a chunk at a time, computed and written out (on one thread in order; or, for large runs, on
-// two: each reading, computing and writing half the chunks at their offsets, or one reading and
-// computing while the other writes in order), so memory use does not grow with the tensor (at
-// most two chunks in flight, each at most 512 KiB per input and for the output).
+// several: each reading, computing and writing a slice of the chunks at their offsets, or one
+// reading and computing while the other writes in order), so memory use does not grow with the
+// tensor (at most one chunk in flight per thread, two in the pipeline, each at most 512 KiB per
+// input and for the output).
 // Inputs that need conversion (big-endian, Fortran order, JSON) are converted in memory first and
 // then read a chunk at a time like the others (LoadedOperand::chunk); operations that broadcast
 // along an axis are run in memory by the same function.
@@ -37,9 +38,10 @@ inline constexpr std::size_t kStreamChunkBytes = std::size_t{512} << 10;
 inline constexpr std::uint64_t kPipelineMinOutputBytes = std::uint64_t{64} << 20;
 
 // Output bytes from which a streamed run whose streamed inputs are regular files and whose
-// output is a new file splits its chunks in two halves, each read, computed and written at its
-// offsets by its own thread (stream.cpp, thread_choice): from there halves cost nothing in the
-// median of the sittings measured and gained 8-13% in the quietest (load 1.5); under it they lost
+// output is a new file splits its chunks in slices, each read, computed and written at its
+// offsets by its own thread (stream.cpp, thread_choice): two (halves) from here, and one more per
+// half of it (8 MiB) up to the backend's threads. From here halves cost nothing in the median of
+// the sittings measured and gained 8-13% in the quietest (load 1.5); under it they lost
 // (testdata/benchmarks.md, "Fifth pass").
 inline constexpr std::uint64_t kHalvesMinOutputBytes = std::uint64_t{16} << 20;
 

@@ -1,0 +1,107 @@
+#include "thread_rule.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "cpu_set.hpp"
+
+namespace dmlbits {
+namespace {
+
+std::atomic<unsigned> g_leased{0};
+
+}  // namespace
+
+// The knee: on this project's 2-vCPU host `and` in memory gains from the second thread
+// (testdata/benchmarks.md, "Issue #38"); a larger machine was not at hand to find where more stop
+// paying. The caps rest on what such machines are known to do: one core of a server moves 10-20
+// GB/s of a streaming copy (its line-fill buffers bound it, whatever the vector width), a socket's
+// memory 100-300 GB/s, so AVX2 and AVX-512 kernels saturate it at about 8-16 cores; 8 takes the
+// bulk of the gain without crowding out other work (a 16-core Xeon moved 36.6 GB/s of `and` on
+// 2 threads: gpu-h100 reference). The scalar kernels compute more per byte (popcount) and need
+// more cores to reach the same limit: 16. scripts/bench-threads measures the knee of any host.
+unsigned knee_threads(Isa isa) {
+  switch (isa) {
+    case Isa::scalar: return 16;
+    case Isa::avx2: return 8;
+    case Isa::avx512: return 8;
+  }
+  return 8;
+}
+
+unsigned available_cpus(const CpuMachine& machine) {
+  unsigned n = std::max(1u, machine.cpus);
+  if (machine.quota && *machine.quota > 0)
+    n = std::min(n, static_cast<unsigned>(std::max(1.0, std::ceil(*machine.quota - 1e-9))));
+  return n;
+}
+
+ThreadCount cpu_thread_rule(const CpuMachine& machine, std::uint64_t work_bytes, unsigned requested,
+                            std::uint64_t parallel_min_bytes) {
+  ThreadCount c;
+  if (requested != 0) {
+    c.team = requested;
+    c.limit = ThreadLimit::requested;
+  } else {
+    c.team = available_cpus(machine);
+    c.limit = c.team < std::max(1u, machine.cpus) ? ThreadLimit::quota : ThreadLimit::cpus;
+    const unsigned knee = knee_threads(machine.isa);
+    if (knee < c.team) {
+      c.team = knee;
+      c.limit = ThreadLimit::knee;
+    }
+  }
+  c.threads = c.team;
+  c.run_limit = c.limit;
+  // One thread per half the threshold: 4 MiB of work gets 2 threads as before, 16 MiB at most 8.
+  const std::uint64_t per_thread = parallel_min_bytes / 2;
+  const std::uint64_t by_size = work_bytes < parallel_min_bytes ? 1
+                                : per_thread == 0              ? c.team
+                                                               : std::max<std::uint64_t>(1, work_bytes / per_thread);
+  if (by_size < c.threads) {
+    c.threads = static_cast<unsigned>(by_size);
+    c.run_limit = ThreadLimit::size;
+  }
+  return c;
+}
+
+const CpuMachine& this_machine() {
+  static const CpuMachine m{affinity_cpu_count(), cgroup_cpu_quota(), host_isa()};
+  return m;
+}
+
+std::string thread_reason(const CpuMachine& machine, const ThreadCount& count) {
+  const auto cpus = [](unsigned n) { return fmt::format("{} CPU{}", n, n == 1 ? "" : "s"); };
+  switch (count.limit) {
+    case ThreadLimit::requested: return "as asked";
+    case ThreadLimit::cpus: return fmt::format("{} this process may run on", cpus(machine.cpus));
+    case ThreadLimit::quota:
+      return fmt::format("the cgroup's CPU quota of {:g} of the {} this process may run on", *machine.quota,
+                         cpus(machine.cpus));
+    case ThreadLimit::knee:
+      return fmt::format("{} of the {} this process may run on{}, where more stop paying for {} kernels", count.team,
+                         cpus(machine.cpus), machine.quota ? fmt::format(" (quota {:g})", *machine.quota) : std::string(),
+                         isa_name(machine.isa));
+    case ThreadLimit::size: break;
+  }
+  return "";
+}
+
+ThreadLease::ThreadLease(unsigned wanted) {
+  const unsigned pool = cpu_thread_rule(this_machine(), UINT64_MAX).team;
+  unsigned busy = g_leased.load(std::memory_order_relaxed);
+  for (;;) {
+    const unsigned free = busy < pool ? pool - busy : 0;
+    threads_ = std::max(1u, std::min(wanted, free));
+    if (g_leased.compare_exchange_weak(busy, busy + threads_, std::memory_order_acq_rel)) break;
+  }
+}
+
+ThreadLease::~ThreadLease() { g_leased.fetch_sub(threads_, std::memory_order_acq_rel); }
+
+unsigned leased_threads() { return g_leased.load(); }
+
+}  // namespace dmlbits

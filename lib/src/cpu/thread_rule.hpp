@@ -1,0 +1,87 @@
+// How many threads the CPU backend computes on: the rule from a described machine (pure, so that
+// tests can describe any), the machine this process runs on, and the process-wide budget that
+// runs on several calling threads share.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "cpu_isa.hpp"
+
+namespace dmlbits {
+
+// A machine as the thread rule sees it.
+struct CpuMachine {
+  unsigned cpus = 1;            // CPUs this process may run on (its affinity mask), at least 1
+  std::optional<double> quota;  // its cgroup's CPU quota in CPUs (cpu.max quota / period); none: no limit
+  Isa isa = Isa::scalar;        // the instruction set the kernels run
+};
+
+// What held a thread count where it is.
+enum class ThreadLimit : std::uint8_t {
+  requested,  // --threads, threads=, DMLBITS_THREADS
+  cpus,       // the affinity mask
+  quota,      // the cgroup's CPU quota
+  knee,       // more threads stop paying: the memory system is saturated (knee_threads)
+  size,       // the output is too small for more (kParallelMinBytes, kBytesPerThread)
+};
+
+// Outputs (or inputs, where wider) under this many bytes are computed on one thread: starting a
+// thread costs more than it saves (CpuBackendOptions::parallel_min_bytes).
+inline constexpr std::uint64_t kParallelMinBytes = std::uint64_t{4} << 20;
+
+// The threads from which more stop paying for this instruction set's kernels: the element-wise
+// operators are bound by memory, and a memory system saturates at some number of cores (see the
+// .cpp for the figures and what they rest on).
+unsigned knee_threads(Isa isa);
+
+// The CPUs a machine gives this process: its affinity mask, held to its quota rounded up (a
+// quota of 1.5 CPUs lets 2 threads run 75% of the time each: no worse than one thread fewer).
+unsigned available_cpus(const CpuMachine& machine);
+
+struct ThreadCount {
+  unsigned threads = 1;  // threads this run computes on
+  unsigned team = 1;     // threads a large run computes on: the backend's count ("2 threads")
+  ThreadLimit limit = ThreadLimit::cpus;  // what held `team`
+  ThreadLimit run_limit = ThreadLimit::cpus;  // what held `threads` (`limit`, or size)
+};
+
+// The rule. `team`: `requested` if not 0, else the CPUs of the machine (its affinity mask, its
+// quota rounded up), at most knee_threads(isa). `threads`: 1 for `work_bytes` (the wider of a
+// run's output and input bytes) under `parallel_min_bytes`, else at most one per half of it
+// (2 MiB: a thread's share must outweigh starting it), at most `team`.
+ThreadCount cpu_thread_rule(const CpuMachine& machine, std::uint64_t work_bytes, unsigned requested = 0,
+                            std::uint64_t parallel_min_bytes = kParallelMinBytes);
+
+// The machine this process runs on: affinity_cpu_count(), cgroup_cpu_quota(), host_isa(). Read
+// once, at first use (the cgroup files cost tens of microseconds; a call of 4x4 elements
+// checks its thread count).
+const CpuMachine& this_machine();
+
+// Why the team is what it is, for `devices` and -v: "2 CPUs this process may run on", "8 of the
+// 64 CPUs this process may run on, where more stop paying for avx512 kernels", "the cgroup's CPU
+// quota of 1.5 of the 16 CPUs this process may run on", "as asked".
+std::string thread_reason(const CpuMachine& machine, const ThreadCount& count);
+
+// The budget of worker threads in this process: runs on the default thread count (none was
+// asked) take their threads from it, so that calls from several threads at once (Python
+// threads, Dask tasks in one worker, check --jobs) share the machine's team instead of each
+// starting a full one. A lease takes what is free of `wanted`, and at least one: the calling
+// thread, which runs anyway. Held for one run; given back when destroyed.
+class ThreadLease {
+ public:
+  explicit ThreadLease(unsigned wanted);
+  ~ThreadLease();
+  ThreadLease(const ThreadLease&) = delete;
+  ThreadLease& operator=(const ThreadLease&) = delete;
+  unsigned threads() const { return threads_; }
+
+ private:
+  unsigned threads_;
+};
+
+// Threads leased now, in this process (for tests).
+unsigned leased_threads();
+
+}  // namespace dmlbits
