@@ -167,6 +167,12 @@ struct RunHooks {
   // written. Unlike request_interrupt() (interrupt.hpp), it stops only this call: the Python
   // module checks for Ctrl-C here on the calling thread, leaving other threads' runs alone.
   std::function<void()> between_chunks;
+  // OutputKind::memory: the memory of the result, once its dtype and shape are known (after
+  // validation, before the execution), from the face's own allocator: the Python module's
+  // results are NumPy's arrays, allocated by NumPy as its own results are. The view it returns
+  // must have that dtype and shape. RunResult::result then stays empty. May throw, as
+  // between_chunks.
+  std::function<MutableTensorView(DType, const Shape&)> allocate_result;
 };
 
 // The chunk size of an in-memory run with RunHooks::between_chunks: bytes read and written per
@@ -243,7 +249,7 @@ struct RunResult {
   // execute, write.
   RunTiming timing;
   std::vector<double> execute_samples;  // seconds, one per measured run
-  std::optional<Tensor> result;         // OutputKind::memory, or keep_result
+  std::optional<Tensor> result;         // OutputKind::memory (without allocate_result), or keep_result
   bool streamed = false;                // the result went to its file chunk by chunk
   int warmup = 0;                       // the unmeasured executions before the samples
 };

@@ -109,6 +109,7 @@ OperationSpec to_spec(const PreparedRequest& p, const RunHooks& hooks, BackendCa
   spec.face = r.face;
   spec.timed = r.timing || hooks.on_validated;
   spec.between_chunks = hooks.between_chunks;
+  if (r.output == OutputKind::memory) spec.allocate_result = hooks.allocate_result;
   spec.backends = backends;
   return spec;
 }
@@ -181,7 +182,7 @@ RunResult run(const PreparedRequest& p, const RunHooks& hooks, BackendCache* bac
     if (!r.in_place || std::holds_alternative<std::string>(r.operands.front()))
       out.target = [&r] { return output_target(r); };
   }
-  out.keep_result = r.keep_result || r.output == OutputKind::memory;
+  out.keep_result = r.keep_result || (r.output == OutputKind::memory && !spec.allocate_result);
   if (hooks.before_write)
     out.before_write = [&hooks](const OperationResult& m) {
       std::vector<TensorView> inputs;
