@@ -373,12 +373,29 @@ const CallOptions& options_of(py::handle capsule) {
   return *o;
 }
 
+// Whether an array is laid out in Fortran order, contiguous or not (a step slice of a Fortran
+// array): the steps of its dimensions longer than one grow with the dimension, over at least
+// two such dimensions. Its transpose is then laid out in C order.
+bool fortran_ordered(const py::detail::PyArray_Proxy* x) {
+  if (x->flags & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_) return false;
+  Py_intptr_t previous = 0;
+  int long_dims = 0;
+  for (int i = 0; i < x->nd; ++i) {
+    if (x->dimensions[i] <= 1) continue;
+    const Py_intptr_t step = x->strides[i] < 0 ? -x->strides[i] : x->strides[i];
+    if (long_dims > 0 && step <= previous) return false;
+    previous = step;
+    ++long_dims;
+  }
+  return long_dims >= 2;
+}
+
 // Whether a call without out= on these operands runs on its arrays' transposes: every array
-// operand Fortran-ordered (F-contiguous, not C-contiguous, so at least 2-D) with one shape, and
-// at least one, the others Python numbers. The transposes are C-contiguous, the same memory,
-// read in place; the result, computed in C order for the transposed shape, is then the
-// Fortran-ordered array of the operands' shape, as NumPy's order='K' makes it. (Other
-// layouts are converted to C order as they are read, and give a C-ordered result.)
+// operand of more than 0 dimensions Fortran-ordered (fortran_ordered), all of one shape, and
+// at least one; the others Python numbers or 0-d arrays. The transposes are in C order: read
+// in place when contiguous, else converted as read like any strided view. The result, computed
+// in C order for the transposed shape, is the Fortran-ordered array of the operands' shape, as
+// NumPy's order='K' makes it. (Other layouts give a C-ordered result.)
 bool runs_transposed(py::handle a, py::handle b) {
   auto& api = py::detail::npy_api::get();
   const py::detail::PyArray_Proxy* first = nullptr;
@@ -387,8 +404,8 @@ bool runs_transposed(py::handle a, py::handle b) {
     if (PyLong_CheckExact(obj.ptr()) || PyFloat_CheckExact(obj.ptr()) || PyBool_Check(obj.ptr())) continue;
     if (!api.PyArray_Check_(obj.ptr())) return false;
     const auto* x = py::detail::array_proxy(obj.ptr());
-    if (!(x->flags & py::detail::npy_api::NPY_ARRAY_F_CONTIGUOUS_) || (x->flags & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_))
-      return false;
+    if (x->nd == 0) continue;
+    if (!fortran_ordered(x)) return false;
     if (first && (first->nd != x->nd || !std::equal(x->dimensions, x->dimensions + x->nd, first->dimensions))) return false;
     if (!first) first = x;
   }
