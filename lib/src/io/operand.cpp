@@ -56,11 +56,31 @@ U byte_swapped(U v) {
 // when Swap. One loop per element size and swap: element by element through a memcpy of the
 // size, the conversion took 3.5 times as long as NumPy's own copy (issue 37).
 template <class U, bool Swap>
+U load_element(const std::byte* p) {
+  U v;
+  std::memcpy(&v, p, sizeof v);
+  if constexpr (Swap) v = byte_swapped(v);
+  return v;
+}
+
+template <class U, bool Swap>
 void gather_run(const std::byte* src, std::int64_t stride, std::uint64_t n, std::byte* dst) {
-  for (std::uint64_t i = 0; i < n; ++i) {
-    U v;
-    std::memcpy(&v, src + static_cast<std::int64_t>(i) * stride, sizeof v);
-    if constexpr (Swap) v = byte_swapped(v);
+  if (stride == static_cast<std::int64_t>(sizeof(U))) {  // contiguous: only swapped
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const U v = load_element<U, Swap>(src + i * sizeof(U));
+      std::memcpy(dst + i * sizeof(U), &v, sizeof v);
+    }
+    return;
+  }
+  // Four at a time: the loads are independent, and the loop's own work is a quarter.
+  std::uint64_t i = 0;
+  for (; i + 4 <= n; i += 4, src += 4 * stride) {
+    const U v[4] = {load_element<U, Swap>(src), load_element<U, Swap>(src + stride),
+                    load_element<U, Swap>(src + 2 * stride), load_element<U, Swap>(src + 3 * stride)};
+    std::memcpy(dst + i * sizeof(U), v, sizeof v);
+  }
+  for (; i < n; ++i, src += stride) {
+    const U v = load_element<U, Swap>(src);
     std::memcpy(dst + i * sizeof(U), &v, sizeof v);
   }
 }

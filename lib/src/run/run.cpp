@@ -138,11 +138,18 @@ void execute_converting(const OperationSpec& spec, Backend& backend, const Valid
   std::vector<AlignedBuffer> scratch;
   scratch.reserve(inputs.size());
   for (const auto& in : inputs) scratch.emplace_back(in.chunk_needs_scratch() ? count * in_size : 0);
+  ExecuteBuffers part;
+  part.inputs.resize(inputs.size());
+  if (n <= count) {  // one chunk: the operation as it is, its operands converted whole
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      part.inputs[i] = inputs[i].chunk(0, inputs[i].shape().element_count(), scratch[i].data());
+    part.output = output;
+    backend.run(op, part);
+    return;
+  }
   const ValidatedOp full = op.flat_chunk(count);
   std::optional<ValidatedOp> last;
   if (n % count) last = op.flat_chunk(n % count);
-  ExecuteBuffers part;
-  part.inputs.resize(inputs.size());
   std::uint64_t since_check = 0;
   for (std::uint64_t first = 0; first < n; first += count) {
     const std::uint64_t m = std::min(count, n - first);
