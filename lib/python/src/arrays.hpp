@@ -48,8 +48,9 @@ CArray c_array(const py::handle& obj);
 // An uninitialised NumPy array, in C order or (`fortran`) Fortran order.
 py::array new_array(DType dtype, const Shape& shape, bool fortran = false);
 
-// Results smaller than this are copied into an array of NumPy's own; larger ones are handed
-// over without a copy (the array owns the tensor).
+// Tensors the library made (read_tensor's) smaller than this are copied into an array of
+// NumPy's own; larger ones are handed over without a copy (the array owns the tensor). An
+// operator's result is NumPy's from the start (RunHooks::allocate_result).
 inline constexpr std::size_t kCopiedResultBytes = std::size_t{16} << 10;
 // A tensor as a NumPy array: handed over without a copy, or copied when small.
 py::array tensor_array(Tensor t);
