@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "byte_swap.hpp"
 #include "dmlbits/error.hpp"
 
 namespace dmlbits {
@@ -210,13 +211,6 @@ void store(std::byte* p, U v) {
   std::memcpy(p, &v, sizeof v);
 }
 
-template <class U>
-U swapped(U v) {
-  if constexpr (sizeof(U) == 1) return v;
-  else if constexpr (sizeof(U) == 2) return __builtin_bswap16(v);
-  else if constexpr (sizeof(U) == 4) return __builtin_bswap32(v);
-  else return __builtin_bswap64(v);
-}
 
 #if defined(__SSE2__)
 // SSE2 (every x86-64 CPU has it), 16 bytes at a time: element by element, byte-swapping took
@@ -312,7 +306,7 @@ void swap_in_place(std::byte* data, std::size_t count) {
     _mm_storeu_si128(p, swapped_lanes<sizeof(U)>(_mm_loadu_si128(p)));
   }
 #endif
-  for (; i < count; ++i) store(data + i * sizeof(U), swapped(load<U>(data + i * sizeof(U))));
+  for (; i < count; ++i) store(data + i * sizeof(U), byte_swapped(load<U>(data + i * sizeof(U))));
 }
 
 void swap_in_place(std::byte* data, std::size_t count, std::size_t size) {
@@ -356,7 +350,7 @@ void fortran_slices_to_c(const std::byte* src, std::byte* dst, const Shape& shap
 #endif
   const auto one = [&](const std::byte* s, std::byte* d, std::uint64_t i, std::uint64_t k) {
     const U v = load<U>(s + (k * slice + i) * S);
-    store(d + (i * row + k) * S, Swap ? swapped(v) : v);
+    store(d + (i * row + k) * S, Swap ? byte_swapped(v) : v);
   };
   const std::uint64_t lines = count / kLine * kLine;                        // slices in whole lines
   const std::uint64_t blocks = lines + (count - lines) / kBlock * kBlock;  // and in blocks

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "byte_swap.hpp"
 #include "dmlbits/error.hpp"
 #include "npy_stream.hpp"
 
@@ -43,14 +44,6 @@ struct Pending {
   std::optional<JsonTensorDocument> document;  // JSON (file or array literal)
   const BorrowedTensor* borrowed = nullptr;    // OperandKind::borrowed
 };
-
-template <class U>
-U byte_swapped(U v) {
-  if constexpr (sizeof(U) == 1) return v;
-  else if constexpr (sizeof(U) == 2) return __builtin_bswap16(v);
-  else if constexpr (sizeof(U) == 4) return __builtin_bswap32(v);
-  else return __builtin_bswap64(v);
-}
 
 // `n` elements of U, `stride` bytes apart from `src`, to consecutive places from `dst`, swapped
 // when Swap. One loop per element size and swap: element by element through a memcpy of the

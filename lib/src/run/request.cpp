@@ -257,7 +257,7 @@ bool OperationPlan::fits(std::span<const BorrowedTensor> operands, const Mutable
     return false;
   for (std::size_t i = 0; i < operands.size(); ++i)
     if (operands[i].dtype != p.operands[i].first || !(operands[i].shape == p.operands[i].second) ||
-        !operands[i].strides.empty())
+        !operands[i].strides.empty() || operands[i].byte_swapped)
       return false;
   return isa_variable(p.isa) == p.isa_variable && threads_variable(p.threads) == p.threads_variable;
 }
@@ -279,7 +279,7 @@ std::optional<OperationPlan> plan_operation(const PreparedRequest& prepared, Bac
     return std::nullopt;
   for (const auto& operand : r.operands) {
     const auto* t = std::get_if<BorrowedTensor>(&operand);
-    if (!t || !t->strides.empty()) return std::nullopt;
+    if (!t || !t->strides.empty() || t->byte_swapped) return std::nullopt;
   }
   const OperationSpec spec = to_spec(prepared, {}, &backends);
   const std::vector<LoadedOperand> inputs = load_operands(spec.operands, spec.dtype);
