@@ -213,11 +213,11 @@ class BackendCache {
 //   refusal, so every refusal is made and worded afresh by run(). It returns nullopt for a
 //   request outside a plan's scope: an operand that is not a C-order, native BorrowedTensor,
 //   an output other than memory or buffer, in place, repeat + warmup above 1, timing,
-//   explain_only or keep_result. A planned run is not split into chunks and calls no hook: keep plans for small
-//   operations (the Python module: results of at most 4096 elements).
+//   explain_only or keep_result. A planned run is not split into chunks and calls no hook:
+//   keep plans for small operations (the Python module: results of at most 4096 elements).
 // - fits() says whether run() computes what run(request) would for these operands and output:
-//   the operands the plan was made for in number, dtype and shape (C order, native), `out` of the
-//   result's dtype and shape, and DMLBITS_ISA and DMLBITS_THREADS, where the request left the
+//   the operands the plan was made for in number, dtype and shape (C order, native), `out` of
+//   the result's dtype and shape, and DMLBITS_ISA and DMLBITS_THREADS, where the request left the
 //   choice to them, as they were when the plan was made (read on every call, as run() reads
 //   them; a change needs run() again, which checks the new value). Anything else (a refusal
 //   to word) is run()'s.

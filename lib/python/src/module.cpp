@@ -483,17 +483,16 @@ py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py
   const bool arrays = in.keep.size() == r.operands.size();
   // Without out=, the result is NumPy's own array, allocated by NumPy as its results are (no
   // mapping of the library's per result; issue 37), once the library knows its dtype and shape.
-  py::array allocated;
-  bool was_allocated = false;
+  // (A py::object, not a py::array: a default py::array is an empty array NumPy makes.)
+  py::object allocated;
   std::function<MutableTensorView(DType, const Shape&)> allocate;
   if (!to_out)
-    allocate = [&allocated, &was_allocated, transpose](DType d, const Shape& shape) {
+    allocate = [&allocated, transpose](DType d, const Shape& shape) {
       py::gil_scoped_acquire gil;
       Shape dims = shape;
       if (transpose)
         for (std::size_t i = 0; i < shape.rank(); ++i) dims[i] = shape[shape.rank() - 1 - i];
       allocated = new_array(d, dims, transpose);
-      was_allocated = true;
       return MutableTensorView{d, shape, reinterpret_cast<std::byte*>(py::detail::array_proxy(allocated.ptr())->data)};
     };
   RunResult res = run_request(std::move(r), plannable && arrays && !through_temporary, op_index, &options, std::move(allocate));
@@ -502,7 +501,7 @@ py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py
     if (through_temporary) out_array[py::ellipsis()] = temporary;
     result = out_array;
   } else {
-    py::array arr = was_allocated ? allocated : tensor_array(std::move(*res.result));
+    py::array arr = allocated ? py::reinterpret_steal<py::array>(allocated.release()) : tensor_array(std::move(*res.result));
     if (in.float_literal && in.all_arrays_0d && arr.ndim() == 1 && arr.shape(0) == 1)
       arr = arr.attr("reshape")(py::tuple());
     result = arr;
