@@ -121,6 +121,17 @@ void execute(const OperationSpec& spec, Backend& backend, const ValidatedOp& op,
 constexpr std::uint64_t kConversionChunkBytes = std::uint64_t{64} << 10;
 static_assert(kConversionChunkBytes < kMappedBufferBytes);
 
+// The scratch of input `i`'s chunks, kConversionChunkBytes, made once per thread and kept:
+// allocated per call, its pages came and went with the heap's top (glibc trims it) and were
+// faulted afresh, which cost some calls hundreds of microseconds. Never reallocated, so a run
+// nested in between_chunks (a Python signal handler's) leaves the caller's pointers valid; it
+// overwrites only chunks already consumed.
+std::byte* conversion_scratch(std::size_t i) {
+  thread_local std::vector<AlignedBuffer> buffers;
+  while (buffers.size() <= i) buffers.emplace_back(kConversionChunkBytes);
+  return buffers[i].data();
+}
+
 // One execution whose borrowed operands in another layout or byte order are converted a chunk
 // at a time into scratch (LoadedOperand::chunk), as NumPy's ufuncs buffer theirs: no
 // conversion of the whole operand into fresh memory first. spec.between_chunks, if any, is
@@ -135,14 +146,14 @@ void execute_converting(const OperationSpec& spec, Backend& backend, const Valid
   for (const auto& in : inputs)
     if (in.shape().element_count() != 1) per_element += in_size;
   const std::uint64_t count = std::max<std::uint64_t>(1, std::min(n, kConversionChunkBytes / in_size));
-  std::vector<AlignedBuffer> scratch;
-  scratch.reserve(inputs.size());
-  for (const auto& in : inputs) scratch.emplace_back(in.chunk_needs_scratch() ? count * in_size : 0);
+  std::vector<std::byte*> scratch(inputs.size(), nullptr);
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].chunk_needs_scratch()) scratch[i] = conversion_scratch(i);
   ExecuteBuffers part;
   part.inputs.resize(inputs.size());
   if (n <= count) {  // one chunk: the operation as it is, its operands converted whole
     for (std::size_t i = 0; i < inputs.size(); ++i)
-      part.inputs[i] = inputs[i].chunk(0, inputs[i].shape().element_count(), scratch[i].data());
+      part.inputs[i] = inputs[i].chunk(0, inputs[i].shape().element_count(), scratch[i]);
     part.output = output;
     backend.run(op, part);
     return;
@@ -153,7 +164,7 @@ void execute_converting(const OperationSpec& spec, Backend& backend, const Valid
   std::uint64_t since_check = 0;
   for (std::uint64_t first = 0; first < n; first += count) {
     const std::uint64_t m = std::min(count, n - first);
-    for (std::size_t i = 0; i < inputs.size(); ++i) part.inputs[i] = inputs[i].chunk(first, m, scratch[i].data());
+    for (std::size_t i = 0; i < inputs.size(); ++i) part.inputs[i] = inputs[i].chunk(first, m, scratch[i]);
     part.output = output.subspan(first * out_size, m * out_size);
     backend.run(m == count ? full : *last, part);
     since_check += m * per_element;
