@@ -58,11 +58,9 @@ U load_element(const std::byte* p) {
 
 template <class U, bool Swap>
 void gather_run(const std::byte* src, std::int64_t stride, std::uint64_t n, std::byte* dst) {
-  if (stride == static_cast<std::int64_t>(sizeof(U))) {  // contiguous: only swapped
-    for (std::uint64_t i = 0; i < n; ++i) {
-      const U v = load_element<U, Swap>(src + i * sizeof(U));
-      std::memcpy(dst + i * sizeof(U), &v, sizeof v);
-    }
+  if (stride == static_cast<std::int64_t>(sizeof(U))) {  // contiguous: only swapped (or copied)
+    if constexpr (Swap) copy_swapped<U>(src, dst, n);
+    else std::memcpy(dst, src, n * sizeof(U));
     return;
   }
   // Four at a time: the loads are independent, and the loop's own work is a quarter.
