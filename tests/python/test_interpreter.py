@@ -169,3 +169,33 @@ def test_ctrl_c_stops_only_the_main_threads_run():
         p.kill()
     assert first.startswith("interrupted"), first
     assert second == "worker True", (first, second)
+
+
+def test_ctrl_c_is_seen_while_a_strided_view_is_converted():
+    # A step view is converted as the run goes, Ctrl-C looked for between chunks (issue 37: the
+    # whole view was converted first, with no look, and the interruption came seconds late).
+    # The signal comes at a sixth of an uninterrupted call's time; it must be seen well before
+    # the call would end (a view converted whole first took most of the call).
+    script = textwrap.dedent("""
+        import os, signal, threading, time, numpy as np, dmlbits
+        a = np.ones(512 << 20, np.uint8)
+        v = a[::2]                         # 256 MiB, converted in chunks
+        dmlbits.bitwise_not(v[:1 << 16], backend="cpu")   # warm: the backend
+        t = time.monotonic()
+        dmlbits.bitwise_not(v, backend="cpu")
+        full = time.monotonic() - t
+        delay = full / 6
+        threading.Timer(delay, os.kill, (os.getpid(), signal.SIGINT)).start()
+        t = time.monotonic()
+        try:
+            dmlbits.bitwise_not(v, backend="cpu")
+            print("finished %.3f" % full, flush=True)
+        except KeyboardInterrupt:
+            print("interrupted %.3f %.3f" % (full, time.monotonic() - t - delay), flush=True)
+    """)
+    p = subprocess.run([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ, timeout=120)
+    assert p.returncode == 0
+    words = p.stdout.split()
+    assert words[0] == "interrupted", p.stdout
+    full, waited = float(words[1]), float(words[2])
+    assert waited < full / 2, (full, waited)

@@ -203,7 +203,10 @@ def _peak_growth(call):
     return (_status_kib("VmHWM") - before) * 1024, result
 
 
-def test_c_contiguous_native_inputs_are_not_copied():
+def test_inputs_are_not_copied_whole_in_any_layout():
+    # C order is read in place; Fortran order runs on the transposes (in place too); a strided
+    # view and big-endian data are converted a cache-sized chunk at a time (issue 37: each was
+    # copied whole into fresh memory first, a second output's worth of memory and time).
     a = data("uint8", (32 << 20,), 6)   # 32 MiB each
     b = data("uint8", (32 << 20,), 7)
     dmlbits.bitwise_and(a[:16], b[:16], backend="cpu")  # warm: caches and the backend
@@ -213,8 +216,19 @@ def test_c_contiguous_native_inputs_are_not_copied():
     assert a.nbytes <= grew < a.nbytes + (8 << 20), grew          # the output only
     f = np.asfortranarray(a.reshape(4096, 8192))
     grew_f, r = _peak_growth(lambda: dmlbits.bitwise_not(f, backend="cpu"))
-    assert r.tobytes() == (~f).tobytes(order="C")
-    assert grew_f >= 2 * a.nbytes - (1 << 20), grew_f              # the output and a C-order copy
+    assert r.tobytes() == (~f).tobytes() and r.flags.f_contiguous
+    del r
+    assert grew_f < a.nbytes + (8 << 20), grew_f                  # the output only
+    doubled = np.repeat(a, 2)
+    grew_s, r = _peak_growth(lambda: dmlbits.bitwise_not(doubled[::2], backend="cpu"))
+    assert r.tobytes() == (~a).tobytes()
+    del r, doubled
+    assert grew_s < a.nbytes + (8 << 20), grew_s                  # the output only
+    big = a.view(np.uint32).astype(">u4")
+    grew_b, r = _peak_growth(lambda: dmlbits.bitwise_not(big, backend="cpu"))
+    assert r.dtype == np.uint32 and r.tobytes() == (~a.view(np.uint32)).tobytes()
+    del r
+    assert grew_b < a.nbytes + (8 << 20), grew_b                  # the output only
 
 
 LAYOUTS = ["c", "fortran", "big-endian", "strided", "big-endian-fortran"]
@@ -272,16 +286,31 @@ def test_property_against_numpy(case):
     assert got.tobytes() == want.tobytes()
 
 
-def test_small_results_are_numpys_own_large_ones_the_librarys():
-    # Under 16 KiB the result is copied into an array NumPy allocated (cheaper for a small call
-    # than handing the library's tensor over); from 16 KiB it is the library's memory, not copied.
+def test_results_are_numpys_own_arrays_at_every_size():
+    # Every result is an array NumPy allocated, as np.bitwise_not's would be (issue 37: from
+    # 16 KiB up it was the library's tensor, from 128 KiB a 2 MiB huge-page mapping of its own
+    # per result, mapped, faulted and unmapped per call).
     small = dmlbits.bitwise_not(np.arange(16, dtype=np.uint32).reshape(4, 4))
     assert small.flags.owndata and small.base is None and small.shape == (4, 4)
     assert small.tolist() == (~np.arange(16, dtype=np.uint32).reshape(4, 4)).tolist()
-    large = dmlbits.bitwise_not(np.zeros(4096, np.uint32))   # 16 KiB
-    assert not large.flags.owndata and large.base is not None
-    assert (large == 0xFFFFFFFF).all()
+    for n in (4095, 4096, (32 << 10) - 1, 32 << 10, (32 << 10) + 1, 1 << 18, (1 << 19) + 3):
+        a = np.arange(n, dtype=np.uint32)
+        for r in (dmlbits.bitwise_not(a), dmlbits.bitwise_xor(a, a[::-1].copy()), dmlbits.bitwise_count(a)):
+            assert r.flags.owndata and r.base is None and r.flags.c_contiguous and r.shape == (n,), n
+        assert dmlbits.bitwise_not(a).tobytes() == (~a).tobytes()
     assert dmlbits.bitwise_not(np.zeros((0, 3), np.uint8)).shape == (0, 3)
+
+
+def test_kept_results_hold_their_own_size():
+    # 300 results of 128 KiB kept: about 38 MiB of NumPy's memory (issue 37: 600 MiB resident,
+    # a huge page each).
+    a = np.ones(32 << 10, np.uint32)
+    dmlbits.bitwise_not(a)  # warm
+    before = _status_kib("VmRSS") * 1024
+    kept = [dmlbits.bitwise_not(a) for _ in range(300)]
+    grew = _status_kib("VmRSS") * 1024 - before
+    assert all(r[0] == 0xFFFFFFFE for r in kept)
+    assert grew < 2 * 300 * a.nbytes, grew
 
 
 @pytest.mark.parametrize("verb", sorted(BY_VERB))

@@ -308,6 +308,9 @@ TEST(RequestPlan, RunsWhatRunRunsOnOperandsLikeTheFirst) {
   BorrowedTensor strided = borrowed(c, Shape{2, 4});
   strided.strides = {1, 2};
   EXPECT_FALSE(plan->fits(std::vector{strided, borrowed(b, Shape{2, 4})}, to));
+  BorrowedTensor swapped = borrowed(c, Shape{2, 4});
+  swapped.byte_swapped = true;
+  EXPECT_FALSE(plan->fits(std::vector{swapped, borrowed(b, Shape{2, 4})}, to));
 }
 
 // Requests a plan does not cover get none: run() is their only path.
@@ -327,6 +330,46 @@ TEST(RequestPlan, OnlyForSmallInMemoryRunsOfBorrowedTensors) {
   EXPECT_FALSE(plan_of([](OperationRequest& r) { r.output = OutputKind::none; }));
   EXPECT_FALSE(plan_of([](OperationRequest& r) { r.operands[1] = std::string("5"); }));
   EXPECT_FALSE(plan_of([](OperationRequest& r) { std::get<BorrowedTensor>(r.operands[0]).strides = {1}; }));
+  EXPECT_FALSE(plan_of([](OperationRequest& r) { std::get<BorrowedTensor>(r.operands[0]).byte_swapped = true; }));
+}
+
+// Borrowed operands in another layout or byte order: converted chunk by chunk as the run goes
+// (one untimed execution), or whole first (timed); the same values either way, written to the
+// memory RunHooks::allocate_result gives, and Ctrl-C's hook called between chunks. Expected
+// values by hand: element i of A is i, stored big-endian at every third place; B is 0x00ff,
+// read backwards.
+TEST(RequestConversion, StridedAndSwappedOperandsAsRead) {
+  constexpr std::size_t n = 100000;  // uint16: several 64 KiB conversion chunks
+  std::vector<std::uint16_t> a(3 * n, 0xeeee), b(n, 0x00ff);
+  for (std::size_t i = 0; i < n; ++i) a[3 * i] = static_cast<std::uint16_t>(((i & 0xff) << 8) | ((i >> 8) & 0xff));
+  for (const bool timed : {false, true}) {
+    OperationRequest r;
+    r.face = RequestFace::python;
+    r.op = OpKind::bit_xor;
+    r.backend = BackendKind::cpu;
+    r.output = OutputKind::memory;
+    r.timing = timed;
+    BorrowedTensor ta{DType::uint16, Shape{n}, {6}, reinterpret_cast<const std::byte*>(a.data()), nullptr};
+    ta.byte_swapped = true;
+    BorrowedTensor tb{DType::uint16, Shape{n}, {-2}, reinterpret_cast<const std::byte*>(b.data() + n - 1), nullptr};
+    r.operands = {ta, tb};
+    std::vector<std::uint16_t> out(n, 0);
+    int allocated = 0, checks = 0;
+    RunHooks hooks;
+    hooks.allocate_result = [&](DType d, const Shape& shape) {
+      ++allocated;
+      EXPECT_EQ(d, DType::uint16);
+      EXPECT_EQ(shape, Shape{n});
+      return MutableTensorView{d, shape, reinterpret_cast<std::byte*>(out.data())};
+    };
+    hooks.between_chunks = [&] { ++checks; };
+    const RunResult result = run(prepare_request(std::move(r)), hooks);
+    EXPECT_EQ(allocated, 1);
+    EXPECT_FALSE(result.result);  // the result is in the hook's memory
+    for (std::size_t i = 0; i < n; ++i)
+      ASSERT_EQ(out[i], static_cast<std::uint16_t>(i ^ 0x00ff)) << i << (timed ? " timed" : " in chunks");
+    EXPECT_EQ(checks, 0);  // 400 KB of work: under one check's worth (kInMemoryChunkBytes)
+  }
 }
 
 // DMLBITS_THREADS and DMLBITS_ISA are read on every run, also through a BackendCache: a changed

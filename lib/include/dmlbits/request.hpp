@@ -168,6 +168,12 @@ struct RunHooks {
   // written. Unlike request_interrupt() (interrupt.hpp), it stops only this call: the Python
   // module checks for Ctrl-C here on the calling thread, leaving other threads' runs alone.
   std::function<void()> between_chunks;
+  // OutputKind::memory: the memory of the result, once its dtype and shape are known (after
+  // validation, before the execution), from the face's own allocator: the Python module's
+  // results are NumPy's arrays, allocated by NumPy as its own results are. The view it returns
+  // must have that dtype and shape. RunResult::result then stays empty. May throw, as
+  // between_chunks.
+  std::function<MutableTensorView(DType, const Shape&)> allocate_result;
 };
 
 // The chunk size of an in-memory run with RunHooks::between_chunks: bytes read and written per
@@ -206,13 +212,13 @@ class BackendCache {
 //   it does again what run() does before executing (reading the operands' dtypes and shapes,
 //   the backend from `backends`, validation), throwing the same errors, and keeps nothing of a
 //   refusal, so every refusal is made and worded afresh by run(). It returns nullopt for a
-//   request outside a plan's scope: an operand that is not a C-order BorrowedTensor, an output
-//   other than memory or buffer, in place, repeat + warmup above 1, timing, explain_only or
-//   keep_result. A planned run is not split into chunks and calls no hook: keep plans for small
-//   operations (the Python module: results of at most 4096 elements).
+//   request outside a plan's scope: an operand that is not a C-order, native BorrowedTensor,
+//   an output other than memory or buffer, in place, repeat + warmup above 1, timing,
+//   explain_only or keep_result. A planned run is not split into chunks and calls no hook:
+//   keep plans for small operations (the Python module: results of at most 4096 elements).
 // - fits() says whether run() computes what run(request) would for these operands and output:
-//   the operands the plan was made for in number, dtype and shape (C order), `out` of the
-//   result's dtype and shape, and DMLBITS_ISA and DMLBITS_THREADS, where the request left the
+//   the operands the plan was made for in number, dtype and shape (C order, native), `out` of
+//   the result's dtype and shape, and DMLBITS_ISA and DMLBITS_THREADS, where the request left the
 //   choice to them, as they were when the plan was made (read on every call, as run() reads
 //   them; a change needs run() again, which checks the new value). Anything else (a refusal
 //   to word) is run()'s.
@@ -244,7 +250,7 @@ struct RunResult {
   // execute, write.
   RunTiming timing;
   std::vector<double> execute_samples;  // seconds, one per measured run
-  std::optional<Tensor> result;         // OutputKind::memory, or keep_result
+  std::optional<Tensor> result;         // OutputKind::memory (without allocate_result), or keep_result
   bool streamed = false;                // the result went to its file chunk by chunk
   int warmup = 0;                       // the unmeasured executions before the samples
 };

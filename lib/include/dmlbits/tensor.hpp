@@ -62,8 +62,11 @@ struct MutableTensorView {
 };
 
 // A tensor in the caller's memory (a NumPy array's buffer), borrowed for one run and never
-// freed by dmlbits. `strides` are bytes per step of each dimension (empty: C order); a
-// C-contiguous tensor is read in place, any other layout is copied once into aligned memory.
+// freed by dmlbits. `strides` are bytes per step of each dimension (empty: C order; negative
+// steps allowed); a C-contiguous tensor in native byte order is read in place. Any other is
+// converted to C order and native byte order as it is read: by cache-sized chunks during the
+// execution where the run allows it (one execution, not timed, no axis broadcast), else whole
+// before it, into memory of the run's own.
 struct BorrowedTensor {
   DType dtype{};
   Shape shape;
@@ -71,8 +74,12 @@ struct BorrowedTensor {
   const std::byte* data = nullptr;
   // The same memory when the caller lets a run write over it (in place), else null.
   std::byte* writable = nullptr;
+  // The elements are in the other byte order (a big-endian NumPy array): swapped as read.
+  bool byte_swapped = false;
 
   bool c_contiguous() const;
+  // Whether a run reads it where it lies: C-contiguous and in native byte order.
+  bool read_in_place() const { return c_contiguous() && !byte_swapped; }
 };
 
 // An operand as a face gives it: text as on the command line (a path, "-" for standard input, a

@@ -64,12 +64,6 @@ ArrayOperand array_operand(const py::handle& obj, bool writable) {
   py::array a = py::isinstance<py::array>(obj) ? py::reinterpret_borrow<py::array>(obj) : py::array(asarray(obj));
   py::dtype dt = a.dtype();
   const DType d = dtype_of(dt);  // bool: uint8, the same bytes
-  if (!is_native(dt)) {
-    // What the CLI does with a big-endian .npy: the same values, native and in C order.
-    // (np.asarray with order "C", not np.ascontiguousarray, which makes a 0-d array 1-d.)
-    a = asarray(a, numpy_dtype(d), "C");
-    writable = false;
-  }
   const auto ndim = static_cast<std::size_t>(a.ndim());
   if (ndim > kMaxRank)
     throw Error(Errc::invalid_input, fmt::format("{} dimensions; a tensor has at most {}", ndim, kMaxRank));
@@ -80,34 +74,50 @@ ArrayOperand array_operand(const py::handle& obj, bool writable) {
   t.dtype = d;
   t.shape = Shape(std::span<const std::uint64_t>(dims.data(), ndim));
   t.data = static_cast<const std::byte*>(a.data());
+  // Big-endian data: what the CLI does with a big-endian .npy, the same values native; the
+  // library swaps them as it reads them.
+  t.byte_swapped = !is_native(dt);
   const int flags = a.flags();
   if (!(flags & py::array::c_style)) {
-    // Fortran order, a slice with steps, a transposed view: the library copies it to C order.
+    // Fortran order, a slice with steps, a transposed view: the library converts it to C order
+    // as it reads it.
     t.strides.resize(ndim);
     for (std::size_t i = 0; i < ndim; ++i) t.strides[i] = static_cast<std::int64_t>(a.strides(static_cast<py::ssize_t>(i)));
-  } else if (writable && a.writeable()) {
+  } else if (writable && a.writeable() && !t.byte_swapped) {
     t.writable = static_cast<std::byte*>(a.mutable_data());
   }
   return op;
 }
 
+std::pair<const std::byte*, const std::byte*> byte_extent(const BorrowedTensor& t) {
+  const std::size_t size = dtype_info(t.dtype).size;
+  if (t.strides.empty() || t.shape.element_count() == 0)
+    return {t.data, t.data + t.shape.byte_size(size)};
+  std::int64_t low = 0, high = static_cast<std::int64_t>(size);
+  for (std::size_t d = 0; d < t.shape.rank(); ++d) {
+    const std::int64_t span = t.strides[d] * static_cast<std::int64_t>(t.shape[d] - 1);
+    (span < 0 ? low : high) += span;
+  }
+  return {t.data + low, t.data + high};
+}
+
 CArray c_array(const py::handle& obj) {
   ArrayOperand a = array_operand(obj);
-  if (!a.tensor.strides.empty()) {
+  if (!a.tensor.read_in_place()) {
     static const py::handle asarray = py::object(py::module_::import("numpy").attr("asarray")).release();
     return c_array(asarray(a.array, numpy_dtype(a.tensor.dtype), "C"));
   }
   return {a.array, TensorView{a.tensor.dtype, a.tensor.shape, a.tensor.data}};
 }
 
-py::array new_array(DType dtype, const Shape& shape) {
+py::array new_array(DType dtype, const Shape& shape, bool fortran) {
   // Through NumPy's C API, as pybind11's py::array does, without its shape and stride vectors.
   auto& api = py::detail::npy_api::get();
   std::array<Py_intptr_t, kMaxRank> dims{};
   for (std::size_t i = 0; i < shape.rank(); ++i) dims[i] = static_cast<Py_intptr_t>(shape[i]);
   auto a = py::reinterpret_steal<py::array>(api.PyArray_NewFromDescr_(api.PyArray_Type_, numpy_dtype(dtype).release().ptr(),
                                                                      static_cast<int>(shape.rank()), dims.data(), nullptr,
-                                                                     nullptr, 0, nullptr));
+                                                                     nullptr, fortran ? 1 : 0, nullptr));
   if (!a) throw py::error_already_set();
   return a;
 }

@@ -1,11 +1,11 @@
 // NumPy arrays in and out of the library: an operand array seen as a BorrowedTensor (read in
-// place when C-contiguous and native-endian; other native layouts are given with their strides
-// and copied once by the library, as it converts a Fortran-order .npy; big-endian data is made
-// native by NumPy first, since a borrowed tensor is native-endian), and tensors handed to Python
-// as arrays that own them. Every function here needs the GIL.
+// place when C-contiguous and native-endian; other layouts and big-endian data are given with
+// their strides and byte order, and the library converts them as it reads them), and tensors
+// handed to Python as arrays that own them. Every function here needs the GIL.
 #pragma once
 
 #include <optional>
+#include <utility>
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -45,14 +45,19 @@ struct CArray {
 };
 CArray c_array(const py::handle& obj);
 
-// An uninitialised NumPy array.
-py::array new_array(DType dtype, const Shape& shape);
+// An uninitialised NumPy array, in C order or (`fortran`) Fortran order.
+py::array new_array(DType dtype, const Shape& shape, bool fortran = false);
 
-// Results smaller than this are copied into an array of NumPy's own; larger ones are handed
-// over without a copy (the array owns the tensor).
+// Tensors the library made (read_tensor's) smaller than this are copied into an array of
+// NumPy's own; larger ones are handed over without a copy (the array owns the tensor). An
+// operator's result is NumPy's from the start (RunHooks::allocate_result).
 inline constexpr std::size_t kCopiedResultBytes = std::size_t{16} << 10;
 // A tensor as a NumPy array: handed over without a copy, or copied when small.
 py::array tensor_array(Tensor t);
+
+// The bytes a borrowed tensor's elements lie in, from its lowest to past its highest (strides
+// may be negative).
+std::pair<const std::byte*, const std::byte*> byte_extent(const BorrowedTensor& t);
 
 // Whether two byte ranges overlap.
 bool overlaps(const std::byte* a, std::size_t a_size, const std::byte* b, std::size_t b_size);

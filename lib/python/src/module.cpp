@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <functional>
 #include <unordered_map>
 #include <variant>
 #include <cmath>
@@ -185,7 +186,7 @@ bool holds_gil(const OperationRequest& r) {
       continue;
     }
     const auto& t = std::get<BorrowedTensor>(operand);
-    if (!t.strides.empty()) return false;  // copied to C order first
+    if (!t.read_in_place()) return false;  // converted as it is read
     const auto dims = t.shape.dims();
     for (std::size_t i = 0; i < dims.size(); ++i)
       bound[kMaxRank - dims.size() + i] = std::max(bound[kMaxRank - dims.size() + i], dims[i]);
@@ -311,12 +312,14 @@ py::object planned_call(int op_index, py::handle a, py::handle b, py::handle out
 }
 
 // run(), and a plan for the next call like this one where the call is small (holds_gil) and
-// one a plan runs (`plannable`).
-RunResult run_request(OperationRequest r, bool plannable = false, int op_index = 0, const CallOptions* options = nullptr) {
+// one a plan runs (`plannable`). `allocate`: RunHooks::allocate_result.
+RunResult run_request(OperationRequest r, bool plannable = false, int op_index = 0, const CallOptions* options = nullptr,
+                      std::function<MutableTensorView(DType, const Shape&)> allocate = {}) {
   const bool hold = holds_gil(r);
   const PreparedRequest p = prepare_request(std::move(r));
   RunHooks hooks;
   hooks.between_chunks = check_signals;
+  hooks.allocate_result = std::move(allocate);
   if (hold) {
     RunResult result = run(p, hooks, &thread_backends());
     if (plannable && options)
@@ -370,6 +373,50 @@ const CallOptions& options_of(py::handle capsule) {
   return *o;
 }
 
+// Whether an array is laid out in Fortran order, contiguous or not (a step slice of a Fortran
+// array): the steps of its dimensions longer than one grow with the dimension, over at least
+// two such dimensions. Its transpose is then laid out in C order.
+bool fortran_ordered(const py::detail::PyArray_Proxy* x) {
+  if (x->flags & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_) return false;
+  Py_intptr_t previous = 0;
+  int long_dims = 0;
+  for (int i = 0; i < x->nd; ++i) {
+    if (x->dimensions[i] <= 1) continue;
+    const Py_intptr_t step = x->strides[i] < 0 ? -x->strides[i] : x->strides[i];
+    if (long_dims > 0 && step <= previous) return false;
+    previous = step;
+    ++long_dims;
+  }
+  return long_dims >= 2;
+}
+
+// Whether a call without out= on these operands runs on its arrays' transposes: every array
+// operand of more than 0 dimensions Fortran-ordered (fortran_ordered), all of one shape, and
+// at least one; the others Python numbers or 0-d arrays. The transposes are in C order: read
+// in place when contiguous, else converted as read like any strided view. The result, computed
+// in C order for the transposed shape, is the Fortran-ordered array of the operands' shape, as
+// NumPy's order='K' makes it. (Other layouts give a C-ordered result.)
+bool runs_transposed(py::handle a, py::handle b) {
+  auto& api = py::detail::npy_api::get();
+  const py::detail::PyArray_Proxy* first = nullptr;
+  for (py::handle obj : {a, b}) {
+    if (obj.is_none() && obj.ptr() == b.ptr()) continue;
+    if (PyLong_CheckExact(obj.ptr()) || PyFloat_CheckExact(obj.ptr()) || PyBool_Check(obj.ptr())) continue;
+    if (!api.PyArray_Check_(obj.ptr())) return false;
+    const auto* x = py::detail::array_proxy(obj.ptr());
+    if (x->nd == 0) continue;
+    if (!fortran_ordered(x)) return false;
+    if (first && (first->nd != x->nd || !std::equal(x->dimensions, x->dimensions + x->nd, first->dimensions))) return false;
+    if (!first) first = x;
+  }
+  return first != nullptr;
+}
+
+py::object transposed(py::handle obj) {
+  if (!py::detail::npy_api::get().PyArray_Check_(obj.ptr())) return py::reinterpret_borrow<py::object>(obj);
+  return obj.attr("T");
+}
+
 // An operator's call as dmlbits/_core.py makes it: the operands and keywords as given (lists,
 // tuples and a dtype= other than a name are turned into the request's terms here, so that the
 // Python function is a single call), `options` made by run_options.
@@ -401,18 +448,30 @@ py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py
                    (a0.flags() & py::array::c_style) && is_native(a0.dtype()) && a0.dtype().kind() != 'b';
     }
   }
+  // Without out=, all Fortran-ordered: on the transposes (runs_transposed).
+  const bool transpose = !to_out && runs_transposed(a, b);
+  py::object ta, tb;
+  if (transpose) {
+    ta = transposed(a);
+    a = ta;
+    if (!b.is_none()) {
+      tb = transposed(b);
+      b = tb;
+    }
+  }
   Operands in = b.is_none() ? add_operands(r, {a}) : add_operands(r, {a, b});
   if (to_out) {
     MutableTensorView buffer = out_buffer(out_array);
     if (r.in_place) {
       r.output = OutputKind::none;  // the result is in A's memory, which is out
     } else {
-      // An input read in place (C order, native) that out overlaps would be overwritten while
-      // it is read: the result goes to a temporary of out's dtype and shape, then to out.
-      // (Inputs in other layouts are copied before the run.)
+      // An input that out overlaps would be overwritten while it is read (in place, or
+      // converted chunk by chunk as the run goes): the result goes to a temporary of out's
+      // dtype and shape, then to out.
       for (const auto& operand : r.operands)
-        if (const auto* t = std::get_if<BorrowedTensor>(&operand); t && t->strides.empty() && !through_temporary)
-          if (overlaps(buffer.data, buffer.byte_size(), t->data, TensorView{t->dtype, t->shape, t->data}.byte_size())) {
+        if (const auto* t = std::get_if<BorrowedTensor>(&operand); t && !through_temporary)
+          if (const auto [low, high] = byte_extent(*t);
+              overlaps(buffer.data, buffer.byte_size(), low, static_cast<std::size_t>(high - low))) {
             through_temporary = true;
             temporary = new_array(buffer.dtype, buffer.shape);
             buffer.data = static_cast<std::byte*>(temporary.mutable_data());
@@ -422,13 +481,27 @@ py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py
     }
   }
   const bool arrays = in.keep.size() == r.operands.size();
-  RunResult res = run_request(std::move(r), plannable && arrays && !through_temporary, op_index, &options);
+  // Without out=, the result is NumPy's own array, allocated by NumPy as its results are (no
+  // mapping of the library's per result; issue 37), once the library knows its dtype and shape.
+  // (A py::object, not a py::array: a default py::array is an empty array NumPy makes.)
+  py::object allocated;
+  std::function<MutableTensorView(DType, const Shape&)> allocate;
+  if (!to_out)
+    allocate = [&allocated, transpose](DType d, const Shape& shape) {
+      py::gil_scoped_acquire gil;
+      Shape dims = shape;
+      if (transpose)
+        for (std::size_t i = 0; i < shape.rank(); ++i) dims[i] = shape[shape.rank() - 1 - i];
+      allocated = new_array(d, dims, transpose);
+      return MutableTensorView{d, shape, reinterpret_cast<std::byte*>(py::detail::array_proxy(allocated.ptr())->data)};
+    };
+  RunResult res = run_request(std::move(r), plannable && arrays && !through_temporary, op_index, &options, std::move(allocate));
   py::object result;
   if (to_out) {
     if (through_temporary) out_array[py::ellipsis()] = temporary;
     result = out_array;
   } else {
-    py::array arr = tensor_array(std::move(*res.result));
+    py::array arr = allocated ? py::reinterpret_steal<py::array>(allocated.release()) : tensor_array(std::move(*res.result));
     if (in.float_literal && in.all_arrays_0d && arr.ndim() == 1 && arr.shape(0) == 1)
       arr = arr.attr("reshape")(py::tuple());
     result = arr;

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "byte_swap.hpp"
 #include "dmlbits/error.hpp"
 
 namespace dmlbits {
@@ -210,32 +211,13 @@ void store(std::byte* p, U v) {
   std::memcpy(p, &v, sizeof v);
 }
 
-template <class U>
-U swapped(U v) {
-  if constexpr (sizeof(U) == 1) return v;
-  else if constexpr (sizeof(U) == 2) return __builtin_bswap16(v);
-  else if constexpr (sizeof(U) == 4) return __builtin_bswap32(v);
-  else return __builtin_bswap64(v);
-}
 
 #if defined(__SSE2__)
 // SSE2 (every x86-64 CPU has it), 16 bytes at a time: element by element, byte-swapping took
 // about as long as reading the file from the page cache, and transposing much longer
-// (testdata/benchmarks.md, "Byte-swapping and transposing .npy input").
+// (testdata/benchmarks.md, "Byte-swapping and transposing .npy input"). (swapped_lanes:
+// byte_swap.hpp.)
 using Vec = __m128i;
-
-// Each S-byte lane of v byte-swapped.
-template <std::size_t S>
-Vec swapped_lanes(Vec v) {
-  if constexpr (S == 1) return v;
-  v = _mm_or_si128(_mm_slli_epi16(v, 8), _mm_srli_epi16(v, 8));  // the bytes of each 16-bit word
-  if constexpr (S == 4) {  // then the words of each 32-bit lane
-    v = _mm_shufflehi_epi16(_mm_shufflelo_epi16(v, 0xb1), 0xb1);
-  } else if constexpr (S == 8) {  // then the four words of each 64-bit lane, reversed
-    v = _mm_shufflehi_epi16(_mm_shufflelo_epi16(v, 0x1b), 0x1b);
-  }
-  return v;
-}
 
 template <std::size_t G>
 Vec unpack_lo(Vec a, Vec b) {
@@ -305,14 +287,7 @@ void transpose_tile(const std::byte* src, std::size_t src_stride, std::byte* dst
 
 template <class U>
 void swap_in_place(std::byte* data, std::size_t count) {
-  std::size_t i = 0;
-#if defined(__SSE2__)
-  for (; i + 16 / sizeof(U) <= count; i += 16 / sizeof(U)) {
-    Vec* p = reinterpret_cast<Vec*>(data + i * sizeof(U));
-    _mm_storeu_si128(p, swapped_lanes<sizeof(U)>(_mm_loadu_si128(p)));
-  }
-#endif
-  for (; i < count; ++i) store(data + i * sizeof(U), swapped(load<U>(data + i * sizeof(U))));
+  copy_swapped<U>(data, data, count);
 }
 
 void swap_in_place(std::byte* data, std::size_t count, std::size_t size) {
@@ -356,7 +331,7 @@ void fortran_slices_to_c(const std::byte* src, std::byte* dst, const Shape& shap
 #endif
   const auto one = [&](const std::byte* s, std::byte* d, std::uint64_t i, std::uint64_t k) {
     const U v = load<U>(s + (k * slice + i) * S);
-    store(d + (i * row + k) * S, Swap ? swapped(v) : v);
+    store(d + (i * row + k) * S, Swap ? byte_swapped(v) : v);
   };
   const std::uint64_t lines = count / kLine * kLine;                        // slices in whole lines
   const std::uint64_t blocks = lines + (count - lines) / kBlock * kBlock;  // and in blocks

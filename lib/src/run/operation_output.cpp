@@ -27,7 +27,10 @@ OutputRun run_then_write(const OperationSpec& spec, std::optional<OutputTarget> 
   OperationResult m = run_operation(spec);
   std::optional<Stopwatch> write;
   if (spec.timed) write.emplace();
-  if (request.before_write) request.before_write(m);
+  if (request.before_write) {
+    for (auto& in : m.inputs) in.materialize();  // as read: borrowed operands converted
+    request.before_write(m);
+  }
   OutputRun r;
   if (!spec.explain_only) {
     if (request.on_validated) request.on_validated(*m.op, m.timing);

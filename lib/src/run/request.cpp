@@ -109,6 +109,7 @@ OperationSpec to_spec(const PreparedRequest& p, const RunHooks& hooks, BackendCa
   spec.face = r.face;
   spec.timed = r.timing || hooks.on_validated;
   spec.between_chunks = hooks.between_chunks;
+  if (r.output == OutputKind::memory) spec.allocate_result = hooks.allocate_result;
   spec.backends = backends;
   return spec;
 }
@@ -181,7 +182,7 @@ RunResult run(const PreparedRequest& p, const RunHooks& hooks, BackendCache* bac
     if (!r.in_place || std::holds_alternative<std::string>(r.operands.front()))
       out.target = [&r] { return output_target(r); };
   }
-  out.keep_result = r.keep_result || r.output == OutputKind::memory;
+  out.keep_result = r.keep_result || (r.output == OutputKind::memory && !spec.allocate_result);
   if (hooks.before_write)
     out.before_write = [&hooks](const OperationResult& m) {
       std::vector<TensorView> inputs;
@@ -256,7 +257,7 @@ bool OperationPlan::fits(std::span<const BorrowedTensor> operands, const Mutable
     return false;
   for (std::size_t i = 0; i < operands.size(); ++i)
     if (operands[i].dtype != p.operands[i].first || !(operands[i].shape == p.operands[i].second) ||
-        !operands[i].strides.empty())
+        !operands[i].strides.empty() || operands[i].byte_swapped)
       return false;
   return isa_variable(p.isa) == p.isa_variable && threads_variable(p.threads) == p.threads_variable;
 }
@@ -278,7 +279,7 @@ std::optional<OperationPlan> plan_operation(const PreparedRequest& prepared, Bac
     return std::nullopt;
   for (const auto& operand : r.operands) {
     const auto* t = std::get_if<BorrowedTensor>(&operand);
-    if (!t || !t->strides.empty()) return std::nullopt;
+    if (!t || !t->strides.empty() || t->byte_swapped) return std::nullopt;
   }
   const OperationSpec spec = to_spec(prepared, {}, &backends);
   const std::vector<LoadedOperand> inputs = load_operands(spec.operands, spec.dtype);

@@ -7,6 +7,7 @@
 
 #include "dmlbits/error.hpp"
 #include "environment.hpp"
+#include "memory.hpp"
 
 namespace dmlbits {
 
@@ -115,6 +116,68 @@ void execute(const OperationSpec& spec, Backend& backend, const ValidatedOp& op,
   }
 }
 
+// Bytes of each converted operand per chunk (LoadMode::borrowed_as_is): small enough that the
+// scratch stays in a core's cache between the conversion that writes it and the kernel that
+// reads it, and comes from the heap's reused pages (under kMappedBufferBytes: a mapping of its
+// own per call, faulted afresh, cost more than converting 128 KiB), large enough that a
+// chunk's call costs little beside its work.
+constexpr std::uint64_t kConversionChunkBytes = std::uint64_t{64} << 10;
+static_assert(kConversionChunkBytes < kMappedBufferBytes);
+
+// The scratch of input `i`'s chunks, kConversionChunkBytes, made once per thread and kept:
+// allocated per call, its pages came and went with the heap's top (glibc trims it) and were
+// faulted afresh, which cost some calls hundreds of microseconds. Never reallocated, so a run
+// nested in between_chunks (a Python signal handler's) leaves the caller's pointers valid; it
+// overwrites only chunks already consumed.
+std::byte* conversion_scratch(std::size_t i) {
+  thread_local std::vector<AlignedBuffer> buffers;
+  while (buffers.size() <= i) buffers.emplace_back(kConversionChunkBytes);
+  return buffers[i].data();
+}
+
+// One execution whose borrowed operands in another layout or byte order are converted a chunk
+// at a time into scratch (LoadedOperand::chunk), as NumPy's ufuncs buffer theirs: no
+// conversion of the whole operand into fresh memory first. spec.between_chunks, if any, is
+// called about every kInMemoryChunkBytes, never after the last chunk. Needs a flat-streamable
+// operation.
+void execute_converting(const OperationSpec& spec, Backend& backend, const ValidatedOp& op,
+                        const std::vector<LoadedOperand>& inputs, std::span<std::byte> output) {
+  const std::uint64_t n = op.output_shape().element_count();
+  const std::size_t out_size = dtype_info(op.output_dtype()).size;
+  const std::size_t in_size = dtype_info(op.input_dtype()).size;
+  std::uint64_t per_element = out_size;
+  for (const auto& in : inputs)
+    if (in.shape().element_count() != 1) per_element += in_size;
+  const std::uint64_t count = std::max<std::uint64_t>(1, std::min(n, kConversionChunkBytes / in_size));
+  std::vector<std::byte*> scratch(inputs.size(), nullptr);
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].chunk_needs_scratch()) scratch[i] = conversion_scratch(i);
+  ExecuteBuffers part;
+  part.inputs.resize(inputs.size());
+  if (n <= count) {  // one chunk: the operation as it is, its operands converted whole
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      part.inputs[i] = inputs[i].chunk(0, inputs[i].shape().element_count(), scratch[i]);
+    part.output = output;
+    backend.run(op, part);
+    return;
+  }
+  const ValidatedOp full = op.flat_chunk(count);
+  std::optional<ValidatedOp> last;
+  if (n % count) last = op.flat_chunk(n % count);
+  std::uint64_t since_check = 0;
+  for (std::uint64_t first = 0; first < n; first += count) {
+    const std::uint64_t m = std::min(count, n - first);
+    for (std::size_t i = 0; i < inputs.size(); ++i) part.inputs[i] = inputs[i].chunk(first, m, scratch[i]);
+    part.output = output.subspan(first * out_size, m * out_size);
+    backend.run(m == count ? full : *last, part);
+    since_check += m * per_element;
+    if (spec.between_chunks && first + m < n && since_check >= kInMemoryChunkBytes) {
+      since_check = 0;
+      spec.between_chunks();
+    }
+  }
+}
+
 }  // namespace
 
 ValidatedOp validate_operation(const OperationSpec& spec, const std::vector<LoadedOperand>& inputs,
@@ -195,7 +258,10 @@ OperationResult run_operation(const OperationSpec& spec) {
   // run_operation's own callers are held to it too). It costs a few comparisons.
   check_backend_options(spec.backend, backend_options(spec), spec.face);
 
-  r.inputs = load_operands(spec.operands, spec.dtype);
+  // Borrowed operands in another layout or byte order are converted during the execution
+  // where it runs once, untimed (a timed run measures the kernels alone), else before.
+  const bool convert_in_chunks = !spec.timed && spec.repeat == 1 && spec.warmup == 0 && !spec.in_place;
+  r.inputs = load_operands(spec.operands, spec.dtype, convert_in_chunks ? LoadMode::borrowed_as_is : LoadMode::whole);
   clock.lap("read");
   std::unique_ptr<Backend> owned;
   BackendCache::Impl::Entry* entry = nullptr;
@@ -211,10 +277,17 @@ OperationResult run_operation(const OperationSpec& spec) {
     r.timing.threads = backend->threads_summary();
   }
   if (spec.explain_only) return r;
+  const bool converting =
+      std::any_of(r.inputs.begin(), r.inputs.end(), [](const LoadedOperand& in) { return in.converts(); });
+  if (converting && (r.op->desc().empty || !r.op->is_flat_streamable()))
+    for (auto& in : r.inputs) in.materialize();  // an axis broadcast: whole, before
+  const bool chunked = converting && !r.op->desc().empty && r.op->is_flat_streamable();
 
   ExecuteBuffers buffers;
-  buffers.inputs.reserve(r.inputs.size());
-  for (const auto& in : r.inputs) buffers.inputs.push_back(in.view().bytes());
+  if (!chunked) {
+    buffers.inputs.reserve(r.inputs.size());
+    for (const auto& in : r.inputs) buffers.inputs.push_back(in.view().bytes());
+  }
   MutableTensorView out;
   if (spec.in_place) {
     out = {r.inputs[0].dtype(), r.inputs[0].shape(), r.inputs[0].writable_data()};
@@ -232,6 +305,11 @@ OperationResult run_operation(const OperationSpec& spec) {
       throw Error(code, fmt::format("{}: the result has shape {}, but {} has shape {}", name,
                                     r.op->output_shape().to_string(), name, out.shape.to_string()));
     r.output_view = out;
+  } else if (spec.allocate_result) {
+    out = spec.allocate_result(r.op->output_dtype(), r.op->output_shape());
+    if (out.dtype != r.op->output_dtype() || !(out.shape == r.op->output_shape()) || (!out.data && out.byte_size() > 0))
+      throw Error(Errc::internal, "allocate_result: memory of another dtype or shape than the result's");
+    r.output_view = out;
   } else {
     r.output = Tensor(r.op->output_dtype(), r.op->output_shape());
     out = r.output.mutable_view();
@@ -244,7 +322,10 @@ OperationResult run_operation(const OperationSpec& spec) {
   }
   if (spec.warmup > 0) clock.lap("warmup");
   if (clock.on()) r.execute_samples.reserve(static_cast<std::size_t>(spec.repeat));
-  for (int i = 0; i < spec.repeat; ++i) {
+  if (chunked) {  // (untimed, once: convert_in_chunks)
+    execute_converting(spec, *backend, *r.op, r.inputs, buffers.output);
+  }
+  for (int i = 0; i < spec.repeat && !chunked; ++i) {
     if (clock.on()) {
       Stopwatch one;
       execute(spec, *backend, *r.op, buffers);
@@ -258,7 +339,7 @@ OperationResult run_operation(const OperationSpec& spec) {
   r.timing.execute_runs = spec.repeat;
   if (clock.on()) r.timing.backend_phases = backend->detail_phases();
   r.timing.execute_bytes = out.byte_size();
-  for (const auto& in : r.inputs) r.timing.execute_bytes += in.view().byte_size();
+  for (const auto& in : r.inputs) r.timing.execute_bytes += in.shape().byte_size(dtype_info(in.dtype()).size);
   r.timing.total_seconds = clock.total_seconds();
   return r;
 }

@@ -41,6 +41,9 @@ struct OperationSpec {
   bool timed = true;
   // RunHooks::between_chunks: execute in chunks, calling it between them (may throw).
   std::function<void()> between_chunks;
+  // RunHooks::allocate_result: where the output goes when there is neither in_place nor an
+  // output_buffer (OperationResult::output_view then shows it, and `output` stays empty).
+  std::function<MutableTensorView(DType, const Shape&)> allocate_result;
   BackendCache* backends = nullptr;  // where the backend comes from, if given
 };
 
@@ -80,7 +83,7 @@ struct BackendCache::Impl {
 struct OperationResult {
   std::shared_ptr<const ValidatedOp> op;  // shared with spec.backends' kept operations
   std::vector<LoadedOperand> inputs;
-  TensorView output_view;  // the spec's output_buffer, when it had one
+  TensorView output_view;  // the spec's output_buffer, or allocate_result's memory, when it had one
   Tensor output;        // empty when in_place (the result is inputs[0]) or with an output_buffer
   RunTiming timing;     // read, validate, execute (the first measured run)
   std::vector<double> execute_samples;  // seconds, one per measured run
