@@ -27,18 +27,23 @@ if(WIN32)
   list(APPEND DMLBITS_THIRD_PARTY_COPYRIGHT "mingw-w64=/usr/share/doc/mingw-w64-common/copyright")
 endif()
 
+# Sets `name` and `file` from a NAME=FILE entry of the list above, failing where FILE is missing.
+macro(dmlbits_license_entry entry carrier)
+  string(REPLACE "=" ";" dmlbits_pair "${entry}")
+  list(GET dmlbits_pair 0 name)
+  list(GET dmlbits_pair 1 file)
+  if(NOT EXISTS "${file}")
+    message(FATAL_ERROR "${file} (the license of ${name}, which ${carrier} carries) is missing: install its Debian package")
+  endif()
+endmacro()
+
 if(WIN32)
   # The zip's layout: everything at its top level, documents with a .txt name Windows opens.
   install(TARGETS dmlbits RUNTIME DESTINATION .)
   install(FILES LICENSE DESTINATION . RENAME LICENSE.txt)
   install(FILES NOTICE DESTINATION . RENAME NOTICE.txt)
   foreach(entry ${DMLBITS_THIRD_PARTY_COPYRIGHT})
-    string(REPLACE "=" ";" entry "${entry}")
-    list(GET entry 0 name)
-    list(GET entry 1 file)
-    if(NOT EXISTS "${file}")
-      message(FATAL_ERROR "${file} (the license of ${name}, which dmlbits.exe carries) is missing: install its Debian package")
-    endif()
+    dmlbits_license_entry("${entry}" dmlbits.exe)
     install(FILES "${file}" DESTINATION third-party RENAME "${name}.txt")
   endforeach()
   # The manual as HTML: Windows has no man.
@@ -81,12 +86,7 @@ set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${DMLBITS_NOTICE_
 # Appends to `text` the license of each NAME=FILE of the list `entries`.
 function(dmlbits_append_copyright entries)
   foreach(entry ${entries})
-    string(REPLACE "=" ";" entry "${entry}")
-    list(GET entry 0 name)
-    list(GET entry 1 file)
-    if(NOT EXISTS "${file}")
-      message(FATAL_ERROR "${file} (the license of ${name}, which dmlbits carries) is missing: install its Debian package")
-    endif()
+    dmlbits_license_entry("${entry}" dmlbits)
     file(READ "${file}" third)
     string(APPEND text "\n\n--------------------------------------------------------------------------\n"
                        "${name}: ${file} of the Debian package dmlbits was built with\n\n${third}")
