@@ -8,6 +8,7 @@
 #include "app.hpp"
 #include "dmlbits/check.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/pending_outputs.hpp"
 #include "dmlbits/tensor.hpp"
 #include "dmlbits/request.hpp"
 #include "dmlbits/process.hpp"
@@ -244,8 +245,8 @@ class Progress {
   bool shown_ = false;
 };
 
-void report_validated(const OpOptions& o, const ValidatedOp& op, const RunTiming& t) {
-  if (!o.explain_json.empty()) write_text_file(o.explain_json, explain_json(op));
+void report_validated(const OpOptions& o, const ValidatedOp& op, const RunTiming& t, PendingOutputs& side) {
+  if (!o.explain_json.empty()) side.add_text(o.explain_json, explain_json(op));
   if (o.verbose) {
     const OperationSummary v = summarize(op);
     if (!t.selection.empty()) std::cerr << fmt::format("dmlbits: {}\n", t.selection);
@@ -255,32 +256,37 @@ void report_validated(const OpOptions& o, const ValidatedOp& op, const RunTiming
   }
 }
 
-void report_timing(const OpOptions& o, const RunResult& r) {
+void report_timing(const OpOptions& o, const RunResult& r, PendingOutputs& side) {
   if (o.time) {
     const OperationSummary v = summarize(*r.op);
     const RunDescription what{std::string(op_info(v.op).verb), v.input_dtype, v.output_shape, v.level, o.warmup,
                               r.execute_samples};
     std::cerr << timing_text(r.timing, what);
   }
-  if (!o.time_json.empty()) write_text_file(o.time_json, timing_json(r));
+  if (!o.time_json.empty()) side.add_text(o.time_json, timing_json(r));
 }
 
 // --emit-dxdispatch: the DxDispatch model of the operation with its inputs as read. Called
 // before the output is written: in place, the run overwrote A in memory, but A's file still
 // holds it until then.
-void emit_dxdispatch(const OpOptions& o, const ValidatedOp& op, std::span<const TensorView> as_read) {
-  write_dxdispatch_model(o.emit_dxdispatch, op, std::vector<TensorView>(as_read.begin(), as_read.end()),
-                         o.in_place && !o.explain ? o.a : std::string());
+void emit_dxdispatch(const OpOptions& o, const ValidatedOp& op, std::span<const TensorView> as_read,
+                     PendingOutputs& side) {
+  prepare_dxdispatch_model(side, o.emit_dxdispatch, op, std::vector<TensorView>(as_read.begin(), as_read.end()),
+                           o.in_place && !o.explain ? o.a : std::string());
 }
 
 // What the command line watches while the run works: -v and --explain-json once validated,
-// the DxDispatch model before the output is written, the progress line.
-RunHooks run_hooks(const OpOptions& o, Progress& progress) {
+// the DxDispatch model before the output is written, the progress line. The side outputs are
+// written into `side` as soon as they are known (a full disk fails the run before its result
+// is written) and named after the result: a run that fails leaves none of them.
+RunHooks run_hooks(const OpOptions& o, Progress& progress, PendingOutputs& side) {
   RunHooks hooks;
   // --emit-dxdispatch needs the inputs, which streaming does not keep.
   if (!o.emit_dxdispatch.empty())
-    hooks.before_write = [&o](const ValidatedOp& op, std::span<const TensorView> inputs) { emit_dxdispatch(o, op, inputs); };
-  hooks.on_validated = [&o](const ValidatedOp& v, const RunTiming& t) { report_validated(o, v, t); };
+    hooks.before_write = [&o, &side](const ValidatedOp& op, std::span<const TensorView> inputs) {
+      emit_dxdispatch(o, op, inputs, side);
+    };
+  hooks.on_validated = [&o, &side](const ValidatedOp& v, const RunTiming& t) { report_validated(o, v, t, side); };
   hooks.progress = std::ref(progress);
   return hooks;
 }
@@ -301,13 +307,16 @@ void run_op(const OpOptions& o) {
                                                : "big-endian");
   }
   Progress progress(!o.quiet, std::string(op.verb));
-  const RunResult r = run(request, run_hooks(o, progress));
+  PendingOutputs side;
+  const RunResult r = run(request, run_hooks(o, progress, side));
   if (o.explain) {
-    if (!o.explain_json.empty()) write_text_file(o.explain_json, explain_json(*r.op));
+    if (!o.explain_json.empty()) side.add_text(o.explain_json, explain_json(*r.op));
+    side.commit();
     std::cout << explain_json(*r.op);
     return;
   }
-  report_timing(o, r);
+  report_timing(o, r, side);
+  side.commit();  // the result is written (or there is none, with --expect alone)
   if (!o.expect.empty()) check_expected(o, *r.result);
   if (o.verbose) {
     if (const std::string why = named_temporary_reason(); !why.empty())

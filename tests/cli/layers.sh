@@ -33,7 +33,7 @@ below["golden"] = {"run"} | below["run"]
 public = {
     "core": "error dtype ops timing",
     "platform": "process",
-    "io": "tensor",
+    "io": "tensor pending_outputs",
     "run": "request devices",
     "golden": "check",
 }

@@ -99,6 +99,67 @@ rm rep.json
 expect_status 0 not u8.npy -o out2.npy --emit-dxdispatch rep
 [ -f rep.json ] && [ -f rep-a.npy ] || fail "--emit-dxdispatch rep: rep.json and rep-a.npy not both written"
 
+# --- #37.10: side outputs follow the result: a run whose result cannot be written leaves none. ---
+# The result fails while it is written (-o /dev/full: the checks before the run cannot tell it
+# from a writable device): streamed (--explain-json is known before the result is written),
+# then in memory (--emit-dxdispatch keeps the run in memory; its model is known before the
+# result too), with --time-json, known after.
+expect_status 5 not u8.npy -o /dev/full --explain-json ex.json --time-json tj2.json
+expect_err "No space left on device"
+expect_no_file ex.json
+expect_no_file tj2.json
+expect_status 5 not u8.npy -o /dev/full --explain-json ex.json --emit-dxdispatch dx --time-json tj2.json
+expect_err "No space left on device"
+for f in ex.json dx.json dx-a.npy tj2.json; do expect_no_file "$f"; done
+# A stream from standard input cut short: the run fails after validation, while the result is
+# written; the same without a device in play.
+"$PYTHON" -c "import numpy as np; np.save('mib.npy', np.zeros(1 << 20, np.uint8))"
+head -c 100000 mib.npy > cut.bin
+checks=$((checks + 1))
+"$DMLBITS" not - -o cut.npy --explain-json ex.json < cut.bin 2>err.txt && status=0 || status=$?
+[ "$status" -eq 3 ] && grep -q "truncated" err.txt || fail "a truncated standard input exited $status, expected 3: $(cat err.txt)"
+for f in cut.npy ex.json; do expect_no_file "$f"; done
+# The run that succeeds writes all of them, the description being what --explain prints.
+expect_status 0 not u8.npy -o out3.npy --explain-json ex.json --emit-dxdispatch dx --time-json tj2.json
+for f in out3.npy ex.json dx.json dx-a.npy tj2.json; do [ -f "$f" ] || fail "a run that succeeded did not write $f"; done
+cmp -s out3.npy expected.npy || fail "--explain-json run: the result is not NumPy's"
+expect_status 0 not u8.npy --explain
+[ "$out" = "$(cat ex.json)" ] || fail "--explain-json wrote other than --explain prints"
+leftovers=$(find . -name '.*dmlbits-*')
+[ -z "$leftovers" ] || fail "temporary files left: $leftovers"
+
+# --- #37.10: replacing a file needs write access to its folder, and the message says so. ---
+# A writable file in a folder that is not: -o checks the folder before the run, --in-place
+# meets it when the result is created. Root is not held back by permissions: as root the runs
+# are made as nobody (setpriv, util-linux); as another user, as that user.
+as_user=()
+if [ "$(id -u)" -eq 0 ]; then
+  if command -v setpriv > /dev/null; then
+    as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+    chmod 755 "$WORK"  # nobody reaches the folder, reads u8.npy and writes the files below
+  else
+    as_user=(none)
+  fi
+fi
+if [ "${as_user[*]}" = none ]; then
+  echo "note: running as root without setpriv: the unwritable-folder case did not run" >&2
+else
+  mkdir locked
+  cp other.npy locked/out.npy && cp u8.npy locked/a.npy && chmod 666 locked/out.npy locked/a.npy
+  chmod 555 locked
+  for args in "-o locked/out.npy" "--in-place"; do
+    [ "$args" = --in-place ] && target=locked/a.npy in=locked/a.npy || target=locked/out.npy in=u8.npy
+    checks=$((checks + 1))
+    # shellcheck disable=SC2086  # $args is two words or one
+    "${as_user[@]}" "$DMLBITS" not "$in" $args 2>err.txt && status=0 || status=$?
+    [ "$status" -eq 5 ] || fail "not $in $args in an unwritable folder exited $status, expected 5: $(cat err.txt)"
+    grep -qF "writing '$target': replacing '$target' atomically needs write access to its folder 'locked': Permission denied" err.txt ||
+      fail "not $in $args in an unwritable folder: $(cat err.txt)"
+  done
+  cmp -s locked/out.npy other.npy && cmp -s locked/a.npy u8.npy || fail "a file in an unwritable folder changed"
+  chmod 755 locked
+fi
+
 # --- #28.2: --sync writes the same bytes; nothing is left beside the outputs. ---
 expect_status 0 not u8.npy -o synced.npy --sync --time-json synced.json
 cmp -s synced.npy expected.npy || fail "--sync: the output is not NumPy's result"

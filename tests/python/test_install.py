@@ -31,3 +31,19 @@ def test_the_default_prefix_is_on_debians_path():
     assert f"/usr/local/lib/{version}/dist-packages" in sys.path
     assert "/usr/lib/python3/dist-packages" in sys.path
     assert sysconfig.get_config_var("EXT_SUFFIX").endswith(".so")
+
+
+def test_a_prefix_usr_installs_into_debians_python3_folder(tmp_path):
+    # The folder follows the prefix installed to, not the one configured (/usr/local here): the
+    # .deb (CPack installs into a staging folder ending in /usr) and `--prefix /usr` get
+    # lib/python3/dist-packages, which every Debian python3 reads.
+    build = os.environ.get("DMLBITS_BUILD_DIR")
+    if not build:
+        pytest.fail("DMLBITS_BUILD_DIR is not set: run these tests through CTest")
+    prefix = tmp_path / "usr"
+    subprocess.run(["cmake", "--install", build, "--prefix", str(prefix), "--component", "python"],
+                   check=True, capture_output=True)
+    package = prefix / "lib" / "python3" / "dist-packages" / "dmlbits"
+    assert (package / "__init__.py").is_file()
+    assert list(package.glob("_dmlbits.*.so"))
+    assert not (prefix / "bin").exists()  # the component python alone

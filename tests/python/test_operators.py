@@ -109,6 +109,21 @@ def test_floats_are_bit_patterns():
     assert dmlbits.bitwise_count(np.array([-0.0], np.float32)).tolist() == [1]
 
 
+def test_a_python_int_on_a_float_array_is_a_value_and_a_string_is_bits():
+    # lib/docs/python.md, difference 2: 0x7fffffff is the int 2147483647, which float32 holds as
+    # the value 2147483648.0 (NumPy's conversion); the string "0x7fffffff" is the CLI's hex
+    # literal, a bit pattern, as is an array holding those bits.
+    a = np.array([-1.5, 2.0, -0.0], np.float32)
+    as_value = np.float32(0x7FFFFFFF).view(np.uint32)
+    assert as_value == 0x4F000000
+    want_value = (a.view(np.uint32) & as_value).view(np.float32)
+    want_bits = (a.view(np.uint32) & np.uint32(0x7FFFFFFF)).view(np.float32)
+    assert want_value[0] == np.float32(6.3108872e-30) and want_bits.tolist() == [1.5, 2.0, 0.0]  # as the guide says
+    assert dmlbits.bitwise_and(a, 0x7FFFFFFF).tobytes() == want_value.tobytes()
+    assert dmlbits.bitwise_and(a, "0x7fffffff").tobytes() == want_bits.tobytes()
+    assert dmlbits.bitwise_and(a, np.uint32(0x7FFFFFFF).view(np.float32)).tobytes() == want_bits.tobytes()
+
+
 # DirectML's rule for counts at or past the width (man dmlbits, "Shift counts"), worked by
 # hand: up to 32 bits the element is shifted as a 32-bit lane by the count's low 5 bits and cut
 # back; 64-bit elements shift by c < 32, else by 32 and then c & 31.

@@ -11,6 +11,7 @@
 
 #include "dmlbits/dtype.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/pending_outputs.hpp"
 #include "dmlbits/process.hpp"
 #include "files.hpp"
 
@@ -36,6 +37,14 @@ std::string directory_of(const std::string& path) {
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
   return path.substr(0, slash);
+}
+
+// Why the file for `path` could not be created in its folder `dir` (`otherwise`, unless there
+// is a file at `path`): replacing one creates a new file there too, which is renamed over it,
+// and a writable file in a folder that is not is a surprise unless the message says so.
+std::string cannot_create_message(const std::string& path, const std::string& dir, std::string_view otherwise) {
+  if (link_info(path)) return fmt::format("replacing {} atomically needs write access to its folder '{}'", quote_path(path), dir);
+  return fmt::format("{} '{}'", otherwise, dir);
 }
 
 void write_all(File& file, const std::byte* data, std::size_t size) {
@@ -411,7 +420,7 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)), file_(std::ma
       *file_ = os_call("cannot open", [&] { return File::open_existing_for_writing(path_); });
       return;
     }
-    PendingFile pending = os_call(fmt::format("cannot create a temporary file in '{}'", directory_of(path_)),
+    PendingFile pending = os_call(cannot_create_message(path_, directory_of(path_), "cannot create a temporary file in"),
                                   [&] { return PendingFile::create(path_); });
     if (!pending.named_because().empty()) {
       std::lock_guard lock(named_reason_mutex);
@@ -443,7 +452,7 @@ void check_output_path(const std::string& path) {
     const auto dst = file_info(dir, error);
     if (!dst) io_fail(cannot_create, error);
     if (dst->type != FileType::directory) io_fail(cannot_create, std::make_error_code(std::errc::not_a_directory));
-    if (!can_create_in(dir, error)) io_fail(cannot_create, error);
+    if (!can_create_in(dir, error)) io_fail(cannot_create_message(path, dir, "cannot create a file in"), error);
   });
 }
 
@@ -508,6 +517,25 @@ std::unique_ptr<OutputFile> prepare_text_file(const std::string& path, std::stri
 }
 
 void write_text_file(const std::string& path, std::string_view text) { prepare_text_file(path, text)->commit(); }
+
+PendingOutputs::PendingOutputs() = default;
+PendingOutputs::PendingOutputs(PendingOutputs&&) noexcept = default;
+PendingOutputs& PendingOutputs::operator=(PendingOutputs&&) noexcept = default;
+PendingOutputs::~PendingOutputs() = default;  // each uncommitted OutputFile discards itself
+
+void PendingOutputs::add_text(const std::string& path, std::string_view text) {
+  files_.push_back(prepare_text_file(path, text));
+}
+
+void PendingOutputs::add_tensor(const TensorView& t, const std::string& path, TensorFormat format) {
+  files_.push_back(prepare_tensor_file(t, path, format));
+}
+
+void PendingOutputs::commit() {
+  std::vector<std::unique_ptr<OutputFile>> files = std::move(files_);
+  files_.clear();
+  for (auto& f : files) f->commit();
+}
 
 Tensor read_tensor_file(const std::string& path, std::optional<DType> json_dtype) {
   ReadOptions options;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dmlbits/error.hpp"
+#include "dmlbits/pending_outputs.hpp"
 #include "io.hpp"
 #include "operand.hpp"
 #include "files.hpp"
@@ -166,8 +167,8 @@ nlohmann::json dxdispatch_model(const ValidatedOp& op, const std::vector<std::st
   return model;
 }
 
-DxDispatchFiles write_dxdispatch_model(const std::string& file, const ValidatedOp& op,
-                                       const std::vector<TensorView>& as_read, const std::string& reread_a) {
+DxDispatchFiles prepare_dxdispatch_model(PendingOutputs& into, const std::string& file, const ValidatedOp& op,
+                                         const std::vector<TensorView>& as_read, const std::string& reread_a) {
   std::vector<TensorView> inputs = as_read;
   std::vector<LoadedOperand> original_a;
   if (!reread_a.empty() && !inputs.empty()) {
@@ -189,10 +190,16 @@ DxDispatchFiles write_dxdispatch_model(const std::string& file, const ValidatedO
   // All or nothing: every file is prepared complete before any takes its name, so that a
   // failure (a full disk) or a kill while writing leaves none of them. Then the model last:
   // once it exists, so do the inputs it names.
-  std::vector<std::unique_ptr<OutputFile>> files;
-  for (std::size_t i = 0; i < inputs.size(); ++i) files.push_back(prepare_tensor_file(inputs[i], names.inputs[i], TensorFormat::npy));
-  files.push_back(prepare_text_file(names.model, model.dump(2) + "\n"));
-  for (auto& f : files) f->commit();
+  for (std::size_t i = 0; i < inputs.size(); ++i) into.add_tensor(inputs[i], names.inputs[i], TensorFormat::npy);
+  into.add_text(names.model, model.dump(2) + "\n");
+  return names;
+}
+
+DxDispatchFiles write_dxdispatch_model(const std::string& file, const ValidatedOp& op,
+                                       const std::vector<TensorView>& inputs, const std::string& reread_a) {
+  PendingOutputs files;
+  const DxDispatchFiles names = prepare_dxdispatch_model(files, file, op, inputs, reread_a);
+  files.commit();
   return names;
 }
 
