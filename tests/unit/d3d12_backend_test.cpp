@@ -239,13 +239,15 @@ TEST(D3d12BackendTest, CoversEverySupportedCombination) {
   EXPECT_EQ(all_combos().size(), 90u);
 }
 
-// Beyond 65535 groups in x: the grid gets a second row (groups_y = 2).
-TEST(D3d12BackendTest, MoreThan65535GroupsPerDimension) {
+// More units than the largest grid has threads (65535 groups): the threads loop. Strided 8-bit
+// outputs have the smallest unit (one word, four elements); packed runs at several widths, with
+// tails, around it.
+TEST(D3d12BackendTest, MoreUnitsThanTheLargestGridHasThreads) {
   REQUIRE_GPU();
   D3d12Backend& b = *gpu().backend;
   std::mt19937_64 rng(7);
-  const std::uint64_t n = std::uint64_t{65535} * 64 + 4097;  // one 32- or 64-bit unit per thread
-  const std::uint64_t n8 = std::uint64_t{65535} * 64 * 4 + 333;  // four 8-bit elements per thread
+  const std::uint64_t n = std::uint64_t{65535} * 64 + 4097;
+  const std::uint64_t n8 = std::uint64_t{gpu::kMaxGroups} * gpu::kThreadGroupSize * 4 + 333;  // four 8-bit elements per unit
   const auto one = [&](Combo c, std::uint64_t count, bool scalar_b) {
     const std::size_t w = dtype_info(c.dtype).size;
     const bool binary = op_info(c.op).arity == 2;
@@ -260,7 +262,7 @@ TEST(D3d12BackendTest, MoreThan65535GroupsPerDimension) {
   one({OpKind::bit_xor, DType::uint32, DType::uint32, ShiftOverflow::zero}, n, false);
   one({OpKind::shl, DType::uint64, DType::uint64, ShiftOverflow::wrap}, n, false);
   one({OpKind::popcount, DType::uint16, DType::uint32, ShiftOverflow::zero}, n, false);
-  one({OpKind::bit_not, DType::uint8, DType::uint8, ShiftOverflow::zero}, n8, false);
+  one({OpKind::bit_and, DType::uint8, DType::uint8, ShiftOverflow::zero}, n8, true);
   one({OpKind::bit_and, DType::int32, DType::int32, ShiftOverflow::zero}, n, true);
 }
 

@@ -487,7 +487,7 @@ void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases) {
   list_->SetComputeRootShaderResourceView(1, inputs_[0].address);
   list_->SetComputeRootShaderResourceView(2, inputs_[job.inputs > 1 ? 1 : 0].address);
   list_->SetComputeRootUnorderedAccessView(3, output_.address);
-  list_->Dispatch(job.groups_x, job.groups_y, 1);
+  list_->Dispatch(job.groups, 1, 1);
   list_->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 2);
   transition(output_, D3D12_RESOURCE_STATE_COPY_SOURCE);
   list_->CopyBufferRegion(readback_.resource.get(), 0, output_.resource.get(), 0, read_bytes);

@@ -62,9 +62,9 @@ struct DispatchJob {
     bool keep = false;                  // the buffer already holds this input (same run)
   };
   std::array<Input, 2> input;
-  std::uint64_t output_buffer_bytes = 0;  // u0's size (a multiple of 4, of 8 for 64-bit)
+  std::uint64_t output_buffer_bytes = 0;  // u0's size: output_units * unit_bytes (gpu_kernel.hpp)
   std::span<std::byte> output;            // where the result goes
-  std::uint32_t groups_x = 0, groups_y = 0;
+  std::uint32_t groups = 0;               // Dispatch(groups, 1, 1)
 };
 
 class Device {
