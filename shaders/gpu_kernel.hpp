@@ -48,6 +48,11 @@ static_assert(sizeof(KernelConstants) == 112, "root constants must stay within 1
 // Bindings: t0 = input A and t1 = input B (binary ops only), raw buffers (ByteAddressBuffer);
 // u0 = output, raw (RWByteAddressBuffer). Every buffer's size is a multiple of 4 bytes (8 for
 // 64-bit output); input bytes past the data are unspecified.
+// Packed kernels read their inputs in whole units, with no branch (lavapipe runs both sides of
+// a branch): base[t] * (in_bits / 8) must be a multiple of 4, and input t's buffer must hold
+// base[t] * (in_bits / 8) + output_units * unit_input_bytes(key) bytes, which a buffer padded to
+// a multiple of kInputPaddingBytes does when base[t] is a multiple of 64 elements or 0 (the
+// backend's chunks); the bytes past the data are read and their elements dropped.
 //
 // The output is written in units, each by one thread and no two sharing a word (no atomics):
 //   packed kernels   16 bytes (four words, one ld_raw/store_raw of .xyzw): 128 / out_bits
@@ -61,6 +66,9 @@ static_assert(sizeof(KernelConstants) == 112, "root constants must stay within 1
 std::uint32_t output_units(const KernelKey& key, std::uint32_t count);
 // Bytes of one unit: 16 packed; 4 strided, 8 for 64-bit outputs.
 unsigned unit_bytes(const KernelKey& key);
+// Bytes of each input that one packed unit reads: 16 * in_bits / out_bits (4 to 128).
+unsigned unit_input_bytes(const KernelKey& key);
+inline constexpr unsigned kInputPaddingBytes = 128;  // the largest unit_input_bytes
 // The dispatch for `count` outputs: groups (one row) and the root constant `threads`.
 struct DispatchGrid {
   std::uint32_t groups = 0;

@@ -3,9 +3,9 @@
 //   [numthreads(256, 1, 1)] void main(uint3 id : SV_DispatchThreadID) {
 //     for (uint unit = id.x; unit < units(count); unit += threads) {  // grid-stride loop
 //       uint first = unit * per_unit, remaining = count - first;
-//       if (packed && inputs aligned && whole unit)      // fast path: 16 bytes of output from
-//         out = combine(load words of A [, B]);         //   whole input words (Load4)
-//       else                                            // one element at a time
+//       if (packed)                                     // 16 bytes of output from whole input
+//         out = combine(load words of A [, B]) & tail_mask(remaining);  // words (Load4)
+//       else                                            // strided: one element at a time
 //         for (k = 0; k < per_unit; ++k) if (k < remaining) out.element[k] = f(A[elem(first + k)], ...);
 //       u0.Store4(unit * 16, out);                      // strided: Store (Store2 for 64-bit)
 //     }
@@ -87,23 +87,19 @@ class KernelWriter {
  private:
   void unit_body() {
     ProgramBuilder::Scope s(b_);
-    first_ = b_.scalar();
     remaining_ = b_.scalar();
-    shift_left(first_, unit_, log2u(l_.per_unit));
+    if (l_.strided) {
+      first_ = b_.scalar();
+      shift_left(first_, unit_, log2u(l_.per_unit));
+    }
     b_.imul(remaining_, unit_, imm(0u - l_.per_unit));  // -first, without a negate modifier
     b_.iadd(remaining_, remaining_, constant(kCountWord));
 
     out_ = l_.unit_words == 1 ? b_.scalar() : b_.vector(l_.unit_words);
+    // Packed kernels have no branch: lavapipe runs both sides of one under a mask.
     if (!l_.strided) {
-      // Packed words are read whole when every input's first element starts a word and the
-      // unit is complete (words past the data may lie past the end of the buffer).
-      const Reg fast = b_.scalar();
-      fast_path_condition(fast);
-      b_.if_nz(fast);
       words_path();
-      b_.else_();
-      elements_path();
-      b_.endif();
+      tail_mask();
     } else {
       elements_path();
     }
@@ -148,21 +144,31 @@ class KernelWriter {
   // Byte offset of input t's first element: base[t] * element bytes.
   void base_bytes(Reg d, unsigned t) { shift_left(d, constant(kBaseWord + t), log2u(l_.in_bits / 8)); }
 
-  void fast_path_condition(Reg fast) {
+  // Elements past `count` in the unit are 0: word w keeps its elements below `remaining`,
+  // all four words at once (vector immediates, `remaining` replicated).
+  void tail_mask() {
     ProgramBuilder::Scope s(b_);
-    b_.uge(fast, remaining_, imm(l_.per_unit));
-    if (l_.in_bits < 32) {  // 32- and 64-bit elements are always word aligned
-      const Reg aligned = b_.scalar();
-      base_bytes(aligned, 0);
-      if (l_.inputs == 2) {
-        const Reg other = b_.scalar();
-        base_bytes(other, 1);
-        b_.or_(aligned, aligned, other);
-      }
-      b_.and_(aligned, aligned, imm(3));
-      b_.ieq(aligned, aligned, imm(0));
-      b_.and_(fast, fast, aligned);
+    const Reg keep = b_.vector(4);
+    if (l_.out_bits >= 32) {
+      // One element per word (32-bit) or per word pair (64-bit): keep it if its index < remaining.
+      const unsigned pair = l_.out_bits == 64 ? 1 : 0;
+      b_.ult(keep, dxbc::imm4(0u >> pair, 1u >> pair, 2u >> pair, 3u >> pair), remaining_);
+    } else {
+      const unsigned w = l_.per_word;
+      const Reg some = b_.vector(4);
+      // Partial word: the low (remaining - first element of the word) * out_bits bits, a count
+      // below 32 there (masked to stay below 32 everywhere).
+      b_.iadd(keep, remaining_, dxbc::imm4(0u, 0u - w, 0u - 2 * w, 0u - 3 * w));
+      b_.ishl(keep, keep, imm(log2u(l_.out_bits)));
+      b_.and_(keep, keep, imm(31));
+      b_.ishl(keep, imm(1), keep);
+      b_.iadd(keep, keep, imm(0xffffffffu));
+      b_.uge(some, remaining_, dxbc::imm4(w, 2 * w, 3 * w, 4 * w));  // the whole word
+      b_.movc(keep, some, imm(0xffffffffu), keep);
+      b_.ult(some, dxbc::imm4(0u, w, 2 * w, 3 * w), remaining_);  // any element of the word
+      b_.and_(keep, keep, some);
     }
+    b_.and_(out_, out_, keep);
   }
 
   // Input t's words for this unit: in_words consecutive words from base*bytes + unit*in_words*4,
@@ -237,14 +243,14 @@ class KernelWriter {
     }
   }
 
+  // Strided kernels: one element at a time. The coordinates of the unit's first element come
+  // from divisions; the next elements of the unit follow it in the output, so their coordinates
+  // are counted on.
   void elements_path() {
     // Elements past `count` are 0: every word starts at 0 unless one element fills it.
     if (l_.per_unit > 1) b_.mov(out_, imm(0));
-    // Strided: the coordinates of the unit's first element come from divisions; the next
-    // elements of the unit follow it in the output, so their coordinates are counted on.
     std::array<Reg, kMaxRank> coords{};
-    if (l_.strided)
-      for (auto& c : coords) c = b_.scalar();
+    for (auto& c : coords) c = b_.scalar();
     for (unsigned k = 0; k < l_.per_unit; ++k) {
       ProgramBuilder::Scope ks(b_);
       if (k > 0) {
@@ -253,24 +259,12 @@ class KernelWriter {
         b_.if_nz(valid);
       }
       std::array<Reg, 2> index{};
-      if (l_.strided) {
-        if (k == 0) {
-          first_coordinates(coords);
-        } else {
-          next_coordinates(coords);
-        }
-        strided_indices(coords, index);
+      if (k == 0) {
+        first_coordinates(coords);
       } else {
-        Reg flat = first_;
-        if (k > 0) {
-          flat = b_.scalar();
-          b_.iadd(flat, first_, imm(k));
-        }
-        for (unsigned t = 0; t < l_.inputs; ++t) {
-          index[t] = b_.scalar();
-          b_.iadd(index[t], constant(kBaseWord + t), flat);
-        }
+        next_coordinates(coords);
       }
+      strided_indices(coords, index);
       const Value a = fetch(0, index[0]);
       put_element(k, a, l_.inputs == 2 ? fetch(1, index[1]) : a);
       if (k > 0) b_.endif();

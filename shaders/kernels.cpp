@@ -50,6 +50,8 @@ unsigned unit_bytes(const KernelKey& key) {
   return key.out_bits == 64 ? 8 : 4;
 }
 
+unsigned unit_input_bytes(const KernelKey& key) { return 16 * key.in_bits / key.out_bits; }
+
 std::uint32_t output_units(const KernelKey& key, std::uint32_t count) {
   const std::uint64_t per_unit = unit_bytes(key) * 8 / key.out_bits;
   return static_cast<std::uint32_t>((std::uint64_t{count} + per_unit - 1) / per_unit);

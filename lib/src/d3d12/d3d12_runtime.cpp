@@ -542,35 +542,39 @@ void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases) {
   reset_slots();
   Stopwatch wall;
   double submit_seconds = 0;
+  // Inputs are padded with zeros to whole units of the widest packed kernel (gpu_kernel.hpp).
+  const auto padded = [](std::uint64_t n) {
+    return (n + gpu::kInputPaddingBytes - 1) / gpu::kInputPaddingBytes * gpu::kInputPaddingBytes;
+  };
   for (unsigned i = 0; i < job.inputs; ++i) {
     const auto& in = job.input[i];
-    if (!in.keep) ensure(inputs_[i], D3D12_HEAP_TYPE_DEFAULT, (in.upload.size() + 3) & ~std::uint64_t{3},
-                         D3D12_RESOURCE_STATE_COPY_DEST, false);
+    if (!in.keep)
+      ensure(inputs_[i], D3D12_HEAP_TYPE_DEFAULT, padded(in.upload.size()), D3D12_RESOURCE_STATE_COPY_DEST, false);
   }
   ensure(output_, D3D12_HEAP_TYPE_DEFAULT, job.output_buffer_bytes, D3D12_RESOURCE_STATE_UNORDERED_ACCESS, true);
 
   // Copies bytes [at, at + n) of input i into the slot's upload heap and records their copy to
-  // the device buffer; the input's last piece is padded with zeros to whole words. The heap
-  // was made large enough for all the slot's pieces when it was opened: replacing it now would
-  // release a buffer that the list already copies from.
+  // the device buffer; the input's last piece is padded. The heap was made large enough for all
+  // the slot's pieces when it was opened: replacing it now would release a buffer that the list
+  // already copies from.
   const auto upload_piece = [&](Slot& slot, unsigned i, std::uint64_t at, std::uint64_t n) {
     const auto& data = job.input[i].upload;
-    const std::uint64_t padded = (n + 3) & ~std::uint64_t{3};
-    if (slot.upload_used + padded > slot.upload.capacity) throw Error(Errc::internal, "d3d12: upload heap overrun");
+    const std::uint64_t bytes = padded(n);
+    if (slot.upload_used + bytes > slot.upload.capacity) throw Error(Errc::internal, "d3d12: upload heap overrun");
     std::memcpy(slot.upload.mapped + slot.upload_used, data.data() + at, n);
-    std::memset(slot.upload.mapped + slot.upload_used + n, 0, padded - n);
+    std::memset(slot.upload.mapped + slot.upload_used + n, 0, bytes - n);
     d3d12::transition(slot.list.get(), inputs_[i], D3D12_RESOURCE_STATE_COPY_DEST);
-    slot.list->CopyBufferRegion(inputs_[i].resource.get(), at, slot.upload.resource.get(), slot.upload_used, padded);
-    slot.upload_used += padded;
+    slot.list->CopyBufferRegion(inputs_[i].resource.get(), at, slot.upload.resource.get(), slot.upload_used, bytes);
+    slot.upload_used += bytes;
   };
   // Records the copy of output bytes [at, at + n) into the slot's readback heap, to be copied
   // into job.output once the slot's fence has passed.
   const std::uint64_t out_bytes = job.output.size();
   const auto readback_piece = [&](Slot& slot, std::uint64_t at) {
     const std::uint64_t n = std::min(kPieceBytes, out_bytes - at);
-    const std::uint64_t padded = (n + 3) & ~std::uint64_t{3};
-    ensure(slot.readback, D3D12_HEAP_TYPE_READBACK, padded, D3D12_RESOURCE_STATE_COPY_DEST, false);
-    slot.list->CopyBufferRegion(slot.readback.resource.get(), 0, output_.resource.get(), at, padded);
+    const std::uint64_t words = (n + 3) & ~std::uint64_t{3};  // within u0, whose size is whole units
+    ensure(slot.readback, D3D12_HEAP_TYPE_READBACK, words, D3D12_RESOURCE_STATE_COPY_DEST, false);
+    slot.list->CopyBufferRegion(slot.readback.resource.get(), 0, output_.resource.get(), at, words);
     slot.copy_out.push_back({0, job.output.subspan(at, n)});
   };
 
@@ -592,7 +596,7 @@ void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases) {
   Slot& slot = open_slot(pso);
   std::uint64_t last_bytes = 0;
   for (unsigned i = 0; i < job.inputs; ++i)
-    if (!job.input[i].keep) last_bytes += (job.input[i].upload.size() - last[i] + 3) & ~std::uint64_t{3};
+    if (!job.input[i].keep) last_bytes += padded(job.input[i].upload.size() - last[i]);
   ensure(slot.upload, D3D12_HEAP_TYPE_UPLOAD, last_bytes, D3D12_RESOURCE_STATE_GENERIC_READ, false);
   for (unsigned i = 0; i < job.inputs; ++i) {
     const auto& in = job.input[i];

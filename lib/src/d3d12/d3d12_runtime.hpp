@@ -67,8 +67,9 @@ struct DispatchJob {
   gpu::KernelConstants constants;
   unsigned inputs = 1;  // 1 or 2
   struct Input {
-    std::span<const std::byte> upload;  // bytes to upload, padded by the runtime with zeros
-                                        // to a multiple of 4; empty with keep: reuse
+    std::span<const std::byte> upload;  // bytes to upload, padded by the runtime with zeros to
+                                        // a multiple of gpu::kInputPaddingBytes; empty with
+                                        // keep: reuse
     bool keep = false;                  // the buffer already holds this input (same run)
   };
   std::array<Input, 2> input;
