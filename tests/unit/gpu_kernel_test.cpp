@@ -627,7 +627,9 @@ TEST(GpuKernelTest, PackedKernelsLoadAndStoreFourWordsAtOnceWithoutBranches) {
       }
       if (ins.opcode == 0xa5 && ins.ops[0].mask == 15u) ++wide_loads;
       // lavapipe runs both sides of a branch under a mask: only the units' loop.
-      if (!key.strided) EXPECT_NE(ins.opcode, 0x1fu) << "if in a packed kernel";
+      if (!key.strided) {
+        EXPECT_NE(ins.opcode, 0x1fu) << "if in a packed kernel";
+      }
     }
     EXPECT_EQ(stores, 1u);
     const unsigned in_words = 4 * key.in_bits / key.out_bits;  // of each input, per packed unit
