@@ -566,20 +566,9 @@ TEST(GpuKernelTest, OutputUnitsAreSixteenBytesPackedAndOneWordStrided) {
   const auto packed = [](OpKind op, unsigned in, unsigned out) { return KernelKey{op, in, out, ShiftOverflow::zero, false}; };
   const auto strided = [](OpKind op, unsigned in, unsigned out) { return KernelKey{op, in, out, ShiftOverflow::zero, true}; };
   // Packed: 16 bytes of output per unit (16 / 8 / 4 / 2 elements of 8 / 16 / 32 / 64 bits).
+  // Strided: one word, or one 64-bit element.
   EXPECT_EQ(unit_bytes(packed(OpKind::bit_and, 8, 8)), 16u);
   EXPECT_EQ(unit_bytes(packed(OpKind::bit_and, 64, 64)), 16u);
-  EXPECT_EQ(output_units(packed(OpKind::bit_and, 8, 8), 0), 0u);
-  EXPECT_EQ(output_units(packed(OpKind::bit_and, 8, 8), 1), 1u);
-  EXPECT_EQ(output_units(packed(OpKind::bit_and, 8, 8), 16), 1u);
-  EXPECT_EQ(output_units(packed(OpKind::bit_and, 8, 8), 17), 2u);
-  EXPECT_EQ(output_units(packed(OpKind::bit_and, 16, 16), 9), 2u);
-  EXPECT_EQ(output_units(packed(OpKind::bit_and, 32, 32), 4), 1u);
-  EXPECT_EQ(output_units(packed(OpKind::bit_and, 32, 32), 7), 2u);
-  EXPECT_EQ(output_units(packed(OpKind::bit_and, 64, 64), 3), 2u);
-  EXPECT_EQ(output_units(packed(OpKind::popcount, 64, 8), 16), 1u);
-  EXPECT_EQ(output_units(packed(OpKind::popcount, 8, 32), 5), 2u);
-  EXPECT_EQ(output_units(packed(OpKind::bit_and, 8, 8), 0xffffffffu), 0x10000000u);
-  // Strided: one word, or one 64-bit element.
   EXPECT_EQ(unit_bytes(strided(OpKind::bit_and, 8, 8)), 4u);
   EXPECT_EQ(unit_bytes(strided(OpKind::bit_and, 64, 64)), 8u);
   EXPECT_EQ(unit_bytes(strided(OpKind::popcount, 64, 32)), 4u);
@@ -587,15 +576,33 @@ TEST(GpuKernelTest, OutputUnitsAreSixteenBytesPackedAndOneWordStrided) {
   EXPECT_EQ(unit_input_bytes(packed(OpKind::bit_and, 32, 32)), 16u);
   EXPECT_EQ(unit_input_bytes(packed(OpKind::popcount, 64, 8)), 128u);
   EXPECT_EQ(unit_input_bytes(packed(OpKind::popcount, 8, 32)), 4u);
-  EXPECT_EQ(output_units(strided(OpKind::bit_and, 8, 8), 0), 0u);
-  EXPECT_EQ(output_units(strided(OpKind::bit_and, 8, 8), 4), 1u);
-  EXPECT_EQ(output_units(strided(OpKind::bit_and, 8, 8), 5), 2u);
-  EXPECT_EQ(output_units(strided(OpKind::bit_and, 16, 16), 3), 2u);
-  EXPECT_EQ(output_units(strided(OpKind::bit_and, 32, 32), 7), 7u);
-  EXPECT_EQ(output_units(strided(OpKind::bit_and, 64, 64), 7), 7u);
-  EXPECT_EQ(output_units(strided(OpKind::popcount, 64, 8), 5), 2u);
-  EXPECT_EQ(output_units(strided(OpKind::popcount, 8, 32), 5), 5u);
-  EXPECT_EQ(output_units(strided(OpKind::bit_and, 16, 16), 0xffffffffu), 0x80000000u);
+  struct Row {
+    KernelKey key;
+    std::uint32_t count, units;
+  };
+  const Row rows[] = {
+      {packed(OpKind::bit_and, 8, 8), 0, 0},
+      {packed(OpKind::bit_and, 8, 8), 1, 1},
+      {packed(OpKind::bit_and, 8, 8), 16, 1},
+      {packed(OpKind::bit_and, 8, 8), 17, 2},
+      {packed(OpKind::bit_and, 16, 16), 9, 2},
+      {packed(OpKind::bit_and, 32, 32), 4, 1},
+      {packed(OpKind::bit_and, 32, 32), 7, 2},
+      {packed(OpKind::bit_and, 64, 64), 3, 2},
+      {packed(OpKind::popcount, 64, 8), 16, 1},
+      {packed(OpKind::popcount, 8, 32), 5, 2},
+      {packed(OpKind::bit_and, 8, 8), 0xffffffffu, 0x10000000u},
+      {strided(OpKind::bit_and, 8, 8), 0, 0},
+      {strided(OpKind::bit_and, 8, 8), 4, 1},
+      {strided(OpKind::bit_and, 8, 8), 5, 2},
+      {strided(OpKind::bit_and, 16, 16), 3, 2},
+      {strided(OpKind::bit_and, 32, 32), 7, 7},
+      {strided(OpKind::bit_and, 64, 64), 7, 7},
+      {strided(OpKind::popcount, 64, 8), 5, 2},
+      {strided(OpKind::popcount, 8, 32), 5, 5},
+      {strided(OpKind::bit_and, 16, 16), 0xffffffffu, 0x80000000u},
+  };
+  for (const Row& r : rows) EXPECT_EQ(output_units(r.key, r.count), r.units) << to_string(r.key) << " count " << r.count;
 }
 
 TEST(GpuKernelTest, TheGridCoversTheUnitsUpToTheGroupLimit) {
