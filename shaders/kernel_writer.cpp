@@ -1,14 +1,14 @@
 // The shared kernel skeleton. In HLSL terms every kernel is:
 //
-//   [numthreads(64, 1, 1)] void main(uint3 id : SV_DispatchThreadID) {
-//     uint unit = id.y * threads_x + id.x;          // one output word (or 64-bit element)
-//     if (unit >= units(count)) return;
-//     uint first = unit * per_unit, remaining = count - first;
-//     if (packed && inputs aligned [&& whole unit])  // fast path: whole input words
-//       out = combine(load words of A [, B]) & tail_mask(remaining);
-//     else                                            // one element at a time
-//       for (k = 0; k < per_unit; ++k) if (k < remaining) out.element[k] = f(A[elem(first + k)], ...);
-//     u0.Store(unit * unit_bytes, out);
+//   [numthreads(256, 1, 1)] void main(uint3 id : SV_DispatchThreadID) {
+//     for (uint unit = id.x; unit < units(count); unit += threads) {  // grid-stride loop
+//       uint first = unit * per_unit, remaining = count - first;
+//       if (packed)                                     // 16 bytes of output from whole input
+//         out = combine(load words of A [, B]) & tail_mask(remaining);  // words (Load4)
+//       else                                            // strided: one element at a time
+//         for (k = 0; k < per_unit; ++k) if (k < remaining) out.element[k] = f(A[elem(first + k)], ...);
+//       u0.Store4(unit * 16, out);                      // strided: Store (Store2 for 64-bit)
+//     }
 //   }
 //
 // vkd3d 1.2 traps shape the code: no shift count is ever >= 32 (every count is masked or a
@@ -36,12 +36,13 @@ namespace {
 
 unsigned log2u(unsigned v) { return static_cast<unsigned>(std::countr_zero(v)); }
 
-// How output units, elements and words relate for one key.
+// How output units, elements and words relate for one key (gpu_kernel.hpp).
 struct Layout {
   unsigned in_bits, out_bits;
-  unsigned per_unit;    // output elements per unit: 32 / out_bits, or 1 for 64-bit outputs
-  unsigned unit_words;  // output words per unit: 1, or 2 for 64-bit outputs
-  unsigned in_words;    // words of each input covering one whole unit (packed layout)
+  unsigned unit_words;  // output words per unit: 4 packed; 1 strided, 2 for 64-bit outputs
+  unsigned per_unit;    // output elements per unit
+  unsigned per_word;    // output elements per output word (1 for 64-bit outputs)
+  unsigned in_words;    // words of each input covering one whole unit (packed kernels)
   unsigned inputs;
   bool strided;
 };
@@ -50,9 +51,10 @@ Layout layout_of(const KernelKey& key, const Family& f) {
   Layout l{};
   l.in_bits = key.in_bits;
   l.out_bits = key.out_bits;
-  l.per_unit = key.out_bits >= 32 ? 1 : 32 / key.out_bits;
-  l.unit_words = key.out_bits == 64 ? 2 : 1;
-  l.in_words = l.per_unit * key.in_bits / 32;  // 0 when one element is a fraction of a word
+  l.unit_words = unit_bytes(key) / 4;
+  l.per_unit = l.unit_words * 32 / key.out_bits;
+  l.per_word = std::max(1u, 32 / key.out_bits);
+  l.in_words = l.per_unit * key.in_bits / 32;  // 0 when one element is a fraction of a word (strided only)
   l.inputs = f.inputs();
   l.strided = key.strided;
   return l;
@@ -64,68 +66,70 @@ class KernelWriter {
 
   dxbc::Program write() {
     declare();
+    units_ = b_.scalar();
+    unit_units();
     unit_ = b_.scalar();
-    b_.imul(unit_, input(OperandType::thread_id, 1), constant(kThreadsXWord));
-    b_.iadd(unit_, unit_, input(OperandType::thread_id, 0));
-    return_past_last_unit();
-
-    first_ = b_.scalar();
-    remaining_ = b_.scalar();
-    shift_left(first_, unit_, log2u(l_.per_unit));
-    b_.imul(remaining_, unit_, imm(0u - l_.per_unit));  // -first, without a negate modifier
-    b_.iadd(remaining_, remaining_, constant(kCountWord));
-
-    out_ = l_.unit_words == 2 ? b_.vector(2) : b_.scalar();
-    if (!l_.strided && l_.per_unit > 1) {
-      // Packed words are read whole when every input's first element starts a word (and, when
-      // a unit spans several input words, the unit is complete: words past the data may lie
-      // past the end of the buffer).
-      const Reg fast = b_.scalar();
-      fast_path_condition(fast);
-      b_.if_nz(fast);
-      words_path();
-      b_.else_();
-      elements_path();
-      b_.endif();
-    } else {
-      elements_path();
+    b_.mov(unit_, input(OperandType::thread_id, 0));
+    b_.loop();
+    {
+      ProgramBuilder::Scope s(b_);
+      const Reg stop = b_.scalar();
+      b_.uge(stop, unit_, units_);
+      b_.breakc_nz(stop);
     }
-
-    ProgramBuilder::Scope s(b_);
-    const Reg address = b_.scalar();
-    b_.ishl(address, unit_, imm(log2u(4 * l_.unit_words)));
-    b_.store_raw(uav(0), address, out_);
+    unit_body();
+    b_.iadd(unit_, unit_, constant(kThreadsWord));
+    b_.endloop();
     b_.ret();
     return b_.finish();
   }
 
  private:
+  void unit_body() {
+    ProgramBuilder::Scope s(b_);
+    remaining_ = b_.scalar();
+    if (l_.strided) {
+      first_ = b_.scalar();
+      shift_left(first_, unit_, log2u(l_.per_unit));
+    }
+    b_.imul(remaining_, unit_, imm(0u - l_.per_unit));  // -first, without a negate modifier
+    b_.iadd(remaining_, remaining_, constant(kCountWord));
+
+    out_ = l_.unit_words == 1 ? b_.scalar() : b_.vector(l_.unit_words);
+    // Packed kernels have no branch: lavapipe runs both sides of one under a mask.
+    if (!l_.strided) {
+      words_path();
+      tail_mask();
+    } else {
+      elements_path();
+    }
+
+    const Reg address = b_.scalar();
+    b_.ishl(address, unit_, imm(log2u(4 * l_.unit_words)));
+    b_.store_raw(uav(0), address, out_);
+  }
+
   void declare() {
     b_.dcl_global_flags(dxbc::kRefactoringAllowed);
     b_.dcl_constant_buffer(0, kConstantWords / 4);
     for (unsigned t = 0; t < l_.inputs; ++t) b_.dcl_resource_raw(t);
     b_.dcl_uav_raw(0);
-    b_.dcl_input(OperandType::thread_id, dxbc::kMaskXY);
+    b_.dcl_input(OperandType::thread_id, dxbc::kMaskX);
     b_.dcl_thread_group(kThreadGroupSize, 1, 1);
   }
 
   // units = ceil(count / per_unit), computed without count + per_unit - 1 overflowing.
-  void return_past_last_unit() {
-    ProgramBuilder::Scope s(b_);
-    const Reg stop = b_.scalar();
+  void unit_units() {
     if (l_.per_unit == 1) {
-      b_.uge(stop, unit_, constant(kCountWord));
-    } else {
-      const Reg units = b_.scalar();
-      b_.ushr(units, constant(kCountWord), imm(log2u(l_.per_unit)));
-      b_.and_(stop, constant(kCountWord), imm(l_.per_unit - 1));
-      b_.movc(stop, stop, imm(1), imm(0));
-      b_.iadd(units, units, stop);
-      b_.uge(stop, unit_, units);
+      b_.mov(units_, constant(kCountWord));
+      return;
     }
-    b_.if_nz(stop);
-    b_.ret();
-    b_.endif();
+    ProgramBuilder::Scope s(b_);
+    const Reg partial = b_.scalar();
+    b_.ushr(units_, constant(kCountWord), imm(log2u(l_.per_unit)));
+    b_.and_(partial, constant(kCountWord), imm(l_.per_unit - 1));
+    b_.movc(partial, partial, imm(1), imm(0));
+    b_.iadd(units_, units_, partial);
   }
 
   // d = a << n for a constant n < 32 (a mov when n is 0).
@@ -140,48 +144,59 @@ class KernelWriter {
   // Byte offset of input t's first element: base[t] * element bytes.
   void base_bytes(Reg d, unsigned t) { shift_left(d, constant(kBaseWord + t), log2u(l_.in_bits / 8)); }
 
-  void fast_path_condition(Reg fast) {
+  // Elements past `count` in the unit are 0: word w keeps its elements below `remaining`,
+  // all four words at once (vector immediates, `remaining` replicated).
+  void tail_mask() {
     ProgramBuilder::Scope s(b_);
-    const bool whole_unit_needed = l_.in_words > 1;
-    if (l_.in_bits < 32) {
-      base_bytes(fast, 0);
-      if (l_.inputs == 2) {
-        const Reg other = b_.scalar();
-        base_bytes(other, 1);
-        b_.or_(fast, fast, other);
-      }
-      b_.and_(fast, fast, imm(3));
-      b_.ieq(fast, fast, imm(0));
-      if (whole_unit_needed) {
-        const Reg whole = b_.scalar();
-        b_.uge(whole, remaining_, imm(l_.per_unit));
-        b_.and_(fast, fast, whole);
-      }
+    const Reg keep = b_.vector(4);
+    if (l_.out_bits >= 32) {
+      // One element per word (32-bit) or per word pair (64-bit): keep it if its index < remaining.
+      const unsigned pair = l_.out_bits == 64 ? 1 : 0;
+      b_.ult(keep, dxbc::imm4(0u >> pair, 1u >> pair, 2u >> pair, 3u >> pair), remaining_);
     } else {
-      // 32- and 64-bit elements are always word aligned.
-      b_.uge(fast, remaining_, imm(l_.per_unit));
+      const unsigned w = l_.per_word;
+      const Reg some = b_.vector(4);
+      // Partial word: the low (remaining - first element of the word) * out_bits bits, a count
+      // below 32 there (masked to stay below 32 everywhere).
+      b_.iadd(keep, remaining_, dxbc::imm4(0u, 0u - w, 0u - 2 * w, 0u - 3 * w));
+      b_.ishl(keep, keep, imm(log2u(l_.out_bits)));
+      b_.and_(keep, keep, imm(31));
+      b_.ishl(keep, imm(1), keep);
+      b_.iadd(keep, keep, imm(0xffffffffu));
+      b_.uge(some, remaining_, dxbc::imm4(w, 2 * w, 3 * w, 4 * w));  // the whole word
+      b_.movc(keep, some, imm(0xffffffffu), keep);
+      b_.ult(some, dxbc::imm4(0u, w, 2 * w, 3 * w), remaining_);  // any element of the word
+      b_.and_(keep, keep, some);
     }
+    b_.and_(out_, out_, keep);
   }
 
-  // Input t's words for this unit: in_words consecutive words from base*bytes + unit*in_words*4.
+  // Input t's words for this unit: in_words consecutive words from base*bytes + unit*in_words*4,
+  // as registers of up to four words (one ld_raw each).
   std::vector<Reg> load_words(unsigned t) {
     const Reg address = b_.scalar();
     const Reg offset = b_.scalar();
     base_bytes(address, t);
     b_.ishl(offset, unit_, imm(log2u(4 * l_.in_words)));
     b_.iadd(address, address, offset);
-    std::vector<Reg> words;
+    std::vector<Reg> vectors;
     for (unsigned w = 0; w < l_.in_words; w += 4) {
-      const unsigned n = std::min(4u, l_.in_words - w);
-      const Reg v = b_.vector(n);
+      const Reg v = b_.vector(std::min(4u, l_.in_words - w));
       if (w == 0) {
         b_.ld_raw(v, address, srv(t));
       } else {
         b_.iadd(offset, address, imm(4 * w));
         b_.ld_raw(v, offset, srv(t));
       }
-      for (unsigned i = 0; i < n; ++i) words.push_back(v.component(i));
+      vectors.push_back(v);
     }
+    return vectors;
+  }
+
+  static std::vector<Reg> components(const std::vector<Reg>& vectors) {
+    std::vector<Reg> words;
+    for (const Reg& v : vectors)
+      for (unsigned i = 0; i < v.mask.count(); ++i) words.push_back(v.component(i));
     return words;
   }
 
@@ -195,40 +210,47 @@ class KernelWriter {
     return {v, v};
   }
 
-  void words_path() {
-    ProgramBuilder::Scope s(b_);
-    std::vector<Reg> a = load_words(0);
-    std::vector<Reg> bw = l_.inputs == 2 ? load_words(1) : a;
-    if (!(l_.in_words == 1 && f_.word(b_, a[0], bw[0], out_))) {
-      b_.mov(out_, imm(0));
-      for (unsigned k = 0; k < l_.per_unit; ++k) {
-        ProgramBuilder::Scope ks(b_);
-        const Value av = extract(a, k);
-        const Value bv = l_.inputs == 2 ? extract(bw, k) : av;
-        const Reg r = b_.scalar();
-        f_.element(b_, av, bv, {r, r});
-        b_.bfi(out_, imm(l_.out_bits), imm(k * l_.out_bits), r, out_);
-      }
+  // Word i of the unit being computed.
+  Reg out_word(unsigned i) const { return l_.unit_words == 1 ? out_ : out_.component(i); }
+
+  // Element k of the unit computed by the family from a (and bv), placed in out_: a whole
+  // component for 32- and 64-bit outputs, a bit field (bfi) of one for narrower ones.
+  void put_element(unsigned k, const Value& a, const Value& bv) {
+    if (l_.out_bits == 64) {
+      f_.element(b_, a, bv, {out_word(2 * k), out_word(2 * k + 1)});
+    } else if (l_.out_bits == 32) {
+      const Reg word = out_word(k);
+      f_.element(b_, a, bv, {word, word});
+    } else {
+      const Reg r = b_.scalar();
+      const Reg word = out_word(k / l_.per_word);
+      f_.element(b_, a, bv, {r, r});
+      b_.bfi(word, imm(l_.out_bits), imm(k % l_.per_word * l_.out_bits), r, word);
     }
-    // Elements past `count` in the last word are 0: keep the low remaining*out_bits bits.
-    const Reg mask = b_.scalar();
-    const Reg whole = b_.scalar();
-    b_.ishl(mask, remaining_, imm(log2u(l_.out_bits)));
-    b_.and_(mask, mask, imm(31));  // only used when remaining < per_unit, where it is < 32
-    b_.ishl(mask, imm(1), mask);
-    b_.iadd(mask, mask, imm(0xffffffffu));
-    b_.uge(whole, remaining_, imm(l_.per_unit));
-    b_.movc(mask, whole, imm(0xffffffffu), mask);
-    b_.and_(out_, out_, mask);
   }
 
+  void words_path() {
+    ProgramBuilder::Scope s(b_);
+    const std::vector<Reg> a = load_words(0);
+    const std::vector<Reg> bw = l_.inputs == 2 ? load_words(1) : a;
+    // The logic ops combine whole words, four at a time (one instruction per vector).
+    if (l_.in_words == l_.unit_words && f_.word(b_, a[0], bw[0], out_)) return;
+    const std::vector<Reg> aw = components(a), bws = components(bw);
+    for (unsigned k = 0; k < l_.per_unit; ++k) {
+      ProgramBuilder::Scope ks(b_);
+      const Value av = extract(aw, k);
+      put_element(k, av, l_.inputs == 2 ? extract(bws, k) : av);
+    }
+  }
+
+  // Strided kernels: one element at a time. The coordinates of the unit's first element come
+  // from divisions; the next elements of the unit follow it in the output, so their coordinates
+  // are counted on.
   void elements_path() {
+    // Elements past `count` are 0: every word starts at 0 unless one element fills it.
     if (l_.per_unit > 1) b_.mov(out_, imm(0));
-    // Strided: the coordinates of the unit's first element come from divisions; the next
-    // elements of the unit follow it in the output, so their coordinates are counted on.
     std::array<Reg, kMaxRank> coords{};
-    if (l_.strided)
-      for (auto& c : coords) c = b_.scalar();
+    for (auto& c : coords) c = b_.scalar();
     for (unsigned k = 0; k < l_.per_unit; ++k) {
       ProgramBuilder::Scope ks(b_);
       if (k > 0) {
@@ -237,33 +259,14 @@ class KernelWriter {
         b_.if_nz(valid);
       }
       std::array<Reg, 2> index{};
-      if (l_.strided) {
-        if (k == 0) {
-          first_coordinates(coords);
-        } else {
-          next_coordinates(coords);
-        }
-        strided_indices(coords, index);
+      if (k == 0) {
+        first_coordinates(coords);
       } else {
-        Reg flat = first_;
-        if (k > 0) {
-          flat = b_.scalar();
-          b_.iadd(flat, first_, imm(k));
-        }
-        for (unsigned t = 0; t < l_.inputs; ++t) {
-          index[t] = b_.scalar();
-          b_.iadd(index[t], constant(kBaseWord + t), flat);
-        }
+        next_coordinates(coords);
       }
+      strided_indices(coords, index);
       const Value a = fetch(0, index[0]);
-      const Value bv = l_.inputs == 2 ? fetch(1, index[1]) : a;
-      if (l_.per_unit == 1) {
-        f_.element(b_, a, bv, l_.unit_words == 2 ? Value{out_.x(), out_.y()} : Value{out_, out_});
-      } else {
-        const Reg r = b_.scalar();
-        f_.element(b_, a, bv, {r, r});
-        b_.bfi(out_, imm(l_.out_bits), imm(k * l_.out_bits), r, out_);
-      }
+      put_element(k, a, l_.inputs == 2 ? fetch(1, index[1]) : a);
       if (k > 0) b_.endif();
     }
   }
@@ -356,7 +359,7 @@ class KernelWriter {
   Layout l_;
   const Family& f_;
   ProgramBuilder b_;
-  Reg unit_, first_, remaining_, out_;
+  Reg units_, unit_, first_, remaining_, out_;
 };
 
 }  // namespace

@@ -37,7 +37,7 @@ class Family {
 
 // The root constant at 32-bit word `word` of KernelConstants: cb0[word / 4].xyzw[word % 4].
 Src constant(unsigned word);
-inline constexpr unsigned kCountWord = 0, kThreadsXWord = 1, kBaseWord = 2, kSizesWord = 4, kStridesWord = 12;
+inline constexpr unsigned kCountWord = 0, kThreadsWord = 1, kBaseWord = 2, kSizesWord = 4, kStridesWord = 12;
 
 // Assembles the whole kernel for `key` around `family`.
 dxbc::Program write_kernel(const KernelKey& key, const Family& family);

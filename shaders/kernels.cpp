@@ -1,4 +1,5 @@
 // The kernel catalogue of gpu_kernel.hpp: which keys exist, their names, and their programs.
+#include <algorithm>
 #include <string>
 
 #include "dmlbits/error.hpp"
@@ -44,10 +45,22 @@ dxbc::Program program(const KernelKey& key) {
 
 }  // namespace
 
+unsigned unit_bytes(const KernelKey& key) {
+  if (!key.strided) return 16;
+  return key.out_bits == 64 ? 8 : 4;
+}
+
+unsigned unit_input_bytes(const KernelKey& key) { return 16 * key.in_bits / key.out_bits; }
+
 std::uint32_t output_units(const KernelKey& key, std::uint32_t count) {
-  if (key.out_bits >= 32) return count;
-  const std::uint64_t per_word = 32 / key.out_bits;
-  return static_cast<std::uint32_t>((std::uint64_t{count} + per_word - 1) / per_word);
+  const std::uint64_t per_unit = unit_bytes(key) * 8 / key.out_bits;
+  return static_cast<std::uint32_t>((std::uint64_t{count} + per_unit - 1) / per_unit);
+}
+
+DispatchGrid dispatch_grid(const KernelKey& key, std::uint32_t count) {
+  const std::uint64_t units = output_units(key, count);
+  const std::uint64_t groups = std::clamp<std::uint64_t>((units + kThreadGroupSize - 1) / kThreadGroupSize, 1, kMaxGroups);
+  return {static_cast<std::uint32_t>(groups), static_cast<std::uint32_t>(groups * kThreadGroupSize)};
 }
 
 std::vector<KernelKey> all_kernel_keys() {

@@ -182,8 +182,11 @@ void check_combo(const Combo& c) {
   std::mt19937_64 rng(std::hash<std::string>{}(combo_name(c)));
   D3d12Backend& b = *gpu().backend;
 
-  // Packed: every input has the output's shape.
-  for (std::uint64_t n : {0, 1, 3, 4, 5, 63, 64, 65, 4097}) {
+  // Packed: every input has the output's shape. Sizes around one 16-byte unit of output and
+  // around one thread group's units (gpu_kernel.hpp).
+  const std::uint64_t unit = 16 / dtype_info(c.out).size, group = unit * gpu::kThreadGroupSize;
+  for (std::uint64_t n : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{3}, unit - 1, unit, unit + 1, std::uint64_t{63},
+                          std::uint64_t{64}, std::uint64_t{65}, group - 1, group, group + 1, std::uint64_t{4097}}) {
     std::vector<Bytes> in{random_tensor(rng, n, w, false)};
     std::vector<Shape> shapes{Shape({n})};
     if (binary) {
@@ -239,13 +242,16 @@ TEST(D3d12BackendTest, CoversEverySupportedCombination) {
   EXPECT_EQ(all_combos().size(), 90u);
 }
 
-// Beyond 65535 groups in x: the grid gets a second row (groups_y = 2).
-TEST(D3d12BackendTest, MoreThan65535GroupsPerDimension) {
+// Large runs with tails, packed at several widths and strided (a scalar B), in one dispatch
+// each. Threads that loop over units past the largest grid (65535 groups) are checked by
+// gpu_kernel_test (ThreadsLoopOverUnitsPastTheGrid): through the backend that needs over 16M
+// units, 67 MB of 8-bit elements, 10 s more on lavapipe, which does not enforce the limit.
+TEST(D3d12BackendTest, LargeRunsWithTails) {
   REQUIRE_GPU();
   D3d12Backend& b = *gpu().backend;
   std::mt19937_64 rng(7);
-  const std::uint64_t n = std::uint64_t{65535} * 64 + 4097;  // one 32- or 64-bit unit per thread
-  const std::uint64_t n8 = std::uint64_t{65535} * 64 * 4 + 333;  // four 8-bit elements per thread
+  const std::uint64_t n = std::uint64_t{65535} * 64 + 4097;
+  const std::uint64_t n8 = std::uint64_t{65535} * 64 * 4 + 333;
   const auto one = [&](Combo c, std::uint64_t count, bool scalar_b) {
     const std::size_t w = dtype_info(c.dtype).size;
     const bool binary = op_info(c.op).arity == 2;
@@ -260,9 +266,36 @@ TEST(D3d12BackendTest, MoreThan65535GroupsPerDimension) {
   one({OpKind::bit_xor, DType::uint32, DType::uint32, ShiftOverflow::zero}, n, false);
   one({OpKind::shl, DType::uint64, DType::uint64, ShiftOverflow::wrap}, n, false);
   one({OpKind::popcount, DType::uint16, DType::uint32, ShiftOverflow::zero}, n, false);
-  one({OpKind::bit_not, DType::uint8, DType::uint8, ShiftOverflow::zero}, n8, false);
+  one({OpKind::bit_and, DType::uint8, DType::uint8, ShiftOverflow::zero}, n8, true);
   one({OpKind::bit_and, DType::int32, DType::int32, ShiftOverflow::zero}, n, true);
 }
+
+#ifdef DMLBITS_HAVE_D3D12  // the runtime's piece size
+// Transfers move in pieces through rotating heaps (d3d12_runtime.cpp): inputs and outputs of
+// several pieces with tails, an input of one piece and an output of three, the reverse, and one
+// input kept (broadcast) beside one cut in pieces.
+TEST(D3d12BackendTest, TransfersInPiecesAcrossRotatingHeaps) {
+  REQUIRE_GPU();
+  D3d12Backend& b = *gpu().backend;
+  std::mt19937_64 rng(17);
+  const std::uint64_t piece = d3d12::kTransferPieceBytes;
+  const auto one = [&](Combo c, std::uint64_t count, bool scalar_b) {
+    const std::size_t w = dtype_info(c.dtype).size;
+    std::vector<Bytes> in{random_tensor(rng, count, w, false)};
+    std::vector<Shape> shapes{Shape({count})};
+    if (op_info(c.op).arity == 2) {
+      in.push_back(random_tensor(rng, scalar_b ? 1 : count, w, c.op == OpKind::shl || c.op == OpKind::shr));
+      shapes.push_back(scalar_b ? Shape({}) : Shape({count}));
+    }
+    expect_same(b, make_op(c, shapes), in, fmt::format("{} n={}{}", combo_name(c), count, scalar_b ? " scalar B" : ""));
+  };
+  one({OpKind::bit_xor, DType::uint32, DType::uint32, ShiftOverflow::zero}, (2 * piece + 12) / 4, false);
+  one({OpKind::shr, DType::uint16, DType::uint16, ShiftOverflow::zero}, piece + 1, false);  // 2 pieces and 2 bytes
+  one({OpKind::popcount, DType::uint8, DType::uint32, ShiftOverflow::zero}, piece / 2 + 5, false);  // in 1, out 3
+  one({OpKind::popcount, DType::uint64, DType::uint8, ShiftOverflow::zero}, piece / 4 + 3, false);  // in 3, out 1
+  one({OpKind::bit_or, DType::uint8, DType::uint8, ShiftOverflow::zero}, 2 * piece + 7, true);
+}
+#endif
 
 // Buffers limited to 4 KiB: packed runs, boxes whose inputs are uploaded whole (addressed with
 // base offsets) or box by box, a broadcast input larger than one buffer, and in place.

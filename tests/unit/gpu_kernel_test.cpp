@@ -386,22 +386,18 @@ class Interpreter {
   std::map<std::size_t, std::size_t> target_;
 };
 
-// Runs `key`'s kernel over `count` elements the way the backend dispatches it (or with groups_x
-// forced to `force_groups_x`, to exercise the second grid dimension).
-std::vector<std::string> dispatch(const KernelKey& key, KernelConstants c, Buffers& b, unsigned force_groups_x = 0) {
+// Runs `key`'s kernel over `count` elements the way the backend dispatches it
+// (dispatch_grid), or with `force_groups` groups, so that each thread loops over several units.
+std::vector<std::string> dispatch(const KernelKey& key, KernelConstants c, Buffers& b, unsigned force_groups = 0) {
   const Decoded d = decode(build_kernel(key));
   Interpreter in(d);
-  const std::uint64_t units = output_units(key, c.count);
-  const std::uint64_t groups = (units + kThreadGroupSize - 1) / kThreadGroupSize;
-  std::uint64_t gx = std::min<std::uint64_t>(std::max<std::uint64_t>(groups, 1), kMaxGroupsPerDimension);
-  if (force_groups_x) gx = force_groups_x;
-  const std::uint64_t gy = (std::max<std::uint64_t>(groups, 1) + gx - 1) / gx;
-  c.threads_x = static_cast<std::uint32_t>(gx * kThreadGroupSize);
+  DispatchGrid grid = dispatch_grid(key, c.count);
+  if (force_groups) grid = {force_groups, force_groups * kThreadGroupSize};
+  c.threads = grid.threads;
   std::uint32_t words[kConstantWords];
   std::memcpy(words, &c, sizeof words);
   std::vector<std::string> problems;
-  for (std::uint32_t y = 0; y < gy; ++y)
-    for (std::uint32_t x = 0; x < c.threads_x; ++x) in.run(x, y, words, b, problems);
+  for (std::uint32_t x = 0; x < grid.groups * kThreadGroupSize; ++x) in.run(x, 0, words, b, problems);
   return problems;
 }
 
@@ -451,7 +447,7 @@ struct Case {
   std::uint32_t base[2]{};
 };
 
-std::string run_case(const KernelKey& key, const Case& cs, std::mt19937& rng, unsigned force_groups_x = 0) {
+std::string run_case(const KernelKey& key, const Case& cs, std::mt19937& rng, unsigned force_groups = 0) {
   const unsigned rank = static_cast<unsigned>(cs.sizes.size());
   std::uint64_t count = 1;
   for (auto s : cs.sizes) count *= s;
@@ -487,6 +483,10 @@ std::string run_case(const KernelKey& key, const Case& cs, std::mt19937& rng, un
     std::uint64_t extent = cs.base[t];
     for (std::uint64_t e = 0; e < count; ++e) extent = std::max(extent, offset(t, e) + 1);
     std::uint64_t bytes = (extent * key.in_bits / 8 + 3) / 4 * 4;
+    // Packed kernels read whole units: the contract's size, past the data (gpu_kernel.hpp).
+    if (!key.strided)
+      bytes = std::max<std::uint64_t>(bytes, std::uint64_t{cs.base[t]} * key.in_bits / 8 +
+                                                 std::uint64_t{output_units(key, c.count)} * unit_input_bytes(key));
     b.t[t].resize(bytes);
     for (auto& x : b.t[t]) x = static_cast<std::uint8_t>(rng());  // bytes past the data included
     if (t == 1 && is_shift(key.op)) {
@@ -507,15 +507,14 @@ std::string run_case(const KernelKey& key, const Case& cs, std::mt19937& rng, un
     }
   }
   const std::uint64_t units = output_units(key, c.count);
-  const unsigned unit_bytes = key.out_bits == 64 ? 8 : 4;
-  b.u0.assign(units * unit_bytes, 0x5a);  // every byte must be written
-  std::vector<std::uint8_t> want(units * unit_bytes, 0);
+  b.u0.assign(units * unit_bytes(key), 0x5a);  // every byte must be written
+  std::vector<std::uint8_t> want(units * unit_bytes(key), 0);
   for (std::uint64_t e = 0; e < count; ++e) {
     const std::uint64_t a = get(b.t[0], offset(0, e), key.in_bits);
     const std::uint64_t bv = inputs == 2 ? get(b.t[1], offset(1, e), key.in_bits) : 0;
     put(want, e, key.out_bits, expected_element(key, a, bv));
   }
-  const auto problems = dispatch(key, c, b, force_groups_x);
+  const auto problems = dispatch(key, c, b, force_groups);
   std::string report;
   for (const auto& p : problems) report += p + "; ";
   if (b.u0 != want) {
@@ -563,18 +562,87 @@ TEST(GpuKernelTest, NamesReadAsKeys) {
   EXPECT_EQ(to_string({OpKind::popcount, 64, 8, ShiftOverflow::zero, true}), "popcount_u64_to_u8_strided");
 }
 
-TEST(GpuKernelTest, OutputUnitsPackNarrowElementsInWords) {
-  EXPECT_EQ(output_units({OpKind::bit_and, 8, 8}, 0), 0u);
-  EXPECT_EQ(output_units({OpKind::bit_and, 8, 8}, 1), 1u);
-  EXPECT_EQ(output_units({OpKind::bit_and, 8, 8}, 4), 1u);
-  EXPECT_EQ(output_units({OpKind::bit_and, 8, 8}, 5), 2u);
-  EXPECT_EQ(output_units({OpKind::bit_and, 16, 16}, 3), 2u);
-  EXPECT_EQ(output_units({OpKind::bit_and, 32, 32}, 7), 7u);
-  EXPECT_EQ(output_units({OpKind::bit_and, 64, 64}, 7), 7u);
-  EXPECT_EQ(output_units({OpKind::popcount, 64, 8}, 5), 2u);
-  EXPECT_EQ(output_units({OpKind::popcount, 8, 32}, 5), 5u);
-  EXPECT_EQ(output_units({OpKind::bit_and, 8, 8}, 0xffffffffu), 0x40000000u);
-  EXPECT_EQ(output_units({OpKind::bit_and, 16, 16}, 0xffffffffu), 0x80000000u);
+TEST(GpuKernelTest, OutputUnitsAreSixteenBytesPackedAndOneWordStrided) {
+  const auto packed = [](OpKind op, unsigned in, unsigned out) { return KernelKey{op, in, out, ShiftOverflow::zero, false}; };
+  const auto strided = [](OpKind op, unsigned in, unsigned out) { return KernelKey{op, in, out, ShiftOverflow::zero, true}; };
+  // Packed: 16 bytes of output per unit (16 / 8 / 4 / 2 elements of 8 / 16 / 32 / 64 bits).
+  // Strided: one word, or one 64-bit element.
+  EXPECT_EQ(unit_bytes(packed(OpKind::bit_and, 8, 8)), 16u);
+  EXPECT_EQ(unit_bytes(packed(OpKind::bit_and, 64, 64)), 16u);
+  EXPECT_EQ(unit_bytes(strided(OpKind::bit_and, 8, 8)), 4u);
+  EXPECT_EQ(unit_bytes(strided(OpKind::bit_and, 64, 64)), 8u);
+  EXPECT_EQ(unit_bytes(strided(OpKind::popcount, 64, 32)), 4u);
+  // Input bytes a packed unit reads.
+  EXPECT_EQ(unit_input_bytes(packed(OpKind::bit_and, 32, 32)), 16u);
+  EXPECT_EQ(unit_input_bytes(packed(OpKind::popcount, 64, 8)), 128u);
+  EXPECT_EQ(unit_input_bytes(packed(OpKind::popcount, 8, 32)), 4u);
+  struct Row {
+    KernelKey key;
+    std::uint32_t count, units;
+  };
+  const Row rows[] = {
+      {packed(OpKind::bit_and, 8, 8), 0, 0},
+      {packed(OpKind::bit_and, 8, 8), 1, 1},
+      {packed(OpKind::bit_and, 8, 8), 16, 1},
+      {packed(OpKind::bit_and, 8, 8), 17, 2},
+      {packed(OpKind::bit_and, 16, 16), 9, 2},
+      {packed(OpKind::bit_and, 32, 32), 4, 1},
+      {packed(OpKind::bit_and, 32, 32), 7, 2},
+      {packed(OpKind::bit_and, 64, 64), 3, 2},
+      {packed(OpKind::popcount, 64, 8), 16, 1},
+      {packed(OpKind::popcount, 8, 32), 5, 2},
+      {packed(OpKind::bit_and, 8, 8), 0xffffffffu, 0x10000000u},
+      {strided(OpKind::bit_and, 8, 8), 0, 0},
+      {strided(OpKind::bit_and, 8, 8), 4, 1},
+      {strided(OpKind::bit_and, 8, 8), 5, 2},
+      {strided(OpKind::bit_and, 16, 16), 3, 2},
+      {strided(OpKind::bit_and, 32, 32), 7, 7},
+      {strided(OpKind::bit_and, 64, 64), 7, 7},
+      {strided(OpKind::popcount, 64, 8), 5, 2},
+      {strided(OpKind::popcount, 8, 32), 5, 5},
+      {strided(OpKind::bit_and, 16, 16), 0xffffffffu, 0x80000000u},
+  };
+  for (const Row& r : rows) EXPECT_EQ(output_units(r.key, r.count), r.units) << to_string(r.key) << " count " << r.count;
+}
+
+TEST(GpuKernelTest, TheGridCoversTheUnitsUpToTheGroupLimit) {
+  const KernelKey key{OpKind::bit_and, 32, 32, ShiftOverflow::zero, false};
+  const auto grid = [&](std::uint32_t count) {
+    const DispatchGrid g = dispatch_grid(key, count);
+    EXPECT_EQ(g.threads, g.groups * kThreadGroupSize);
+    return g.groups;
+  };
+  EXPECT_EQ(grid(0), 1u);  // D3D12 takes no empty dispatch; the one group finds no unit
+  EXPECT_EQ(grid(4 * kThreadGroupSize), 1u);
+  EXPECT_EQ(grid(4 * kThreadGroupSize + 1), 2u);
+  EXPECT_EQ(grid(4 * kThreadGroupSize * kMaxGroups), kMaxGroups);
+  EXPECT_EQ(grid(0xffffffffu), kMaxGroups);  // the threads loop over the rest
+}
+
+// Packed kernels move 16 bytes per access: one store_raw of four words per unit, and their
+// inputs read with ld_raw of four words wherever a unit covers four or more input words; they
+// have no `if`.
+TEST(GpuKernelTest, PackedKernelsLoadAndStoreFourWordsAtOnceWithoutBranches) {
+  for (const auto& key : all_kernel_keys()) {
+    SCOPED_TRACE(to_string(key));
+    const Decoded d = decode(build_kernel(key));
+    unsigned stores = 0, wide_loads = 0;
+    for (const auto& ins : d.code) {
+      if (ins.opcode == 0xa6) {
+        ++stores;
+        EXPECT_EQ(ins.ops[0].mask, key.strided ? (key.out_bits == 64 ? 3u : 1u) : 15u);
+      }
+      if (ins.opcode == 0xa5 && ins.ops[0].mask == 15u) ++wide_loads;
+      // lavapipe runs both sides of a branch under a mask: only the units' loop.
+      if (!key.strided) {
+        EXPECT_NE(ins.opcode, 0x1fu) << "if in a packed kernel";
+      }
+    }
+    EXPECT_EQ(stores, 1u);
+    const unsigned in_words = 4 * key.in_bits / key.out_bits;  // of each input, per packed unit
+    const unsigned inputs = is_binary(key.op) ? 2 : 1;
+    EXPECT_EQ(wide_loads, key.strided || in_words < 4 ? 0u : inputs * in_words / 4);
+  }
 }
 
 TEST(GpuKernelTest, InvalidKeyIsAnInternalError) {
@@ -614,18 +682,22 @@ TEST(GpuKernelTest, EveryKernelIsAValidContainerWithTheContractsBindings) {
   }
 }
 
+// Elements of one unit of `key` (gpu_kernel.hpp).
+std::uint32_t unit_elements(const KernelKey& key) { return unit_bytes(key) * 8 / key.out_bits; }
+
 TEST(GpuKernelTest, PackedKernelsComputeTheReferenceSemantics) {
   std::mt19937 rng(1234);
   for (const auto& key : all_kernel_keys()) {
     if (key.strided) continue;
-    for (std::uint32_t count : {1u, 3u, 5u, 8u, 63u, 65u}) {
+    // Empty, one element, around one 16-byte unit, and around one group's units.
+    const std::uint32_t e = unit_elements(key), g = kThreadGroupSize * e;
+    for (std::uint32_t count : {0u, 1u, 3u, e - 1, e, e + 1, 2 * e + 3, g - 1, g, g + 1}) {
       Case cs{{count}, {}, {0, 0}};
       EXPECT_EQ(run_case(key, cs, rng), "") << to_string(key) << " count " << count;
     }
-    // Inputs starting mid-word (a narrow element's base not word aligned) and past element 0.
-    for (std::uint32_t count : {3u, 9u}) {
-      Case cs{{count}, {}, {1, 3}};
-      EXPECT_EQ(run_case(key, cs, rng), "") << to_string(key) << " count " << count << " bases 1, 3";
+    // Inputs starting past element 0, on a word (the contract); the bytes past the data are
+    // random, so that an element read past `count` and kept would show.
+    for (std::uint32_t count : {3u, 9u, e + 5}) {
       Case aligned{{count}, {}, {8, 4}};
       EXPECT_EQ(run_case(key, aligned, rng), "") << to_string(key) << " count " << count << " bases 8, 4";
     }
@@ -647,11 +719,11 @@ TEST(GpuKernelTest, StridedKernelsComputeTheReferenceSemantics) {
   }
 }
 
-TEST(GpuKernelTest, ThreadsOnLaterGridRowsFindTheirUnits) {
-  // groups_x forced to 1: units 64.. come from vThreadID.y rows.
+TEST(GpuKernelTest, ThreadsLoopOverUnitsPastTheGrid) {
+  // One group for more than two groups' units: each thread writes units x, x + threads, ...
   std::mt19937 rng(7);
   for (const auto& key : all_kernel_keys()) {
-    Case cs{{300}, {}, {0, 0}};
+    Case cs{{(2 * kThreadGroupSize + 1) * unit_elements(key) + 1}, {}, {0, 0}};
     EXPECT_EQ(run_case(key, cs, rng, 1), "") << to_string(key);
   }
 }

@@ -115,15 +115,12 @@ struct D3d12Backend::Impl {
     job.key = key;
     job.inputs = inputs;
     job.input = in;
-    const std::uint32_t units = gpu::output_units(key, count);
-    const std::uint64_t groups = (static_cast<std::uint64_t>(units) + gpu::kThreadGroupSize - 1) / gpu::kThreadGroupSize;
-    job.groups_x = static_cast<std::uint32_t>(std::min<std::uint64_t>(groups, gpu::kMaxGroupsPerDimension));
-    job.groups_y = static_cast<std::uint32_t>((groups + job.groups_x - 1) / job.groups_x);
+    const gpu::DispatchGrid grid = gpu::dispatch_grid(key, count);
+    job.groups = grid.groups;
     constants.count = count;
-    constants.threads_x = job.groups_x * gpu::kThreadGroupSize;
+    constants.threads = grid.threads;
     job.constants = constants;
-    const std::uint64_t unit_bytes = key.out_bits == 64 ? 8 : 4;
-    job.output_buffer_bytes = std::max<std::uint64_t>(units, 1) * unit_bytes;
+    job.output_buffer_bytes = std::max<std::uint64_t>(gpu::output_units(key, count), 1) * gpu::unit_bytes(key);
     job.output = out;
     device->dispatch(job, phases);
   }

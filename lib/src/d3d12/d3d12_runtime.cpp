@@ -153,14 +153,44 @@ class DeviceImpl final : public Device {
   void ensure(Buffer& b, D3D12_HEAP_TYPE heap, std::uint64_t bytes, D3D12_RESOURCE_STATES initial, bool uav) {
     ensure_buffer(device_.get(), b, heap, bytes, initial, uav);
   }
-  void transition(Buffer& b, D3D12_RESOURCE_STATES to) { d3d12::transition(list_.get(), b, to); }
   void wait_idle();
+  // Waits until the fence has reached `value` (signalled by an earlier submission).
+  void wait_for(std::uint64_t value);
+
+  // Transfers move through kSlots rotating command lists, each with its own upload and readback
+  // heap of up to kPieceBytes per input: the CPU copies one piece into (or out of) a slot's
+  // mapped heap while the GPU copies the previous slots' pieces across the bus, instead of the
+  // whole of each in turn (issue #36: upload and readback at 8 GB/s on an H100 host). Three
+  // slots: one the CPU fills, one the GPU copies, one waiting between them.
+  static constexpr unsigned kSlots = kTransferSlots;
+  static constexpr std::uint64_t kPieceBytes = kTransferPieceBytes;
+  struct Slot {
+    Com<ID3D12CommandAllocator> allocator;
+    Com<ID3D12GraphicsCommandList> list;
+    Buffer upload, readback;
+    std::uint64_t upload_used = 0;  // bytes of upload recorded in the open list
+    std::uint64_t fence = 0;  // the value that marks its last submission done (0: none)
+    bool recording = false;   // its list is open (Reset, not yet Closed)
+    struct CopyOut {
+      std::uint64_t at;            // in readback
+      std::span<std::byte> to;     // in the job's output
+    };
+    std::vector<CopyOut> copy_out;  // after the fence: readback -> the job's output
+  };
+  // Waits for the slot's last submission and copies its pieces out.
+  void retire(Slot& slot);
+  // The next slot, retired, its list open for recording.
+  Slot& open_slot(ID3D12PipelineState* pso);
+  void submit(Slot& slot, double& submit_seconds);
+  // Leaves every slot idle with nothing to copy out and its list closed, whatever an earlier
+  // dispatch that threw left behind (its output may be gone).
+  void reset_slots();
 
   D3d12DeviceInfo info_;
   Com<ID3D12Device> device_;
   Com<ID3D12CommandQueue> queue_;
-  Com<ID3D12CommandAllocator> allocator_;
-  Com<ID3D12GraphicsCommandList> list_;
+  Slot slots_[kSlots];
+  unsigned next_slot_ = 0;
   Com<ID3D12Fence> fence_;
   std::uint64_t fence_value_ = 0;
   HANDLE event_ = nullptr;
@@ -168,7 +198,7 @@ class DeviceImpl final : public Device {
   Com<ID3D12QueryHeap> queries_;
   Buffer query_readback_;
   std::map<gpu::KernelKey, Com<ID3D12PipelineState>> pipelines_;
-  Buffer inputs_[2], uploads_[2], output_, readback_;
+  Buffer inputs_[2], output_;
 };
 
 void query_features(ID3D12Device* device, D3d12DeviceInfo& info) {
@@ -288,13 +318,15 @@ DeviceImpl::DeviceImpl(const GpuAdapter& adapter) {
   qd.Type = D3D12_COMMAND_LIST_TYPE_DIRECT;
   check(device_->CreateCommandQueue(&qd, iid_of<ID3D12CommandQueue>(), queue_.out()), "CreateCommandQueue");
   check(queue_->GetTimestampFrequency(&info_.timestamp_frequency), "GetTimestampFrequency");
-  check(device_->CreateCommandAllocator(D3D12_COMMAND_LIST_TYPE_DIRECT, iid_of<ID3D12CommandAllocator>(),
-                                        allocator_.out()),
-        "CreateCommandAllocator");
-  check(device_->CreateCommandList(0, D3D12_COMMAND_LIST_TYPE_DIRECT, allocator_.get(), nullptr,
-                                   iid_of<ID3D12GraphicsCommandList>(), list_.out()),
-        "CreateCommandList");
-  check(list_->Close(), "ID3D12GraphicsCommandList::Close");
+  for (Slot& slot : slots_) {
+    check(device_->CreateCommandAllocator(D3D12_COMMAND_LIST_TYPE_DIRECT, iid_of<ID3D12CommandAllocator>(),
+                                          slot.allocator.out()),
+          "CreateCommandAllocator");
+    check(device_->CreateCommandList(0, D3D12_COMMAND_LIST_TYPE_DIRECT, slot.allocator.get(), nullptr,
+                                     iid_of<ID3D12GraphicsCommandList>(), slot.list.out()),
+          "CreateCommandList");
+    check(slot.list->Close(), "ID3D12GraphicsCommandList::Close");
+  }
   check(device_->CreateFence(0, D3D12_FENCE_FLAG_NONE, iid_of<ID3D12Fence>(), fence_.out()), "CreateFence");
 #if defined(DMLBITS_D3D12_HEADERS_VKD3D)
   event_ = lib.create_event();
@@ -359,14 +391,18 @@ DeviceImpl::~DeviceImpl() {
 void DeviceImpl::wait_idle() {
   ++fence_value_;
   check(queue_->Signal(fence_.get(), fence_value_), "ID3D12CommandQueue::Signal");
-  if (fence_->GetCompletedValue() >= fence_value_) return;
+  wait_for(fence_value_);
+}
+
+void DeviceImpl::wait_for(std::uint64_t value) {
+  if (fence_->GetCompletedValue() >= value) return;
 #if defined(DMLBITS_D3D12_HEADERS_VKD3D)
-  check(fence_->SetEventOnCompletion(fence_value_, event_), "ID3D12Fence::SetEventOnCompletion");
+  check(fence_->SetEventOnCompletion(value, event_), "ID3D12Fence::SetEventOnCompletion");
   library().wait_event(event_, VKD3D_INFINITE);
 #else
-  check(fence_->SetEventOnCompletion(fence_value_, nullptr), "ID3D12Fence::SetEventOnCompletion");
+  check(fence_->SetEventOnCompletion(value, nullptr), "ID3D12Fence::SetEventOnCompletion");
 #endif
-  if (fence_->GetCompletedValue() < fence_value_) {
+  if (fence_->GetCompletedValue() < value) {
     const HRESULT reason = device_->GetDeviceRemovedReason();
     fail("waiting for the GPU", FAILED(reason) ? reason : E_FAIL, "(the device stopped)");
   }
@@ -449,65 +485,163 @@ Com<ID3D12PipelineState> DeviceImpl::make_pipeline(const std::vector<std::uint8_
   return pso;
 }
 
+void DeviceImpl::retire(Slot& slot) {
+  if (slot.fence) wait_for(slot.fence);
+  slot.fence = 0;
+  for (const auto& c : slot.copy_out) std::memcpy(c.to.data(), slot.readback.mapped + c.at, c.to.size());
+  slot.copy_out.clear();
+}
+
+DeviceImpl::Slot& DeviceImpl::open_slot(ID3D12PipelineState* pso) {
+  Slot& slot = slots_[next_slot_];
+  next_slot_ = (next_slot_ + 1) % kSlots;
+  retire(slot);
+  slot.upload_used = 0;
+  check(slot.allocator->Reset(), "ID3D12CommandAllocator::Reset");
+  check(slot.list->Reset(slot.allocator.get(), pso), "ID3D12GraphicsCommandList::Reset");
+  slot.recording = true;
+  return slot;
+}
+
+void DeviceImpl::submit(Slot& slot, double& submit_seconds) {
+  Stopwatch clock;
+  slot.recording = false;
+  check(slot.list->Close(), "ID3D12GraphicsCommandList::Close");
+  ID3D12CommandList* list = slot.list.get();
+  queue_->ExecuteCommandLists(1, &list);
+  ++fence_value_;
+  check(queue_->Signal(fence_.get(), fence_value_), "ID3D12CommandQueue::Signal");
+  slot.fence = fence_value_;
+  submit_seconds += clock.seconds();
+}
+
+void DeviceImpl::reset_slots() {
+  // Every dispatch starts at slot 0: one that fits one submission (the small chunks of a
+  // streamed run, `check`'s cases) reuses the same heaps each time instead of warming three.
+  next_slot_ = 0;
+  for (Slot& slot : slots_) {
+    slot.copy_out.clear();
+    if (slot.fence) wait_for(slot.fence);
+    slot.fence = 0;
+    if (slot.recording) (void)slot.list->Close();
+    slot.recording = false;
+  }
+}
+
+// One dispatch in three stages on one queue, in order:
+//   upload    each input cut into pieces of kPieceBytes; every piece but an input's last is
+//             copied by the CPU into a slot's upload heap and submitted on its own, so the GPU
+//             copies piece k to the device buffer while the CPU writes piece k + 1
+//   dispatch  the inputs' last pieces, the Dispatch (between two timestamps) and the first
+//             piece of the output's readback, in one submission (a run that fits one piece per
+//             buffer is one submission, as small streamed chunks are)
+//   readback  the output's other pieces, each copied by the GPU into a slot's readback heap
+//             while the CPU copies the previous one out
+// It returns when the whole output is in job.output. The device buffers are shared by the
+// stages, which the queue runs in order; a slot's heaps are reused only after its fence.
 void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases) {
   const d3d12_detail::ForeignAllocations foreign;  // see foreign_allocations.hpp
   ID3D12PipelineState* pso = pipeline(job.key, phases);
+  reset_slots();
   Stopwatch wall;
-  double cpu_upload = 0;
+  double submit_seconds = 0;
+  // Inputs are padded with zeros to whole units of the widest packed kernel (gpu_kernel.hpp).
+  const auto padded = [](std::uint64_t n) {
+    return (n + gpu::kInputPaddingBytes - 1) / gpu::kInputPaddingBytes * gpu::kInputPaddingBytes;
+  };
   for (unsigned i = 0; i < job.inputs; ++i) {
     const auto& in = job.input[i];
-    if (in.keep) continue;
-    const std::uint64_t padded = (in.upload.size() + 3) & ~std::uint64_t{3};
-    ensure(uploads_[i], D3D12_HEAP_TYPE_UPLOAD, padded, D3D12_RESOURCE_STATE_GENERIC_READ, false);
-    ensure(inputs_[i], D3D12_HEAP_TYPE_DEFAULT, padded, D3D12_RESOURCE_STATE_COPY_DEST, false);
-    Stopwatch copy;
-    std::memcpy(uploads_[i].mapped, in.upload.data(), in.upload.size());
-    std::memset(uploads_[i].mapped + in.upload.size(), 0, padded - in.upload.size());
-    cpu_upload += copy.seconds();
+    if (!in.keep)
+      ensure(inputs_[i], D3D12_HEAP_TYPE_DEFAULT, padded(in.upload.size()), D3D12_RESOURCE_STATE_COPY_DEST, false);
   }
   ensure(output_, D3D12_HEAP_TYPE_DEFAULT, job.output_buffer_bytes, D3D12_RESOURCE_STATE_UNORDERED_ACCESS, true);
-  const std::uint64_t read_bytes = (job.output.size() + 3) & ~std::uint64_t{3};
-  ensure(readback_, D3D12_HEAP_TYPE_READBACK, read_bytes, D3D12_RESOURCE_STATE_COPY_DEST, false);
 
-  check(allocator_->Reset(), "ID3D12CommandAllocator::Reset");
-  check(list_->Reset(allocator_.get(), pso), "ID3D12GraphicsCommandList::Reset");
-  list_->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 0);
+  // Copies bytes [at, at + n) of input i into the slot's upload heap and records their copy to
+  // the device buffer; the input's last piece is padded. The heap was made large enough for all
+  // the slot's pieces when it was opened: replacing it now would release a buffer that the list
+  // already copies from.
+  const auto upload_piece = [&](Slot& slot, unsigned i, std::uint64_t at, std::uint64_t n) {
+    const auto& data = job.input[i].upload;
+    const std::uint64_t bytes = padded(n);
+    if (slot.upload_used + bytes > slot.upload.capacity) throw Error(Errc::internal, "d3d12: upload heap overrun");
+    std::memcpy(slot.upload.mapped + slot.upload_used, data.data() + at, n);
+    std::memset(slot.upload.mapped + slot.upload_used + n, 0, bytes - n);
+    d3d12::transition(slot.list.get(), inputs_[i], D3D12_RESOURCE_STATE_COPY_DEST);
+    slot.list->CopyBufferRegion(inputs_[i].resource.get(), at, slot.upload.resource.get(), slot.upload_used, bytes);
+    slot.upload_used += bytes;
+  };
+  // Records the copy of output bytes [at, at + n) into the slot's readback heap, to be copied
+  // into job.output once the slot's fence has passed.
+  const std::uint64_t out_bytes = job.output.size();
+  const auto readback_piece = [&](Slot& slot, std::uint64_t at) {
+    const std::uint64_t n = std::min(kPieceBytes, out_bytes - at);
+    const std::uint64_t words = (n + 3) & ~std::uint64_t{3};  // within u0, whose size is whole units
+    ensure(slot.readback, D3D12_HEAP_TYPE_READBACK, words, D3D12_RESOURCE_STATE_COPY_DEST, false);
+    slot.list->CopyBufferRegion(slot.readback.resource.get(), 0, output_.resource.get(), at, words);
+    slot.copy_out.push_back({0, job.output.subspan(at, n)});
+  };
+
+  // Upload: every piece but the last of each input.
+  std::array<std::uint64_t, 2> last{};  // where each input's last piece starts
   for (unsigned i = 0; i < job.inputs; ++i) {
     const auto& in = job.input[i];
     if (in.keep) continue;
-    transition(inputs_[i], D3D12_RESOURCE_STATE_COPY_DEST);
-    list_->CopyBufferRegion(inputs_[i].resource.get(), 0, uploads_[i].resource.get(), 0,
-                            (in.upload.size() + 3) & ~std::uint64_t{3});
+    const std::uint64_t size = in.upload.size();
+    last[i] = size > kPieceBytes ? (size - 1) / kPieceBytes * kPieceBytes : 0;
+    for (std::uint64_t at = 0; at < last[i]; at += kPieceBytes) {
+      Slot& slot = open_slot(pso);
+      ensure(slot.upload, D3D12_HEAP_TYPE_UPLOAD, kPieceBytes, D3D12_RESOURCE_STATE_GENERIC_READ, false);
+      upload_piece(slot, i, at, kPieceBytes);
+      submit(slot, submit_seconds);
+    }
   }
-  for (unsigned i = 0; i < job.inputs; ++i) transition(inputs_[i], D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE);
-  transition(output_, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
-  list_->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 1);
-  list_->SetComputeRootSignature(root_signature_.get());
-  list_->SetComputeRoot32BitConstants(0, gpu::kConstantWords, &job.constants, 0);
-  list_->SetComputeRootShaderResourceView(1, inputs_[0].address);
-  list_->SetComputeRootShaderResourceView(2, inputs_[job.inputs > 1 ? 1 : 0].address);
-  list_->SetComputeRootUnorderedAccessView(3, output_.address);
-  list_->Dispatch(job.groups_x, job.groups_y, 1);
-  list_->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 2);
-  transition(output_, D3D12_RESOURCE_STATE_COPY_SOURCE);
-  list_->CopyBufferRegion(readback_.resource.get(), 0, output_.resource.get(), 0, read_bytes);
-  list_->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 3);
-  list_->ResolveQueryData(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 0, 4, query_readback_.resource.get(), 0);
-  check(list_->Close(), "ID3D12GraphicsCommandList::Close");
-  execute(list_.get());
+  // Dispatch, with the inputs' last pieces and the output's first.
+  Slot& slot = open_slot(pso);
+  std::uint64_t last_bytes = 0;
+  for (unsigned i = 0; i < job.inputs; ++i)
+    if (!job.input[i].keep) last_bytes += padded(job.input[i].upload.size() - last[i]);
+  ensure(slot.upload, D3D12_HEAP_TYPE_UPLOAD, last_bytes, D3D12_RESOURCE_STATE_GENERIC_READ, false);
+  for (unsigned i = 0; i < job.inputs; ++i) {
+    const auto& in = job.input[i];
+    if (!in.keep) upload_piece(slot, i, last[i], in.upload.size() - last[i]);
+  }
+  ID3D12GraphicsCommandList* list = slot.list.get();
+  for (unsigned i = 0; i < job.inputs; ++i) d3d12::transition(list, inputs_[i], D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE);
+  d3d12::transition(list, output_, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+  list->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 0);
+  list->SetComputeRootSignature(root_signature_.get());
+  list->SetComputeRoot32BitConstants(0, gpu::kConstantWords, &job.constants, 0);
+  list->SetComputeRootShaderResourceView(1, inputs_[0].address);
+  list->SetComputeRootShaderResourceView(2, inputs_[job.inputs > 1 ? 1 : 0].address);
+  list->SetComputeRootUnorderedAccessView(3, output_.address);
+  list->Dispatch(job.groups, 1, 1);
+  list->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 1);
+  list->ResolveQueryData(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 0, 2, query_readback_.resource.get(), 0);
+  d3d12::transition(list, output_, D3D12_RESOURCE_STATE_COPY_SOURCE);
+  if (out_bytes > 0) readback_piece(slot, 0);
+  submit(slot, submit_seconds);
+  const double upload_stage = wall.seconds(), upload_submits = submit_seconds;
+  // Readback: the output's other pieces, then the slots still in flight.
+  for (std::uint64_t at = kPieceBytes; at < out_bytes; at += kPieceBytes) {
+    Slot& next = open_slot(pso);
+    readback_piece(next, at);
+    submit(next, submit_seconds);
+  }
+  for (unsigned i = 0; i < kSlots; ++i) retire(slots_[(next_slot_ + i) % kSlots]);
 
-  Stopwatch copy;
-  std::memcpy(job.output.data(), readback_.mapped, job.output.size());
-  const double cpu_readback = copy.seconds();
-  std::uint64_t ts[4];
+  std::uint64_t ts[2];
   std::memcpy(ts, query_readback_.mapped, sizeof ts);
   const double tick = info_.timestamp_frequency ? 1.0 / static_cast<double>(info_.timestamp_frequency) : 0;
-  const auto span = [&](int a, int b) { return ts[b] >= ts[a] ? static_cast<double>(ts[b] - ts[a]) * tick : 0.0; };
-  const double gpu_upload = span(0, 1), gpu_dispatch = span(1, 2), gpu_readback = span(2, 3);
-  phases.upload += cpu_upload + gpu_upload;
+  const double gpu_dispatch = ts[1] >= ts[0] ? static_cast<double>(ts[1] - ts[0]) * tick : 0.0;
+  // Wall time by stage, as the CPU sees it, less the submissions (submit): the upload stage
+  // until the dispatch is submitted (the CPU's copies, its waits for slots), the readback stage
+  // from there to the end less the Dispatch itself (waiting for the last pieces, the GPU's
+  // copies, the CPU's copies out).
+  const double total = wall.seconds();
+  phases.upload += std::max(0.0, upload_stage - upload_submits);
   phases.dispatch += gpu_dispatch;
-  phases.readback += gpu_readback + cpu_readback;
-  phases.submit += std::max(0.0, wall.seconds() - cpu_upload - cpu_readback - gpu_upload - gpu_dispatch - gpu_readback);
+  phases.readback += std::max(0.0, total - upload_stage - gpu_dispatch - (submit_seconds - upload_submits));
+  phases.submit += submit_seconds;
 }
 
 // One device per adapter per process: `dmlbits check` runs many cases, each with its own

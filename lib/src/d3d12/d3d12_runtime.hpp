@@ -41,13 +41,23 @@ using KernelSource = std::vector<std::uint8_t> (*)(const gpu::KernelKey& key);
 void set_kernel_source(KernelSource source);
 std::vector<std::uint8_t> kernel_bytecode(const gpu::KernelKey& key);
 
+// Transfers move through kTransferSlots rotating command lists, each with its own upload and
+// readback heap, in pieces of at most kTransferPieceBytes per buffer (Device::dispatch).
+inline constexpr unsigned kTransferSlots = 3;
+inline constexpr std::uint64_t kTransferPieceBytes = std::uint64_t{8} << 20;
+
 // Seconds spent in each phase of execution, added to by Device::dispatch.
 struct PhaseSeconds {
   double pipeline = 0;  // CreateComputePipelineState (first use of a kernel)
-  double upload = 0;    // copying into upload buffers + the GPU copy to device buffers
+  // Wall time of the stages of Device::dispatch (d3d12_runtime.cpp), which overlap the CPU's
+  // copies with the GPU's: upload until the dispatch is submitted (the CPU's copies into upload
+  // heaps, waiting for the GPU's copies of earlier pieces), readback from there to the end less
+  // the Dispatch (the GPU's copies out, the CPU's copies from readback heaps), submit the
+  // submissions themselves.
+  double upload = 0;
   double dispatch = 0;  // the Dispatch, from GPU timestamps
-  double readback = 0;  // the GPU copy to the readback buffer + copying out of it
-  double submit = 0;    // the rest of the wall time: recording, submission, waiting
+  double readback = 0;
+  double submit = 0;
 };
 
 // One dispatch: t0 (and t1) read from device buffers filled by `upload` (or left as the previous
@@ -57,14 +67,15 @@ struct DispatchJob {
   gpu::KernelConstants constants;
   unsigned inputs = 1;  // 1 or 2
   struct Input {
-    std::span<const std::byte> upload;  // bytes to upload, padded by the runtime with zeros
-                                        // to a multiple of 4; empty with keep: reuse
+    std::span<const std::byte> upload;  // bytes to upload, padded by the runtime with zeros to
+                                        // a multiple of gpu::kInputPaddingBytes; empty with
+                                        // keep: reuse
     bool keep = false;                  // the buffer already holds this input (same run)
   };
   std::array<Input, 2> input;
-  std::uint64_t output_buffer_bytes = 0;  // u0's size (a multiple of 4, of 8 for 64-bit)
+  std::uint64_t output_buffer_bytes = 0;  // u0's size: output_units * unit_bytes (gpu_kernel.hpp)
   std::span<std::byte> output;            // where the result goes
-  std::uint32_t groups_x = 0, groups_y = 0;
+  std::uint32_t groups = 0;               // Dispatch(groups, 1, 1)
 };
 
 class Device {
@@ -78,7 +89,8 @@ class Device {
   virtual ID3D12CommandQueue* native_queue() const = 0;
   // Held for a whole run: buffers are shared by every backend on this device.
   std::mutex& mutex() { return mutex_; }
-  // Under mutex(): creates the pipeline for `key` if needed, records, submits and waits.
+  // Under mutex(): creates the pipeline for `key` if needed, uploads, dispatches and reads
+  // back, and returns when job.output holds the result.
   virtual void dispatch(const DispatchJob& job, PhaseSeconds& phases) = 0;
   // Under mutex(): executes `list` (closed, recorded by a user of the shared device) on the
   // queue and waits until it is done, with this device's fence. Throws Errc::backend.
