@@ -26,6 +26,8 @@ regular chunks: ``.rechunk(...)`` first if the result's chunks are not).
 """
 
 import functools
+import json
+import math
 import numbers
 
 import numpy as np
@@ -42,8 +44,49 @@ _FUNCTIONS = {
 
 
 def _is_literal(x):
-    # What the module takes as a literal in the other operand's dtype: Python numbers, lists.
-    return isinstance(x, (numbers.Number, list, tuple)) and not isinstance(x, np.generic)
+    # What the module takes as a literal in the other operand's dtype: Python numbers, lists,
+    # strings (the CLI's literals: "0xff", "0b101", "[1, 2]").
+    return isinstance(x, (numbers.Number, list, tuple, str)) and not isinstance(x, np.generic)
+
+
+def _literal_shape(x):
+    # The shape of a literal the module has accepted (so rectangular): () for a number or a
+    # string other than a JSON array.
+    if isinstance(x, str):
+        if not x.lstrip().startswith("["):
+            return ()
+        x = json.loads(x)
+    shape = []
+    while isinstance(x, (list, tuple)):
+        shape.append(len(x))
+        x = x[0] if x else None
+    return tuple(shape)
+
+
+def _broadcast_shape(verb, shapes):
+    # NumPy's broadcast of the operands' shapes, where a size may be unknown (nan: a Dask array
+    # after boolean indexing); an unknown size is taken to fit, and stays unknown.
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for axis in range(ndim):
+        sizes = [s[axis - ndim + len(s)] for s in shapes if axis - ndim + len(s) >= 0]
+        known = {n for n in sizes if not math.isnan(n) and n != 1}
+        if len(known) > 1:
+            from ._errors import InvalidInputError
+            raise InvalidInputError(f"dmlbits.dask: {verb}: shapes {' and '.join(map(str, shapes))} "
+                                    f"cannot be broadcast together")
+        out.append(math.nan if any(math.isnan(n) for n in sizes) else (known.pop() if known else 1))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=None)
+def _numpy_dtypes():
+    # DirectML's data type names (explain()'s "DataType") -> NumPy's, from the module's table.
+    return {"DML_TENSOR_DATA_TYPE_" + d["name"]: np.dtype(d["numpy"]) for d in _core.ops()["dtypes"]}
+
+
+def _tensor_dtype(described, tensor):
+    return _numpy_dtypes()[described["tensors"][tensor]["DataType"]]
 
 
 def _stand_in(x):
@@ -74,19 +117,27 @@ def _apply(verb, operands, options):
     arrays = [x if _is_literal(x) else da.asarray(x) for x in operands]
     if all(_is_literal(x) for x in arrays):
         raise _core._usage("dmlbits.dask: at least one operand must be an array")
-    # The module's own validation, on stand-ins: raises the module's exceptions now.
+    # The module's own validation, on stand-ins, with every keyword (threads= too): raises the
+    # module's exceptions now.
     stand_ins = [x if _is_literal(x) else _stand_in(x) for x in arrays]
-    probe_options = {k: v for k, v in options.items() if k not in ("threads",)}
-    described = _core.explain(verb, *stand_ins, **probe_options)
-    out_dtype = np.dtype(_output_dtype(described, verb, arrays, options))
+    described = _core.explain(verb, *stand_ins, **options)
+    # The result's dtype as the module computes it: bool is read as uint8 (and gives uint8),
+    # big-endian data is made native (">u4" gives uint32), popcount gives out_dtype.
+    out_dtype = _tensor_dtype(described, "OutputTensor")
+    # A literal with a shape is an array in the operands' dtype, read by the module (x | 0 is
+    # x, bit for bit, in every dtype): Dask then cuts it into blocks with the other operand.
+    # (Each block would otherwise get the whole literal.) A number stays a literal.
+    arrays = [da.from_array(_core.bitwise_or(x, 0, dtype=_tensor_dtype(described, "ATensor")))
+              if _is_literal(x) and _literal_shape(x) != () else x for x in arrays]
     # NumPy's broadcast of the full shapes (the stand-ins checked the ranks and dtypes).
     shapes = [x.shape for x in arrays if not _is_literal(x)]
-    try:
-        out_shape = np.broadcast_shapes(*shapes)
-    except ValueError as e:
-        from ._errors import InvalidInputError
-        raise InvalidInputError(f"dmlbits.dask: {verb}: shapes {' and '.join(map(str, shapes))} "
-                                f"do not broadcast ({e})") from None
+    out_shape = _broadcast_shape(verb, shapes)
+    unknown = [x for x in arrays if not _is_literal(x) and any(math.isnan(n) for n in x.shape)]
+    if unknown and len(shapes) > 1:
+        # Blocks of unknown sizes cannot be paired with another array's.
+        raise _core._usage(f"dmlbits.dask: {verb}: shapes {' and '.join(map(str, shapes))}: an operand's chunk "
+                           f"sizes are unknown (nan, as after boolean indexing); call .compute_chunk_sizes() on "
+                           f"it first")
     ndim = len(out_shape)
     out_ind = tuple(range(ndim))
     args = []
@@ -103,19 +154,6 @@ def _apply(verb, operands, options):
 
 def _apply_to(verb, options, *operands):
     return _apply(verb, operands, options)
-
-
-def _output_dtype(described, verb, arrays, options):
-    # The output tensor's dtype as the module describes it; popcount's is out_dtype's.
-    for key in ("output", "outputs"):
-        out = described.get(key) if isinstance(described, dict) else None
-        if isinstance(out, list) and out:
-            out = out[0]
-        if isinstance(out, dict) and "dtype" in out:
-            return out["dtype"]
-    if verb == "popcount":
-        return options.get("out_dtype") or "uint8"
-    return next(x.dtype for x in arrays if not _is_literal(x))
 
 
 def _token(*parts):
