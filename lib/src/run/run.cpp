@@ -7,6 +7,7 @@
 
 #include "dmlbits/error.hpp"
 #include "environment.hpp"
+#include "option_words.hpp"
 
 namespace dmlbits {
 
@@ -21,6 +22,7 @@ BackendOptions backend_options(const OperationSpec& spec) {
   options.isa = spec.isa;
   options.threads = spec.threads;
   options.adapter = spec.adapter;
+  options.face = spec.face;
   return options;
 }
 
@@ -192,7 +194,7 @@ OperationResult run_operation(const OperationSpec& spec) {
   // run_operation's own callers are held to it too). It costs a few comparisons.
   check_backend_options(spec.backend, backend_options(spec), spec.face);
 
-  r.inputs = load_operands(spec.operands, spec.dtype);
+  r.inputs = load_operands(spec.operands, spec.dtype, LoadMode::whole, option_word(spec.face, "dtype", OptionSpelling::argument));
   clock.lap("read");
   std::unique_ptr<Backend> owned;
   BackendCache::Impl::Entry* entry = nullptr;
