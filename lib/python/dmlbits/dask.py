@@ -5,14 +5,23 @@
     >>> dd.bitwise_xor(a, b, feature_level="5_0").to_zarr("x.zarr")
 
 Each function takes what its namesake in ``dmlbits`` takes (Dask arrays, NumPy arrays, Python
-literals; the same keywords except ``out=`` and ``timing=``) and returns a Dask array; nothing
-runs until it is computed. What it does, and why:
+literals: numbers, lists, the CLI's strings; the same keywords except ``out=`` and ``timing=``)
+and returns a Dask array; nothing runs until it is computed. What it does, and why:
 
 - The request is validated when the graph is built, by the module itself (``dmlbits.explain``
-  on stand-in arrays of the operands' dtypes and ranks: nothing is allocated or run), so a
-  refusal raises the module's exception (``dmlbits.InvalidInputError`` ...) at once, not later
-  on a worker. The result's dtype comes from the same validation: Dask is given ``dtype=`` and
-  ``meta=`` and never probes the function with 0-d or size-1 arrays.
+  on stand-in arrays of the operands' dtypes and ranks, with every keyword: nothing is
+  allocated or run), so a refusal raises the module's exception (``dmlbits.InvalidInputError``,
+  ``UsageError`` for ``threads=0`` ...) at once, not later on a worker. The result's dtype is
+  the output tensor's of the same description, the dtype the blocks compute: bool is read as
+  uint8 and gives uint8 (as in the module), big-endian data gives the native dtype (``>u4``:
+  uint32). Dask is given ``dtype=`` and ``meta=`` and never probes the function with 0-d or
+  size-1 arrays.
+- A literal with a shape (a list, "[1, 2]") is read by the module in the operands' dtype and
+  becomes an array that Dask cuts into blocks with the other operand; the full shapes must
+  broadcast, checked at once. A number stays a literal of every block.
+- Sizes Dask does not know (nan, after boolean indexing: ``x[x > 0]``) are fine with one array
+  operand; with two, whose blocks could not be paired, the call is refused: call
+  ``.compute_chunk_sizes()`` first.
 - Two operands are combined with ``dask.array.blockwise`` as Dask's own element-wise operators
   are: their chunks are aligned (unified) and size-1 dimensions broadcast as NumPy does, so
   operands of different chunkings pair the right elements. (``map_blocks`` pairs blocks by
