@@ -107,11 +107,15 @@ def test_masked_arrays_are_refused_not_unmasked():
         dmlbits.bitwise_and(plain, plain, out=np.ma.masked_array(np.zeros(3, np.uint8)))
 
 
-def test_messages_name_python_keywords():
+def test_messages_name_python_keywords(tmp_path):
     a = np.zeros(4, np.uint8)
     with pytest.raises(dmlbits.InvalidInputError) as e:
         dmlbits.bitwise_and(3, 5)
     assert str(e.value).endswith("no other operand names one; use dtype=")
+    (tmp_path / "l.json").write_text("[1, 2]")
+    with pytest.raises(dmlbits.InvalidInputError) as e:
+        dmlbits.read_tensor(tmp_path / "l.json")
+    assert str(e.value).endswith('give the tensor as {"dtype": ..., "data": ...} or use dtype=')
     with pytest.raises(dmlbits.UsageError) as e:
         dmlbits.bitwise_and(a, a, adapter="no-such-adapter-zzz", backend="d3d12")
     assert "--" not in str(e.value)
