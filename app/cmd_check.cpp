@@ -55,8 +55,9 @@ void run_check_cmd(CheckCmdOptions& o) {
   // golden (checked once the manifests are read, before any case runs).
   std::vector<FileUse> uses;
   if (!o.junit.empty()) uses.push_back({o.junit, "--junit", true});
-  for (const auto& m : o.manifests) uses.push_back({m, "manifest", false});
-  check_file_uses(uses);
+  std::vector<FileUse> manifest_uses = uses;
+  for (const auto& m : o.manifests) manifest_uses.push_back({m, "manifest", false});
+  check_file_uses(manifest_uses);
   set_sync_outputs(o.sync);
   if (!o.junit.empty()) check_output_path(o.junit);
   // Every manifest is read and validated before any case runs.
@@ -67,20 +68,8 @@ void run_check_cmd(CheckCmdOptions& o) {
     // A shard may hold no case (more shards than cases); a filter that selects none is a typo.
     selected += manifests.back().cases.size() + manifests.back().other_shards.size();
   }
-  if (!o.junit.empty()) {
-    uses.resize(1);
-    for (const auto& m : manifests)
-      for (const auto& c : m.cases) {
-        for (const Operand& in : c.request->request().operands) {
-          const auto* text = std::get_if<std::string>(&in);
-          if (text != nullptr && classify_operand(*text) == OperandKind::file)
-            uses.push_back({*text, fmt::format("case '{}' input", c.name), false});
-        }
-        if (!c.golden.empty())
-          uses.push_back({c.golden, fmt::format("case '{}' golden", c.name), options.update});
-      }
-    check_file_uses(uses);
-  }
+  // (run_manifests checks the goldens of --update again, for its other callers.)
+  if (!o.junit.empty() || options.update) check_case_files(manifests, options, uses);
   // The case lines go to standard error when standard output carries the JUnit XML.
   std::ostream& out = o.junit == "-" ? std::cerr : std::cout;
   // A filter that selects nothing would pass "0 passed": most likely a typo, which CI must see.

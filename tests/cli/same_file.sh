@@ -87,4 +87,25 @@ refused "--junit and case 'x' input name the same file 'u8.npy'" check m.json --
 expect_status 0 check m.json --junit -
 [[ "$out" == "<?xml"* ]] || fail "check --junit -: standard output is not the XML alone: $out"
 expect_err "1 passed, 0 failed"
+
+# check --update (issue #37 item 3): a golden that is the case's own input, another case's
+# input, or written again by a second case is refused as --expect FILE --update is, before any
+# case runs; without --update the goldens are only read.
+cat > self.json <<'JSON'
+{"cases": [{"name": "x", "op": "xor", "inputs": ["in.npy", "0x0f"], "expected": "in.npy"}]}
+JSON
+refused "case 'x' input and case 'x' golden name the same file 'in.npy'" check self.json --update
+cmp -s in.npy u8.npy || fail "check --update wrote over the case's input"
+cat > other.json <<'JSON'
+{"cases": [{"name": "x", "op": "xor", "inputs": ["in.npy", "0x0f"], "expected": "xor.npy"},
+           {"name": "y", "op": "not", "inputs": ["w8.npy"], "expected": "hard.npy"}]}
+JSON
+refused "case 'x' input 'in.npy' and case 'y' golden 'hard.npy' are the same file" check other.json --update
+expect_status 0 check other.json
+cat > twice.json <<'JSON'
+{"cases": [{"name": "x", "op": "xor", "inputs": ["u8.npy", "0x0f"], "expected": "xor.npy"},
+           {"name": "y", "op": "xor", "inputs": ["0x0f", "u8.npy"], "expected": "xor.npy"}]}
+JSON
+refused "case 'x' golden and case 'y' golden name the same file 'xor.npy'" check twice.json --update
+expect_status 0 check twice.json
 finish

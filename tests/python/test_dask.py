@@ -197,6 +197,75 @@ def test_refused_when_the_graph_is_built():
         dd.bitwise_or(a8, da.zeros((3,), dtype=np.uint8, chunks=2))
 
 
+# The dtype a graph declares is the dtype its blocks compute (issue #37 item 2): bool is read as
+# uint8 by the module (lib/docs/python.md), big-endian data is made native, popcount gives
+# out_dtype. Zarr stores what is declared, so a wrong declaration is wrong data there.
+DECLARED = [
+    ("not", (np.array([True, False, True, True]),), {}),
+    ("and", (np.array([True, False, True, True]), np.array([True, True, False, True])), {}),
+    ("xor", (np.arange(8, dtype=">u4"), np.arange(8, dtype=">u4")[::-1].copy()), {}),
+    ("not", (np.arange(8, dtype=">i2"),), {}),
+    ("popcount", (np.arange(8, dtype=np.float16),), {"out_dtype": "uint32"}),
+    ("popcount", (np.array([True, False] * 4),), {}),
+]
+
+
+@pytest.mark.parametrize("verb,operands,keywords", DECLARED)
+def test_the_declared_dtype_is_the_computed_one(client, tmp_path, verb, operands, keywords):
+    fn = dd._FUNCTIONS[verb].__name__
+    r = getattr(dd, fn)(*(da.from_array(x, chunks=3) for x in operands), **keywords)
+    computed = r.compute()
+    assert r.dtype == computed.dtype == getattr(dmlbits, fn)(*operands, **keywords).dtype
+    # NumPy's answer on the uint8 reading of bool and the native reading of big-endian data.
+    native = [x.view(np.uint8) if x.dtype == bool else x.astype(x.dtype.newbyteorder("=")) for x in operands]
+    _assert_bits(computed, expected(verb, *native, **keywords))
+    back = _round_trip({"r": r}, tmp_path)["r"]
+    _assert_bits(back, computed)
+
+
+def test_literals_as_the_module_takes_them(client):
+    a = np.arange(20, dtype=np.uint8) * 13
+    A20 = da.from_array(a, chunks=6)
+    # Strings: the CLI's literals, as the module takes them.
+    _assert_bits(dd.bitwise_and("0xf0", A20).compute(), expected("and", np.full(20, 0xF0, np.uint8), a))
+    _assert_bits(dd.bitwise_or(A20, "0b101").compute(), expected("or", a, np.full(20, 5, np.uint8)))
+    # A list as long as the array: cut into blocks with it (each block gets its own part).
+    lit = list(range(100, 120))
+    _assert_bits(dd.bitwise_xor(A20, lit).compute(), expected("xor", a, np.array(lit, np.uint8)))
+    _assert_bits(dd.bitwise_xor(A20, "[" + ", ".join(map(str, lit)) + "]").compute(),
+                 expected("xor", a, np.array(lit, np.uint8)))
+    # A list that does not broadcast with the array: refused when the graph is built.
+    with pytest.raises(dmlbits.InvalidInputError, match=r"shapes \(20,\) and \(6,\) cannot be broadcast"):
+        dd.bitwise_and(A20, [1, 2, 3, 4, 5, 6])
+    # A float literal keeps its sign (item 1).
+    z = da.from_array(np.zeros(5, np.float32), chunks=2)
+    assert dd.bitwise_or(z, -0.0).compute().view(np.uint32).tolist() == [0x80000000] * 5
+
+
+def test_unknown_chunk_sizes(client):
+    a = np.arange(20, dtype=np.uint8)
+    x = da.from_array(a, chunks=6)
+    picked = x[x > 3]  # chunk sizes unknown (nan) until computed
+    _assert_bits(dd.bitwise_not(picked).compute(), expected("not", a[a > 3]))
+    _assert_bits(dd.bitwise_and(picked, 0x0F).compute(), expected("and", a[a > 3], np.uint8(0x0F)))
+    # Two arrays whose blocks cannot be paired: a clear refusal now, not a wrong pairing later.
+    with pytest.raises(dmlbits.UsageError, match=r"compute_chunk_sizes"):
+        dd.bitwise_and(picked, x)
+    _assert_bits(dd.bitwise_and(picked.compute_chunk_sizes(), picked).compute(), a[a > 3])
+
+
+def test_option_errors_at_graph_build():
+    x = da.from_array(np.arange(8, dtype=np.uint8), chunks=4)
+    # The module's own refusals, word for word, before anything is computed.
+    for keywords in ({"threads": 0}, {"threads": 300, "backend": "cpu"}, {"isa": "no-such-isa"},
+                     {"threads": 2, "backend": "d3d12"}):
+        with pytest.raises(dmlbits.UsageError) as in_dask:
+            dd.bitwise_xor(x, 1, **keywords)
+        with pytest.raises(dmlbits.UsageError) as in_numpy:
+            dmlbits.bitwise_xor(np.arange(8, dtype=np.uint8), 1, **keywords)
+        assert str(in_dask.value) == str(in_numpy.value), keywords
+
+
 @pytest.mark.parametrize("cls", [dmlbits.Error, dmlbits.UsageError, dmlbits.InvalidInputError,
                                  dmlbits.UnsupportedError, dmlbits.FileError, dmlbits.BackendError,
                                  dmlbits.InternalError, dmlbits.MismatchError])

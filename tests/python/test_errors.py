@@ -90,16 +90,14 @@ def test_out_is_checked():
         dmlbits.bitwise_and(a, a, out=np.zeros((2, 2), np.uint32))
     with pytest.raises(dmlbits.UsageError, match=r"shape \(2, 2\), but out has shape \(4,\)"):
         dmlbits.bitwise_and(a, a, out=np.zeros(4, np.uint16))
-    with pytest.raises(dmlbits.UsageError, match="C-contiguous"):
-        dmlbits.bitwise_and(a, a, out=np.zeros((2, 2), np.uint16, order="F"))
     ro = np.zeros((2, 2), np.uint16)
     ro.flags.writeable = False
     with pytest.raises(dmlbits.UsageError, match="read-only"):
         dmlbits.bitwise_and(a, a, out=ro)
     with pytest.raises(dmlbits.UsageError, match="ndarray"):
         dmlbits.bitwise_and(a, a, out=[0, 0])
-    with pytest.raises(dmlbits.UsageError, match="dtype >u2"):
-        dmlbits.bitwise_and(a, a, out=np.zeros((2, 2), ">u2"))
+    with pytest.raises(dmlbits.UsageError, match=r"dtype \|b1, which no result has"):
+        dmlbits.bitwise_and(a, a, out=np.zeros((2, 2), bool))
     # DirectML does not let BIT_COUNT's output alias its input: in place is refused.
     u8 = np.zeros(4, np.uint8)
     with pytest.raises(dmlbits.UsageError, match="out=x .in place. is not offered: DirectML does not let BIT_COUNT"):

@@ -96,3 +96,17 @@ def test_check_returns_per_case_results(tmp_path):
     with pytest.raises(dmlbits.InvalidInputError):
         (tmp_path / "broken.json").write_text('{"cases": [{"name": "x", "op": "nope"}]}')
         dmlbits.check(tmp_path / "broken.json")
+
+
+def test_check_update_never_writes_over_an_input(tmp_path):
+    # Issue #37 item 3: as `dmlbits check --update` (tests/cli/same_file.sh), refused before any
+    # case runs, with the CLI's exit status (2), and nothing written.
+    a, b = np.array([1, 2, 3], np.uint8), np.array([4, 5, 6], np.uint8)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    (tmp_path / "m.json").write_text(json.dumps({"cases": [
+        {"name": "x", "op": "xor", "inputs": ["a.npy", "b.npy"], "expected": "a.npy"}]}))
+    with pytest.raises(dmlbits.UsageError, match="case 'x' input and case 'x' golden name the same file") as e:
+        dmlbits.check(tmp_path / "m.json", update=True)
+    assert e.value.exit_status == 2
+    assert np.load(tmp_path / "a.npy").tolist() == a.tolist()

@@ -157,8 +157,15 @@ Manifest load_manifest(const std::string& manifest_path, const CheckOptions& opt
 // manifests runs on a backend that takes an adapter (it would apply to none).
 void check_adapter_applies(std::span<const Manifest> manifests, const CheckOptions& options);
 
+// check_file_uses() over the manifests, the file inputs and goldens of their selected cases
+// (goldens written with options.update) and `also` (the command's own files: --junit): throws
+// Errc::usage when a golden to rewrite is a case's input, another case's golden or a manifest,
+// or when one of `also` that is written is any of them.
+void check_case_files(std::span<const Manifest> manifests, const CheckOptions& options, std::vector<FileUse> also = {});
+
 // Runs the cases of loaded manifests, one summary each; case failures are results. With
-// options.update, the goldens to rewrite are prepared while the cases run and all take their
+// options.update, check_case_files() first (nothing runs if a golden to rewrite is an input),
+// then the goldens to rewrite are prepared while the cases run and all take their
 // names at the end, after every case: none is written if one cannot be (Errc::io, "... (no
 // golden file was updated)"), and a kill at any moment leaves each golden old or new.
 std::vector<CheckSummary> run_manifests(std::span<const Manifest> manifests, const CheckOptions& options);

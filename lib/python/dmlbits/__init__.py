@@ -6,13 +6,13 @@ NumPy's names with DirectML's semantics and the dmlbits CLI's answers, bit for b
     >>> dmlbits.bitwise_and(np.array([12, 10], np.uint32), 6)
     array([4, 2], dtype=uint32)
     >>> dmlbits.left_shift(np.uint32(1), np.uint32(32))       # DirectML's rule, not NumPy's 0
-    array(1, dtype=uint32)
+    1
 
 Operators: bitwise_and, bitwise_or, bitwise_xor, bitwise_not (invert), left_shift, right_shift,
 bitwise_count (popcount). Keywords, as the CLI's options: backend ("auto", "cpu", "d3d12",
 "cpu-reference"), feature_level ("6_4", "4.1"), shift_overflow ("directml", "zero", "wrap"),
 out_dtype (bitwise_count: "uint8" or "uint32"), threads, isa, adapter, dtype (for literals),
-out= (a preallocated array of exactly the result's dtype and shape), timing=True (returns
+out= (a writeable array of the result's dtype and shape; it is returned), timing=True (returns
 (result, timing) as --time-json), repeat, warmup.
 
 Also: explain, ops, devices, read_tensor, write_tensor, check, and dmlbits.testing.

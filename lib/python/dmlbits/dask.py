@@ -5,14 +5,23 @@
     >>> dd.bitwise_xor(a, b, feature_level="5_0").to_zarr("x.zarr")
 
 Each function takes what its namesake in ``dmlbits`` takes (Dask arrays, NumPy arrays, Python
-literals; the same keywords except ``out=`` and ``timing=``) and returns a Dask array; nothing
-runs until it is computed. What it does, and why:
+literals: numbers, lists, the CLI's strings; the same keywords except ``out=`` and ``timing=``)
+and returns a Dask array; nothing runs until it is computed. What it does, and why:
 
 - The request is validated when the graph is built, by the module itself (``dmlbits.explain``
-  on stand-in arrays of the operands' dtypes and ranks: nothing is allocated or run), so a
-  refusal raises the module's exception (``dmlbits.InvalidInputError`` ...) at once, not later
-  on a worker. The result's dtype comes from the same validation: Dask is given ``dtype=`` and
-  ``meta=`` and never probes the function with 0-d or size-1 arrays.
+  on stand-in arrays of the operands' dtypes and ranks, with every keyword: nothing is
+  allocated or run), so a refusal raises the module's exception (``dmlbits.InvalidInputError``,
+  ``UsageError`` for ``threads=0`` ...) at once, not later on a worker. The result's dtype is
+  the output tensor's of the same description, the dtype the blocks compute: bool is read as
+  uint8 and gives uint8 (as in the module), big-endian data gives the native dtype (``>u4``:
+  uint32). Dask is given ``dtype=`` and ``meta=`` and never probes the function with 0-d or
+  size-1 arrays.
+- A literal with a shape (a list, "[1, 2]") is read by the module in the operands' dtype and
+  becomes an array that Dask cuts into blocks with the other operand; the full shapes must
+  broadcast, checked at once. A number stays a literal of every block.
+- Sizes Dask does not know (nan, after boolean indexing: ``x[x > 0]``) are fine with one array
+  operand; with two, whose blocks could not be paired, the call is refused: call
+  ``.compute_chunk_sizes()`` first.
 - Two operands are combined with ``dask.array.blockwise`` as Dask's own element-wise operators
   are: their chunks are aligned (unified) and size-1 dimensions broadcast as NumPy does, so
   operands of different chunkings pair the right elements. (``map_blocks`` pairs blocks by
@@ -31,6 +40,8 @@ regular chunks: ``.rechunk(...)`` first if the result's chunks are not).
 
 import collections
 import functools
+import json
+import math
 import numbers
 import os
 import sys
@@ -49,8 +60,49 @@ _FUNCTIONS = {
 
 
 def _is_literal(x):
-    # What the module takes as a literal in the other operand's dtype: Python numbers, lists.
-    return isinstance(x, (numbers.Number, list, tuple)) and not isinstance(x, np.generic)
+    # What the module takes as a literal in the other operand's dtype: Python numbers, lists,
+    # strings (the CLI's literals: "0xff", "0b101", "[1, 2]").
+    return isinstance(x, (numbers.Number, list, tuple, str)) and not isinstance(x, np.generic)
+
+
+def _literal_shape(x):
+    # The shape of a literal the module has accepted (so rectangular): () for a number or a
+    # string other than a JSON array.
+    if isinstance(x, str):
+        if not x.lstrip().startswith("["):
+            return ()
+        x = json.loads(x)
+    shape = []
+    while isinstance(x, (list, tuple)):
+        shape.append(len(x))
+        x = x[0] if x else None
+    return tuple(shape)
+
+
+def _broadcast_shape(verb, shapes):
+    # NumPy's broadcast of the operands' shapes, where a size may be unknown (nan: a Dask array
+    # after boolean indexing); an unknown size is taken to fit, and stays unknown.
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for axis in range(ndim):
+        sizes = [s[axis - ndim + len(s)] for s in shapes if axis - ndim + len(s) >= 0]
+        known = {n for n in sizes if not math.isnan(n) and n != 1}
+        if len(known) > 1:
+            from ._errors import InvalidInputError
+            raise InvalidInputError(f"dmlbits.dask: {verb}: shapes {' and '.join(map(str, shapes))} "
+                                    f"cannot be broadcast together")
+        out.append(math.nan if any(math.isnan(n) for n in sizes) else (known.pop() if known else 1))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=None)
+def _numpy_dtypes():
+    # DirectML's data type names (explain()'s "DataType") -> NumPy's, from the module's table.
+    return {"DML_TENSOR_DATA_TYPE_" + d["name"]: np.dtype(d["numpy"]) for d in _core.ops()["dtypes"]}
+
+
+def _tensor_dtype(described, tensor):
+    return _numpy_dtypes()[described["tensors"][tensor]["DataType"]]
 
 
 def _stand_in(x):
@@ -81,19 +133,27 @@ def _apply(verb, operands, options):
     arrays = [x if _is_literal(x) else da.asarray(x) for x in operands]
     if all(_is_literal(x) for x in arrays):
         raise _core._usage("dmlbits.dask: at least one operand must be an array")
-    # The module's own validation, on stand-ins: raises the module's exceptions now.
+    # The module's own validation, on stand-ins, with every keyword (threads= too): raises the
+    # module's exceptions now.
     stand_ins = [x if _is_literal(x) else _stand_in(x) for x in arrays]
-    probe_options = {k: v for k, v in options.items() if k not in ("threads",)}
-    described = _core.explain(verb, *stand_ins, **probe_options)
-    out_dtype = np.dtype(_output_dtype(described, verb, arrays, options))
+    described = _core.explain(verb, *stand_ins, **options)
+    # The result's dtype as the module computes it: bool is read as uint8 (and gives uint8),
+    # big-endian data is made native (">u4" gives uint32), popcount gives out_dtype.
+    out_dtype = _tensor_dtype(described, "OutputTensor")
+    # A literal with a shape is an array in the operands' dtype, read by the module (x | 0 is
+    # x, bit for bit, in every dtype): Dask then cuts it into blocks with the other operand.
+    # (Each block would otherwise get the whole literal.) A number stays a literal.
+    arrays = [da.from_array(_core.bitwise_or(x, 0, dtype=_tensor_dtype(described, "ATensor")))
+              if _is_literal(x) and _literal_shape(x) != () else x for x in arrays]
     # NumPy's broadcast of the full shapes (the stand-ins checked the ranks and dtypes).
     shapes = [x.shape for x in arrays if not _is_literal(x)]
-    try:
-        out_shape = np.broadcast_shapes(*shapes)
-    except ValueError as e:
-        from ._errors import InvalidInputError
-        raise InvalidInputError(f"dmlbits.dask: {verb}: shapes {' and '.join(map(str, shapes))} "
-                                f"do not broadcast ({e})") from None
+    out_shape = _broadcast_shape(verb, shapes)
+    unknown = [x for x in arrays if not _is_literal(x) and any(math.isnan(n) for n in x.shape)]
+    if unknown and len(shapes) > 1:
+        # Blocks of unknown sizes cannot be paired with another array's.
+        raise _core._usage(f"dmlbits.dask: {verb}: shapes {' and '.join(map(str, shapes))}: an operand's chunk "
+                           f"sizes are unknown (nan, as after boolean indexing); call .compute_chunk_sizes() on "
+                           f"it first")
     ndim = len(out_shape)
     out_ind = tuple(range(ndim))
     args = []
@@ -158,19 +218,6 @@ def _block(verb, options, blocks, host_tasks, *operands):
 
 def _apply_to(verb, options, *operands):
     return _apply(verb, operands, options)
-
-
-def _output_dtype(described, verb, arrays, options):
-    # The output tensor's dtype as the module describes it; popcount's is out_dtype's.
-    for key in ("output", "outputs"):
-        out = described.get(key) if isinstance(described, dict) else None
-        if isinstance(out, list) and out:
-            out = out[0]
-        if isinstance(out, dict) and "dtype" in out:
-            return out["dtype"]
-    if verb == "popcount":
-        return options.get("out_dtype") or "uint8"
-    return next(x.dtype for x in arrays if not _is_literal(x))
 
 
 def _token(*parts):

@@ -12,6 +12,7 @@
 #include <functional>
 #include <unordered_map>
 #include <variant>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -103,15 +104,42 @@ OperationRequest new_request(int op_index, const CallOptions& o) {
   return r;
 }
 
+// A Python float as literal text that is its exact value and reads as a float: the JSON reader
+// then rounds it once to the dtype, as NumPy's np.float32(x) rounds the double x. (The shortest
+// text that reads back as x, "{}", is not x: 1 + 2**-24 would round up to float32 from
+// "1.0000000596046448" where NumPy rounds the double to even; and "-0" reads as the integer 0.)
+// `%.767g` holds every significant digit a double has; the CLI writes a float as a one-element
+// array literal ('[1.5]', '["nan"]').
+std::string float_literal_text(double x) {
+  if (std::isnan(x)) return "[\"nan\"]";
+  if (std::isinf(x)) return x > 0 ? "[\"inf\"]" : "[\"-inf\"]";
+  std::array<char, 1100> buf{};
+  buf[0] = '[';
+  const auto r = std::to_chars(buf.data() + 1, buf.data() + buf.size() - 4, x, std::chars_format::general, 767);
+  std::string text(buf.data(), r.ptr);
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";  // "-0" and "1" read as integers
+  return text + "]";
+}
+
 // The operands of a call, into the request: arrays borrowed (kept alive by `keep`), Python's
 // own numbers and strings as literal text, as on the command line: they take the other
-// operand's dtype (or dtype=) and must fit it. A float, which the CLI writes as a one-element
-// array literal ('[1.5]', '["nan"]'), makes a 0-d result 0-d again (`float_literal`).
+// operand's dtype (or dtype=) and must fit it. A float, a one-element array literal
+// (float_literal_text), makes a 0-d result 0-d again (`float_literal`). A masked array is
+// refused: its mask would be lost (NumPy's ufuncs keep it; DirectML has none).
 struct Operands {
   std::vector<py::array> keep;
   bool float_literal = false;
   bool all_arrays_0d = true;
 };
+
+bool is_masked(py::handle obj) {
+  auto& api = py::detail::npy_api::get();
+  if (Py_TYPE(obj.ptr()) == reinterpret_cast<PyTypeObject*>(api.PyArray_Type_)) return false;  // the usual case, at once
+  static const py::handle masked = py::object(py::module_::import("numpy.ma").attr("MaskedArray")).release();
+  const int is = PyObject_IsInstance(obj.ptr(), masked.ptr());
+  if (is < 0) throw py::error_already_set();
+  return is != 0;
+}
 
 Operands add_operands(OperationRequest& r, std::initializer_list<py::handle> objs) {
   Operands o;
@@ -131,12 +159,12 @@ Operands add_operands(OperationRequest& r, std::initializer_list<py::handle> obj
     } else if (PyLong_CheckExact(obj.ptr())) {
       r.operands.emplace_back(py::str(obj).cast<std::string>());
     } else if (PyFloat_CheckExact(obj.ptr())) {
-      const double x = obj.cast<double>();
-      r.operands.emplace_back(std::isnan(x)   ? std::string("[\"nan\"]")
-                              : std::isinf(x) ? std::string(x > 0 ? "[\"inf\"]" : "[\"-inf\"]")
-                                              : fmt::format("[{}]", x));
+      r.operands.emplace_back(float_literal_text(PyFloat_AS_DOUBLE(obj.ptr())));
       o.float_literal = true;
     } else {
+      if (is_masked(obj))
+        throw Error(Errc::usage, fmt::format("operand {}: a masked array (numpy.ma) would lose its mask here; give "
+                                             "its .data or .filled(value)", static_cast<char>('A' + i)));
       ArrayOperand a = [&] {
         try {
           return array_operand(obj, /*writable=*/i == 0 && r.in_place);
@@ -253,12 +281,12 @@ void keep_plan(PlanKey key, OperationPlan plan) {
   plans.insert_or_assign(std::move(key), std::move(plan));
 }
 
-// `obj` as an operand for a plan: a C-contiguous, aligned, native-endian ndarray of a DirectML
-// dtype (bool is uint8, as array_operand reads it). False for anything else, which the full
-// path converts.
+// `obj` as an operand for a plan: a C-contiguous, aligned, native-endian ndarray (not a
+// subclass: a masked array is refused on the full path) of a DirectML dtype (bool is uint8, as
+// array_operand reads it). False for anything else, which the full path converts.
 bool plan_operand(PyObject* obj, BorrowedTensor& t) {
   auto& api = py::detail::npy_api::get();
-  if (!api.PyArray_Check_(obj)) return false;
+  if (Py_TYPE(obj) != reinterpret_cast<PyTypeObject*>(api.PyArray_Type_)) return false;
   const auto* a = py::detail::array_proxy(obj);
   constexpr int needed = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ | py::detail::npy_api::NPY_ARRAY_ALIGNED_;
   if ((a->flags & needed) != needed || a->nd > static_cast<int>(kMaxRank)) return false;
@@ -272,6 +300,13 @@ bool plan_operand(PyObject* obj, BorrowedTensor& t) {
   t.shape = Shape(std::span<const std::uint64_t>(dims.data(), static_cast<std::size_t>(a->nd)));
   t.data = reinterpret_cast<const std::byte*>(a->data);
   return true;
+}
+
+// A new result as NumPy's ufuncs return it: a 0-d one as a NumPy scalar (np.bitwise_and(
+// np.array(5), np.array(3)) is np.int64(1)); out= is returned as it is, 0-d or not.
+py::object numpy_result(py::object result) {
+  if (py::detail::array_proxy(result.ptr())->nd != 0) return result;
+  return result[py::tuple()];
 }
 
 // The call through a kept plan, or a null object when there is none that fits (or the call is
@@ -308,7 +343,7 @@ py::object planned_call(int op_index, py::handle a, py::handle b, py::handle out
   py::object result = to_out ? py::reinterpret_borrow<py::object>(out) : py::object(new_array(buffer.dtype, buffer.shape));
   if (!to_out) buffer.data = reinterpret_cast<std::byte*>(py::detail::array_proxy(result.ptr())->data);
   plan.run(given, buffer);
-  return result;
+  return to_out ? result : numpy_result(std::move(result));
 }
 
 // run(), and a plan for the next call like this one where the call is small (holds_gil) and
@@ -339,15 +374,17 @@ RunResult run_request(OperationRequest r, bool plannable = false, int op_index =
   return run(p, hooks, &thread_backends());
 }
 
-// out=: an ndarray, C-contiguous, native, writeable (NumPy's own conditions, checked here); its
-// dtype and shape must be the result's (checked by run()).
-MutableTensorView out_buffer(const py::array& out) {
+// out=: a writeable ndarray, not masked; its dtype (in either byte order) and shape must be
+// the result's (checked by run()). `direct`: whether the result can be written into it as it is
+// (C-contiguous and native); otherwise it is computed into memory of its own and copied, as
+// NumPy writes a strided or byte-swapped out.
+MutableTensorView out_buffer(const py::array& out, bool& direct) {
   const py::dtype rd = out.dtype();
-  if (rd.kind() == 'b' || !is_native(rd))
+  if (rd.kind() == 'b')
     throw Error(Errc::usage, fmt::format("out: has dtype {}, which no result has", py::str(rd.attr("str")).cast<std::string>()));
-  const int flags = out.flags();
-  if (!(flags & py::array::c_style)) throw Error(Errc::usage, "out: must be C-contiguous");
+  if (is_masked(out)) throw Error(Errc::usage, "out: a masked array (numpy.ma) would keep a mask the result does not set");
   if (!out.writeable()) throw Error(Errc::usage, "out: is read-only");
+  direct = (out.flags() & py::array::c_style) && is_native(rd);
   const DType d = dtype_of(rd);
   if (static_cast<std::size_t>(out.ndim()) > kMaxRank)
     throw Error(Errc::usage, fmt::format("out: {} dimensions; a tensor has at most {}", out.ndim(), kMaxRank));
@@ -461,7 +498,13 @@ py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py
   }
   Operands in = b.is_none() ? add_operands(r, {a}) : add_operands(r, {a, b});
   if (to_out) {
-    MutableTensorView buffer = out_buffer(out_array);
+    bool direct = true;
+    MutableTensorView buffer = out_buffer(out_array, direct);
+    if (!direct) {
+      through_temporary = true;
+      temporary = new_array(buffer.dtype, buffer.shape);
+      buffer.data = static_cast<std::byte*>(temporary.mutable_data());
+    }
     if (r.in_place) {
       r.output = OutputKind::none;  // the result is in A's memory, which is out
     } else {
@@ -504,7 +547,7 @@ py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py
     py::array arr = allocated ? py::reinterpret_steal<py::array>(allocated.release()) : tensor_array(std::move(*res.result));
     if (in.float_literal && in.all_arrays_0d && arr.ndim() == 1 && arr.shape(0) == 1)
       arr = arr.attr("reshape")(py::tuple());
-    result = arr;
+    result = numpy_result(std::move(arr));
   }
   if (!timing) return result;
   return py::make_tuple(result, from_json_text(timing_json(res)));

@@ -61,13 +61,13 @@ bool known_software_rasteriser(std::uint32_t vendor_id, std::uint32_t device_id,
 
 }  // namespace d3d12_detail
 
-const GpuAdapter& find_adapter(const std::vector<GpuAdapter>& adapters, std::string_view spec) {
+const GpuAdapter& find_adapter(const std::vector<GpuAdapter>& adapters, std::string_view spec, std::string_view option) {
   const bool numeric = !spec.empty() && std::all_of(spec.begin(), spec.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (numeric) {
     const unsigned long index = spec.size() > 9 ? ~0ul : std::stoul(std::string(spec));
     for (const auto& a : adapters)
       if (a.index == index) return a;
-    throw Error(Errc::usage, fmt::format("--adapter: no adapter {} (adapters: {})", spec, adapters_help(adapters)));
+    throw Error(Errc::usage, fmt::format("{}: no adapter {} (adapters: {})", option, spec, adapters_help(adapters)));
   }
   const std::string want = lower(spec);
   const GpuAdapter* found = nullptr;
@@ -79,8 +79,8 @@ const GpuAdapter& find_adapter(const std::vector<GpuAdapter>& adapters, std::str
     }
   if (matches == 1) return *found;
   if (matches == 0)
-    throw Error(Errc::usage, fmt::format("--adapter: no adapter named like '{}' (adapters: {})", spec, adapters_help(adapters)));
-  throw Error(Errc::usage, fmt::format("--adapter: '{}' matches {} adapters; give its index (adapters: {})", spec, matches,
+    throw Error(Errc::usage, fmt::format("{}: no adapter named like '{}' (adapters: {})", option, spec, adapters_help(adapters)));
+  throw Error(Errc::usage, fmt::format("{}: '{}' matches {} adapters; give its index (adapters: {})", option, spec, matches,
                                        adapters_help(adapters)));
 }
 

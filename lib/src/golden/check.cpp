@@ -323,7 +323,25 @@ Manifest load_manifest(const std::string& manifest_path, const CheckOptions& opt
   return out;
 }
 
+void check_case_files(std::span<const Manifest> manifests, const CheckOptions& options, std::vector<FileUse> also) {
+  std::vector<FileUse> uses = std::move(also);
+  for (const auto& m : manifests) uses.push_back({m.path, "manifest", false});
+  for (const auto& m : manifests)
+    for (const auto& c : m.cases) {
+      for (const Operand& in : c.request->request().operands) {
+        const auto* text = std::get_if<std::string>(&in);
+        if (text != nullptr && classify_operand(*text) == OperandKind::file)
+          uses.push_back({*text, fmt::format("case '{}' input", c.name), false});
+      }
+      if (!c.golden.empty()) uses.push_back({c.golden, fmt::format("case '{}' golden", c.name), options.update});
+    }
+  check_file_uses(uses);
+}
+
 std::vector<CheckSummary> run_manifests(std::span<const Manifest> manifests, const CheckOptions& options) {
+  // A golden rewritten over an input would change what the cases read, and the run would say
+  // "updated": refused before any case runs, as `--expect FILE --update` over an input is.
+  if (options.update) check_case_files(manifests, options);
   struct Slot {
     const CaseSpec* spec;
     CaseResult* result;

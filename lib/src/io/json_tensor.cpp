@@ -491,10 +491,11 @@ std::optional<DType> JsonTensorDocument::declared_dtype() const {
   return dtype;
 }
 
-Tensor JsonTensorDocument::to_tensor(std::optional<DType> fallback) const {
+Tensor JsonTensorDocument::to_tensor(std::optional<DType> fallback, std::string_view dtype_option) const {
   std::optional<DType> dtype = declared_dtype();
   if (!dtype) dtype = fallback;
-  if (!dtype) fail("the data type is unknown: give the tensor as {\"dtype\": ..., \"data\": ...} or use --dtype");
+  if (!dtype)
+    fail(fmt::format("the data type is unknown: give the tensor as {{\"dtype\": ..., \"data\": ...}} or use {}", dtype_option));
   const Impl& d = *impl_;
   Shape shape = d.inferred;
   if (d.has_shape) {
@@ -515,7 +516,7 @@ Tensor JsonTensorDocument::to_tensor(std::optional<DType> fallback) const {
 }
 
 Tensor read_json_tensor(std::string_view text, const JsonReadOptions& options) {
-  return JsonTensorDocument::parse(text).to_tensor(options.default_dtype);
+  return JsonTensorDocument::parse(text).to_tensor(options.default_dtype, options.dtype_option);
 }
 
 std::string format_json_value(DType dtype, std::uint64_t bits, bool hex) {

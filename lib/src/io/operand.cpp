@@ -226,7 +226,7 @@ std::vector<LoadedOperand> load_operands(const std::vector<std::string>& operand
 }
 
 std::vector<LoadedOperand> load_operands(const std::vector<Operand>& operands, std::optional<DType> dtype,
-                                         LoadMode mode) {
+                                         LoadMode mode, std::string_view dtype_option) {
   std::vector<Pending> pending;
   pending.reserve(operands.size());
   int stdin_count = 0;
@@ -321,7 +321,7 @@ std::vector<LoadedOperand> load_operands(const std::vector<Operand>& operands, s
       }
       if (!anchor)
         throw Error(Errc::invalid_input,
-                    "the data type is unknown: no other operand names one; use --dtype");
+                    fmt::format("the data type is unknown: no other operand names one; use {}", dtype_option));
       if (p.document) {
         lo.tensor = p.document->to_tensor(anchor);
       } else {

@@ -92,7 +92,7 @@ std::unique_ptr<Backend> make_auto(const BackendOptions& options) {
   if (list.adapters.empty()) return cpu("no D3D12 adapter: " + list.error);
   const GpuAdapter* chosen = nullptr;
   if (!adapter.empty()) {
-    chosen = &find_adapter(list.adapters, adapter);  // a wrong --adapter is an error even here
+    chosen = &find_adapter(list.adapters, adapter, option_word(options.face, "adapter"));  // a wrong --adapter is an error even here
   } else {
     chosen = auto_adapter(list.adapters);
     if (!chosen) {
@@ -188,7 +188,12 @@ std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& op
   switch (kind) {
     case BackendKind::cpu: return make_cpu(options);
     case BackendKind::cpu_reference: return std::make_unique<CpuReferenceBackend>();
-    case BackendKind::d3d12: return std::make_unique<D3d12Backend>(D3d12BackendOptions{options.adapter});
+    case BackendKind::d3d12: {
+      D3d12BackendOptions o;
+      o.adapter = options.adapter;
+      o.adapter_option = option_word(options.face, "adapter");
+      return std::make_unique<D3d12Backend>(std::move(o));
+    }
     case BackendKind::directml: {
       DirectmlBackendOptions o;
       o.adapter = options.adapter;  // the d3d12 backend's device on that adapter

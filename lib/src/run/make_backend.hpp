@@ -19,6 +19,7 @@ struct BackendOptions {
   // keeps a streamed run's reading and writing on the calling thread (stream_operation).
   unsigned threads = 0;
   std::string adapter;  // d3d12 and auto: an adapter index or name substring ("" = default)
+  RequestFace face = RequestFace::command_line;  // whose words name the options in refusals
   // auto: bytes of the output the run will produce (0 = unknown, treated as small). Below
   // kAutoGpuMinBytes auto picks the CPU without looking for adapters at all.
   std::uint64_t size_hint = 0;

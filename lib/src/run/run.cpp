@@ -8,6 +8,7 @@
 #include "dmlbits/error.hpp"
 #include "environment.hpp"
 #include "memory.hpp"
+#include "option_words.hpp"
 
 namespace dmlbits {
 
@@ -22,6 +23,7 @@ BackendOptions backend_options(const OperationSpec& spec) {
   options.isa = spec.isa;
   options.threads = spec.threads;
   options.adapter = spec.adapter;
+  options.face = spec.face;
   return options;
 }
 
@@ -261,7 +263,8 @@ OperationResult run_operation(const OperationSpec& spec) {
   // Borrowed operands in another layout or byte order are converted during the execution
   // where it runs once, untimed (a timed run measures the kernels alone), else before.
   const bool convert_in_chunks = !spec.timed && spec.repeat == 1 && spec.warmup == 0 && !spec.in_place;
-  r.inputs = load_operands(spec.operands, spec.dtype, convert_in_chunks ? LoadMode::borrowed_as_is : LoadMode::whole);
+  r.inputs = load_operands(spec.operands, spec.dtype, convert_in_chunks ? LoadMode::borrowed_as_is : LoadMode::whole,
+                           option_word(spec.face, "dtype", OptionSpelling::argument));
   clock.lap("read");
   std::unique_ptr<Backend> owned;
   BackendCache::Impl::Entry* entry = nullptr;
