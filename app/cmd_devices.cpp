@@ -20,8 +20,9 @@ std::string devices_text(const DeviceList& devices) {
   std::string text;
   const auto line = [&](std::string_view name, const std::string& what) { text += fmt::format("{:<15}{}\n", name, what); };
   for (const CpuDevice& c : devices.cpu) {
-    std::string desc = c.device;
-    if (c.backend == BackendKind::cpu) desc += fmt::format(" ({}; --isa {})", c.threads_reason, fmt::join(c.isas, ", "));
+    std::string desc = device_text(c.device);
+    if (c.backend == BackendKind::cpu)
+      desc += fmt::format(" ({}; --isa {})", thread_team_reason(c.team), fmt::join(c.isas, ", "));
     line(backend_name(c.backend), desc);
   }
   const D3d12Devices& d3d12 = devices.d3d12;
@@ -41,12 +42,12 @@ std::string devices_text(const DeviceList& devices) {
     text += fmt::format("  adapter {:<5}{}\n", a.index, desc);
   }
   const DirectmlDevice& dml = devices.directml;
-  if (dml.available) line("directml", dml.device);
+  if (dml.available) line("directml", device_text(dml.device));
   else if (dml.found) line("directml", fmt::format("DirectML {} ({}) found, but no device: {}", dml.version, dml.path, dml.reason));
   else line("directml", "unavailable: " + dml.reason);
   const AutoDevices& a = devices.automatic;
   line("auto", fmt::format("cpu below {} MiB of output; above, {} ({})", a.gpu_min_bytes >> 20,
-                           a.large_adapter ? a.large_outputs() : "cpu too", a.reason));
+                           a.large_adapter ? auto_large_outputs_text(a) : "cpu too", auto_reason_text(a)));
   return text;
 }
 

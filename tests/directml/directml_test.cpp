@@ -380,7 +380,7 @@ TEST(Adapter, ChosenAsForD3d12AndItsQueueShared) {
   DirectmlBackendOptions o;
   o.adapter = std::to_string(chosen.index);
   DirectmlBackend dml(o);
-  EXPECT_NE(dml.device_description().find(chosen.name), std::string::npos) << dml.device_description();
+  EXPECT_NE(device_text(dml.device_description()).find(chosen.name), std::string::npos) << device_text(dml.device_description());
   D3d12Backend d3d12(D3d12BackendOptions{o.adapter});
   for (int round = 0; round < 2; ++round) {
     EXPECT_EQ(run(dml), expected) << "directml, round " << round;
