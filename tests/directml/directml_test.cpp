@@ -310,7 +310,7 @@ TEST(KnownAnswers, NumPyGoldensOnDirectml) {
   const CheckSummary s = run_manifest(m, options);
   std::map<std::string, int> by_op;
   for (const CaseResult& r : s.cases) {
-    EXPECT_EQ(r.outcome, CaseResult::Outcome::pass) << r.name << ": " << r.detail << "\n" << r.report;
+    EXPECT_EQ(r.outcome, CaseResult::Outcome::pass) << r.name << ": " << case_detail(r) << "\n" << case_report(r);
     if (r.outcome == CaseResult::Outcome::pass) ++by_op[r.name.substr(0, r.name.find('_'))];
   }
   std::printf("%zu of %zu golden cases (shifts in the directml mode only) pass on directml:", s.passed(), s.cases.size());
