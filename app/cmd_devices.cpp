@@ -29,7 +29,7 @@ std::string devices_text(const DeviceList& devices) {
   const AdapterDevice* preferred = nullptr;
   for (const AdapterDevice& a : d3d12.adapters)
     if (a.is_default) preferred = &a;
-  if (!d3d12.available) line("d3d12", "unavailable: " + d3d12.reason);
+  if (!d3d12.available) line("d3d12", "unavailable: " + d3d12_unavailable_text(d3d12));
   else line("d3d12", fmt::format("{} adapter{}{}", d3d12.adapters.size(), d3d12.adapters.size() == 1 ? "" : "s",
                                  preferred ? fmt::format(", default {}", preferred->index) : ""));
   for (const AdapterDevice& a : d3d12.adapters) {
@@ -38,7 +38,7 @@ std::string devices_text(const DeviceList& devices) {
                                    a.type.empty() ? "" : " (" + a.type + ")", format_byte_size(a.memory_bytes, false),
                                    a.api, a.api_version);
     if (a.has_device) desc += fmt::format(", D3D feature level {}, shader model {}", a.feature_level, a.shader_model);
-    else desc += fmt::format(", no D3D12 device: {}", a.error);
+    else desc += fmt::format(", no D3D12 device: {}", adapter_error_text(d3d12, a));
     text += fmt::format("  adapter {:<5}{}\n", a.index, desc);
   }
   const DirectmlDevice& dml = devices.directml;

@@ -41,13 +41,22 @@ struct AdapterDevice {
   std::string feature_level, shader_model;  // the device's ("11_0", "5.1")
   std::uint64_t timestamp_frequency = 0;
   bool uma = false, cache_coherent_uma = false;
-  std::string error;  // no device: why
+  std::string error;  // no device: the device's error, or "" where the backend as a whole is unavailable
+};
+
+// Why the d3d12 backend cannot run here.
+enum class D3d12Unavailable : std::uint8_t {
+  none,        // it can
+  runtime,     // not built, or its runtime does not load: `detail` says why
+  no_adapter,  // no adapter was enumerated: `detail` is the enumeration's error
+  no_device,   // no adapter could create a D3D12 device
 };
 
 struct D3d12Devices {
   bool built = false;
   bool available = false;  // built, the runtime loads and some adapter creates a device
-  std::string reason;      // not available: why
+  D3d12Unavailable unavailable = D3d12Unavailable::none;  // not available: why (d3d12_unavailable_text)
+  std::string detail;      // the runtime's or the enumeration's message
   std::vector<AdapterDevice> adapters;
   double enumeration_s = 0;
   DeviceDescription device;  // available: the default adapter's device as a run reports it (DeviceKind::none if none)
@@ -74,6 +83,10 @@ struct AutoDevices {
   // at; none when there is no such adapter with a device.
   std::optional<AutoEstimate> estimate;
 };
+// "no adapter could create a D3D12 device", "no adapter: ...", the runtime's message; "" if available.
+std::string d3d12_unavailable_text(const D3d12Devices& d3d12);
+// Why an adapter has no device: its own error, else why the backend is unavailable.
+std::string adapter_error_text(const D3d12Devices& d3d12, const AdapterDevice& adapter);
 // "d3d12 on adapter 0 (NAME)" or "cpu"
 std::string auto_large_outputs_text(const AutoDevices& automatic);
 // "no hardware adapter", or "an `and` of two 256 MiB inputs: adapter 0 (...) is discrete:

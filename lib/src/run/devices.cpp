@@ -64,13 +64,18 @@ DeviceList list_devices() {
   const std::vector<AdapterReport> reports = adapter_reports(list, !unavailable);
   const GpuAdapter* preferred = default_adapter(list.adapters);
   D3d12Devices& d3d12 = out.d3d12;
-  if (!d3d12_built() || unavailable) d3d12.reason = *unavailable;
-  else if (list.adapters.empty()) d3d12.reason = "no adapter: " + list.error;
+  if (!d3d12_built() || unavailable) {
+    d3d12.unavailable = D3d12Unavailable::runtime;
+    d3d12.detail = *unavailable;
+  } else if (list.adapters.empty()) {
+    d3d12.unavailable = D3d12Unavailable::no_adapter;
+    d3d12.detail = list.error;
+  }
   bool any_device = false;
   for (const auto& r : reports) any_device = any_device || r.device.has_value();
-  if (d3d12.reason.empty() && !any_device) d3d12.reason = "no adapter could create a D3D12 device";
+  if (d3d12.unavailable == D3d12Unavailable::none && !any_device) d3d12.unavailable = D3d12Unavailable::no_device;
   d3d12.built = d3d12_built();
-  d3d12.available = d3d12.reason.empty();
+  d3d12.available = d3d12.unavailable == D3d12Unavailable::none;
   d3d12.enumeration_s = list.seconds;
   for (const auto& r : reports) {
     const GpuAdapter& a = r.adapter;
@@ -94,7 +99,7 @@ DeviceList list_devices() {
       d.uma = r.device->uma;
       d.cache_coherent_uma = r.device->cache_coherent_uma;
     } else {
-      d.error = r.error.empty() ? d3d12.reason : r.error;
+      d.error = r.error;
     }
     d3d12.adapters.push_back(std::move(d));
   }
@@ -145,6 +150,20 @@ DeviceList list_devices() {
 void release_gpu_devices() { (void)release_d3d12_devices(); }
 unsigned machine_cpu_threads() { return cpu_thread_rule(this_machine(), UINT64_MAX).team; }
 
+std::string d3d12_unavailable_text(const D3d12Devices& d3d12) {
+  switch (d3d12.unavailable) {
+    case D3d12Unavailable::none: break;
+    case D3d12Unavailable::runtime: return d3d12.detail;
+    case D3d12Unavailable::no_adapter: return "no adapter: " + d3d12.detail;
+    case D3d12Unavailable::no_device: return "no adapter could create a D3D12 device";
+  }
+  return "";
+}
+
+std::string adapter_error_text(const D3d12Devices& d3d12, const AdapterDevice& a) {
+  return a.error.empty() ? d3d12_unavailable_text(d3d12) : a.error;
+}
+
 std::string auto_large_outputs_text(const AutoDevices& a) {
   return a.large_adapter ? fmt::format("d3d12 on adapter {} ({})", *a.large_adapter, a.large_adapter_name) : "cpu";
 }
@@ -187,7 +206,7 @@ std::string devices_json(const DeviceList& devices) {
       j["uma"] = a.uma;
       j["cache_coherent_uma"] = a.cache_coherent_uma;
     } else {
-      j["error"] = a.error;
+      j["error"] = adapter_error_text(d3d12, a);
     }
     adapters.push_back(j);
   }
@@ -213,7 +232,7 @@ std::string devices_json(const DeviceList& devices) {
                                {"available", d3d12.available},
                                {"adapters", adapters},
                                {"enumeration_s", d3d12.enumeration_s}};
-  if (!d3d12.available) d3d12_json["reason"] = d3d12.reason;
+  if (!d3d12.available) d3d12_json["reason"] = d3d12_unavailable_text(d3d12);
   const nlohmann::json out = {{"backends", backends},
                               {"d3d12", d3d12_json},
                               {"directml", directml},
