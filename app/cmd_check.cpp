@@ -89,11 +89,12 @@ void run_check_cmd(CheckCmdOptions& o) {
       const char* tag = c.outcome == CaseResult::Outcome::pass ? (c.updated ? "UPDATED" : "ok") :
                         c.outcome == CaseResult::Outcome::fail ? "FAIL" : "ERROR";
       out << fmt::format("{:<8}{}", tag, c.name);
-      if (!c.detail.empty() && (c.outcome != CaseResult::Outcome::pass || c.updated)) out << ": " << c.detail;
+      const std::string detail = case_detail(c), report = case_report(c);
+      if (!detail.empty() && (c.outcome != CaseResult::Outcome::pass || c.updated)) out << ": " << detail;
       out << '\n';
-      if (!c.report.empty() && (o.verbose || c.outcome != CaseResult::Outcome::pass)) {
+      if (!report.empty() && (o.verbose || c.outcome != CaseResult::Outcome::pass)) {
         // The full report, indented under its case, skipping the line already shown.
-        const auto body = c.report.substr(c.report.find('\n') + 1);
+        const auto body = report.substr(report.find('\n') + 1);
         out << body;
       }
       updated += c.updated;

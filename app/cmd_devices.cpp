@@ -20,15 +20,16 @@ std::string devices_text(const DeviceList& devices) {
   std::string text;
   const auto line = [&](std::string_view name, const std::string& what) { text += fmt::format("{:<15}{}\n", name, what); };
   for (const CpuDevice& c : devices.cpu) {
-    std::string desc = c.device;
-    if (c.backend == BackendKind::cpu) desc += fmt::format(" ({}; --isa {})", c.threads_reason, fmt::join(c.isas, ", "));
+    std::string desc = device_text(c.device);
+    if (c.backend == BackendKind::cpu)
+      desc += fmt::format(" ({}; --isa {})", thread_team_reason(c.team), fmt::join(c.isas, ", "));
     line(backend_name(c.backend), desc);
   }
   const D3d12Devices& d3d12 = devices.d3d12;
   const AdapterDevice* preferred = nullptr;
   for (const AdapterDevice& a : d3d12.adapters)
     if (a.is_default) preferred = &a;
-  if (!d3d12.available) line("d3d12", "unavailable: " + d3d12.reason);
+  if (!d3d12.available) line("d3d12", "unavailable: " + d3d12_unavailable_text(d3d12));
   else line("d3d12", fmt::format("{} adapter{}{}", d3d12.adapters.size(), d3d12.adapters.size() == 1 ? "" : "s",
                                  preferred ? fmt::format(", default {}", preferred->index) : ""));
   for (const AdapterDevice& a : d3d12.adapters) {
@@ -37,16 +38,16 @@ std::string devices_text(const DeviceList& devices) {
                                    a.type.empty() ? "" : " (" + a.type + ")", format_byte_size(a.memory_bytes, false),
                                    a.api, a.api_version);
     if (a.has_device) desc += fmt::format(", D3D feature level {}, shader model {}", a.feature_level, a.shader_model);
-    else desc += fmt::format(", no D3D12 device: {}", a.error);
+    else desc += fmt::format(", no D3D12 device: {}", adapter_error_text(d3d12, a));
     text += fmt::format("  adapter {:<5}{}\n", a.index, desc);
   }
   const DirectmlDevice& dml = devices.directml;
-  if (dml.available) line("directml", dml.device);
+  if (dml.available) line("directml", device_text(dml.device));
   else if (dml.found) line("directml", fmt::format("DirectML {} ({}) found, but no device: {}", dml.version, dml.path, dml.reason));
   else line("directml", "unavailable: " + dml.reason);
   const AutoDevices& a = devices.automatic;
   line("auto", fmt::format("cpu below {} MiB of output; above, {} ({})", a.gpu_min_bytes >> 20,
-                           a.large_adapter ? a.large_outputs() : "cpu too", a.reason));
+                           a.large_adapter ? auto_large_outputs_text(a) : "cpu too", auto_reason_text(a)));
   return text;
 }
 

@@ -249,10 +249,10 @@ void report_validated(const OpOptions& o, const ValidatedOp& op, const RunTiming
   if (!o.explain_json.empty()) side.add_text(o.explain_json, explain_json(op));
   if (o.verbose) {
     const OperationSummary v = summarize(op);
-    if (!t.selection.empty()) std::cerr << fmt::format("dmlbits: {}\n", t.selection);
-    if (!t.threads.empty()) std::cerr << fmt::format("dmlbits: {}\n", t.threads);
+    if (t.selection.rule != SelectionRule::named) std::cerr << fmt::format("dmlbits: {}\n", selection_text(t.selection));
+    if (t.threads.threads != 0) std::cerr << fmt::format("dmlbits: {}\n", thread_team_text(t.threads));
     std::cerr << fmt::format("dmlbits: {} runs on the {} backend ({}), {} at {}\n", op_info(v.op).verb, t.backend,
-                             t.device, dtype_info(v.input_dtype).dml_name, v.level.enum_name());
+                             device_text(t.device), dtype_info(v.input_dtype).dml_name, v.level.enum_name());
   }
 }
 

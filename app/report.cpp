@@ -111,7 +111,7 @@ std::string ops_roff() {
 
 std::string timing_text(const RunTiming& t, const RunDescription& what) {
   std::string out = fmt::format("timing: {} {} {} at {}, {} backend ({})\n", what.op, dtype_info(what.dtype).dml_name,
-                                what.shape.to_string(), what.level.short_name(), t.backend, t.device);
+                                what.shape.to_string(), what.level.short_name(), t.backend, device_text(t.device));
   for (const auto& p : t.phases) {
     out += fmt::format("  {:<10}{:>12.3f} ms", p.name, p.seconds * 1e3);
     if (p.name == "execute" && t.execute_runs > 1)  // the phase is every measured run: say so

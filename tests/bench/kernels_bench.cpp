@@ -252,7 +252,7 @@ void bench_backend(benchmark::State& state, OpKind op, unsigned threads, std::si
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * (bytes * eb.inputs.size() + out_bytes)));
-  state.SetLabel(backend.device_description());
+  state.SetLabel(device_text(backend.device_description()));
 }
 
 // For scripts/bench-peers: the backend as the program runs it (the per-operation kernel choice),
@@ -307,7 +307,7 @@ void bench_peer(benchmark::State& state, OpKind op, unsigned threads, std::size_
   state.counters["x_copy"] = copy_s / op_s;
   state.counters["seconds_per_run"] = op_s / (static_cast<double>(state.iterations()) * reps);
   state.counters["out_GBps"] = static_cast<double>(bytes) * static_cast<double>(state.iterations()) * reps / op_s / 1e9;
-  state.SetLabel(backend.device_description());
+  state.SetLabel(device_text(backend.device_description()));
 }
 
 void register_all() {

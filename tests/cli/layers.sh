@@ -31,7 +31,7 @@ below["run"] = {"cpu", "d3d12", "directml"} | below["cpu"] | below["directml"]
 below["golden"] = {"run"} | below["run"]
 # The layer of each public header.
 public = {
-    "core": "error dtype ops timing",
+    "core": "error dtype ops timing describe",
     "platform": "process",
     "io": "tensor pending_outputs",
     "run": "request devices",

@@ -310,7 +310,7 @@ TEST(KnownAnswers, NumPyGoldensOnDirectml) {
   const CheckSummary s = run_manifest(m, options);
   std::map<std::string, int> by_op;
   for (const CaseResult& r : s.cases) {
-    EXPECT_EQ(r.outcome, CaseResult::Outcome::pass) << r.name << ": " << r.detail << "\n" << r.report;
+    EXPECT_EQ(r.outcome, CaseResult::Outcome::pass) << r.name << ": " << case_detail(r) << "\n" << case_report(r);
     if (r.outcome == CaseResult::Outcome::pass) ++by_op[r.name.substr(0, r.name.find('_'))];
   }
   std::printf("%zu of %zu golden cases (shifts in the directml mode only) pass on directml:", s.passed(), s.cases.size());
@@ -380,7 +380,7 @@ TEST(Adapter, ChosenAsForD3d12AndItsQueueShared) {
   DirectmlBackendOptions o;
   o.adapter = std::to_string(chosen.index);
   DirectmlBackend dml(o);
-  EXPECT_NE(dml.device_description().find(chosen.name), std::string::npos) << dml.device_description();
+  EXPECT_NE(device_text(dml.device_description()).find(chosen.name), std::string::npos) << device_text(dml.device_description());
   D3d12Backend d3d12(D3d12BackendOptions{o.adapter});
   for (int round = 0; round < 2; ++round) {
     EXPECT_EQ(run(dml), expected) << "directml, round " << round;

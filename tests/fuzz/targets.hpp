@@ -573,12 +573,12 @@ inline bool op_target(Input in) {
     try {
       backend.run(*v, eb);
     } catch (const Error& e) {
-      throw Finding(fmt::format("backend '{}' ({}) threw: {}", backend.name(), backend.device_description(),
+      throw Finding(fmt::format("backend '{}' ({}) threw: {}", backend.name(), device_text(backend.device_description()),
                                 e.what()));
     }
     for (std::size_t i = alias ? 1 : 0; i < ins.size(); ++i)
       check(inputs[i].empty() || std::memcmp(ins[i].data(), inputs[i].data(), inputs[i].size()) == 0,
-            fmt::format("backend '{}' ({}) wrote to input {}", backend.name(), backend.device_description(), i));
+            fmt::format("backend '{}' ({}) wrote to input {}", backend.name(), device_text(backend.device_description()), i));
     const std::span<const std::byte> result = alias ? ins[0].cspan() : out.cspan();
     return std::vector<std::byte>(result.begin(), result.end());
   };
@@ -603,7 +603,7 @@ inline bool op_target(Input in) {
     std::size_t first = 0;
     while (first < got.size() && got[first] == expected[first]) ++first;
     throw Finding(fmt::format("backend '{}' ({}){} differs from the reference for {}: first at byte {} of {}",
-                              backend.name(), backend.device_description(), alias ? " in place" : "", what, first,
+                              backend.name(), device_text(backend.device_description()), alias ? " in place" : "", what, first,
                               expected.size()));
   };
 

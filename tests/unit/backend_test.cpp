@@ -100,7 +100,7 @@ TEST(CheckBackendOptionsTest, TheOperationsAdapterReachesItsBackendOptions) {
 TEST(MakeBackendTest, BuildsTheNamedCpuBackends) {
   const auto cpu = make_backend(test::kind("cpu"), with_threads(1));
   EXPECT_EQ(cpu->name(), "cpu");
-  EXPECT_EQ(cpu->selection_reason(), "");  // named, not chosen
+  EXPECT_EQ(selection_text(cpu->selection()), "");  // named, not chosen
   EXPECT_TRUE(cpu->detail_phases().empty());
   const auto* as_cpu = dynamic_cast<const CpuBackend*>(cpu.get());
   ASSERT_NE(as_cpu, nullptr);
@@ -116,11 +116,11 @@ TEST(MakeBackendTest, AutoKeepsASmallRunOnTheCpuAndSaysWhy) {
   o.size_hint = 3 << 20;  // 3 MiB, below kAutoGpuMinBytes (16 MiB)
   const auto b = make_backend(test::kind("auto"), o);
   EXPECT_EQ(b->name(), "cpu");
-  EXPECT_EQ(b->selection_reason(),
+  EXPECT_EQ(selection_text(b->selection()),
             "auto chose cpu: the output (3 MiB) is below 16 MiB, where the CPU beats starting a GPU device");
-  EXPECT_EQ(b->device_description().rfind("CPU, ", 0), 0u) << b->device_description();
+  EXPECT_EQ(device_text(b->device_description()).rfind("CPU, ", 0), 0u) << device_text(b->device_description());
   // An unknown size counts as small.
-  EXPECT_EQ(make_backend(test::kind("auto"))->selection_reason(),
+  EXPECT_EQ(selection_text(make_backend(test::kind("auto"))->selection()),
             "auto chose cpu: the output (0 bytes) is below 16 MiB, where the CPU beats starting a GPU device");
 }
 
@@ -137,10 +137,10 @@ TEST(MakeBackendTest, AutoDescribesARunAsTheBackendItChose) {
   const auto chosen = make_backend(test::kind("auto"), o);
   const auto cpu = make_backend(test::kind("cpu"), o);
   ASSERT_EQ(chosen->name(), "cpu");
-  EXPECT_EQ(chosen->device_description_for(small, false), cpu->device_description_for(small, false));
-  EXPECT_NE(chosen->device_description_for(small, false).find("1 of 2 threads"), std::string::npos)
-      << chosen->device_description_for(small, false);
-  EXPECT_EQ(chosen->device_description_for(small, true), cpu->device_description_for(small, true));
+  EXPECT_EQ(device_text(chosen->device_description_for(small, false)), device_text(cpu->device_description_for(small, false)));
+  EXPECT_NE(device_text(chosen->device_description_for(small, false)).find("1 of 2 threads"), std::string::npos)
+      << device_text(chosen->device_description_for(small, false));
+  EXPECT_EQ(device_text(chosen->device_description_for(small, true)), device_text(cpu->device_description_for(small, true)));
 }
 
 TEST(OutputSizeHintTest, BroadcastElementsTimesTheWidestInput) {

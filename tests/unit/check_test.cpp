@@ -84,12 +84,16 @@ TEST_F(CheckTest, OutcomesOfEveryKindInManifestOrder) {
   EXPECT_EQ(by_name(s, "pass").golden, dir_.file("and.json"));
   const CaseResult& differs = by_name(s, "differs");
   EXPECT_EQ(differs.outcome, O::fail);
-  EXPECT_EQ(differs.detail, "mismatch with '" + dir_.file("wrong.json") + "': 1 of 2 elements differ (UINT8)");
+  EXPECT_EQ(differs.detail, "");  // a mismatch is data: the comparison, worded by case_detail
+  ASSERT_TRUE(differs.comparison.has_value());
+  EXPECT_EQ(differs.comparison->differing, 1u);
+  EXPECT_EQ(case_detail(differs), "mismatch with '" + dir_.file("wrong.json") + "': 1 of 2 elements differ (UINT8)");
+  const std::string report = case_report(differs);
   // The report lists element [1]: expected 13 (0x0d), got 12 (0x0c), one differing bit (0x01).
-  EXPECT_NE(differs.report.find("[1]"), std::string::npos) << differs.report;
-  EXPECT_NE(differs.report.find("13 (0x0d)"), std::string::npos) << differs.report;
-  EXPECT_NE(differs.report.find("12 (0x0c)"), std::string::npos) << differs.report;
-  EXPECT_NE(differs.report.find("0x01 (1 bit)"), std::string::npos) << differs.report;
+  EXPECT_NE(report.find("[1]"), std::string::npos) << report;
+  EXPECT_NE(report.find("13 (0x0d)"), std::string::npos) << report;
+  EXPECT_NE(report.find("12 (0x0c)"), std::string::npos) << report;
+  EXPECT_NE(report.find("0x01 (1 bit)"), std::string::npos) << report;
   const CaseResult& missing = by_name(s, "no golden");
   EXPECT_EQ(missing.outcome, O::error);
   EXPECT_EQ(missing.detail.rfind("io error: reading '" + dir_.file("missing.json") + "': ", 0), 0u) << missing.detail;
@@ -311,7 +315,12 @@ TEST(JunitXmlTest, CountsAndEscapes) {
   fail.name = "<bad>";
   fail.outcome = CaseResult::Outcome::fail;
   fail.detail = "one \"line\"";
-  fail.report = "line 1\nline 2 'q'";
+  fail.golden = "g.npy";
+  CompareReport differs;  // a dtype mismatch: the report says so in one line, with the golden's name quoted
+  differs.expected_dtype = DType::uint8;
+  differs.actual_dtype = DType::uint16;
+  differs.dtype_differs = true;
+  fail.comparison = differs;
   CaseResult error;
   error.name = std::string("ctl\x01");
   error.outcome = CaseResult::Outcome::error;
@@ -324,7 +333,8 @@ TEST(JunitXmlTest, CountsAndEscapes) {
             "  <testsuite name=\"a&amp;b.json\" tests=\"3\" failures=\"1\" errors=\"1\" time=\"0.000000\">\n"
             "    <testcase classname=\"dmlbits.check\" name=\"ok\" time=\"0.000000\"/>\n"
             "    <testcase classname=\"dmlbits.check\" name=\"&lt;bad&gt;\" time=\"0.000000\">\n"
-            "      <failure message=\"one &quot;line&quot;\">line 1\nline 2 &apos;q&apos;</failure>\n"
+            "      <failure message=\"one &quot;line&quot;\">mismatch with &apos;g.npy&apos;: dtype differs: expected UINT8, "
+            "got UINT16\n</failure>\n"
             "    </testcase>\n"
             "    <testcase classname=\"dmlbits.check\" name=\"ctl?\" time=\"0.000000\">\n"
             "      <error message=\"io error\">io error</error>\n"

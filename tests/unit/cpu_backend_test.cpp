@@ -600,7 +600,7 @@ TEST_F(IsaOverrideTest, AnOverrideTurnsThePerOperationChoiceOff) {
   EXPECT_TRUE(CpuBackend().per_operation_choice());
   EXPECT_EQ(CpuBackend().isa(), host_isa());
   EXPECT_FALSE(CpuBackend(host_isa()).per_operation_choice());
-  EXPECT_EQ(make_backend(test::kind("cpu"), test::backend_options(std::string(isa_name(host_isa()))))->device_description().find("per operation"),
+  EXPECT_EQ(device_text(make_backend(test::kind("cpu"), test::backend_options(std::string(isa_name(host_isa()))))->device_description()).find("per operation"),
             std::string::npos);
   ::setenv("DMLBITS_ISA", std::string(isa_name(host_isa())).c_str(), 1);
   EXPECT_EQ(isa_override(), host_isa());
@@ -628,19 +628,19 @@ TEST_F(IsaOverrideTest, ForceLowersButNeverRaises) {
 }
 
 TEST_F(IsaOverrideTest, MakeBackendTakesTheIsaOption) {
-  EXPECT_EQ(make_backend(test::kind("cpu"))->device_description().find("CPU, "), 0u);
+  EXPECT_EQ(device_text(make_backend(test::kind("cpu"))->device_description()).find("CPU, "), 0u);
   const auto scalar = make_backend(test::kind("cpu"), test::backend_options("scalar", "", 0));
   EXPECT_EQ(scalar->name(), "cpu");
-  EXPECT_NE(scalar->device_description().find("scalar"), std::string::npos) << scalar->device_description();
+  EXPECT_NE(device_text(scalar->device_description()).find("scalar"), std::string::npos) << device_text(scalar->device_description());
   if (isa_supported(Isa::avx2)) {
-    EXPECT_NE(make_backend(test::kind("cpu"), test::backend_options("avx2", "", 0))->device_description().find("AVX2 kernels"), std::string::npos);
+    EXPECT_NE(device_text(make_backend(test::kind("cpu"), test::backend_options("avx2", "", 0))->device_description()).find("AVX2 kernels"), std::string::npos);
   }
   if (!isa_supported(Isa::avx512)) {
     EXPECT_EQ(error_code_of([] { (void)make_backend(test::kind("cpu"), test::backend_options("avx512", "", 0)); }), Errc::unsupported);
   }
   EXPECT_EQ(error_code_of([] { (void)make_backend(test::kind("cpu"), test::backend_options("neon", "", 0)); }), Errc::usage);
   EXPECT_EQ(error_code_of([] { (void)make_backend(test::kind("cpu-reference"), test::backend_options("avx2", "", 0)); }), Errc::usage);
-  EXPECT_EQ(make_backend(test::kind("cpu-reference"))->device_description(), "CPU reference (scalar loops)");
+  EXPECT_EQ(device_text(make_backend(test::kind("cpu-reference"))->device_description()), "CPU reference (scalar loops)");
   // Both CPU backends are offered by --backend (the list also has auto and d3d12).
   EXPECT_EQ(parse_backend("cpu"), BackendKind::cpu);
   EXPECT_EQ(parse_backend("cpu-reference"), BackendKind::cpu_reference);
@@ -650,11 +650,11 @@ TEST_F(IsaOverrideTest, MakeBackendTakesTheIsaOption) {
 }
 
 TEST(CpuBackendTest, DescribesItsKernelsAndThreads) {
-  EXPECT_EQ(CpuBackend(Isa::scalar, {.threads = 2}).device_description(), "CPU, scalar" +
+  EXPECT_EQ(device_text(CpuBackend(Isa::scalar, {.threads = 2}).device_description()), "CPU, scalar" +
             std::string(cpu_features().popcnt ? " (POPCNT)" : "") + " kernels, 2 threads");
-  EXPECT_EQ(CpuBackend(Isa::scalar, {.threads = 1}).device_description().substr(0, 12), "CPU, scalar ");
-  EXPECT_NE(CpuBackend(Isa::scalar, {.threads = 1}).device_description().find(", 1 thread"), std::string::npos);
-  if (isa_supported(Isa::avx2)) { EXPECT_EQ(CpuBackend(Isa::avx2, {.threads = 2}).device_description(), "CPU, AVX2 kernels, 2 threads"); }
+  EXPECT_EQ(device_text(CpuBackend(Isa::scalar, {.threads = 1}).device_description()).substr(0, 12), "CPU, scalar ");
+  EXPECT_NE(device_text(CpuBackend(Isa::scalar, {.threads = 1}).device_description()).find(", 1 thread"), std::string::npos);
+  if (isa_supported(Isa::avx2)) { EXPECT_EQ(device_text(CpuBackend(Isa::avx2, {.threads = 2}).device_description()), "CPU, AVX2 kernels, 2 threads"); }
 }
 
 // ---- The backend on whole descriptors ----
@@ -681,7 +681,7 @@ std::string describe(const Case& c) {
 // Runs `c` on `backend` and on the reference from the same random inputs; buffers start one
 // byte past an aligned address, so nothing may assume alignment.
 void expect_backend_matches(Backend& backend, const Case& c, std::mt19937_64& rng) {
-  SCOPED_TRACE(describe(c) + " on " + backend.device_description());
+  SCOPED_TRACE(describe(c) + " on " + device_text(backend.device_description()));
   OpRequest r;
   r.op = c.op;
   r.inputs.push_back({c.dtype, c.a});

@@ -345,7 +345,7 @@ TEST(D3d12BackendTest, ReportsDeviceAndPhases) {
   EXPECT_NE(i.feature_level, "unknown");
   EXPECT_NE(i.shader_model, "unknown");
   EXPECT_GT(i.timestamp_frequency, 0u);
-  EXPECT_NE(gpu().backend->device_description().find(i.adapter.name), std::string::npos);
+  EXPECT_NE(device_text(gpu().backend->device_description()).find(i.adapter.name), std::string::npos);
   std::vector<std::string> names;
   for (const auto& p : gpu().backend->detail_phases()) names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{"device", "pipeline", "upload", "dispatch", "readback", "submit"}));
@@ -383,8 +383,8 @@ TEST(D3d12BackendTest, AutoKeepsSmallRunsOnTheCpu) {
   // No adapter needed: a small output never looks for one.
   auto small = make_backend(test::kind("auto"), test::backend_options("", "", 1024));
   EXPECT_EQ(small->name(), "cpu");
-  EXPECT_NE(small->selection_reason().find("auto chose cpu: the output (1 KiB) is below 16 MiB"), std::string::npos)
-      << small->selection_reason();
+  EXPECT_NE(selection_text(small->selection()).find("auto chose cpu: the output (1 KiB) is below 16 MiB"), std::string::npos)
+      << selection_text(small->selection());
   auto large = make_backend(test::kind("auto"), test::backend_options("", "", kAutoGpuMinBytes));
   const bool hardware = [] {
     for (const auto& a : gpu_adapters().adapters)
@@ -392,13 +392,13 @@ TEST(D3d12BackendTest, AutoKeepsSmallRunsOnTheCpu) {
     return false;
   }();
   // On a hardware adapter too: its estimated cost (auto_rule.hpp) is above the CPU's.
-  EXPECT_EQ(large->name(), "cpu") << large->selection_reason();
-  EXPECT_NE(large->selection_reason().find(hardware ? "auto chose cpu: adapter " : "auto chose cpu"), std::string::npos)
-      << large->selection_reason();
+  EXPECT_EQ(large->name(), "cpu") << selection_text(large->selection());
+  EXPECT_NE(selection_text(large->selection()).find(hardware ? "auto chose cpu: adapter " : "auto chose cpu"), std::string::npos)
+      << selection_text(large->selection());
   if (hardware) {
-    EXPECT_NE(large->selection_reason().find("estimated"), std::string::npos) << large->selection_reason();
+    EXPECT_NE(selection_text(large->selection()).find("estimated"), std::string::npos) << selection_text(large->selection());
   }
-  EXPECT_TRUE(make_backend(test::kind("cpu"))->selection_reason().empty());
+  EXPECT_TRUE(selection_text(make_backend(test::kind("cpu"))->selection()).empty());
 }
 
 TEST(D3d12BackendTest, OptionErrors) {

@@ -93,7 +93,7 @@ TEST(RunOperationTest, EveryBackendNameGivesTheSameBits) {
     EXPECT_EQ(bits_of(r.result()), (std::vector<std::uint64_t>{85, 170})) << backend;
     EXPECT_EQ(r.timing.backend, backend == "cpu-reference" ? "cpu-reference" : "cpu") << backend;
     // auto says why it chose; a backend named on the command line has no reason to give.
-    EXPECT_EQ(r.timing.selection.rfind("auto chose cpu: ", 0) == 0, backend == "auto") << r.timing.selection;
+    EXPECT_EQ(selection_text(r.timing.selection).rfind("auto chose cpu: ", 0) == 0, backend == "auto") << selection_text(r.timing.selection);
   }
 }
 
@@ -199,7 +199,7 @@ TEST(BackendOptionsTest, CarriesTheInstructionSetAndThreadsOnly) {
 class RefusingBackend final : public Backend {
  public:
   std::string_view name() const override { return "refusing"; }
-  std::string device_description() const override { return "nothing"; }
+  DeviceDescription device_description() const override { return {}; }
   std::optional<std::string> unsupported_reason(const ValidatedOp&) const override { return "it never runs"; }
   void run(const ValidatedOp&, const ExecuteBuffers&) override { ADD_FAILURE() << "ran"; }
 };
@@ -245,8 +245,8 @@ TEST(MakeOperationBackendTest, AutoSizesTheOutputFromTheOperands) {
   const auto inputs = load_operands(s.operands, s.dtype);
   const auto backend = make_operation_backend(s, inputs);
   EXPECT_EQ(backend->name(), "cpu");
-  EXPECT_NE(backend->selection_reason().find("the output (2 KiB) is below 16 MiB"), std::string::npos)
-      << backend->selection_reason();
+  EXPECT_NE(selection_text(backend->selection()).find("the output (2 KiB) is below 16 MiB"), std::string::npos)
+      << selection_text(backend->selection());
 }
 
 }  // namespace

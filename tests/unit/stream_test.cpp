@@ -168,7 +168,7 @@ TEST_P(StreamTest, ChunksMatchTheInMemoryRunAndTheHandResult) {
     // Two streamed inputs split in halves (chunks 0-1 here, 2-3 on the second thread): progress
     // comes from the calling thread as the elements both have written, rising, at most once per
     // chunk, ending with all.
-    EXPECT_TRUE(r.timing.device.ends_with(", " + slices_text(std::min(threads(), 4u), threads()))) << r.timing.device;
+    EXPECT_TRUE(device_text(r.timing.device).ends_with(", " + slices_text(std::min(threads(), 4u), threads()))) << device_text(r.timing.device);
     ASSERT_FALSE(progress.empty());
     EXPECT_LE(progress.size(), 4u);
     EXPECT_EQ(progress.back(), (std::pair<std::uint64_t, std::uint64_t>{393221, 393221}));
@@ -188,7 +188,7 @@ TEST_P(StreamTest, ABroadcastLiteralKeepsChunkOrder) {
   const OperationSpec spec = spec_of(OpKind::bit_and, {dir_.file("a.npy"), "0xffff0000"}, threads());
   const StreamResult r = stream(spec, dir_.file("out.npy"), {});
   EXPECT_TRUE(r.streamed);
-  EXPECT_EQ(says_pipelined(r.timing.device), pipelines()) << r.timing.device;
+  EXPECT_EQ(says_pipelined(device_text(r.timing.device)), pipelines()) << device_text(r.timing.device);
   const auto out = test::values_of<std::uint32_t>(test::npy_data(test::read_file(dir_.file("out.npy"))));
   ASSERT_EQ(out.size(), n);
   // i & 0xffff0000 for i < 1179648 (0x120000): the chunk number's two high halfwords.
@@ -210,7 +210,7 @@ TEST_P(StreamTest, PopcountIntoANarrowerOutput) {
   OperationSpec spec = spec_of(OpKind::popcount, {dir_.file("a.npy")}, threads());
   spec.out_dtype = DType::uint8;
   const StreamResult r = stream(spec, dir_.file("out.npy"), {});
-  EXPECT_FALSE(says_pipelined(r.timing.device)) << r.timing.device;  // narrower outputs never are
+  EXPECT_FALSE(says_pipelined(device_text(r.timing.device))) << device_text(r.timing.device);  // narrower outputs never are
   const std::string file = test::read_file(dir_.file("out.npy"));
   EXPECT_NE(file.find("'descr': '|u1'"), std::string::npos);
   const std::string data = test::npy_data(file);
@@ -275,7 +275,7 @@ TEST_P(StreamTest, AProgressCallbackThatThrowsLeavesTheOldOutput) {
   EXPECT_THROW(
       {
         try {
-          stream(spec, dir_.file("out.npy"), progress, [&](const ValidatedOp&, const RunTiming& t) { device = t.device; });
+          stream(spec, dir_.file("out.npy"), progress, [&](const ValidatedOp&, const RunTiming& t) { device = device_text(t.device); });
         } catch (const std::runtime_error& e) {
           EXPECT_STREQ(e.what(), "stop at the second chunk");
           throw;
@@ -303,7 +303,7 @@ TEST_P(StreamTest, AnInputThatShrinksAfterTheFirstChunkLeavesNothing) {
   };
   std::string device;
   try {
-    stream(spec, dir_.file("out.npy"), progress, [&](const ValidatedOp&, const RunTiming& t) { device = t.device; });
+    stream(spec, dir_.file("out.npy"), progress, [&](const ValidatedOp&, const RunTiming& t) { device = device_text(t.device); });
     ADD_FAILURE() << "the run succeeded";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::io) << e.what();
@@ -323,7 +323,7 @@ TEST_P(StreamTest, OnValidatedRunsBeforeTheOutputExists) {
   int calls = 0;
   stream(spec, dir_.file("out.npy"), {}, [&](const ValidatedOp& op, const RunTiming& t) {
     ++calls;
-    EXPECT_EQ(says_pipelined(t.device), pipelines()) << t.device;
+    EXPECT_EQ(says_pipelined(device_text(t.device)), pipelines()) << device_text(t.device);
     EXPECT_EQ(op.op().kind, OpKind::shl);
     EXPECT_EQ(t.backend, "cpu");
     EXPECT_EQ(dir_.names(), (std::set<std::string>{"a.npy"}));
@@ -401,7 +401,7 @@ TEST(StreamThreadsTest, TheSplitBySizeInputsAndOutput) {
                      : spec_of(OpKind::bit_not, {dir.file("a.npy")}, 2);
     const StreamResult r = stream_operation(spec, c.to_device ? "/dev/null" : dir.file("out.npy"), {});
     EXPECT_TRUE(r.streamed);
-    EXPECT_TRUE(r.timing.device.ends_with(", " + c.text)) << r.timing.device;
+    EXPECT_TRUE(device_text(r.timing.device).ends_with(", " + c.text)) << device_text(r.timing.device);
     if (c.to_device) continue;
     if (sparse) {  // and: 0, not: 0xffffffff; read at once and checked in place
       std::string file(std::filesystem::file_size(dir.file("out.npy")), '\0');
@@ -440,12 +440,12 @@ TEST(StreamThreadsTest, NarrowerOutputsStayOnOneThread) {
     for (std::uint64_t i = 0; i < n; ++i) counts[i] = static_cast<std::uint32_t>(std::popcount(a[i]));
     const std::string data = test::npy_data(test::read_file(dir.file("out.npy")));
     if (out == DType::uint8) {
-      EXPECT_NE(r.timing.device.find("1 of 2 threads (narrower outputs run on one)"), std::string::npos)
-          << r.timing.device;
+      EXPECT_NE(device_text(r.timing.device).find("1 of 2 threads (narrower outputs run on one)"), std::string::npos)
+          << device_text(r.timing.device);
       EXPECT_EQ(data, test::le_bytes(counts, 1));
     } else {
-      EXPECT_EQ(r.timing.device.find("1 of 2"), std::string::npos) << r.timing.device;
-      EXPECT_NE(r.timing.device.find("2 threads"), std::string::npos) << r.timing.device;
+      EXPECT_EQ(device_text(r.timing.device).find("1 of 2"), std::string::npos) << device_text(r.timing.device);
+      EXPECT_NE(device_text(r.timing.device).find("2 threads"), std::string::npos) << device_text(r.timing.device);
       EXPECT_EQ(data, test::le_bytes(counts));
     }
   }
@@ -535,9 +535,9 @@ int expect_every_operator_and_dtype_sliced(unsigned threads,
         spec.out_dtype = run.out;
         const StreamResult r = stream_operation(spec, dir.file("out.npy"), {}, {}, kHalvesAlways);
         EXPECT_TRUE(r.streamed);
-        const bool split = r.timing.device.ends_with(", " + text);
-        EXPECT_EQ(split, splits) << r.timing.device;
-        EXPECT_EQ(on_several_threads(r.timing.device), splits) << r.timing.device;
+        const bool split = device_text(r.timing.device).ends_with(", " + text);
+        EXPECT_EQ(split, splits) << device_text(r.timing.device);
+        EXPECT_EQ(on_several_threads(device_text(r.timing.device)), splits) << device_text(r.timing.device);
         split_runs += split;
         EXPECT_EQ(test::npy_data(test::read_file(dir.file("out.npy"))), run_in_memory(spec)) << operands.back();
         EXPECT_EQ(dir.names(), (std::set<std::string>{"a.npy", "b.npy", "one.npy", "out.npy"}));
@@ -610,7 +610,7 @@ TEST(StreamHalvesTest, AnInputCutUnderTheSecondHalfFailsTheRunAndLeavesNothing) 
       stream_operation(
           spec, dir.file("out.npy"), [&](std::uint64_t done, std::uint64_t) { progress.push_back(done); },
           [&](const ValidatedOp&, const RunTiming& t) {
-            EXPECT_TRUE(t.device.ends_with(", " + slices_text(threads, threads))) << t.device;
+            EXPECT_TRUE(device_text(t.device).ends_with(", " + slices_text(threads, threads))) << device_text(t.device);
             std::filesystem::resize_file(dir.file("a.npy"), header.size() + 3 * kChunk * 4);
           },
           kHalvesAlways);
@@ -672,7 +672,7 @@ TEST(StreamHalvesTest, InPlaceReplacesAWithTheResult) {
   spec.in_place = true;
   const StreamResult r = stream_operation(spec, dir.file("a.npy"), {}, {}, kHalvesAlways);
   EXPECT_TRUE(r.streamed);
-  EXPECT_NE(r.timing.device.find(kHalvesText), std::string::npos) << r.timing.device;
+  EXPECT_NE(device_text(r.timing.device).find(kHalvesText), std::string::npos) << device_text(r.timing.device);
   std::vector<std::uint32_t> expected(n);
   for (std::uint64_t i = 0; i < n; ++i) expected[i] = a[i] ^ b[i];
   EXPECT_EQ(test::npy_data(test::read_file(dir.file("a.npy"))), test::le_bytes(expected));

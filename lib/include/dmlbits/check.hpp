@@ -51,8 +51,10 @@ struct CompareReport {
 // Compares bit patterns (so NaN == NaN when the payload is the same, and -0.0 != 0.0).
 CompareReport compare_tensors(const TensorView& expected, const TensorView& actual, std::size_t max_listed);
 
-// A readable report; `label` names the golden file. At most `max_shown` of the listed elements
-// are shown (a report listed in full for JSON is shown as --show asks).
+// The words for a comparison, for the faces (--expect, `check`'s report, JUnit, Python's
+// assert_bits_equal): `label` names the golden file. At most `max_shown` of the listed elements
+// are shown (a report listed in full for JSON is shown as --show asks). The library's own runs
+// return the CompareReport (CaseResult::comparison), never this text.
 std::string compare_text(const CompareReport& r, const std::string& label,
                          std::size_t max_shown = static_cast<std::size_t>(-1));
 // The --report-json document (the one writer of it): {"equal", "dtype", "shape", "elements",
@@ -100,12 +102,18 @@ struct CheckOptions {
 struct CaseResult {
   std::string name;
   enum class Outcome { pass, fail, error } outcome = Outcome::pass;
-  std::string detail;        // one line: why it failed, or what was updated
-  std::string report;        // the mismatch report, if any (multi-line)
+  std::string detail;        // one line: why it failed or what was updated; "" for a mismatch (comparison)
+  std::optional<CompareReport> comparison;  // a mismatch with the golden: the comparison, as data
   double seconds = 0;
   bool updated = false;      // the golden file was rewritten
   std::string golden;        // resolved golden path, if any
 };
+
+// The words for a case, from CaseResult's data: case_detail is its one line (its detail, or a
+// mismatch's first line: "mismatch with 'g.npy': 1 of 2 elements differ (UINT8)"), case_report
+// the whole comparison (compare_text, with the golden's path in quotes), "" when there is none.
+std::string case_detail(const CaseResult& c);
+std::string case_report(const CaseResult& c);
 
 // A case the filter selects that runs in another shard: JUnit lists it as skipped, so that a
 // merge of the shards' reports knows every case and can name those whose shard did not report.

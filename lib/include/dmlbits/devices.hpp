@@ -2,7 +2,9 @@
 // device it creates, DirectML (whether DirectML.dll loads, its version, the highest feature level
 // its device reports), and what `--backend auto` picks for a large output. The faces format it:
 // `dmlbits devices` prints text (app/cmd_devices.cpp), and its --json and Python's
-// dmlbits.devices() print devices_json(), the one writer of that document.
+// dmlbits.devices() print devices_json(), the one writer of that document. Both word the data
+// with dmlbits/describe.hpp's functions and the two below (auto_large_outputs_text,
+// auto_reason_text), so that the text and the JSON say the same.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "dmlbits/describe.hpp"
 #include "dmlbits/request.hpp"
 
 namespace dmlbits {
@@ -17,11 +20,11 @@ namespace dmlbits {
 // "cpu" and "cpu-reference".
 struct CpuDevice {
   BackendKind backend{};
-  std::string device;             // the device a run reports (RunTiming::device)
+  DeviceDescription device;       // the device a run reports (RunTiming::device)
   std::vector<std::string> isas;  // cpu: every instruction set --isa takes on this CPU
   std::string isa;                // cpu: the one a run uses unless told
   unsigned threads = 0;           // cpu: the threads a run uses unless told
-  std::string threads_reason;     // cpu: why ("2 CPUs this process may run on", "as asked")
+  ThreadTeam team;                // cpu: those threads and why (thread_team_reason: "2 CPUs this process may run on")
 };
 
 // One D3D12 adapter and the device created on it.
@@ -38,16 +41,25 @@ struct AdapterDevice {
   std::string feature_level, shader_model;  // the device's ("11_0", "5.1")
   std::uint64_t timestamp_frequency = 0;
   bool uma = false, cache_coherent_uma = false;
-  std::string error;  // no device: why
+  std::string error;  // no device: the device's error, or "" where the backend as a whole is unavailable
+};
+
+// Why the d3d12 backend cannot run here.
+enum class D3d12Unavailable : std::uint8_t {
+  none,        // it can
+  runtime,     // not built, or its runtime does not load: `detail` says why
+  no_adapter,  // no adapter was enumerated: `detail` is the enumeration's error
+  no_device,   // no adapter could create a D3D12 device
 };
 
 struct D3d12Devices {
   bool built = false;
   bool available = false;  // built, the runtime loads and some adapter creates a device
-  std::string reason;      // not available: why
+  D3d12Unavailable unavailable = D3d12Unavailable::none;  // not available: why (d3d12_unavailable_text)
+  std::string detail;      // the runtime's or the enumeration's message
   std::vector<AdapterDevice> adapters;
   double enumeration_s = 0;
-  std::string device;  // available: the default adapter's device as a run reports it ("" if none)
+  DeviceDescription device;  // available: the default adapter's device as a run reports it (DeviceKind::none if none)
 };
 
 struct DirectmlDevice {
@@ -56,7 +68,7 @@ struct DirectmlDevice {
   std::optional<FeatureLevel> max_feature_level;
   std::string adapter;  // the D3D12 adapter its device was created on
   std::string reason;   // not found or no device: why
-  std::string device;   // available: the device as a run reports it
+  DeviceDescription device;  // available: its device, with the highest feature level it reports
 };
 
 // What `--backend auto` does with an output of kAutoGpuMinBytes or more: cpu, unless its cost
@@ -67,14 +79,19 @@ struct AutoDevices {
   std::uint64_t gpu_min_bytes = 0;            // kAutoGpuMinBytes
   std::optional<unsigned> large_adapter;      // where a large output runs: d3d12 on this adapter,
   std::string large_adapter_name;             // or the cpu when none
-  // Why: "no hardware adapter", or "an `and` of two 256 MiB inputs: adapter 0 (...) is discrete:
-  // estimated ... s on d3d12 (...) against ... s on the CPU backend's 2 threads; ..."
-  std::string reason;
-  // "d3d12 on adapter 0 (NAME)" or "cpu"
-  std::string large_outputs() const {
-    return large_adapter ? "d3d12 on adapter " + std::to_string(*large_adapter) + " (" + large_adapter_name + ")" : "cpu";
-  }
+  // Why: decide_auto's estimate for kAutoExampleBytes on the hardware adapter auto would look
+  // at; none when there is no such adapter with a device.
+  std::optional<AutoEstimate> estimate;
 };
+// "no adapter could create a D3D12 device", "no adapter: ...", the runtime's message; "" if available.
+std::string d3d12_unavailable_text(const D3d12Devices& d3d12);
+// Why an adapter has no device: its own error, else why the backend is unavailable.
+std::string adapter_error_text(const D3d12Devices& d3d12, const AdapterDevice& adapter);
+// "d3d12 on adapter 0 (NAME)" or "cpu"
+std::string auto_large_outputs_text(const AutoDevices& automatic);
+// "no hardware adapter", or "an `and` of two 256 MiB inputs: adapter 0 (...) is discrete:
+// estimated ... s on d3d12 (...) against ... s on the CPU backend's 2 threads; ..."
+std::string auto_reason_text(const AutoDevices& automatic);
 
 struct DeviceList {
   std::vector<CpuDevice> cpu;

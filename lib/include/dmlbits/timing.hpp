@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "dmlbits/describe.hpp"
+
 namespace dmlbits {
 
 class Stopwatch {
@@ -38,10 +40,10 @@ struct RunTiming {
   double total_seconds = 0;
   std::uint64_t execute_bytes = 0;  // bytes one execution read and wrote
   int execute_runs = 1;             // measured executions in the "execute" phase
-  std::string backend;
-  std::string device;
-  std::string selection;  // why auto chose the backend (Backend::selection_reason), or ""
-  std::string threads;    // CPU backends: their thread count and why ("2 threads: 2 CPUs ..."), or ""
+  std::string backend;          // its name: "cpu", "d3d12"
+  DeviceDescription device;     // what the run computed on (device_text words it)
+  Selection selection;          // why auto chose the backend (selection_text); named: SelectionRule::named
+  ThreadTeam threads;           // CPU backends: their thread count and why (thread_team_text); else 0 threads
   // The backend's own phases (Backend::detail_phases): summed over every run of the backend,
   // warm-up runs and chunks included, plus its device creation. Empty for the CPU backends.
   std::vector<PhaseTime> backend_phases;

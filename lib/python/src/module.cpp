@@ -645,7 +645,7 @@ py::list check(const std::string& manifest, const CheckOptions& options) {
   py::list cases;
   for (const auto& c : summary.cases) {
     const char* outcome = c.outcome == CaseResult::Outcome::pass ? "pass" : c.outcome == CaseResult::Outcome::fail ? "fail" : "error";
-    cases.append(py::make_tuple(c.name, outcome, c.detail, c.report, c.seconds, c.updated, c.golden));
+    cases.append(py::make_tuple(c.name, outcome, case_detail(c), case_report(c), c.seconds, c.updated, c.golden));
   }
   return cases;
 }

@@ -150,49 +150,36 @@ ThreadCount CpuBackend::thread_count(std::uint64_t work_bytes) const {
   return cpu_thread_rule(machine_for(isa_), work_bytes, threads_, parallel_min_bytes_);
 }
 
-std::string CpuBackend::threads_reason() const {
+ThreadTeam CpuBackend::thread_team() const {
   const CpuMachine m = machine_for(isa_);
-  return default_threads_ ? thread_reason(m, cpu_thread_rule(m, UINT64_MAX)) : "as asked";
+  if (!default_threads_) return {.threads = threads_, .limit = ThreadLimit::requested};
+  return thread_team_of(m, cpu_thread_rule(m, UINT64_MAX));
 }
 
-std::string CpuBackend::threads_summary() const {
-  return fmt::format("{} thread{}: {}", threads_, threads_ == 1 ? "" : "s", threads_reason());
+DeviceDescription CpuBackend::device_description() const {
+  return {.kind = DeviceKind::cpu,
+          .isa = isa_description(isa_),
+          .narrower_per_operation = per_operation_choice_ &&
+                                    std::any_of(kernel_choices().begin(), kernel_choices().end(),
+                                                [&](const KernelChoice& c) { return c.host == isa_; }),
+          .threads = threads_};
 }
 
-std::string CpuBackend::device_description() const {
-  return fmt::format("CPU, {} kernels{}, {} thread{}", isa_description(isa_),
-                     per_operation_choice_ && std::any_of(kernel_choices().begin(), kernel_choices().end(),
-                                                          [&](const KernelChoice& c) { return c.host == isa_; })
-                         ? " (some narrower, per operation)"
-                         : "",
-                     threads_,
-                     threads_ == 1 ? "" : "s");
-}
-
-std::string CpuBackend::device_description_for(const ValidatedOp& op, unsigned extra_threads,
-                                               std::string_view threads_reason) const {
+DeviceDescription CpuBackend::device_description_for(const ValidatedOp& op, unsigned extra_threads,
+                                                     const ThreadWhy& why) const {
   // run()'s split: an output under parallel_min_bytes_ is computed on one thread, a larger one
   // on at most one per half of it.
   const std::uint64_t work_bytes = op.output_shape().element_count() *
                                    std::max(dtype_info(op.input_dtype()).size, dtype_info(op.output_dtype()).size);
   const unsigned computing = thread_count(work_bytes).threads;
   const bool streamed = extra_threads > 0;
-  const unsigned used = std::min(threads_, computing + extra_threads);
-  const bool keep = threads_reason.empty();
-  if (keep)
-    for (const auto& [key, text] : descriptions_)
-      if (key == std::pair{used, streamed}) return text;
-  std::string d = device_description();
-  if (used != threads_ || (streamed && !threads_reason.empty())) {
-    d.erase(d.rfind(", ") + 2);
-    const std::string why = !threads_reason.empty() ? std::string(threads_reason)
-                            : streamed      ? std::string("one reads and computes, one writes")
-                            : computing > 1 ? fmt::format("one per {} of output", format_byte_size(parallel_min_bytes_ / 2))
-                                            : fmt::format("outputs under {} run on one", format_byte_size(parallel_min_bytes_));
-    if (used != threads_) d += fmt::format("{} of {} threads ({})", used, threads_, why);
-    else d += fmt::format("{} threads ({})", used, why);
-  }
-  if (keep) descriptions_.emplace_back(std::pair{used, streamed}, d);
+  DeviceDescription d = device_description();
+  d.used = std::min(threads_, computing + extra_threads);
+  if (d.used != threads_ || (streamed && why.use != ThreadUse::plain))
+    d.why = why.use != ThreadUse::plain ? why
+            : streamed                  ? ThreadWhy{ThreadUse::pipeline}
+            : computing > 1             ? ThreadWhy{ThreadUse::per_size, parallel_min_bytes_ / 2}
+                                        : ThreadWhy{ThreadUse::small_output, parallel_min_bytes_};
   return d;
 }
 

@@ -128,19 +128,19 @@ class CpuBackend final : public Backend {
 
   std::string_view name() const override { return "cpu"; }
   bool computes_on_cpu() const override { return true; }
-  std::string device_description() const override;  // "CPU, AVX2 kernels, 2 threads"
-  // "CPU, AVX2 kernels, 1 of 2 threads (outputs under 4 MiB run on one)"
-  // "CPU, AVX2 kernels, 1 of 2 threads (<threads_reason>)" when that is given and one is used;
-  // "CPU, AVX2 kernels, 2 threads (<threads_reason>)" (or "2 of 4 threads (...)") when
-  // streamed with extra threads beside the computing one; "3 of 8 threads (one per 2 MiB of
-  // output)" for an output too small for every thread
-  std::string device_description_for(const ValidatedOp& op, unsigned extra_threads,
-                                     std::string_view threads_reason = {}) const override;
+  // As device_text words it: "CPU, AVX2 kernels, 2 threads".
+  DeviceDescription device_description() const override;
+  // "CPU, AVX2 kernels, 1 of 2 threads (outputs under 4 MiB run on one)";
+  // "CPU, AVX2 kernels, 1 of 2 threads (<why>)" when that is given and one is used;
+  // "CPU, AVX2 kernels, 2 threads (<why>)" (or "2 of 4 threads (...)") when streamed with
+  // extra threads beside the computing one; "3 of 8 threads (one per 2 MiB of output)" for an
+  // output too small for every thread.
+  DeviceDescription device_description_for(const ValidatedOp& op, unsigned extra_threads,
+                                           const ThreadWhy& why = {}) const override;
   std::optional<std::string> unsupported_reason(const ValidatedOp&) const override { return std::nullopt; }
-  // "2 threads: 2 CPUs this process may run on": why the thread count is what it is (-v).
-  std::string threads_summary() const override;
-  // The summary's reason alone: "2 CPUs this process may run on", "as asked".
-  std::string threads_reason() const;
+  // Its threads and what held them (thread_team_text: "2 threads: 2 CPUs this process may run
+  // on"), for -v and `devices`.
+  ThreadTeam thread_team() const override;
   // The threads a run of `work_bytes` (the wider of its output and input bytes) computes on
   // when the budget has them all (ThreadLease): cpu_thread_rule's `threads`.
   ThreadCount thread_count(std::uint64_t work_bytes) const;
@@ -160,11 +160,6 @@ class CpuBackend final : public Backend {
   unsigned threads_;
   bool default_threads_;  // threads_ is the machine's default: runs lease from the budget
   std::size_t parallel_min_bytes_;
-  // device_description_for's texts by (threads used, pipelined), made once: a backend kept
-  // across calls (BackendCache) describes every small call alike, and formatting them took a
-  // tenth of a 4x4 call. (A backend runs one operation at a time, so no lock.) Texts with a
-  // threads_reason are not kept: only large streamed runs, made once per run, have one.
-  mutable std::vector<std::pair<std::pair<unsigned, bool>, std::string>> descriptions_;
 };
 
 }  // namespace dmlbits

@@ -4,8 +4,6 @@
 #include <atomic>
 #include <cmath>
 
-#include <fmt/format.h>
-
 #include "cpu_set.hpp"
 
 namespace dmlbits {
@@ -15,14 +13,10 @@ std::atomic<unsigned> g_leased{0};
 
 }  // namespace
 
-// The knee: on this project's 2-vCPU host `and` in memory gains from the second thread
-// (testdata/benchmarks.md, "Issue #38"); a larger machine was not at hand to find where more stop
-// paying. The caps rest on what such machines are known to do: one core of a server moves 10-20
-// GB/s of a streaming copy (its line-fill buffers bound it, whatever the vector width), a socket's
-// memory 100-300 GB/s, so AVX2 and AVX-512 kernels saturate it at about 8-16 cores; 8 takes the
-// bulk of the gain without crowding out other work (a 16-core Xeon moved 36.6 GB/s of `and` on
-// 2 threads: gpu-h100 reference). The scalar kernels compute more per byte (popcount) and need
-// more cores to reach the same limit: 16. scripts/bench-threads measures the knee of any host.
+// The knee: memory-bound kernels saturate a server socket's memory at about 8-16 cores, the
+// scalar ones (more work per byte) later; 8 takes the bulk of the gain without crowding out other
+// work. The measurements and estimates behind it: testdata/benchmarks.md, "Issue #39: the library
+// returns data". scripts/bench-threads measures the knee of any host.
 unsigned knee_threads(Isa isa) {
   switch (isa) {
     case Isa::scalar: return 16;
@@ -73,21 +67,9 @@ const CpuMachine& this_machine() {
   return m;
 }
 
-std::string thread_reason(const CpuMachine& machine, const ThreadCount& count) {
-  const auto cpus = [](unsigned n) { return fmt::format("{} CPU{}", n, n == 1 ? "" : "s"); };
-  switch (count.limit) {
-    case ThreadLimit::requested: return "as asked";
-    case ThreadLimit::cpus: return fmt::format("{} this process may run on", cpus(machine.cpus));
-    case ThreadLimit::quota:
-      return fmt::format("the cgroup's CPU quota of {:g} of the {} this process may run on", *machine.quota,
-                         cpus(machine.cpus));
-    case ThreadLimit::knee:
-      return fmt::format("{} of the {} this process may run on{}, where more stop paying for {} kernels", count.team,
-                         cpus(machine.cpus), machine.quota ? fmt::format(" (quota {:g})", *machine.quota) : std::string(),
-                         isa_name(machine.isa));
-    case ThreadLimit::size: break;
-  }
-  return "";
+ThreadTeam thread_team_of(const CpuMachine& machine, const ThreadCount& count) {
+  return {.threads = count.team, .limit = count.limit, .cpus = machine.cpus, .quota = machine.quota,
+          .isa = std::string(isa_name(machine.isa))};
 }
 
 ThreadLease::ThreadLease(unsigned wanted) {

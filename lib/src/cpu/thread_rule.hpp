@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cpu_isa.hpp"
+#include "dmlbits/describe.hpp"
 
 namespace dmlbits {
 
@@ -18,22 +19,13 @@ struct CpuMachine {
   Isa isa = Isa::scalar;        // the instruction set the kernels run
 };
 
-// What held a thread count where it is.
-enum class ThreadLimit : std::uint8_t {
-  requested,  // --threads, threads=, DMLBITS_THREADS
-  cpus,       // the affinity mask
-  quota,      // the cgroup's CPU quota
-  knee,       // more threads stop paying: the memory system is saturated (knee_threads)
-  size,       // the output is too small for more (kParallelMinBytes, kBytesPerThread)
-};
-
 // Outputs (or inputs, where wider) under this many bytes are computed on one thread: starting a
 // thread costs more than it saves (CpuBackendOptions::parallel_min_bytes).
 inline constexpr std::uint64_t kParallelMinBytes = std::uint64_t{4} << 20;
 
 // The threads from which more stop paying for this instruction set's kernels: the element-wise
-// operators are bound by memory, and a memory system saturates at some number of cores (see the
-// .cpp for the figures and what they rest on).
+// operators are bound by memory, and a memory system saturates at some number of cores (the
+// figures they rest on: testdata/benchmarks.md, "Issue #39: the library returns data").
 unsigned knee_threads(Isa isa);
 
 // The CPUs a machine gives this process: its affinity mask, held to its quota rounded up (a
@@ -59,10 +51,9 @@ ThreadCount cpu_thread_rule(const CpuMachine& machine, std::uint64_t work_bytes,
 // checks its thread count).
 const CpuMachine& this_machine();
 
-// Why the team is what it is, for `devices` and -v: "2 CPUs this process may run on", "8 of the
-// 64 CPUs this process may run on, where more stop paying for avx512 kernels", "the cgroup's CPU
-// quota of 1.5 of the 16 CPUs this process may run on", "as asked".
-std::string thread_reason(const CpuMachine& machine, const ThreadCount& count);
+// The team and why it is what it is, as data for `devices` and -v (thread_team_reason words it:
+// "2 CPUs this process may run on", "as asked").
+ThreadTeam thread_team_of(const CpuMachine& machine, const ThreadCount& count);
 
 // The budget of worker threads in this process: runs on the default thread count (none was
 // asked) take their threads from it, so that calls from several threads at once (Python

@@ -187,10 +187,10 @@ D3d12Backend::~D3d12Backend() = default;
 
 const D3d12DeviceInfo& D3d12Backend::device_info() const { return impl_->device->info(); }
 
-std::string D3d12Backend::device_description() const {
+DeviceDescription D3d12Backend::device_description() const {
   const D3d12DeviceInfo& i = device_info();
-  return fmt::format("{}, {} adapter {}, D3D feature level {}, shader model {}", i.adapter.name,
-                     i.adapter.software ? "software" : "hardware", i.adapter.index, i.feature_level, i.shader_model);
+  return {.kind = DeviceKind::d3d12, .adapter = i.adapter.name, .adapter_index = i.adapter.index,
+          .software = i.adapter.software, .feature_level = i.feature_level, .shader_model = i.shader_model};
 }
 
 std::optional<std::string> D3d12Backend::unsupported_reason(const ValidatedOp& op) const {

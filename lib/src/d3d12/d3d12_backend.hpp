@@ -125,7 +125,7 @@ class D3d12Backend final : public Backend {
 
   std::string_view name() const override { return "d3d12"; }
   // "llvmpipe (LLVM 15.0.6, 256 bits), software, D3D feature level 11_0, shader model 5.1"
-  std::string device_description() const override;
+  DeviceDescription device_description() const override;
   std::optional<std::string> unsupported_reason(const ValidatedOp& op) const override;
   void run(const ValidatedOp& op, const ExecuteBuffers& buffers) override;
   std::vector<PhaseTime> detail_phases() const override;

@@ -46,7 +46,7 @@ D3d12Backend::D3d12Backend(D3d12BackendOptions) {
   throw Error(Errc::backend, fmt::format("the d3d12 backend cannot run: {}", kNotBuilt));
 }
 D3d12Backend::~D3d12Backend() = default;
-std::string D3d12Backend::device_description() const { return kNotBuilt; }
+DeviceDescription D3d12Backend::device_description() const { return {.kind = DeviceKind::not_built, .not_built = kNotBuilt}; }
 std::optional<std::string> D3d12Backend::unsupported_reason(const ValidatedOp&) const { return std::string(kNotBuilt); }
 void D3d12Backend::run(const ValidatedOp&, const ExecuteBuffers&) { throw Error(Errc::backend, kNotBuilt); }
 std::vector<PhaseTime> D3d12Backend::detail_phases() const { return {}; }

@@ -523,9 +523,9 @@ DirectmlBackend::DirectmlBackend(DirectmlBackendOptions options) : impl_(std::ma
 
 DirectmlBackend::~DirectmlBackend() = default;
 
-std::string DirectmlBackend::device_description() const {
+DeviceDescription DirectmlBackend::device_description() const {
   const directml::Library& lib = directml::library();
-  return fmt::format("DirectML {} ({}) on {}", lib.version, lib.path, impl_->context->adapter());
+  return {.kind = DeviceKind::directml, .adapter = impl_->context->adapter(), .version = lib.version, .path = lib.path};
 }
 
 std::optional<std::string> DirectmlBackend::unsupported_reason(const ValidatedOp& op) const {

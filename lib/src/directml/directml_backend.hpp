@@ -63,7 +63,7 @@ class DirectmlBackend final : public Backend {
 
   std::string_view name() const override { return "directml"; }
   // "DirectML 1.15.4.0 (...) on llvmpipe (LLVM 15.0.6, 256 bits)"
-  std::string device_description() const override;
+  DeviceDescription device_description() const override;
   std::optional<std::string> unsupported_reason(const ValidatedOp& op) const override;
   void run(const ValidatedOp& op, const ExecuteBuffers& buffers) override;
   // device (D3D12 and DirectML devices), compile (CreateOperator and CompileOperator),

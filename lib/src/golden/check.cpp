@@ -216,8 +216,7 @@ CaseResult run_case(const CaseSpec& cs, const CheckOptions& options, GoldenUpdat
         r.detail = fmt::format("{} {}", golden.created ? "created" : "updated", cs.golden);
       } else if (golden.outcome == GoldenCheck::Outcome::differed) {
         r.outcome = CaseResult::Outcome::fail;
-        r.report = compare_text(golden.report, fmt::format("'{}'", cs.golden), options.max_listed);
-        r.detail = r.report.substr(0, r.report.find('\n'));
+        r.comparison = std::move(golden.report);
       }
     }
   } catch (const Error& e) {
@@ -422,8 +421,9 @@ std::string junit_xml(std::span<const CheckSummary> summaries) {
         continue;
       }
       const char* tag = c.outcome == CaseResult::Outcome::fail ? "failure" : "error";
-      suites += fmt::format(">\n      <{} message=\"{}\">{}</{}>\n    </testcase>\n", tag, xml_escape(c.detail),
-                            xml_escape(c.report.empty() ? c.detail : c.report), tag);
+      const std::string report = case_report(c);
+      suites += fmt::format(">\n      <{} message=\"{}\">{}</{}>\n    </testcase>\n", tag, xml_escape(case_detail(c)),
+                            xml_escape(report.empty() ? case_detail(c) : report), tag);
     }
     for (const auto& c : s.other_shards)
       suites += fmt::format("    <testcase classname=\"dmlbits.check\" name=\"{}\" time=\"0\">\n"

@@ -1,5 +1,7 @@
 #include "compare.hpp"
 
+#include "dmlbits/check.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -161,5 +163,16 @@ GoldenCheck check_golden(const TensorView& actual, const std::string& path, std:
 }
 
 std::string compare_report_json(const CompareReport& r) { return compare_json(r).dump(2) + "\n"; }
+
+std::string case_report(const CaseResult& c) {
+  // Every listed element: the run listed as many as the options show (CheckOptions::max_listed).
+  return c.comparison ? compare_text(*c.comparison, fmt::format("'{}'", c.golden)) : std::string();
+}
+
+std::string case_detail(const CaseResult& c) {
+  if (!c.detail.empty() || !c.comparison) return c.detail;
+  const std::string report = case_report(c);
+  return report.substr(0, report.find('\n'));
+}
 
 }  // namespace dmlbits

@@ -29,19 +29,20 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
-  // Which device or implementation runs the op, for -v and timing reports.
-  virtual std::string device_description() const = 0;
+  // Which device or implementation runs the op, for -v and timing reports (as data: the faces
+  // word it, device_text in dmlbits/describe.hpp).
+  virtual DeviceDescription device_description() const = 0;
   // The same for a run of `op` (one chunk's operation when `extra_threads` is not 0: a streamed
   // run that uses that many threads beside the computing one, stream.cpp's pipeline (1) or
   // slices (N - 1)): the CPU backend names the threads such a run uses, which are fewer than it
-  // may use for small outputs. `threads_reason`, when not empty, says why: for a run on one
-  // thread that could have used more, the reason (a streamed run under a size, a pipe that
-  // cannot be split); for one on several, how the work is shared between them.
-  virtual std::string device_description_for(const ValidatedOp& op, unsigned extra_threads,
-                                             std::string_view threads_reason = {}) const {
+  // may use for small outputs. `why`, when not plain, says why: for a run on one thread that
+  // could have used more, the reason (a streamed run under a size, a pipe that cannot be split);
+  // for one on several, how the work is shared between them.
+  virtual DeviceDescription device_description_for(const ValidatedOp& op, unsigned extra_threads,
+                                                   const ThreadWhy& why = {}) const {
     (void)op;
     (void)extra_threads;
-    (void)threads_reason;
+    (void)why;
     return device_description();
   }
   // nullopt if run() can execute `op`, else the reason it cannot.
@@ -51,12 +52,12 @@ class Backend {
   // Whether it computes on the calling process's CPU threads, so that a streamed run may read
   // and write on a second thread beside it (a device backend stays on the thread that made it).
   virtual bool computes_on_cpu() const { return false; }
-  // Why make_backend() chose this backend ("auto chose cpu: ..."), for -v; empty when the
-  // caller named it.
-  virtual std::string selection_reason() const { return {}; }
-  // A backend that computes on CPU threads: how many and why ("2 threads: 2 CPUs this process
-  // may run on"), for -v. Empty for the others.
-  virtual std::string threads_summary() const { return {}; }
+  // Why make_backend() chose this backend (selection_text: "auto chose cpu: ..."), for -v;
+  // SelectionRule::named when the caller named it.
+  virtual Selection selection() const { return {}; }
+  // A backend that computes on CPU threads: how many and why (thread_team_text: "2 threads: 2
+  // CPUs this process may run on"), for -v. No threads for the others.
+  virtual ThreadTeam thread_team() const { return {}; }
   // The backend's own phases, summed since it was created (device creation, then every run):
   // D3D12 reports device, pipeline, upload, dispatch (GPU timestamps) and readback.
   virtual std::vector<PhaseTime> detail_phases() const { return {}; }

@@ -34,7 +34,7 @@ class CpuReferenceBackend final : public Backend {
  public:
   std::string_view name() const override { return "cpu-reference"; }
   bool computes_on_cpu() const override { return true; }
-  std::string device_description() const override { return "CPU reference (scalar loops)"; }
+  DeviceDescription device_description() const override { return {.kind = DeviceKind::cpu_reference}; }
   std::optional<std::string> unsupported_reason(const ValidatedOp&) const override { return std::nullopt; }
   void run(const ValidatedOp& op, const ExecuteBuffers& buffers) override;
 };

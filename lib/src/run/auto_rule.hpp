@@ -13,21 +13,24 @@
 //          + (in + out) / the adapter's memory rate (the kernel)
 // Software adapters (lavapipe, WARP) are never taken: their "GPU" is these same CPU cores.
 // With the rates below the d3d12 path never wins: its copies alone take one thread as long as
-// the CPU backend's whole run takes on one, and the bus and the device come on top. That is the
-// measured state of things (testdata/benchmarks.md, the H100 run: d3d12 8 GB/s end to end, the
-// CPU backend 33-47 GB/s on two threads), and `--backend d3d12` still gives the GPU's answer.
-// A d3d12 path without the copies (a UMA adapter computing on host memory in place) would set
-// copy_bytes_per_s to infinity and win wherever its rate beats the CPU's.
+// the CPU backend's whole run takes on one, and the bus and the device come on top; `--backend
+// d3d12` still gives the GPU's answer. A d3d12 path without the copies (a UMA adapter computing
+// on host memory in place) would set copy_bytes_per_s to infinity and win wherever its rate
+// beats the CPU's. The measurements behind the rates: testdata/benchmarks.md, "Issue #39: the
+// library returns data".
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "dmlbits/describe.hpp"
+
 namespace dmlbits {
 
 // What auto knows of an adapter before it creates a device on it.
 struct AutoAdapter {
-  std::string label;      // "adapter 0 (NVIDIA H100 80GB HBM3)", for the reason
+  unsigned index = 0;     // for the estimate's words: "adapter 0 (NVIDIA H100 80GB HBM3)"
+  std::string name;
   bool software = false;  // a CPU implementation (GpuAdapter::software)
   // Its memory is the host's (UMA): Vulkan's integrated type, or D3D12's UMA architecture. No
   // bus between them; DXGI, which does not say, counts as discrete.
@@ -44,29 +47,19 @@ struct AutoWork {
   unsigned cpu_threads = 1;
 };
 
-// Rates in bytes per second (each byte read or written counted once) and the device's creation.
+// Rates in bytes per second (each byte read or written counted once) and the device's creation
+// (what each rests on: testdata/benchmarks.md, "Issue #39: the library returns data").
 struct AutoRates {
-  // The CPU backend on one thread: the H100 host's two threads moved 33-47 GB/s.
-  double cpu_thread_bytes_per_s = 16e9;
-  // The d3d12 backend's copies into upload and out of readback heaps, one thread: a memcpy, at
-  // best what one thread of the CPU backend moves (the H100 host's upload phase: 8 GB/s).
-  double copy_bytes_per_s = 16e9;
+  double cpu_thread_bytes_per_s = 16e9;   // the CPU backend on one thread
+  double copy_bytes_per_s = 16e9;         // the d3d12 backend's copies into and out of its heaps, one thread
   double bus_bytes_per_s = 25e9;          // PCIe 4.0 x16 in practice
-  double discrete_bytes_per_s = 1e12;     // a discrete GPU's kernels (H100: 0.8-1.6 TB/s)
+  double discrete_bytes_per_s = 1e12;     // a discrete GPU's kernels
   double uma_bytes_per_s = 100e9;         // an integrated GPU shares the host's memory
-  double device_seconds = 0.03;           // creating a vkd3d device: 25-45 ms on lavapipe, 230 ms on an H100
+  double device_seconds = 0.03;           // creating a vkd3d device
 };
 
-struct AutoDecision {
-  bool gpu = false;
-  double cpu_seconds = 0;
-  double gpu_seconds = 0;  // 0 for a software adapter (not estimated)
-  // "adapter 0 (NVIDIA H100) is discrete: est. 0.412 s on d3d12 (each byte copied by one thread
-  // and sent over the bus) against 0.067 s on the CPU backend's 2 threads"
-  std::string reason;
-};
-
-// The rule: d3d12 only when the adapter is hardware and its estimated time is below the CPU's.
-AutoDecision decide_auto(const AutoAdapter& adapter, const AutoWork& work, const AutoRates& rates = {});
+// The rule: d3d12 (AutoEstimate::gpu) only when the adapter is hardware and its estimated time is
+// below the CPU's. auto_estimate_text (dmlbits/describe.hpp) words the estimate.
+AutoEstimate decide_auto(const AutoAdapter& adapter, const AutoWork& work, const AutoRates& rates = {});
 
 }  // namespace dmlbits

@@ -42,25 +42,25 @@ const BackendRow& row(BackendKind kind) { return kBackends[static_cast<std::size
 // A backend chosen by `auto`: itself in every way, plus the reason it was chosen.
 class ChosenBackend final : public Backend {
  public:
-  ChosenBackend(std::unique_ptr<Backend> inner, std::string reason) : inner_(std::move(inner)), reason_(std::move(reason)) {}
+  ChosenBackend(std::unique_ptr<Backend> inner, Selection reason) : inner_(std::move(inner)), reason_(std::move(reason)) {}
   std::string_view name() const override { return inner_->name(); }
   bool computes_on_cpu() const override { return inner_->computes_on_cpu(); }
-  std::string device_description() const override { return inner_->device_description(); }
-  std::string device_description_for(const ValidatedOp& op, unsigned extra_threads,
-                                     std::string_view threads_reason = {}) const override {
-    return inner_->device_description_for(op, extra_threads, threads_reason);
+  DeviceDescription device_description() const override { return inner_->device_description(); }
+  DeviceDescription device_description_for(const ValidatedOp& op, unsigned extra_threads,
+                                           const ThreadWhy& why = {}) const override {
+    return inner_->device_description_for(op, extra_threads, why);
   }
   std::optional<std::string> unsupported_reason(const ValidatedOp& op) const override {
     return inner_->unsupported_reason(op);
   }
   void run(const ValidatedOp& op, const ExecuteBuffers& buffers) override { inner_->run(op, buffers); }
-  std::string selection_reason() const override { return reason_; }
-  std::string threads_summary() const override { return inner_->threads_summary(); }
+  Selection selection() const override { return reason_; }
+  ThreadTeam thread_team() const override { return inner_->thread_team(); }
   std::vector<PhaseTime> detail_phases() const override { return inner_->detail_phases(); }
 
  private:
   std::unique_ptr<Backend> inner_;
-  std::string reason_;
+  Selection reason_;
 };
 
 // `options` have passed check_backend_options, which refuses an unknown instruction set.
@@ -75,43 +75,43 @@ std::unique_ptr<Backend> make_cpu(const BackendOptions& options) {
 // loads vkd3d nor enumerates Vulkan devices.
 std::unique_ptr<Backend> make_auto(const BackendOptions& options) {
   const std::string& adapter = options.adapter;
-  const auto cpu = [&](const std::string& why) {
-    return std::make_unique<ChosenBackend>(make_cpu(options), "auto chose cpu: " + why);
+  const auto cpu = [&](Selection why) {
+    why.backend = "cpu";
+    return std::make_unique<ChosenBackend>(make_cpu(options), std::move(why));
   };
   const bool small = options.size_hint < kAutoGpuMinBytes;
-  const std::string too_small = fmt::format("the output ({}) is below {} MiB, where the CPU beats starting a GPU device",
-                                            format_byte_size(options.size_hint, false), kAutoGpuMinBytes >> 20);
+  const Selection too_small{.rule = SelectionRule::small_output, .output_bytes = options.size_hint, .min_bytes = kAutoGpuMinBytes};
   if (small && adapter.empty()) return cpu(too_small);
-  if (!d3d12_built()) return cpu(fmt::format("the d3d12 backend is {}", *d3d12_runtime_unavailable_reason()));
+  if (!d3d12_built()) return cpu({.rule = SelectionRule::d3d12_not_built, .detail = *d3d12_runtime_unavailable_reason()});
   // The device nodes before the runtime: a few stats, where loading vkd3d (three libraries and
   // theirs) cost 1.6-18 ms of every 16 MiB-and-larger run on a machine with no GPU (#29).
   if (adapter.empty())
-    if (auto why = no_hardware_adapter_reason()) return cpu(fmt::format("no hardware adapter ({})", *why));
-  if (auto why = d3d12_runtime_unavailable_reason()) return cpu(fmt::format("{} not found: {}", d3d12_runtime_name(), *why));
+    if (auto why = no_hardware_adapter_reason()) return cpu({.rule = SelectionRule::no_hardware, .detail = *why});
+  if (auto why = d3d12_runtime_unavailable_reason()) return cpu({.rule = SelectionRule::no_runtime, .runtime = std::string(d3d12_runtime_name()), .detail = *why});
   const AdapterList& list = gpu_adapters();
-  if (list.adapters.empty()) return cpu("no D3D12 adapter: " + list.error);
+  if (list.adapters.empty()) return cpu({.rule = SelectionRule::no_adapter, .detail = list.error});
   const GpuAdapter* chosen = nullptr;
   if (!adapter.empty()) {
     chosen = &find_adapter(list.adapters, adapter, option_word(options.face, "adapter"));  // a wrong --adapter is an error even here
   } else {
     chosen = auto_adapter(list.adapters);
     if (!chosen) {
-      std::string names;
-      for (const auto& a : list.adapters) names += fmt::format("{}{}", names.empty() ? "" : ", ", a.name);
-      return cpu(fmt::format("no hardware adapter ({} {} software)", names, list.adapters.size() == 1 ? "is" : "are"));
+      Selection all_software{.rule = SelectionRule::software_only};
+      for (const auto& a : list.adapters) all_software.adapters.push_back(a.name);
+      return cpu(std::move(all_software));
     }
   }
   if (chosen->software || !small) {
-    const AutoDecision decision =
+    const AutoEstimate decision =
         decide_auto(auto_adapter_description(*chosen),
                     AutoWork{options.input_bytes_hint, options.size_hint, cpu_threads(options.threads)});
-    if (!decision.gpu) return cpu(decision.reason);
+    if (!decision.gpu) return cpu({.rule = SelectionRule::estimate, .estimate = decision});
     try {
       auto backend = std::make_unique<D3d12Backend>(D3d12BackendOptions{std::to_string(chosen->index)});
-      return std::make_unique<ChosenBackend>(std::move(backend), "auto chose d3d12: " + decision.reason);
+      return std::make_unique<ChosenBackend>(std::move(backend), Selection{.rule = SelectionRule::estimate, .backend = "d3d12", .estimate = decision});
     } catch (const Error& e) {
       if (e.code() != Errc::backend) throw;
-      return cpu(fmt::format("the D3D12 device failed: {}", e.what()));
+      return cpu({.rule = SelectionRule::device_failed, .detail = e.what()});
     }
   }
   return cpu(too_small);

@@ -53,7 +53,7 @@ DeviceList list_devices() {
       const auto& cpu = static_cast<const CpuBackend&>(*b);
       d.isa = isa_name(cpu.isa());
       d.threads = cpu.threads();
-      d.threads_reason = cpu.threads_reason();
+      d.team = cpu.thread_team();
     }
     out.cpu.push_back(std::move(d));
   }
@@ -64,13 +64,18 @@ DeviceList list_devices() {
   const std::vector<AdapterReport> reports = adapter_reports(list, !unavailable);
   const GpuAdapter* preferred = default_adapter(list.adapters);
   D3d12Devices& d3d12 = out.d3d12;
-  if (!d3d12_built() || unavailable) d3d12.reason = *unavailable;
-  else if (list.adapters.empty()) d3d12.reason = "no adapter: " + list.error;
+  if (!d3d12_built() || unavailable) {
+    d3d12.unavailable = D3d12Unavailable::runtime;
+    d3d12.detail = *unavailable;
+  } else if (list.adapters.empty()) {
+    d3d12.unavailable = D3d12Unavailable::no_adapter;
+    d3d12.detail = list.error;
+  }
   bool any_device = false;
   for (const auto& r : reports) any_device = any_device || r.device.has_value();
-  if (d3d12.reason.empty() && !any_device) d3d12.reason = "no adapter could create a D3D12 device";
+  if (d3d12.unavailable == D3d12Unavailable::none && !any_device) d3d12.unavailable = D3d12Unavailable::no_device;
   d3d12.built = d3d12_built();
-  d3d12.available = d3d12.reason.empty();
+  d3d12.available = d3d12.unavailable == D3d12Unavailable::none;
   d3d12.enumeration_s = list.seconds;
   for (const auto& r : reports) {
     const GpuAdapter& a = r.adapter;
@@ -94,16 +99,16 @@ DeviceList list_devices() {
       d.uma = r.device->uma;
       d.cache_coherent_uma = r.device->cache_coherent_uma;
     } else {
-      d.error = r.error.empty() ? d3d12.reason : r.error;
+      d.error = r.error;
     }
     d3d12.adapters.push_back(std::move(d));
   }
   if (d3d12.available)
     for (const auto& r : reports)
       if (preferred && r.adapter.index == preferred->index && r.device)
-        d3d12.device = fmt::format("{}, {} adapter {}, D3D feature level {}, shader model {}", r.adapter.name,
-                                   r.adapter.software ? "software" : "hardware", r.adapter.index,
-                                   r.device->feature_level, r.device->shader_model);
+        d3d12.device = {.kind = DeviceKind::d3d12, .adapter = r.adapter.name, .adapter_index = r.adapter.index,
+                        .software = r.adapter.software, .feature_level = r.device->feature_level,
+                        .shader_model = r.device->shader_model};
 
   // DirectML: whether DirectML.dll loads, its version and the highest feature level its device
   // reports.
@@ -119,8 +124,9 @@ DeviceList list_devices() {
   directml.adapter = dml.adapter;
   directml.reason = dml.error;
   if (directml.available)
-    directml.device = fmt::format("DirectML {} ({}), highest feature level {}, on {}", dml.version, dml.path,
-                                  dml.max_feature_level->short_name(), dml.adapter);
+    directml.device = {.kind = DeviceKind::directml, .adapter = dml.adapter,
+                       .feature_level = std::string(dml.max_feature_level->short_name()), .version = dml.version,
+                       .path = dml.path};
 
   // What auto does with a large output here: the adapter make_backend(automatic) would look at,
   // if its device could be created, and what decide_auto says of it for a typical large run.
@@ -131,15 +137,12 @@ DeviceList list_devices() {
       if (r.adapter.index == hardware->index && !r.device) hardware = nullptr;
   if (hardware) {
     const AutoWork work{2 * kAutoExampleBytes, kAutoExampleBytes, cpu_threads(0)};
-    const AutoDecision decision = decide_auto(auto_adapter_description(*hardware), work);
-    out.automatic.reason = fmt::format("an `and` of two {} inputs: {}", format_byte_size(kAutoExampleBytes, false),
-                                       decision.reason);
+    const AutoEstimate decision = decide_auto(auto_adapter_description(*hardware), work);
+    out.automatic.estimate = decision;
     if (decision.gpu) {
       out.automatic.large_adapter = hardware->index;
       out.automatic.large_adapter_name = hardware->name;
     }
-  } else {
-    out.automatic.reason = "no hardware adapter";
   }
   return out;
 }
@@ -147,15 +150,39 @@ DeviceList list_devices() {
 void release_gpu_devices() { (void)release_d3d12_devices(); }
 unsigned machine_cpu_threads() { return cpu_thread_rule(this_machine(), UINT64_MAX).team; }
 
+std::string d3d12_unavailable_text(const D3d12Devices& d3d12) {
+  switch (d3d12.unavailable) {
+    case D3d12Unavailable::none: break;
+    case D3d12Unavailable::runtime: return d3d12.detail;
+    case D3d12Unavailable::no_adapter: return "no adapter: " + d3d12.detail;
+    case D3d12Unavailable::no_device: return "no adapter could create a D3D12 device";
+  }
+  return "";
+}
+
+std::string adapter_error_text(const D3d12Devices& d3d12, const AdapterDevice& a) {
+  return a.error.empty() ? d3d12_unavailable_text(d3d12) : a.error;
+}
+
+std::string auto_large_outputs_text(const AutoDevices& a) {
+  return a.large_adapter ? fmt::format("d3d12 on adapter {} ({})", *a.large_adapter, a.large_adapter_name) : "cpu";
+}
+
+std::string auto_reason_text(const AutoDevices& a) {
+  if (!a.estimate) return "no hardware adapter";
+  return fmt::format("an `and` of two {} inputs: {}", format_byte_size(kAutoExampleBytes, false),
+                     auto_estimate_text(*a.estimate));
+}
+
 std::string devices_json(const DeviceList& devices) {
   nlohmann::json backends = nlohmann::json::array();
   for (const CpuDevice& c : devices.cpu) {
-    nlohmann::json j = {{"name", backend_name(c.backend)}, {"device", c.device}};
+    nlohmann::json j = {{"name", backend_name(c.backend)}, {"device", device_text(c.device)}};
     if (c.backend == BackendKind::cpu) {
       j["isas"] = c.isas;
       j["isa"] = c.isa;
       j["threads"] = c.threads;
-      j["threads_reason"] = c.threads_reason;
+      j["threads_reason"] = thread_team_reason(c.team);
     }
     backends.push_back(j);
   }
@@ -179,14 +206,14 @@ std::string devices_json(const DeviceList& devices) {
       j["uma"] = a.uma;
       j["cache_coherent_uma"] = a.cache_coherent_uma;
     } else {
-      j["error"] = a.error;
+      j["error"] = adapter_error_text(d3d12, a);
     }
     adapters.push_back(j);
   }
   // Listed as a backend only where it runs, so that whoever runs every listed backend can.
   if (d3d12.available) {
     nlohmann::json j = {{"name", "d3d12"}, {"adapters", adapters}};
-    if (!d3d12.device.empty()) j["device"] = d3d12.device;
+    if (d3d12.device.kind != DeviceKind::none) j["device"] = device_text(d3d12.device);
     backends.push_back(j);
   }
   const DirectmlDevice& dml = devices.directml;
@@ -197,19 +224,19 @@ std::string devices_json(const DeviceList& devices) {
   if (dml.max_feature_level) directml["max_feature_level"] = dml.max_feature_level->short_name();
   if (!dml.adapter.empty()) directml["adapter"] = dml.adapter;
   if (!dml.reason.empty()) directml["reason"] = dml.reason;
-  if (dml.available) backends.push_back({{"name", "directml"}, {"device", dml.device}});
+  if (dml.available) backends.push_back({{"name", "directml"}, {"device", device_text(dml.device)}});
 
   const AutoDevices& a = devices.automatic;
-  const std::string large = a.large_outputs();
+  const std::string large = auto_large_outputs_text(a);
   nlohmann::json d3d12_json = {{"built", d3d12.built},
                                {"available", d3d12.available},
                                {"adapters", adapters},
                                {"enumeration_s", d3d12.enumeration_s}};
-  if (!d3d12.available) d3d12_json["reason"] = d3d12.reason;
+  if (!d3d12.available) d3d12_json["reason"] = d3d12_unavailable_text(d3d12);
   const nlohmann::json out = {{"backends", backends},
                               {"d3d12", d3d12_json},
                               {"directml", directml},
-                              {"auto", {{"gpu_min_bytes", a.gpu_min_bytes}, {"large_outputs", large}, {"reason", a.reason}}}};
+                              {"auto", {{"gpu_min_bytes", a.gpu_min_bytes}, {"large_outputs", large}, {"reason", auto_reason_text(a)}}}};
   return out.dump(2) + "\n";
 }
 

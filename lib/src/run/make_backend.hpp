@@ -31,7 +31,7 @@ struct BackendOptions {
 // (d3d12_backend.hpp), directml (Microsoft's DirectML, Windows only: directml_backend.hpp;
 // never chosen by automatic), or automatic: cpu below kAutoGpuMinBytes of output
 // (options.size_hint) unless options.adapter names one, else d3d12 on a hardware adapter only
-// where decide_auto (auto_rule.hpp) estimates it faster, else cpu; selection_reason() says
+// where decide_auto (auto_rule.hpp) estimates it faster, else cpu; selection() says
 // why. Throws Errc::usage for an unknown adapter or instruction set, or an instruction set
 // given to a backend without that choice, Errc::unsupported for an instruction set the CPU
 // lacks, Errc::usage for a thread count given to d3d12 or directml or outside 1..kMaxThreads,

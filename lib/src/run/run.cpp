@@ -276,8 +276,8 @@ OperationResult run_operation(const OperationSpec& spec) {
   if (clock.on()) {
     r.timing.backend = std::string(backend->name());
     r.timing.device = backend->device_description_for(*r.op, false);
-    r.timing.selection = backend->selection_reason();
-    r.timing.threads = backend->threads_summary();
+    r.timing.selection = backend->selection();
+    r.timing.threads = backend->thread_team();
   }
   if (spec.explain_only) return r;
   const bool converting =

@@ -87,30 +87,27 @@ enum class Split {
 // for its description.
 struct ThreadChoice {
   Split split = Split::one;
-  std::string why;  // for Split::one, empty: the backend's own ("outputs under 4 MiB run on one")
+  ThreadWhy why;  // for Split::one, plain: the backend's own ("outputs under 4 MiB run on one")
   unsigned threads = 1;  // the threads the run uses (the slices' count)
 };
 
-constexpr std::string_view kPipelineWhy = "one reads and computes, one writes";
+constexpr ThreadWhy kPipelineWhy{ThreadUse::pipeline};
 // "each reads, computes and writes half" for two slices, "... 1/4" for four.
-std::string slices_why(unsigned n) {
-  return n == 2 ? std::string("each reads, computes and writes half")
-                : fmt::format("each reads, computes and writes 1/{}", n);
-}
+ThreadWhy slices_why(unsigned n) { return {ThreadUse::slices, 0, n}; }
 
 // A run with two streamed inputs whose chunks cannot be split by offset (an input or the output
 // is a pipe, standard input or output, or a device) stays on one thread: the pipeline's producer
 // reads twice what the writer writes, and it was slower than one thread at every size from 4 MiB
 // to 1 GiB, quiet (`and`: 1.09-1.28x the one-thread wall time) and loaded, and so was the same
 // pipeline in a bare C program (testdata/benchmarks.md, "Issue #29", "The floor").
-constexpr std::string_view kTwoStreamsOnOne = "two streamed inputs through a pipe or device run on one";
+constexpr ThreadWhy kTwoStreamsOnOne{ThreadUse::two_streams};
 
 // A run whose output elements are narrower than its input's (popcount into uint8) stays on one
 // thread: chunks are cut by the wider element, so each hands the writer a quarter (or less) of
 // what `not` does for the same hand-over, and popcount uint32 into uint8 on two threads was
 // 0.90-1.17x the one-thread wall time at 256 MiB-1 GiB in seven sittings (about 1.0 in the
 // median), never clearly ahead (testdata/benchmarks.md, "Issue #29", "Fourth pass").
-constexpr std::string_view kNarrowerOnOne = "narrower outputs run on one";
+constexpr ThreadWhy kNarrowerOnOne{ThreadUse::narrower};
 
 // Otherwise one streamed input pipelines from options.pipeline_min_output_bytes of output (64
 // MiB): the second thread overlaps the writing, and under that the hand-over per chunk (each
@@ -152,7 +149,7 @@ ThreadChoice thread_choice(const ValidatedOp& v, const std::vector<LoadedOperand
   const bool halves = splittable && out_bytes >= options.halves_min_output_bytes;
   const bool pipeline = !two_streams && out_bytes >= options.pipeline_min_output_bytes;
   if (!halves && !pipeline && count * wider_element_bytes(v) < CpuBackendOptions{}.parallel_min_bytes) return {};
-  if (out_size < dtype_info(v.input_dtype()).size) return {Split::one, std::string(kNarrowerOnOne)};
+  if (out_size < dtype_info(v.input_dtype()).size) return {Split::one, kNarrowerOnOne};
   if (halves) {
     const std::uint64_t least = options.halves_min_output_bytes / 2;
     std::uint64_t n = std::min<std::uint64_t>(cpu_threads(threads), chunk_count(v));
@@ -160,11 +157,10 @@ ThreadChoice thread_choice(const ValidatedOp& v, const std::vector<LoadedOperand
     const auto slices = static_cast<unsigned>(std::max<std::uint64_t>(n, 2));
     return {Split::slices, slices_why(slices), slices};
   }
-  if (pipeline) return {Split::pipeline, std::string(kPipelineWhy), 2};
-  if (two_streams && !splittable) return {Split::one, std::string(kTwoStreamsOnOne)};
-  return {Split::one, fmt::format("streamed outputs under {} run on one",
-                                  format_byte_size(splittable ? options.halves_min_output_bytes
-                                                              : options.pipeline_min_output_bytes))};
+  if (pipeline) return {Split::pipeline, kPipelineWhy, 2};
+  if (two_streams && !splittable) return {Split::one, kTwoStreamsOnOne};
+  return {Split::one, {ThreadUse::small_stream, splittable ? options.halves_min_output_bytes
+                                                          : options.pipeline_min_output_bytes}};
 }
 
 // Runs produce(c) for every chunk c on a second thread while the calling thread runs
@@ -266,8 +262,8 @@ std::unique_ptr<Backend> load_and_validate(const OperationSpec& spec, const std:
   } else {
     r.timing.device = backend->device_description_for(v, false);
   }
-  r.timing.selection = backend->selection_reason();
-  r.timing.threads = backend->threads_summary();
+  r.timing.selection = backend->selection();
+  r.timing.threads = backend->thread_team();
   r.timing.phases.push_back({"read", read_s});
   r.timing.phases.push_back({"backend", backend_s});
   r.timing.phases.push_back({"validate", phase.lap()});
