@@ -338,99 +338,102 @@ std::string format_choice(bool json, const std::string& format) {
   return json ? "json" : format;
 }
 
-void setup_op_commands(CLI::App& app, const OpInfo* only) {
-  for (const auto& op : op_table()) {
-    if (only != nullptr && &op != only) continue;
-    auto opt = std::make_shared<OpOptions>();
-    opt->op = op.kind;
-    auto* sub = app.add_subcommand(std::string(op.verb),
-                                   fmt::format("{} ({}, from {})", op.summary, op.dml_operator_name(),
-                                               op.introduced().enum_name()));
-    for (const auto& alias : op.aliases()) sub->alias(alias);
-    const std::string operand_help =
-        "a .npy or JSON file, - for standard input, or a literal (5, 0xff, 0b101, [1,2,3]); ./NAME for a file named like a literal";
-    // One string per operand: a JSON array literal contains commas and must stay whole.
-    sub->add_option("A", opt->a, (op.arity == 2 ? "First input: " : "Input: ") + operand_help)->required();
-    if (op.arity == 2) sub->add_option("B", opt->b, "Second input (the shift count for shifts): " + operand_help)->required();
-    sub->add_option("-o,--output", opt->output,
-                    "Write the result to FILE (- for standard output, as .npy unless --format json); "
-                    "without -o the result is printed as JSON")
-        ->check(file_name_validator());
-    sub->add_option("--format", opt->format, "Output format (default: from the extension)")
-        ->check(CLI::IsMember({"npy", "json"}));
-    sub->add_flag("--json", opt->json, "Same as --format json");
-    if (op.allows_in_place())
-      sub->add_flag("--in-place", opt->in_place, "Write the result over input A (atomically)");
-    else  // hidden: refused with DirectML's reason rather than as an unknown option
-      sub->add_flag("--in-place", opt->popcount_in_place)->group("");
-    sub->add_option("-l,--feature-level", opt->feature_level,
-                    "DirectML feature level: " + level_choices() + " (also 4.1, DML_FEATURE_LEVEL_4_1)")
-        ->capture_default_str();
-    if (op.shift) {
-      std::vector<std::string> modes;
-      for (ShiftOverflow m : shift_overflow_modes()) modes.emplace_back(shift_overflow_name(m));
-      sub->add_option("--shift-overflow", opt->shift_overflow,
-                      "Counts >= the element width: directml (what DirectML computes; see the manual), "
-                      "zero (result 0) or wrap (count modulo width)")
-          ->check(CLI::IsMember(modes))
-          // Short enough that the description shares the option's line (it names the modes).
-          ->option_text("MODE=" + std::string(shift_overflow_name(kDefaultShiftOverflow)));
-    }
-    if (!op.output_dtype_is_input_dtype())
-      sub->add_option("--out-dtype", opt->out_dtype, "Output data type: uint8 (default) or uint32");
-    sub->add_option("--dtype", opt->dtype, "Data type for literals and JSON inputs that name none (default: the other operand's)");
-    sub->add_option("--backend", opt->backend,
-                    "Backend: " + backend_names_help() + " (auto: cpu, or from 16 MiB of output d3d12 on a hardware "
-                    "adapter where its estimated time is lower; -v says why)")
-        ->capture_default_str();
-    opt->adapter_option = sub->add_option("--adapter", opt->adapter,
-                    "d3d12, directml and auto: run on this adapter, an index or part of its name (see dmlbits devices)");
-    sub->add_option("--isa", opt->isa, "CPU backend: run only this instruction set's kernels (scalar, avx2, avx512) instead of the per-operation choice");
-    opt->threads_option = sub->add_option("--threads", opt->threads,
-                    "CPU backends: compute on at most N threads (default: the CPUs this process may run on, at most "
-                    "8, for outputs of 4 MiB or more, see dmlbits devices; 1 also reads and writes a streamed run on "
-                    "one thread; default DMLBITS_THREADS)")
-        ->type_name("N")
-        ->check(CLI::Validator(
-            [](std::string& s) {
-              // As DMLBITS_THREADS is refused: CLI11's range check calls "abc" out of range.
-              unsigned n = 0;
-              const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-              return ec == std::errc{} && p == s.data() + s.size() && n >= 1 && n <= kMaxThreads
-                         ? std::string()
-                         : fmt::format("'{}' is not a thread count from 1 to {}", s, kMaxThreads);
-            },
-            ""));
-    sub->add_flag("--hex", opt->hex, "JSON output: every value as its bit pattern in hex");
-    sub->add_flag("--explain", opt->explain, "Print the DirectML operator description as JSON and exit without running");
-    sub->add_option("--explain-json", opt->explain_json, "Run, and write the DirectML operator description to FILE")
-        ->check(file_name_validator());
-    sub->add_option("--expect", opt->expect,
-                    "Compare the result bit for bit with GOLDEN (.npy or JSON); exit 1 and report if it differs")
-        ->check(file_name_validator());
-    sub->add_flag("--update", opt->update, "With --expect: rewrite GOLDEN from the result instead of failing");
-    opt->show_option = sub->add_option("--show", opt->show, "With --expect: list at most N differing elements")
-                           ->type_name("N")
-                           ->check(count_validator())
-                           ->capture_default_str();
-    sub->add_option("--report-json", opt->report_json, "With --expect: write the full comparison report to FILE")
-        ->check(file_name_validator());
-    sub->add_option("--emit-dxdispatch", opt->emit_dxdispatch,
-                    "Also write FILE.json, a model for Microsoft's DxDispatch that runs this operator on DirectML, "
-                    "with the inputs as FILE-a.npy[, FILE-b.npy]")
-        ->check(file_name_validator());
-    sub->add_flag("--time", opt->time, "Print the time of each phase to standard error");
-    sub->add_option("--time-json", opt->time_json, "Write timings (phases, samples, statistics) to FILE as JSON")
-        ->check(file_name_validator());
-    sub->add_option("--repeat", opt->repeat, "Execute N measured times (data already resident)")->capture_default_str();
-    sub->add_option("--warmup", opt->warmup, "Execute W unmeasured times first")->capture_default_str();
-    sub->add_flag("--sync", opt->sync,
-                  "Flush every output file and its folder entry to the disk before exiting 0 (fsync), so that "
-                  "it survives a power cut");
-    sub->add_flag("-v,--verbose", opt->verbose, "Say which backend and device run the operator");
-    sub->add_flag("-q,--quiet", opt->quiet, "No progress line on a terminal for long runs");
-    sub->final_callback([opt] { run_op(*opt); });
+namespace {
+
+void setup_op(CommandSetup* sub, const OpInfo& op) {
+  auto opt = std::make_shared<OpOptions>();
+  opt->op = op.kind;
+  const std::string operand_help =
+      "a .npy or JSON file, - for standard input, or a literal (5, 0xff, 0b101, [1,2,3]); ./NAME for a file named like a literal";
+  // One string per operand: a JSON array literal contains commas and must stay whole.
+  sub->add_option("A", opt->a, (op.arity == 2 ? "First input: " : "Input: ") + operand_help)->required();
+  if (op.arity == 2) sub->add_option("B", opt->b, "Second input (the shift count for shifts): " + operand_help)->required();
+  sub->add_option("-o,--output", opt->output,
+                  "Write the result to FILE (- for standard output, as .npy unless --format json); "
+                  "without -o the result is printed as JSON")
+      ->check(file_name_validator());
+  sub->add_option("--format", opt->format, "Output format (default: from the extension)")
+      ->check(CLI::IsMember({"npy", "json"}));
+  sub->add_flag("--json", opt->json, "Same as --format json");
+  if (op.allows_in_place())
+    sub->add_flag("--in-place", opt->in_place, "Write the result over input A (atomically)");
+  else  // hidden: refused with DirectML's reason rather than as an unknown option
+    sub->add_flag("--in-place", opt->popcount_in_place)->group("");
+  sub->add_option("-l,--feature-level", opt->feature_level,
+                  "DirectML feature level: " + level_choices() + " (also 4.1, DML_FEATURE_LEVEL_4_1)")
+      ->capture_default_str();
+  if (op.shift) {
+    std::vector<std::string> modes;
+    for (ShiftOverflow m : shift_overflow_modes()) modes.emplace_back(shift_overflow_name(m));
+    sub->add_option("--shift-overflow", opt->shift_overflow,
+                    "Counts >= the element width: directml (what DirectML computes; see the manual), "
+                    "zero (result 0) or wrap (count modulo width)")
+        ->check(CLI::IsMember(modes))
+        // Short enough that the description shares the option's line (it names the modes).
+        ->option_text("MODE=" + std::string(shift_overflow_name(kDefaultShiftOverflow)));
   }
+  if (!op.output_dtype_is_input_dtype())
+    sub->add_option("--out-dtype", opt->out_dtype, "Output data type: uint8 (default) or uint32");
+  sub->add_option("--dtype", opt->dtype, "Data type for literals and JSON inputs that name none (default: the other operand's)");
+  sub->add_option("--backend", opt->backend,
+                  "Backend: " + backend_names_help() + " (auto: cpu, or from 16 MiB of output d3d12 on a hardware "
+                  "adapter where its estimated time is lower; -v says why)")
+      ->capture_default_str();
+  opt->adapter_option = sub->add_option("--adapter", opt->adapter,
+                  "d3d12, directml and auto: run on this adapter, an index or part of its name (see dmlbits devices)");
+  sub->add_option("--isa", opt->isa, "CPU backend: run only this instruction set's kernels (scalar, avx2, avx512) instead of the per-operation choice");
+  opt->threads_option = sub->add_option("--threads", opt->threads,
+                  "CPU backends: compute on at most N threads (default: the CPUs this process may run on, at most "
+                  "8, for outputs of 4 MiB or more, see dmlbits devices; 1 also reads and writes a streamed run on "
+                  "one thread; default DMLBITS_THREADS)")
+      ->type_name("N")
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            // As DMLBITS_THREADS is refused: CLI11's range check calls "abc" out of range.
+            unsigned n = 0;
+            const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+            return ec == std::errc{} && p == s.data() + s.size() && n >= 1 && n <= kMaxThreads
+                       ? std::string()
+                       : fmt::format("'{}' is not a thread count from 1 to {}", s, kMaxThreads);
+          },
+          ""));
+  sub->add_flag("--hex", opt->hex, "JSON output: every value as its bit pattern in hex");
+  sub->add_flag("--explain", opt->explain, "Print the DirectML operator description as JSON and exit without running");
+  sub->add_option("--explain-json", opt->explain_json, "Run, and write the DirectML operator description to FILE")
+      ->check(file_name_validator());
+  sub->add_option("--expect", opt->expect,
+                  "Compare the result bit for bit with GOLDEN (.npy or JSON); exit 1 and report if it differs")
+      ->check(file_name_validator());
+  sub->add_flag("--update", opt->update, "With --expect: rewrite GOLDEN from the result instead of failing");
+  opt->show_option = sub->add_option("--show", opt->show, "With --expect: list at most N differing elements")
+                         ->type_name("N")
+                         ->check(count_validator())
+                         ->capture_default_str();
+  sub->add_option("--report-json", opt->report_json, "With --expect: write the full comparison report to FILE")
+      ->check(file_name_validator());
+  sub->add_option("--emit-dxdispatch", opt->emit_dxdispatch,
+                  "Also write FILE.json, a model for Microsoft's DxDispatch that runs this operator on DirectML, "
+                  "with the inputs as FILE-a.npy[, FILE-b.npy]")
+      ->check(file_name_validator());
+  sub->add_flag("--time", opt->time, "Print the time of each phase to standard error");
+  sub->add_option("--time-json", opt->time_json, "Write timings (phases, samples, statistics) to FILE as JSON")
+      ->check(file_name_validator());
+  sub->add_option("--repeat", opt->repeat, "Execute N measured times (data already resident)")->capture_default_str();
+  sub->add_option("--warmup", opt->warmup, "Execute W unmeasured times first")->capture_default_str();
+  sub->add_flag("--sync", opt->sync,
+                "Flush every output file and its folder entry to the disk before exiting 0 (fsync), so that "
+                "it survives a power cut");
+  sub->add_flag("-v,--verbose", opt->verbose, "Say which backend and device run the operator");
+  sub->add_flag("-q,--quiet", opt->quiet, "No progress line on a terminal for long runs");
+  sub->final_callback([opt] { run_op(*opt); });
+}
+
+}  // namespace
+
+Command op_command(const OpInfo& op) {
+  return {std::string(op.verb), op.aliases(),
+          fmt::format("{} ({}, from {})", op.summary, op.dml_operator_name(), op.introduced().enum_name()),
+          [&op](CommandSetup* sub) { setup_op(sub, op); }};
 }
 
 }  // namespace dmlbits::app
