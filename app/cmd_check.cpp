@@ -7,6 +7,7 @@
 #include "app.hpp"
 #include "dmlbits/check.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/front_end.hpp"
 #include "dmlbits/tensor.hpp"
 
 namespace dmlbits::app {

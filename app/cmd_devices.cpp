@@ -6,6 +6,7 @@
 
 #include "app.hpp"
 #include "dmlbits/devices.hpp"
+#include "dmlbits/front_end.hpp"
 
 namespace dmlbits::app {
 namespace {

@@ -8,10 +8,9 @@
 #include "app.hpp"
 #include "dmlbits/check.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/pending_outputs.hpp"
+#include "dmlbits/front_end.hpp"
 #include "dmlbits/tensor.hpp"
 #include "dmlbits/request.hpp"
-#include "dmlbits/process.hpp"
 #include "report.hpp"
 
 namespace dmlbits::app {

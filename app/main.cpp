@@ -14,7 +14,7 @@
 #include "app.hpp"
 #include "dmlbits/devices.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/process.hpp"
+#include "dmlbits/front_end.hpp"
 #include "dmlbits/ops.hpp"
 #include "report.hpp"
 

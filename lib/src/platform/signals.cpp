@@ -7,6 +7,7 @@
 
 #include <csignal>
 
+#include "dmlbits/front_end.hpp"
 #include "dmlbits/process.hpp"
 
 namespace dmlbits {

@@ -3,6 +3,7 @@
 // handler, which Windows runs in a thread of its own.
 #include <atomic>
 
+#include "dmlbits/front_end.hpp"
 #include "dmlbits/process.hpp"
 #include "signals.hpp"
 #include "win32.hpp"
