@@ -1,4 +1,4 @@
-// The Win32 implementation of install_interrupt_handlers (dmlbits/process.hpp) and
+// The Win32 implementation of install_interrupt_handlers (dmlbits/front_end.hpp) and
 // signals.hpp: Ctrl-C, Ctrl-Break and closing the console arrive through a console control
 // handler, which Windows runs in a thread of its own.
 #include <atomic>
