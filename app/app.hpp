@@ -1,7 +1,15 @@
-// The command-line front end: one options struct plus setup_<cmd>() and run_<cmd>() per
-// command (CLI11's example style). Commands parse syntax, call the library and print through
-// report.hpp; they throw dmlbits::Error and main() turns it into a message and an exit status.
+// The command-line front end, as CLI11's examples read: per command, an options struct, a
+// setup_<cmd>() that declares its options and a run_<cmd>() that does the work. Commands parse
+// syntax, call the library and print through report.hpp; they throw dmlbits::Error and main()
+// turns it into a message and an exit status (exit_status_of_failure, main.cpp).
 #pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -39,14 +47,71 @@ std::string version_text();
 // The commit the build was made from, written at build time (scripts/build-commit.cmake).
 extern const char kBuildCommit[];
 
-void setup_info(CLI::App& app);
-void setup_ops(CLI::App& app);
-void setup_check(CLI::App& app);
-void setup_devices(CLI::App& app);
-// `completion bash`: a completion script generated from `app`'s commands and the library's tables.
-void setup_completion(CLI::App& app);
-// One subcommand per row of the operator table.
-// The operator commands, or only `only`'s when given (the command line names it first).
-void setup_op_commands(CLI::App& app, const OpInfo* only = nullptr);
+// The options a command line names, so that a command sets up those alone: CLI11's set-up of
+// an option (its names parsed twice, then compared with every option already added) was most of
+// a small run's instructions (testdata/benchmarks.md, "A short main"). A long option counts as
+// named when some word is --NAME or --NAME=VALUE; any word that can be short options (-v, -vq,
+// -ofile; not -1, a literal) names every short option; help names every option.
+class AskedOptions {
+ public:
+  // Every option: for help, and for completion, which lists them all.
+  static AskedOptions every();
+  // The words after the command.
+  explicit AskedOptions(std::span<const std::string> words);
+  // `names` as CLI11 takes them ("-o,--output"; a positional has no dash and is always wanted).
+  bool wants(std::string_view names) const;
+
+ private:
+  AskedOptions() = default;
+  bool every_ = false;
+  bool short_options_ = false;
+  std::vector<std::string> long_names_;
+};
+
+// A command being set up: its setup_<cmd>() declares every option as CLI11's examples do
+// (sub->add_option(...)->check(...)); those the command line asked for are added to the
+// command, the others to a stand-in that is never parsed (its count() is 0, as an option not
+// given), so that the declarations read the same whatever was asked. An option that must be
+// given must therefore be positional, which is always added.
+class CommandSetup {
+ public:
+  CommandSetup(CLI::App& command, const AskedOptions& asked) : command_(command), asked_(asked) {}
+
+  template <class T>
+  CLI::Option* add_option(std::string names, T& variable, std::string description = "") {
+    return asked_.wants(names) ? command_.add_option(std::move(names), variable, std::move(description)) : unused();
+  }
+  template <class T>
+  CLI::Option* add_flag(std::string names, T& variable, std::string description = "") {
+    return asked_.wants(names) ? command_.add_flag(std::move(names), variable, std::move(description)) : unused();
+  }
+  // What the command runs once the command line is parsed.
+  void final_callback(std::function<void()> run) { command_.final_callback(std::move(run)); }
+  // The program's CLI11 app, with every command (completion lists them).
+  CLI::App& root() { return *command_.get_parent(); }
+
+ private:
+  static CLI::Option* unused();
+  CLI::App& command_;
+  const AskedOptions& asked_;
+};
+
+// A command as main() registers it: the names and summary --help lists, and the set-up of its
+// options, which only the command that runs (or every command, for completion) gets.
+struct Command {
+  std::string name;
+  std::vector<std::string> aliases;  // other names it answers to (the operators' DirectML names)
+  std::string description;
+  std::function<void(CommandSetup*)> setup;
+};
+
+Command info_command();
+Command ops_command();
+Command check_command();
+Command devices_command();
+// `completion bash`: a completion script generated from the root's commands and the library's tables.
+Command completion_command();
+// One command per row of the operator table.
+Command op_command(const OpInfo& op);
 
 }  // namespace dmlbits::app

@@ -7,6 +7,7 @@
 #include "app.hpp"
 #include "dmlbits/check.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/front_end.hpp"
 #include "dmlbits/tensor.hpp"
 
 namespace dmlbits::app {
@@ -109,11 +110,8 @@ void run_check_cmd(CheckCmdOptions& o) {
   if (failed) throw Error(Errc::mismatch, fmt::format("{} of {} cases failed", failed, total));
 }
 
-}  // namespace
-
-void setup_check(CLI::App& app) {
+void setup_check(CommandSetup* sub) {
   auto opt = std::make_shared<CheckCmdOptions>();
-  auto* sub = app.add_subcommand("check", "Run the golden cases of one or more manifests (see dmlbits(1), CHECK MANIFESTS)");
   sub->add_option("manifests", opt->manifests, "Manifest files (JSON)")->required();
   sub->add_option("--junit", opt->junit, "Write the results as JUnit XML to FILE")->check(file_name_validator());
   sub->add_flag("--update", opt->check.update, "Rewrite golden files from the results (atomically) and say which changed");
@@ -136,6 +134,12 @@ void setup_check(CLI::App& app) {
                 "Flush the updated goldens and --junit's file to the disk before exiting (fsync)");
   sub->add_flag("-v,--verbose", opt->verbose, "Print every report");
   sub->final_callback([opt] { run_check_cmd(*opt); });
+}
+
+}  // namespace
+
+Command check_command() {
+  return {"check", {}, "Run the golden cases of one or more manifests (see dmlbits(1), CHECK MANIFESTS)", setup_check};
 }
 
 }  // namespace dmlbits::app

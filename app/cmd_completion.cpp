@@ -212,14 +212,17 @@ complete -F _dmlbits dmlbits
   return out;
 }
 
+void setup_completion(CommandSetup* sub) {
+  auto shell = std::make_shared<std::string>();
+  sub->add_option("shell", *shell, "The shell: bash")->required()->check(CLI::IsMember({"bash"}));
+  CLI::App* root = &sub->root();
+  sub->final_callback([root, shell] { std::cout << bash_script(*root); });
+}
+
 }  // namespace
 
-void setup_completion(CLI::App& app) {
-  auto shell = std::make_shared<std::string>();
-  auto* sub = app.add_subcommand("completion", "Print a shell completion script (bash)");
-  sub->add_option("shell", *shell, "The shell: bash")->required()->check(CLI::IsMember({"bash"}));
-  CLI::App* root = &app;
-  sub->final_callback([root, shell] { std::cout << bash_script(*root); });
+Command completion_command() {
+  return {"completion", {}, "Print a shell completion script (bash)", setup_completion};
 }
 
 }  // namespace dmlbits::app

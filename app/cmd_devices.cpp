@@ -6,6 +6,7 @@
 
 #include "app.hpp"
 #include "dmlbits/devices.hpp"
+#include "dmlbits/front_end.hpp"
 
 namespace dmlbits::app {
 namespace {
@@ -57,14 +58,17 @@ void run_devices(const DevicesOptions& o) {
   std::cout << (json ? devices_json(devices) : devices_text(devices));
 }
 
-}  // namespace
-
-void setup_devices(CLI::App& app) {
+void setup_devices(CommandSetup* sub) {
   auto opt = std::make_shared<DevicesOptions>();
-  auto* sub = app.add_subcommand("devices", "List the backends, the D3D12 adapters and the devices they run on");
   sub->add_flag("--json", opt->json, "Print JSON (same as --format json)");
   sub->add_option("--format", opt->format, "Output format: text (default) or json")->check(CLI::IsMember({"text", "json"}));
   sub->final_callback([opt] { run_devices(*opt); });
+}
+
+}  // namespace
+
+Command devices_command() {
+  return {"devices", {}, "List the backends, the D3D12 adapters and the devices they run on", setup_devices};
 }
 
 }  // namespace dmlbits::app

@@ -51,11 +51,8 @@ int run_info(const InfoOptions& given) {
   return status;
 }
 
-}  // namespace
-
-void setup_info(CLI::App& app) {
+void setup_info(CommandSetup* sub) {
   auto opt = std::make_shared<InfoOptions>();
-  auto* sub = app.add_subcommand("info", "Show the dtype, shape, size, byte order and layout of tensor files");
   sub->add_option("files", opt->files, "Tensor files (.npy or JSON; - for standard input)")->required();
   sub->add_flag("--json", opt->json, "Print a JSON array, one object per file (same as --format json)");
   sub->add_option("--format", opt->format, "Output format: text (default) or json")->check(CLI::IsMember({"text", "json"}));
@@ -64,6 +61,12 @@ void setup_info(CLI::App& app) {
     const int status = run_info(*opt);
     if (status != 0) throw CLI::RuntimeError(status);
   });
+}
+
+}  // namespace
+
+Command info_command() {
+  return {"info", {}, "Show the dtype, shape, size, byte order and layout of tensor files", setup_info};
 }
 
 }  // namespace dmlbits::app

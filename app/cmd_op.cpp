@@ -8,10 +8,9 @@
 #include "app.hpp"
 #include "dmlbits/check.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/pending_outputs.hpp"
+#include "dmlbits/front_end.hpp"
 #include "dmlbits/tensor.hpp"
 #include "dmlbits/request.hpp"
-#include "dmlbits/process.hpp"
 #include "report.hpp"
 
 namespace dmlbits::app {
@@ -338,15 +337,11 @@ std::string format_choice(bool json, const std::string& format) {
   return json ? "json" : format;
 }
 
-void setup_op_commands(CLI::App& app, const OpInfo* only) {
-  for (const auto& op : op_table()) {
-    if (only != nullptr && &op != only) continue;
+namespace {
+
+void setup_op(CommandSetup* sub, const OpInfo& op) {
     auto opt = std::make_shared<OpOptions>();
     opt->op = op.kind;
-    auto* sub = app.add_subcommand(std::string(op.verb),
-                                   fmt::format("{} ({}, from {})", op.summary, op.dml_operator_name(),
-                                               op.introduced().enum_name()));
-    for (const auto& alias : op.aliases()) sub->alias(alias);
     const std::string operand_help =
         "a .npy or JSON file, - for standard input, or a literal (5, 0xff, 0b101, [1,2,3]); ./NAME for a file named like a literal";
     // One string per operand: a JSON array literal contains commas and must stay whole.
@@ -430,7 +425,14 @@ void setup_op_commands(CLI::App& app, const OpInfo* only) {
     sub->add_flag("-v,--verbose", opt->verbose, "Say which backend and device run the operator");
     sub->add_flag("-q,--quiet", opt->quiet, "No progress line on a terminal for long runs");
     sub->final_callback([opt] { run_op(*opt); });
-  }
+}
+
+}  // namespace
+
+Command op_command(const OpInfo& op) {
+  return {std::string(op.verb), op.aliases(),
+          fmt::format("{} ({}, from {})", op.summary, op.dml_operator_name(), op.introduced().enum_name()),
+          [&op](CommandSetup* sub) { setup_op(sub, op); }};
 }
 
 }  // namespace dmlbits::app

@@ -27,16 +27,19 @@ void run_ops(const OpsOptions& o) {
   else std::cout << ops_text(level);
 }
 
-}  // namespace
-
-void setup_ops(CLI::App& app) {
+void setup_ops(CommandSetup* sub) {
   auto opt = std::make_shared<OpsOptions>();
-  auto* sub = app.add_subcommand("ops", "List the operators and what each accepts at each feature level");
   sub->add_option("--feature-level,-l", opt->feature_level, "Show what is supported at this level only");
   sub->add_flag("--json", opt->json, "Print JSON (same as --format json)");
   sub->add_option("--format", opt->format, "Output format: text (default) or json")->check(CLI::IsMember({"text", "json"}));
   sub->add_flag("--roff", opt->roff, "Print the man page's table rows (for the man page test)")->group("");
   sub->final_callback([opt] { run_ops(*opt); });
+}
+
+}  // namespace
+
+Command ops_command() {
+  return {"ops", {}, "List the operators and what each accepts at each feature level", setup_ops};
 }
 
 }  // namespace dmlbits::app

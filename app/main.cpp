@@ -14,7 +14,7 @@
 #include "app.hpp"
 #include "dmlbits/devices.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/process.hpp"
+#include "dmlbits/front_end.hpp"
 #include "dmlbits/ops.hpp"
 #include "report.hpp"
 
@@ -195,59 +195,164 @@ std::string parse_error_text(const CLI::ParseError& e) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  using namespace dmlbits;
-  // The GPU devices the command used are released when main returns, on every path, before the
-  // exit handlers run (a Vulkan driver's among them): see release_gpu_devices().
-  struct ReleaseDevices {
-    ~ReleaseDevices() { release_gpu_devices(); }
-  } const release_devices;
-  // SIGINT/SIGTERM ask the library to stop; a closed pipe is an error from the write, not a
-  // signal: dmlbits then removes its temporary files and exits with 141 quietly, as a tool
-  // ended by SIGPIPE would (main below).
-  install_interrupt_handlers();
-  // Never destroyed: std::cout is flushed once more after main returns (by the library's exit
-  // handler), and must not reach a buffer that is gone by then.
-  StdoutBuf& stdout_buf = *new StdoutBuf;
-  std::cout.rdbuf(&stdout_buf);
+namespace dmlbits::app {
 
-  // The first argument, when it is not an option, is the command: fix its case, turn `help`
-  // into --help, and refuse an unknown one by name with the nearest known one.
-  // UTF-8 whatever the system: on Windows main's argv is in the ANSI code page.
-  const std::vector<std::string> arguments = command_line_arguments(argc, argv);
-  std::vector<const char*> args;
-  for (const std::string& a : arguments) args.push_back(a.c_str());
-  argc = static_cast<int>(args.size());
-  std::string command_arg;
-  if (argc >= 2 && args[1][0] != '-') {
-    const std::string first = args[1];
-    if (lower(first) == "help") {
-      args.erase(args.begin() + 1);
-      if (args.size() >= 2 && lower(args[1]) == "help") args.erase(args.begin() + 1);  // `help help`: this help
-      if (args.size() >= 2 && args[1][0] != '-') {
-        auto named = command_named(args[1]);
-        if (!named) {
-          const std::string near = nearest_command(args[1]);
-          return usage_error("", fmt::format("unknown command '{}'{}", cut(args[1]),
-                                             near.empty() || near == "help" ? "" : fmt::format(" (did you mean '{}'?)", near)));
-        }
-        command_arg = *named;
-        args[1] = command_arg.c_str();
-        args.insert(args.begin() + 2, "--help");
-      } else {
-        args.insert(args.begin() + 1, "--help");
-      }
-    } else if (auto named = command_named(first)) {
-      command_arg = *named;
-      args[1] = command_arg.c_str();
-    } else {
-      const std::string near = nearest_command(first);
-      return usage_error("", fmt::format("unknown command '{}'{}", cut(first),
-                                         near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
+AskedOptions AskedOptions::every() {
+  AskedOptions asked;
+  asked.every_ = true;
+  return asked;
+}
+
+AskedOptions::AskedOptions(std::span<const std::string> words) {
+  for (const std::string& w : words) {
+    if (w == "--") break;  // the rest are operands
+    if (w.starts_with("--")) {
+      if (w == "--help") every_ = true;
+      long_names_.push_back(w.substr(2, w.find('=') - 2));
+    } else if (w.size() >= 2 && w[0] == '-' && !(w[1] >= '0' && w[1] <= '9')) {
+      // Short options, one or several (-vq), or one with its value (-ofile): -h among them is help.
+      short_options_ = true;
+      if (w.find('h') != std::string::npos) every_ = true;
     }
   }
-  const int nargs = static_cast<int>(args.size());
+}
 
+bool AskedOptions::wants(std::string_view names) const {
+  if (every_ || !names.starts_with('-')) return true;
+  for (std::size_t pos = 0; pos < names.size();) {
+    const std::size_t comma = std::min(names.find(',', pos), names.size());
+    const std::string_view name = names.substr(pos, comma - pos);
+    if (name.starts_with("--")) {
+      if (std::find(long_names_.begin(), long_names_.end(), name.substr(2)) != long_names_.end()) return true;
+    } else if (short_options_) {
+      return true;
+    }
+    pos = comma + 1;
+  }
+  return false;
+}
+
+CLI::Option* CommandSetup::unused() {
+  // One for every command and option, never destroyed: commands keep the Option* of some
+  // options (to ask for their count()) until the process ends.
+  static CLI::Option* const stand_in = (new CLI::App)->add_option("--unused");
+  return stand_in;
+}
+
+namespace {
+
+// The command line after main() has read its command: the words CLI11 parses (the command
+// first, in its own spelling) and the command they name, or none.
+struct CommandLine {
+  std::vector<std::string> words;  // argv[0] first
+  std::string command;             // "" when the first word is an option, or there is none
+};
+
+// The first argument, when it is not an option, is the command: its case is fixed (`AND`,
+// `Bit_Xor`), `help [COMMAND]` becomes --help, and an unknown one is refused by name with the
+// nearest known one (Errc::usage).
+CommandLine read_command(std::vector<std::string> words) {
+  CommandLine line{std::move(words), {}};
+  std::vector<std::string>& w = line.words;
+  if (w.size() < 2 || w[1][0] == '-') return line;
+  const auto unknown = [](const std::string& word, bool offer_help) {
+    const std::string near = nearest_command(word);
+    return Error(Errc::usage, fmt::format("unknown command '{}'{}", cut(word),
+                                          near.empty() || (near == "help" && !offer_help)
+                                              ? "" : fmt::format(" (did you mean '{}'?)", near)));
+  };
+  if (lower(w[1]) == "help") {
+    w.erase(w.begin() + 1);
+    if (w.size() >= 2 && lower(w[1]) == "help") w.erase(w.begin() + 1);  // `help help`: this help
+    if (w.size() < 2 || w[1][0] == '-') {
+      w.insert(w.begin() + 1, "--help");
+      return line;
+    }
+    const auto named = command_named(w[1]);
+    if (!named) throw unknown(w[1], false);
+    w.insert(w.begin() + 2, "--help");
+    w[1] = line.command = *named;
+    return line;
+  }
+  const auto named = command_named(w[1]);
+  if (!named) throw unknown(w[1], true);
+  w[1] = line.command = *named;
+  return line;
+}
+
+// Whether the words after the program's name only ask for its help or version, which list the
+// commands but none of their options.
+bool only_help_or_version(const std::vector<std::string>& words) {
+  return std::all_of(words.begin() + 1, words.end(),
+                     [](const std::string& w) { return w == "-h" || w == "--help" || w == "--version"; });
+}
+
+// Every command, in --help's order.
+std::vector<Command> commands() {
+  std::vector<Command> all{info_command(), ops_command(), check_command(),
+                                devices_command(), completion_command(),
+                                // Listed with the commands; never run as one: read_command() turns
+                                // `help [COMMAND]` into --help.
+                                {"help", {}, "Print this help, or a command's: dmlbits help COMMAND", {}}};
+  for (const OpInfo& op : op_table()) all.push_back(op_command(op));
+  return all;
+}
+
+// The program's commands, as far as `line` needs them: the command it names, set up with the
+// options it names (or all of them, for its --help); `completion`, every command with every
+// option; no command named, every command without its options where only the program's help or
+// version is asked (they list the commands), else with all of them.
+void add_commands(CLI::App& app, const CommandLine& line) {
+  const std::function<std::string()> version = version_text;
+  const std::string footer = exit_status_summary() + "\n" + kSeeManual;
+  app.set_version_flag("--version", version, "Print the version, commit, compiler and backends, and exit");
+  app.footer(footer);
+  const bool every_command = line.command.empty() || line.command == "completion";
+  const bool no_options = line.command.empty() && only_help_or_version(line.words);
+  const AskedOptions asked = every_command ? AskedOptions::every()
+                                                : AskedOptions(std::span(line.words).subspan(2));
+  for (Command& command : commands()) {
+    if (!every_command && command.name != line.command) continue;
+    CLI::App* sub = app.add_subcommand(command.name, command.description);
+    for (const std::string& alias : command.aliases) sub->alias(alias);
+    if (!no_options && command.setup) {
+      CommandSetup setup(*sub, asked);
+      command.setup(&setup);
+    }
+    // --version after a command too (`dmlbits ops --version`), as the manual lists it for every
+    // command; every command's help ends as the program's does.
+    sub->set_version_flag("--version", version, "Print the version, commit, compiler and backends, and exit");
+    sub->footer(footer);
+  }
+}
+
+// The exit status of the failure being handled (called from a catch clause), reported as the
+// manual's EXIT STATUS says: the one place where an exception becomes a message and a status.
+int exit_status_of_failure(CLI::App& app) {
+  try {
+    throw;
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // a command that already reported its failures
+  } catch (const CLI::Success& e) {
+    return app.exit(e, std::cout, std::cerr);  // --help, --version
+  } catch (const CLI::ParseError& e) {
+    return usage_error(current_command(app), parse_error_text(e));
+  } catch (const Error& e) {
+    if (e.code() == Errc::broken_pipe) return exit_status(Errc::broken_pipe);  // quietly: see main()
+    if (e.code() == Errc::usage) return usage_error(current_command(app), e.what());
+    std::cerr << "dmlbits: " << e.what() << '\n';
+    return exit_status(e.code());
+  } catch (const std::bad_alloc&) {
+    std::cerr << "dmlbits: out of memory\n";
+    return exit_status(Errc::io);
+  } catch (const std::exception& e) {
+    std::cerr << "dmlbits: internal error: " << e.what() << '\n';
+    return exit_status(Errc::internal);
+  }
+}
+
+// Reads the command line and runs the command it names; returns the exit status.
+int run_command_line(int argc, char** argv) {
   CLI::App app{"dmlbits: run DirectML's element-wise bitwise operators (DML_ELEMENT_WISE_BIT_*) on tensors", "dmlbits"};
   // Wide enough that no option's description starts on a line of its own.
   app.get_formatter()->column_width(44);
@@ -255,66 +360,44 @@ int main(int argc, char** argv) {
   // too (on the current drive): options are spelt as the manual spells them, everywhere.
   // Before the commands are added, which copy the setting.
   app.allow_windows_style_options(false);
-  // Written only when asked for: composing it (the backends built in, the instruction sets) is
-  // work and fresh heap pages that every other run paid for at start-up.
-  const std::function<std::string()> version = app::version_text;
-  app.set_version_flag("--version", version, "Print the version, commit, compiler and backends, and exit");
   app.require_subcommand(1);
-  app.footer(app::exit_status_summary() + "\n" + app::kSeeManual);
-  // Building CLI11's option tables is most of a small run's instructions (3 of 4 million with
-  // all seven operator commands, about 170 options). When the first argument names an
-  // operator, which is then the command, only that command is built: the others could not
-  // match anyway (one subcommand is required and it comes first), and help and errors for the
-  // operator read the same.
-  const OpInfo* named = nargs >= 2 ? find_op(args[1]) : nullptr;
-  if (named == nullptr) {
-    app::setup_info(app);
-    app::setup_ops(app);
-    app::setup_check(app);
-    app::setup_devices(app);
-    app::setup_completion(app);
-    // Listed with the commands; never run as one: main() turns `help [COMMAND]` into --help.
-    app.add_subcommand("help", "Print this help, or a command's: dmlbits help COMMAND");
-  }
-  app::setup_op_commands(app, named);
-  // --version after a command too (`dmlbits ops --version`), as the manual lists it for every command.
-  // Every command's help ends as the top-level one does.
-  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-    sub->set_version_flag("--version", version, "Print the version, commit, compiler and backends, and exit");
-    sub->footer(app::exit_status_summary() + "\n" + app::kSeeManual);
-  }
-  int status = 0;
   try {
-    app.parse(nargs, args.data());
-  } catch (const CLI::RuntimeError& e) {
-    status = e.get_exit_code();  // a command that already reported its failures
-  } catch (const CLI::CallForHelp& e) {
-    status = app.exit(e, std::cout, std::cerr);
-  } catch (const CLI::CallForAllHelp& e) {
-    status = app.exit(e, std::cout, std::cerr);
-  } catch (const CLI::CallForVersion& e) {
-    status = app.exit(e, std::cout, std::cerr);
-  } catch (const CLI::ParseError& e) {
-    return usage_error(current_command(app), parse_error_text(e));
-  } catch (const Error& e) {
-    if (e.code() == Errc::broken_pipe) return exit_status(Errc::broken_pipe);  // quietly: see above
-    if (e.code() == Errc::usage) return usage_error(current_command(app), e.what());
-    std::cerr << "dmlbits: " << e.what() << '\n';
-    status = exit_status(e.code());
-  } catch (const std::bad_alloc&) {
-    std::cerr << "dmlbits: out of memory\n";
-    status = exit_status(Errc::io);
-  } catch (const std::exception& e) {
-    std::cerr << "dmlbits: internal error: " << e.what() << '\n';
-    status = exit_status(Errc::internal);
+    // UTF-8 whatever the system: on Windows main's argv is in the ANSI code page.
+    const CommandLine line = read_command(command_line_arguments(argc, argv));
+    add_commands(app, line);
+    std::vector<const char*> words;
+    for (const std::string& w : line.words) words.push_back(w.c_str());
+    app.parse(static_cast<int>(words.size()), words.data());
+    return 0;
+  } catch (...) {
+    return exit_status_of_failure(app);
   }
+}
+
+}  // namespace
+}  // namespace dmlbits::app
+
+int main(int argc, char** argv) {
+  // The GPU devices the command used are released when main returns, on every path, before the
+  // exit handlers run (a Vulkan driver's among them): see release_gpu_devices().
+  struct ReleaseDevices {
+    ~ReleaseDevices() { dmlbits::release_gpu_devices(); }
+  } const release_devices;
+  // SIGINT/SIGTERM ask the library to stop; a closed pipe is an error from the write, not a
+  // signal: dmlbits then removes its temporary files and exits with 141 quietly, as a tool
+  // ended by SIGPIPE would.
+  dmlbits::install_interrupt_handlers();
+  // Never destroyed: std::cout is flushed once more after main returns (by the library's exit
+  // handler), and must not reach a buffer that is gone by then.
+  StdoutBuf& stdout_buf = *new StdoutBuf;
+  std::cout.rdbuf(&stdout_buf);
+  const int status = dmlbits::app::run_command_line(argc, argv);
   // Output may be buffered in std::cout; a failed flush (a full disk) is an I/O error, not a
   // success, and a closed pipe is the reader's choice (`| head -1`): exit as SIGPIPE would.
   std::cout.flush();
-  if (const std::error_code err = stdout_buf.error()) {
-    if (err == std::errc::broken_pipe) return exit_status(Errc::broken_pipe);
-    std::cerr << "dmlbits: writing standard output: " << err.message() << '\n';
-    return status != 0 ? status : exit_status(Errc::io);
-  }
-  return status;
+  const std::error_code err = stdout_buf.error();
+  if (!err) return status;
+  if (err == std::errc::broken_pipe) return dmlbits::exit_status(dmlbits::Errc::broken_pipe);
+  std::cerr << "dmlbits: writing standard output: " << err.message() << '\n';
+  return status != 0 ? status : dmlbits::exit_status(dmlbits::Errc::io);
 }

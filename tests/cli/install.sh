@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `cmake --install` (issue #27): installs the binary, the man page, bash completion, the
 # license files, the library with every public header, a CMake package and a pkg-config file;
-# and a consumer project (tests/consumer) builds against that installed tree, once with
-# find_package(dmlbits CONFIG) and once with pkg-config, and runs: its output (the operator
-# table and a usage error's status, 2 in the manual) must agree with the installed binary's.
+# and a consumer project (tests/consumer) builds against that installed tree, through the
+# umbrella header dmlbits/dmlbits.hpp alone, once with find_package(dmlbits CONFIG) and once
+# with pkg-config, and runs: its output (the operator table, 12 AND 10 computed in memory, and a
+# usage error's status, 2 in the manual) must agree with the installed binary's and Python's.
 source "$(dirname "$0")/lib.sh" || exit 1
 
 build=$(dirname "$DMLBITS")
@@ -36,11 +37,12 @@ checks=$((checks + 1))
 grep -q "^Permission is hereby granted" "$prefix/share/doc/dmlbits/copyright" &&
   grep -q "BSD-3-clause" "$prefix/share/doc/dmlbits/copyright" || fail "the copyright file lacks the MIT text or CLI11's license"
 
-# What the consumer must print: the installed binary's operator table, and status 2.
+# What the consumer must print: the installed binary's operator table, 12 & 10, and status 2.
 "$prefix/bin/dmlbits" ops --json > "$WORK/ops.json"
 want=$(/usr/bin/python3 -c '
 import json, sys
 for op in json.load(open(sys.argv[1]))["ops"]: print(op["verb"], op["arity"])
+print("and 12 10:", 12 & 10)
 print("usage error: exit status 2")' "$WORK/ops.json")
 
 flags=""

@@ -5,6 +5,8 @@
 #       above its own (the build already refuses a private header of a layer above, which is not
 #       on that layer's include path)
 #   (b) app/ includes only public headers (and its own)
+#   (d) the umbrella dmlbits/dmlbits.hpp includes every public header of the operation API, that
+#       is all but dmlbits/front_end.hpp, and none of them includes front_end.hpp
 #   (c) operating-system headers and calls are made only in lib/src/platform: no <unistd.h>,
 #       <fcntl.h>, <signal.h>, <dlfcn.h>, <pthread.h>, <sys/...> or <windows.h> elsewhere, and no
 #       getenv/setenv/unsetenv/putenv outside it
@@ -29,13 +31,14 @@ below = {
 below["directml"] = {"d3d12"} | below["d3d12"]
 below["run"] = {"cpu", "d3d12", "directml"} | below["cpu"] | below["directml"]
 below["golden"] = {"run"} | below["run"]
-# The layer of each public header.
+# The layer of each public header. front_end.hpp includes no other header, so that the layers
+# that implement its parts (core, platform, io) may each include it; the umbrella is the top.
 public = {
-    "core": "error dtype ops timing describe",
+    "core": "error dtype ops timing describe front_end",
     "platform": "process",
-    "io": "tensor pending_outputs",
+    "io": "tensor",
     "run": "request devices",
-    "golden": "check",
+    "golden": "check dmlbits",
 }
 owner = {f"{h}.hpp": layer for layer, names in public.items() for h in names.split()}
 include_dir = root / "lib/include/dmlbits"
@@ -81,6 +84,19 @@ for path in sorted(sources):
         code = line.split("//", 1)[0]
         if env_call.search(code) and not in_platform:
             findings.append(f"{where}: environment access outside lib/src/platform")
+# (d) The umbrella and the front ends' header.
+umbrella = include_dir / "dmlbits.hpp"
+included = {m.group(2) for line in umbrella.read_text().splitlines() if (m := include_re.match(line))}
+for h in sorted(include_dir.glob("*.hpp")):
+    name = f"dmlbits/{h.name}"
+    if h.name in ("dmlbits.hpp", "front_end.hpp"):
+        if name in included and h.name == "front_end.hpp":
+            findings.append(f"{umbrella.relative_to(root)}: includes {name}, which is not the operation API")
+        continue
+    if name not in included:
+        findings.append(f"{umbrella.relative_to(root)}: does not include {name}")
+    if any((m := include_re.match(line)) and m.group(2) == "dmlbits/front_end.hpp" for line in h.read_text().splitlines()):
+        findings.append(f"{h.relative_to(root)}: the operation API includes dmlbits/front_end.hpp")
 if findings:
     print("\n".join(findings))
 EOF

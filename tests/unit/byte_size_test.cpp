@@ -1,4 +1,4 @@
-#include "dmlbits/dtype.hpp"
+#include "dmlbits/front_end.hpp"
 
 #include <gtest/gtest.h>
 

@@ -9,6 +9,7 @@
 
 #include "dmlbits/error.hpp"
 #include "dmlbits/dtype.hpp"
+#include "checked_mul.hpp"
 
 namespace dmlbits {
 namespace {

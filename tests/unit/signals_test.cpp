@@ -1,5 +1,5 @@
 // The platform layer's signals (signals.hpp, and install_interrupt_handlers in
-// dmlbits/process.hpp): SIGPIPE ignored, SIGINT turned into an interrupt request, and worker
+// dmlbits/front_end.hpp): SIGPIPE ignored, SIGINT turned into an interrupt request, and worker
 // threads that leave signals to the main thread. The handlers are process-wide: each test
 // runs in a child process of its own (a death test), so the test binary's own signals stay.
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "dmlbits/error.hpp"
+#include "dmlbits/front_end.hpp"
 #include "dmlbits/process.hpp"
 #include "signals.hpp"
 

@@ -1,5 +1,5 @@
-// dmlbits/process.hpp: writing standard output with the failure's reason kept (a
-// closed pipe, a full disk), and whether the streams are terminals. Each test that moves
+// dmlbits/front_end.hpp (and standard_streams.hpp): writing standard output with the
+// failure's reason kept (a closed pipe, a full disk), and whether the streams are terminals. Each test that moves
 // standard output runs in a child process (a death test), away from the test's own output.
 #include <gtest/gtest.h>
 #include <fcntl.h>
@@ -10,7 +10,8 @@
 #include <string>
 #include <system_error>
 
-#include "dmlbits/process.hpp"
+#include "dmlbits/front_end.hpp"
+#include "standard_streams.hpp"
 
 namespace dmlbits {
 namespace {

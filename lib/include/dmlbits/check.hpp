@@ -12,7 +12,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -26,8 +25,6 @@
 // act on: dtype and shape differences first, then the differing elements with their
 // multi-dimensional index, both values in decimal and hex, and the differing bits.
 namespace dmlbits {
-
-class OutputFile;
 
 struct ElementMismatch {
   std::uint64_t flat_index = 0;
@@ -67,19 +64,14 @@ struct GoldenCheck {
   Outcome outcome = Outcome::matched;
   CompareReport report;  // empty when the golden was missing or unreadable and was created
   bool created = false;  // updated, and there was no golden file before
-  // With defer_update: the new golden, complete but not yet named; commit() it, or drop it
-  // and nothing was written.
-  std::shared_ptr<OutputFile> pending;
 };
 
 // Compares `actual` with the tensor in the golden file `path`. With `update`, a golden that
 // differs, is missing or cannot be read is (re)written with `actual`, atomically, in the
 // golden's own format (or its extension's for a new file; .npy if it has none). Without
-// `update`, an unreadable golden throws its read error. Shared by --expect and `dmlbits check`.
-// With `defer_update`, the new golden is prepared (GoldenCheck::pending) and left for the
-// caller to commit with others, so that a run updates all its goldens or none.
-GoldenCheck check_golden(const TensorView& actual, const std::string& path, std::size_t max_listed, bool update,
-                         bool defer_update = false);
+// `update`, an unreadable golden throws its read error. Shared by --expect and `dmlbits check`
+// (which updates all its goldens or none: run_manifests).
+GoldenCheck check_golden(const TensorView& actual, const std::string& path, std::size_t max_listed, bool update);
 
 }  // namespace dmlbits
 

@@ -122,18 +122,7 @@ class Shape {
   std::size_t rank_ = 0;
 };
 
-// a * b, or throws Errc::invalid_input with `what` in the message.
-std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const char* what);
-
 // NumPy's broadcast of two shapes, or nullopt if they are incompatible.
 std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
-
-// Sizes in bytes as people read them, for messages and listings: one formatter, so that every
-// message says "64 MiB" the same way. "0 bytes", "1 byte", "1023 bytes", "1 KiB", "64 MiB",
-// "10 GiB": a whole number of the largest binary unit that fits. Otherwise one decimal,
-// followed by the exact count when `with_exact_count` (so that 64 MiB and one byte is not
-// "64 MiB"): "1.5 KiB (1536 bytes)"; without it, "7.8 GiB" (for quantities such as a device's
-// memory, where the bytes are noise). (lib/src/core/byte_size.cpp)
-std::string format_byte_size(std::uint64_t bytes, bool with_exact_count = true);
 
 }  // namespace dmlbits

@@ -161,8 +161,9 @@ void check_file_uses(const std::vector<FileUse>& uses);
 
 }  // namespace dmlbits
 
-// Tensor files: the two formats, and what a face needs of the files it names (an operation's
-// own reading and writing is run()'s).
+// Tensor files: the two formats, reading and writing them as every face does, and what one
+// holds (an operation's own reading and writing is run()'s). A front end's probes of the files
+// it names are dmlbits/front_end.hpp's.
 namespace dmlbits {
 
 enum class TensorFormat { npy, json };
@@ -178,40 +179,6 @@ std::optional<TensorFormat> format_from_extension(std::string_view path);
 enum class OperandKind { file, standard_input, scalar_literal, array_literal, borrowed };
 
 OperandKind classify_operand(const std::string& text);
-
-// Whether OutputFile::commit() flushes each file and its folder entry to the disk (fsync)
-// before naming it done: --sync. Off by default, as for cp. Process-wide.
-void set_sync_outputs(bool sync);
-
-
-// Why the last output of this process that needed one was written under a temporary name
-// (the file system has no unnamed files); empty if none did. For -v.
-std::string named_temporary_reason();
-
-
-// Whether an output at `path` is written in place rather than replaced: "-", a device, a
-// FIFO, or a kernel's link to an open file (/dev/stdout, /dev/fd/N).
-bool writes_in_place(const std::string& path);
-
-
-// Throws the Errc::io error that writing `path` would meet at its start, without creating
-// anything: a folder, a missing or read-only folder, a device that cannot be opened. Called for
-// every output before an operation computes, so that a bad side-output path does not leave the
-// main output written and the run's outcome hidden behind an I/O error.
-void check_output_path(const std::string& path);
-
-
-// Whether something exists at `path` (a file by that name is read, not taken for a literal).
-bool path_exists(const std::string& path);
-
-
-// Whether `path` is an existing device, FIFO or socket, or a kernel's link to an open file
-// (/dev/stdout): written in place, never replaced.
-bool is_device_or_pipe(const std::string& path);
-
-
-// Writes `text` to `path` atomically, like write_tensor (reports, models, JUnit XML).
-void write_text_file(const std::string& path, std::string_view text);
 
 // A tensor file as the operator commands read an operand file: .npy or JSON, told apart by its
 // content; `json_dtype` is the dtype of a JSON file that names none. "-" reads standard input.

@@ -1,4 +1,5 @@
 #include "dmlbits/dtype.hpp"
+#include "checked_mul.hpp"
 
 #include <algorithm>
 #include <limits>

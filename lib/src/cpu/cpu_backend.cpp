@@ -15,6 +15,7 @@
 #include "dmlbits/dtype.hpp"
 #include "cpu_reference.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/front_end.hpp"
 #include "environment.hpp"
 
 namespace dmlbits {

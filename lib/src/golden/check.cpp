@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "compare.hpp"
 #include "operand.hpp"
 #include "make_backend.hpp"
 #include "dmlbits/error.hpp"
@@ -203,14 +204,15 @@ CaseResult run_case(const CaseSpec& cs, const CheckOptions& options, GoldenUpdat
       r.detail = fmt::format("expected error '{}', but the run succeeded", cs.expect_error);
     } else {
       GoldenCheck golden;
+      std::unique_ptr<OutputFile> pending;
       try {
-        golden = check_golden(result.result->view(), cs.golden, options.max_listed, options.update, true);
+        golden = check_golden_deferred(result.result->view(), cs.golden, options.max_listed, options.update, pending);
       } catch (const Error& e) {
         // With --update only writing can fail: the whole update is then called off.
         if (options.update && e.code() == Errc::io) update.failure = e.what();
         throw;
       }
-      update.file = std::move(golden.pending);
+      update.file = std::move(pending);
       if (golden.outcome == GoldenCheck::Outcome::updated) {
         r.updated = true;
         r.detail = fmt::format("{} {}", golden.created ? "created" : "updated", cs.golden);

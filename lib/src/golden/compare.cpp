@@ -138,8 +138,11 @@ nlohmann::json compare_json(const CompareReport& r) {
   return j;
 }
 
+namespace {
+
+// check_golden, preparing the new golden in `*pending` when given, else writing it.
 GoldenCheck check_golden(const TensorView& actual, const std::string& path, std::size_t max_listed, bool update,
-                         bool defer_update) {
+                         std::unique_ptr<OutputFile>* pending) {
   std::optional<LoadedTensor> golden;
   try {
     golden = read_golden(path);
@@ -155,11 +158,22 @@ GoldenCheck check_golden(const TensorView& actual, const std::string& path, std:
   if (update) {
     const auto format = golden ? golden->format : format_from_extension(path).value_or(TensorFormat::npy);
     out.created = !link_info(path).has_value();
-    if (defer_update) out.pending = prepare_tensor_file(actual, path, format);
+    if (pending) *pending = prepare_tensor_file(actual, path, format);
     else write_tensor(actual, path, format);
     out.outcome = GoldenCheck::Outcome::updated;
   }
   return out;
+}
+
+}  // namespace
+
+GoldenCheck check_golden(const TensorView& actual, const std::string& path, std::size_t max_listed, bool update) {
+  return check_golden(actual, path, max_listed, update, nullptr);
+}
+
+GoldenCheck check_golden_deferred(const TensorView& actual, const std::string& path, std::size_t max_listed,
+                                  bool update, std::unique_ptr<OutputFile>& pending) {
+  return check_golden(actual, path, max_listed, update, &pending);
 }
 
 std::string compare_report_json(const CompareReport& r) { return compare_json(r).dump(2) + "\n"; }

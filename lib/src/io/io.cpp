@@ -11,7 +11,7 @@
 
 #include "dmlbits/dtype.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/pending_outputs.hpp"
+#include "dmlbits/front_end.hpp"
 #include "dmlbits/process.hpp"
 #include "files.hpp"
 
@@ -518,22 +518,29 @@ std::unique_ptr<OutputFile> prepare_text_file(const std::string& path, std::stri
 
 void write_text_file(const std::string& path, std::string_view text) { prepare_text_file(path, text)->commit(); }
 
-PendingOutputs::PendingOutputs() = default;
+struct PendingOutputs::Files {
+  std::vector<std::unique_ptr<OutputFile>> list;
+};
+
+PendingOutputs::PendingOutputs() : files_(std::make_unique<Files>()) {}
 PendingOutputs::PendingOutputs(PendingOutputs&&) noexcept = default;
 PendingOutputs& PendingOutputs::operator=(PendingOutputs&&) noexcept = default;
 PendingOutputs::~PendingOutputs() = default;  // each uncommitted OutputFile discards itself
 
 void PendingOutputs::add_text(const std::string& path, std::string_view text) {
-  files_.push_back(prepare_text_file(path, text));
+  if (!files_) files_ = std::make_unique<Files>();  // moved from
+  files_->list.push_back(prepare_text_file(path, text));
 }
 
 void PendingOutputs::add_tensor(const TensorView& t, const std::string& path, TensorFormat format) {
-  files_.push_back(prepare_tensor_file(t, path, format));
+  if (!files_) files_ = std::make_unique<Files>();
+  files_->list.push_back(prepare_tensor_file(t, path, format));
 }
 
 void PendingOutputs::commit() {
-  std::vector<std::unique_ptr<OutputFile>> files = std::move(files_);
-  files_.clear();
+  if (!files_) return;
+  std::vector<std::unique_ptr<OutputFile>> files = std::move(files_->list);
+  files_->list.clear();
   for (auto& f : files) f->commit();
 }
 

@@ -17,6 +17,7 @@
 #include "json_tensor.hpp"
 #include "memory.hpp"
 #include "npy.hpp"
+#include "dmlbits/front_end.hpp"
 #include "dmlbits/tensor.hpp"
 
 namespace dmlbits {
@@ -149,6 +150,10 @@ class OutputFile {
   std::unique_ptr<File> file_;           // written in place: standard output, a device
   std::unique_ptr<PendingFile> pending_;  // a file to name on commit()
 };
+
+// Whether `path` is an existing device, FIFO or socket, or a kernel's link to an open file
+// (/dev/stdout): written in place, never replaced.
+bool is_device_or_pipe(const std::string& path);
 
 // Writes `t` in `format` to `path` ("-" for standard output), atomically for files.
 void write_tensor(const TensorView& t, const std::string& path, TensorFormat format,

@@ -16,6 +16,7 @@
 
 #include "dmlbits/dtype.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/front_end.hpp"
 #include "float16.hpp"
 
 namespace dmlbits {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "checked_mul.hpp"
 #include "dmlbits/error.hpp"
 
 namespace dmlbits {

@@ -1,4 +1,4 @@
-// The POSIX implementation of install_interrupt_handlers (dmlbits/process.hpp) and
+// The POSIX implementation of install_interrupt_handlers (dmlbits/front_end.hpp) and
 // signals.hpp.
 #include "signals.hpp"
 
@@ -7,6 +7,7 @@
 
 #include <csignal>
 
+#include "dmlbits/front_end.hpp"
 #include "dmlbits/process.hpp"
 
 namespace dmlbits {

@@ -1,5 +1,5 @@
 // Signals and threads: the library's own threads leave signals to the thread that installed
-// the handlers (install_interrupt_handlers in dmlbits/process.hpp).
+// the handlers (install_interrupt_handlers in dmlbits/front_end.hpp).
 #pragma once
 
 namespace dmlbits {

@@ -1,8 +1,9 @@
-// The Win32 implementation of install_interrupt_handlers (dmlbits/process.hpp) and
+// The Win32 implementation of install_interrupt_handlers (dmlbits/front_end.hpp) and
 // signals.hpp: Ctrl-C, Ctrl-Break and closing the console arrive through a console control
 // handler, which Windows runs in a thread of its own.
 #include <atomic>
 
+#include "dmlbits/front_end.hpp"
 #include "dmlbits/process.hpp"
 #include "signals.hpp"
 #include "win32.hpp"

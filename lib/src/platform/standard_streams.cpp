@@ -1,5 +1,6 @@
-// The POSIX implementation of dmlbits/process.hpp.
-#include "dmlbits/process.hpp"
+// The POSIX implementation of the standard streams of dmlbits/front_end.hpp and standard_streams.hpp.
+#include "dmlbits/front_end.hpp"
+#include "standard_streams.hpp"
 
 #include <unistd.h>
 

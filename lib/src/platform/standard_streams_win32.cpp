@@ -1,7 +1,8 @@
-// The Win32 implementation of dmlbits/process.hpp. Standard output is written with
-// WriteFile on its handle: bytes as they are (binary, never "\n" to "\r\n"), and the reason
-// of a failure kept.
-#include "dmlbits/process.hpp"
+// The Win32 implementation of the standard streams of dmlbits/front_end.hpp and
+// standard_streams.hpp. Standard output is written with WriteFile on its handle: bytes as they
+// are (binary, never "\n" to "\r\n"), and the reason of a failure kept.
+#include "dmlbits/front_end.hpp"
+#include "standard_streams.hpp"
 
 #include <algorithm>
 #include <vector>

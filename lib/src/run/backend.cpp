@@ -14,6 +14,7 @@
 #include "directml_backend.hpp"
 #include "dml_desc.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/front_end.hpp"
 #include "option_words.hpp"
 
 namespace dmlbits {

@@ -12,6 +12,7 @@
 #include "directml_backend.hpp"
 #include "make_backend.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/front_end.hpp"
 
 namespace dmlbits {
 namespace {

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dmlbits/error.hpp"
-#include "dmlbits/pending_outputs.hpp"
+#include "dmlbits/front_end.hpp"
 #include "io.hpp"
 #include "operand.hpp"
 #include "files.hpp"

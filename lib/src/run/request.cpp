@@ -15,6 +15,7 @@
 #include "operation_output.hpp"
 #include "option_words.hpp"
 #include "run.hpp"
+#include "standard_streams.hpp"
 #include "stats_json.hpp"
 
 namespace dmlbits {
