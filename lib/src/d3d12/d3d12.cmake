@@ -25,6 +25,7 @@ if(WIN32)
     target_sources(dmlbits_d3d12 PRIVATE
       ${_d3d12_dir}/d3d12_runtime.cpp
       ${_d3d12_dir}/d3d12_backend.cpp
+      ${_d3d12_dir}/copy_team.cpp
       ${_d3d12_dir}/adapters.cpp
       ${_d3d12_dir}/dxgi_adapters.cpp)
     set_source_files_properties(${_d3d12_dir}/d3d12_runtime.cpp ${_d3d12_dir}/dxgi_adapters.cpp PROPERTIES
@@ -76,6 +77,7 @@ if(_d3d12_headers_found AND DMLBITS_HAVE_VULKAN_H)
   target_sources(dmlbits_d3d12 PRIVATE
     ${_d3d12_dir}/d3d12_runtime.cpp
     ${_d3d12_dir}/d3d12_backend.cpp
+    ${_d3d12_dir}/copy_team.cpp
     ${_d3d12_dir}/adapters.cpp
     ${_d3d12_dir}/vulkan_adapters.cpp)
   # vkd3d's COM objects are C structures without C++ type information, so UBSan's vptr check
