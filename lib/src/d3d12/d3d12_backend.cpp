@@ -206,8 +206,10 @@ std::optional<std::string> D3d12Backend::unsupported_reason(const ValidatedOp& o
 
 std::vector<PhaseTime> D3d12Backend::detail_phases() const {
   const auto& p = impl_->phases;
-  return {{"device", impl_->device_seconds}, {"pipeline", p.pipeline}, {"upload", p.upload},
-          {"dispatch", p.dispatch},          {"readback", p.readback}, {"submit", p.submit}};
+  std::vector<PhaseTime> phases{{"device", impl_->device_seconds}, {"pipeline", p.pipeline}, {"upload", p.upload},
+                                {"dispatch", p.dispatch},          {"readback", p.readback}, {"submit", p.submit}};
+  if (p.streamed > 0) phases.push_back({"streamed", p.streamed});  // only where a run streamed through the heaps
+  return phases;
 }
 
 void D3d12Backend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {

@@ -798,6 +798,7 @@ void DeviceImpl::stream(const StreamJob& job, StagedIo& io, PhaseSeconds& phases
   phases.dispatch += gpu_s;
   phases.readback += std::max(0.0, total - read_s - submit_s - gpu_s);
   phases.submit += submit_s;
+  phases.streamed += total;
 }
 
 // One device per adapter per process: `dmlbits check` runs many cases, each with its own

@@ -65,6 +65,10 @@ struct PhaseSeconds {
   double dispatch = 0;  // the Dispatch, from GPU timestamps
   double readback = 0;
   double submit = 0;
+  // Wall time of streamed runs (Device::stream), whose reads, copies, dispatches and writes
+  // overlap: upload there is the reading into the heaps, readback the rest but the dispatches
+  // and submissions (the writing from the heaps, the waits for the GPU).
+  double streamed = 0;
 };
 
 // One dispatch: t0 (and t1) read from device buffers filled by `upload` (or left as the previous

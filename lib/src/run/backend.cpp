@@ -54,6 +54,7 @@ class ChosenBackend final : public Backend {
     return inner_->unsupported_reason(op);
   }
   void run(const ValidatedOp& op, const ExecuteBuffers& buffers) override { inner_->run(op, buffers); }
+  bool run_staged(const ValidatedOp& op, StagedIo& io) override { return inner_->run_staged(op, io); }
   std::string selection_reason() const override { return reason_; }
   std::string threads_summary() const override { return inner_->threads_summary(); }
   std::vector<PhaseTime> detail_phases() const override { return inner_->detail_phases(); }
