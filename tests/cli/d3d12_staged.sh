@@ -39,9 +39,9 @@ n = piece // 8 + 1
 c = rng.integers(0, 2**63, size=n, dtype=np.uint64) * 3
 np.save("c64.npy", c)
 np.save("want_pop.npy", np.array([bin(int(x)).count("1") for x in c], dtype=np.uint8))
-# shl int16 by a literal (a broadcast operand), 2-d, three pieces and a half
-d = rng.integers(-2**15, 2**15, size=(3 * piece // 2 + 7, 2), dtype=np.int16)
-np.save("d16.npy", d); np.save("want_shl.npy", (d.astype(np.int32) << 5).astype(np.int16))
+# shl uint16 by a literal (a broadcast operand), 2-d, three pieces and a half
+d = rng.integers(0, 2**16, size=(3 * piece // 2 + 7, 2), dtype=np.uint16)
+np.save("d16.npy", d); np.save("want_shl.npy", (d.astype(np.uint32) << 5).astype(np.uint16))
 for n, name in ((0, "e0"), (1, "e1")):
     e = rng.integers(0, 256, size=n, dtype=np.uint8)
     np.save(f"{name}.npy", e); np.save(f"want_not_{name}.npy", ~e)
@@ -59,7 +59,7 @@ expect_status 0 popcount c64.npy -o out_pop.npy --backend d3d12
 cmp -s out_pop.npy want_pop.npy || fail "streamed popcount uint64 into uint8 on d3d12 differs from NumPy"
 
 expect_status 0 shl d16.npy 5 -o out_shl.npy --backend d3d12 --shift-overflow wrap
-cmp -s out_shl.npy want_shl.npy || fail "streamed shl int16 by a literal on d3d12 differs from NumPy"
+cmp -s out_shl.npy want_shl.npy || fail "streamed shl uint16 by a literal on d3d12 differs from NumPy"
 
 for e in e0 e1; do
   expect_status 0 not "$e.npy" -o "out_not_$e.npy" --backend d3d12
@@ -75,9 +75,10 @@ grep -q "streamed " stdin_err.txt || fail "a pipe-to-pipe d3d12 run did not stre
 expect_status 0 or f8.npy g8.npy --in-place --backend d3d12
 cmp -s f8.npy want_or.npy || fail "or --in-place on d3d12 differs from NumPy"
 
-# A pipe that ends early, pieces into the run: an error, and no output file.
-head -c $(( (3 << 20) + 128 )) a32.npy > short.bin
-"$DMLBITS" not - -o out_short.npy --backend d3d12 < short.bin 2> short_err.txt && fail "a truncated pipe on d3d12 succeeded"
+# A pipe that ends early, two pieces into the run (a32.npy holds five): an error, and no
+# output file.
+head -c $(( (1 << 20) + 128 )) a32.npy > short.bin
+cat short.bin | "$DMLBITS" not - -o out_short.npy --backend d3d12 2> short_err.txt && fail "a truncated pipe on d3d12 succeeded"
 grep -q "truncated" short_err.txt || fail "a truncated pipe on d3d12 did not say so: $(cat short_err.txt)"
 expect_no_file out_short.npy
 
