@@ -233,12 +233,13 @@ class MemoryStagedIo final : public StagedIo {
   unsigned reads_ = 0, pieces_ = 0;
 };
 
-// The backend with streamed pieces of 64 elements (the least), so that small runs cross piece
-// and slot boundaries.
+// The backend with streamed pieces of 64 elements (the least), three in flight (a software
+// adapter keeps one by default), so that small runs cross piece and slot boundaries.
 D3d12Backend& staged_backend() {
   static D3d12Backend b = [] {
     D3d12BackendOptions o;
     o.stream_piece_bytes = 1;
+    o.stream_in_flight = 3;
     return D3d12Backend(o);
   }();
   return b;

@@ -262,8 +262,11 @@ bool D3d12Backend::run_staged(const ValidatedOp& op, StagedIo& io) {
   // Pieces of stream_piece_bytes of the wider element, whole 64-element runs (packed units and
   // padded inputs start on a word).
   const std::uint64_t wider = std::max(in_size, out_size);
+  const bool software = device_info().adapter.software;
   std::uint64_t piece_bytes = impl_->options.stream_piece_bytes;
-  if (piece_bytes == 0) piece_bytes = device_info().adapter.software ? d3d12::kSoftwareStreamPieceBytes : d3d12::kTransferPieceBytes;
+  if (piece_bytes == 0) piece_bytes = software ? d3d12::kSoftwareStreamPieceBytes : d3d12::kTransferPieceBytes;
+  job.in_flight = impl_->options.stream_in_flight;
+  if (job.in_flight == 0) job.in_flight = software ? d3d12::kSoftwareStreamInFlight : d3d12::kTransferSlots;
   job.piece_elements = std::max<std::uint64_t>(64, piece_bytes / wider / 64 * 64);
   for (unsigned j = 0; j < inputs; ++j) {
     job.scalar[j] = count > 1 && d.inputs[j].strides.back() == 0;

@@ -118,9 +118,10 @@ struct D3d12BackendOptions {
   // kTransferPieceBytes; at least kInputPaddingBytes); tests lower it to cross piece and slot
   // boundaries with small tensors (no user-visible knob sets it).
   std::uint64_t transfer_piece_bytes = std::uint64_t{8} << 20;
-  // The same for a streamed run's pieces (run_staged); 0: by adapter (d3d12_runtime.hpp,
-  // kSoftwareStreamPieceBytes).
+  // The same for a streamed run's pieces (run_staged), and the pieces it keeps in flight (1 to
+  // 3); 0: by adapter (d3d12_runtime.hpp, kSoftwareStreamPieceBytes and kSoftwareStreamInFlight).
   std::uint64_t stream_piece_bytes = 0;
+  unsigned stream_in_flight = 0;
 };
 
 class D3d12Backend final : public Backend {

@@ -49,9 +49,11 @@ inline constexpr std::uint64_t kTransferPieceBytes = std::uint64_t{8} << 20;
 // A streamed run's pieces on a software adapter (lavapipe, WARP): its "device" memory is the
 // CPU's and its kernels run on the CPU's cores, so nothing crosses a bus for pieces to overlap
 // with; what pays is a piece whose heaps, buffers and kernel stay in the CPU's caches, as the
-// stream layer's own chunks (kStreamChunkBytes) do. 8 MiB pieces were 2-3x slower there
-// (testdata/benchmarks.md, "gpu").
+// stream layer's own chunks (kStreamChunkBytes) do, and one piece in flight: more only set the
+// reading thread against the adapter's own for the same cores. 8 MiB pieces were 2-3x slower
+// there, three in flight 1.2-1.3x one (testdata/benchmarks.md, "gpu").
 inline constexpr std::uint64_t kSoftwareStreamPieceBytes = std::uint64_t{512} << 10;
+inline constexpr unsigned kSoftwareStreamInFlight = 1;
 
 // Seconds spent in each phase of execution, added to by Device::dispatch.
 struct PhaseSeconds {
