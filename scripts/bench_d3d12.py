@@ -6,9 +6,12 @@
 Writes random operands into WORKDIR once (uint32 a and b; uint8 and uint64 a up to 64 MiB), then
 in each sitting runs every case with each binary in turn: `dmlbits OP A [B] -o out.npy --backend
 d3d12 -q --time-json t.json`, in memory with `--repeat 3 --warmup 1` ("mem") or streamed
-("stream"). Prints, per case and binary, the medians over the sittings of the execute time and
-of the d3d12 phases per run (the backend's phases summed over all runs, divided by them). GB/s
-count the bytes read and written. Run it where no other work shares the machine, or read ratios.
+("stream"). Prints, per case and binary, the medians over the sittings of the execute time, of
+the whole run but the backend's creation ("run": reading, computing and writing, which overlap
+in a streamed run), and of the d3d12 phases per run (the backend's phases summed over all runs,
+divided by them), with upload's rate over the input bytes and readback's over the output bytes.
+GB/s count the bytes read and written. Run it where no other work shares the machine, or read
+ratios.
 """
 import json
 import os
@@ -57,15 +60,22 @@ def main():
                 runs = t["execute_runs"] + t["execute"]["warmup"]
                 row = {k: phases[k + "_s"] / runs for k in ("upload", "dispatch", "readback", "submit")}
                 row["execute"] = t["execute"]["stats_s"]["median"]
+                row["run"] = t["total_s"] - t["phases"]["backend_s"]
                 row["bytes"] = t["execute_bytes"]
+                row["in_bytes"] = sum(os.path.getsize(f) - 128 for f in inputs)  # .npy headers of 128 bytes
                 results.setdefault((op, mib, route, label), []).append(row)
         print("sitting", s, "done", file=sys.stderr)
     for (op, mib, route, label), rows in sorted(results.items()):
         m = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+        gbps = lambda b, s: b / max(s, 1e-9) / 1e9  # noqa: E731
+        out_bytes = m["bytes"] - m["in_bytes"]
         print(f"{op:9s} {mib:4d} MiB {route:6s} {label:6s} execute {m['execute'] * 1e3:8.1f} ms "
-              f"({m['bytes'] / m['execute'] / 1e9:5.2f} GB/s)  upload {m['upload'] * 1e3:7.1f} ms  "
-              f"dispatch {m['dispatch'] * 1e3:7.1f} ms ({m['bytes'] / max(m['dispatch'], 1e-9) / 1e9:5.2f} GB/s)  "
-              f"readback {m['readback'] * 1e3:7.1f} ms  submit {m['submit'] * 1e3:6.1f} ms  n={len(rows)}")
+              f"({gbps(m['bytes'], m['execute']):5.2f} GB/s)  run {m['run'] * 1e3:8.1f} ms "
+              f"({gbps(m['bytes'], m['run']):5.2f} GB/s)  upload {m['upload'] * 1e3:7.1f} ms "
+              f"({gbps(m['in_bytes'], m['upload']):5.2f} GB/s)  "
+              f"dispatch {m['dispatch'] * 1e3:7.1f} ms ({gbps(m['bytes'], m['dispatch']):5.2f} GB/s)  "
+              f"readback {m['readback'] * 1e3:7.1f} ms ({gbps(out_bytes, m['readback']):5.2f} GB/s)  "
+              f"submit {m['submit'] * 1e3:6.1f} ms  n={len(rows)}")
 
 
 if __name__ == "__main__":

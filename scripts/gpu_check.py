@@ -10,7 +10,9 @@ dmlbits binary on the machine's D3D12 adapter (vkd3d over its Vulkan driver), wi
   4. for each of SIZES (MiB of one uint32 input): `and`, `shl` (counts 0-39, past the width) and
      `popcount` on d3d12, chunked by the backend's 256 MiB buffers, against NumPy
   5. the timing table: d3d12 execute (median) and kernel (GPU timestamps), upload and readback per
-     run, the CPU backend on its default threads and on every core, PyTorch CUDA where it imports
+     run and their rates (bytes in over upload, bytes out over readback), a streamed file-to-file
+     run (its pieces through the heaps: the wall time of the backend's streamed phase), the CPU
+     backend on its default threads and on every core, PyTorch CUDA where it imports
   Any dmlbits process that dies of a signal is a crash: it is run again under gdb (or cuda-gdb),
   whose backtrace goes to OUT/crashes/, and the check exits 2. Other failures exit 1.
 
@@ -229,8 +231,9 @@ def timing(runner, sizes, repeat, warmup, work, out):
     section("timing (uint32; --repeat %d --warmup %d; GB/s count bytes read and written)" % (repeat, warmup))
     cores = os.cpu_count() or 1
     rows = ["| op, one input | d3d12 execute (median) | d3d12 kernel (GPU timestamps) | d3d12 upload / readback per run "
-            "| cpu backend, default threads | cpu backend, %d threads | torch CUDA kernel | torch pageable H2D + op + D2H |" % cores,
-            "|---|---|---|---|---|---|---|---|"]
+            "| d3d12 streamed file to file | cpu backend, default threads | cpu backend, %d threads | torch CUDA kernel "
+            "| torch pageable H2D + op + D2H |" % cores,
+            "|---|---|---|---|---|---|---|---|---|"]
     print("\n".join(rows), flush=True)
     for mib in sizes:
         n = (mib << 20) // 4
@@ -249,9 +252,32 @@ def timing(runner, sizes, repeat, warmup, work, out):
                 p = g["backend_phases"]
                 cells.append("%.2f ms (%.1f GB/s)" % (med * 1e3, g["execute_bytes"] / med / 1e9))
                 cells.append("%.3g GB/s" % (g["execute_bytes"] * runs / p["dispatch_s"] / 1e9) if p.get("dispatch_s") else "-")
-                cells.append("%.1f / %.1f ms" % (p["upload_s"] / runs * 1e3, p["readback_s"] / runs * 1e3))
+                in_bytes = n * 4 * len(ins)
+                out_bytes = g["execute_bytes"] - in_bytes
+                up, down = p["upload_s"] / runs, p["readback_s"] / runs
+                cells.append("%.1f / %.1f ms (%s / %s GB/s)" % (
+                    up * 1e3, down * 1e3, "%.1f" % (in_bytes / up / 1e9) if up else "-",
+                    "%.1f" % (out_bytes / down / 1e9) if down else "-"))
             else:
                 cells += ["-", "-", "-"]
+            # Streamed: one run from the files to a file, through the heaps piece by piece.
+            po = os.path.join(work, "tO.npy")
+            r = runner.run([op] + ins + ["-o", po, "-q", "--backend", "d3d12", "--time-json",
+                                         os.path.join(out, "s_%s_%d_d3d12.json" % (op, mib))],
+                           "stream %s %d MiB d3d12" % (op, mib))
+            streamed = None
+            if r.returncode == 0:
+                with open(os.path.join(out, "s_%s_%d_d3d12.json" % (op, mib))) as f:
+                    s = json.load(f)
+                streamed = s["backend_phases"].get("streamed_s")
+                if not streamed:
+                    runner.fail("stream %s %d MiB d3d12: the run did not stream through the heaps" % (op, mib))
+                else:
+                    cells.append("%.2f ms (%.1f GB/s)" % (streamed * 1e3, s["execute_bytes"] / streamed / 1e9))
+            if not streamed:
+                cells.append("-")
+            if os.path.exists(po):
+                os.remove(po)
             for threads in (None, cores):
                 extra = ["--threads", str(threads)] if threads else []
                 c = timed(runner, base + ["--backend", "cpu"] + extra, "time %s %d MiB cpu" % (op, mib),

@@ -10,10 +10,12 @@
 // DMLBITS_REQUIRE_D3D12=1 (CI), where a missing adapter fails.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -33,6 +35,7 @@
 #include "adapters.hpp"
 #include "d3d12_device.hpp"
 #ifdef DMLBITS_HAVE_D3D12
+#include "../../lib/src/d3d12/copy_team.hpp"
 #include "../../lib/src/d3d12/d3d12_runtime.hpp"  // the runtime's own interface, for error paths
 #endif
 
@@ -174,6 +177,94 @@ void expect_same(Backend& backend, const ValidatedOp& op, const std::vector<Byte
                 << hex(&got[i * out_size], out_size) << ", the reference " << hex(&want[i * out_size], out_size);
 }
 
+// A streamed run's operands and output in memory, for run_staged: checks what the backend
+// asks of it (reads within each input, each output element written once, in order unless
+// writes may be concurrent, written() rising to the end) and can fail a read or a written()
+// call to stop the run.
+class MemoryStagedIo final : public StagedIo {
+ public:
+  MemoryStagedIo(const ValidatedOp& op, const std::vector<Bytes>& inputs, Bytes& out, bool concurrent)
+      : inputs_(inputs), out_(out), concurrent_(concurrent), in_size_(dtype_info(op.input_dtype()).size),
+        out_size_(dtype_info(op.output_dtype()).size), count_(op.output_shape().element_count()),
+        seen_(count_, 0) {}
+  bool concurrent_reads() const override { return concurrent_; }
+  bool concurrent_writes() const override { return concurrent_; }
+  void read_input(std::size_t i, std::uint64_t first, std::span<std::byte> dst) override {
+    std::lock_guard lock(m_);
+    if (fail_read_at && reads_++ == *fail_read_at) throw Error(Errc::io, "test: read failed");
+    ASSERT_LT(i, inputs_.size());
+    ASSERT_EQ(dst.size() % in_size_, 0u);
+    ASSERT_LE(first * in_size_ + dst.size(), inputs_[i].size()) << "input " << i << " read past its end";
+    std::memcpy(dst.data(), inputs_[i].data() + first * in_size_, dst.size());
+  }
+  void write_output(std::uint64_t first, std::span<const std::byte> src) override {
+    std::lock_guard lock(m_);
+    ASSERT_EQ(src.size() % out_size_, 0u);
+    const std::uint64_t n = src.size() / out_size_;
+    ASSERT_LE(first + n, count_);
+    if (!concurrent_) {
+      EXPECT_EQ(first, next_) << "writes out of order";
+    }
+    next_ = first + n;
+    for (std::uint64_t e = first; e < first + n; ++e) ++seen_[e];
+    std::memcpy(out_.data() + first * out_size_, src.data(), src.size());
+  }
+  void written(std::uint64_t done) override {
+    EXPECT_GT(done, done_);
+    EXPECT_LE(done, count_);
+    done_ = done;
+    if (fail_written_at && ++pieces_ == *fail_written_at) throw Error(Errc::interrupted, "test: interrupted");
+  }
+  // After a run that did not throw: every element written once, written() at the end.
+  void expect_complete(const std::string& what) const {
+    EXPECT_EQ(done_, count_) << what;
+    EXPECT_EQ(std::count(seen_.begin(), seen_.end(), 1), static_cast<std::ptrdiff_t>(count_)) << what;
+  }
+  std::optional<unsigned> fail_read_at, fail_written_at;
+
+ private:
+  std::mutex m_;
+  const std::vector<Bytes>& inputs_;
+  Bytes& out_;
+  bool concurrent_;
+  std::size_t in_size_, out_size_;
+  std::uint64_t count_, next_ = 0, done_ = 0;
+  std::vector<int> seen_;
+  unsigned reads_ = 0, pieces_ = 0;
+};
+
+// The backend with streamed pieces of 64 elements (the least), three in flight (a software
+// adapter keeps one by default), so that small runs cross piece and slot boundaries.
+D3d12Backend& staged_backend() {
+  static D3d12Backend b = [] {
+    D3d12BackendOptions o;
+    o.stream_piece_bytes = 1;
+    o.stream_in_flight = 3;
+    return D3d12Backend(o);
+  }();
+  return b;
+}
+
+// run_staged on `op` against the reference run.
+void expect_same_staged(const ValidatedOp& op, const std::vector<Bytes>& inputs, bool concurrent,
+                        const std::string& what) {
+  const std::size_t out_size = dtype_info(op.output_dtype()).size;
+  const std::size_t n = op.output_shape().element_count();
+  Bytes got(n * out_size, std::byte{0xAB}), want(n * out_size, std::byte{0xCD});
+  MemoryStagedIo io(op, inputs, got, concurrent);
+  ASSERT_TRUE(staged_backend().run_staged(op, io)) << what;
+  io.expect_complete(what);
+  ExecuteBuffers rb;
+  for (const auto& in : inputs) rb.inputs.push_back({in.data(), in.size()});
+  rb.output = {want.data(), want.size()};
+  CpuReferenceBackend().run(op, rb);
+  if (got == want) return;
+  std::size_t i = 0;
+  while (i < n && std::memcmp(&got[i * out_size], &want[i * out_size], out_size) == 0) ++i;
+  ADD_FAILURE() << what << " (staged): element " << i << " of " << n << ": d3d12 gave " << hex(&got[i * out_size], out_size)
+                << ", the reference " << hex(&want[i * out_size], out_size);
+}
+
 // One combination on every shape.
 void check_combo(const Combo& c) {
   const bool binary = op_info(c.op).arity == 2;
@@ -194,6 +285,27 @@ void check_combo(const Combo& c) {
       shapes.push_back(Shape({n}));
     }
     expect_same(b, make_op(c, shapes), in, fmt::format("{} packed n={}", combo_name(c), n));
+  }
+  // Streamed (run_staged) in pieces of 64 elements through the three slots: no piece, one
+  // element, around one piece, around the slots' first round, past two rounds with a tail;
+  // broadcast operands (B, then A, of one element); in order and with concurrent reads and
+  // writes allowed.
+  for (std::uint64_t n : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{63}, std::uint64_t{64}, std::uint64_t{65},
+                          std::uint64_t{191}, std::uint64_t{192}, std::uint64_t{193}, std::uint64_t{64 * 7 + 5}}) {
+    std::vector<Bytes> in{random_tensor(rng, n, w, false)};
+    std::vector<Shape> shapes{Shape({n})};
+    if (binary) {
+      in.push_back(random_tensor(rng, n, w, shift));
+      shapes.push_back(Shape({n}));
+    }
+    expect_same_staged(make_op(c, shapes), in, n % 2 == 1, fmt::format("{} staged n={}", combo_name(c), n));
+    if (binary && n > 1) {
+      const Bytes scalar = random_tensor(rng, 1, w, shift);
+      expect_same_staged(make_op(c, {Shape({n}), Shape({})}), {in[0], scalar}, false,
+                         fmt::format("{} staged n={} scalar B", combo_name(c), n));
+      expect_same_staged(make_op(c, {Shape({}), Shape({n})}), {random_tensor(rng, 1, w, false), in[1]}, true,
+                         fmt::format("{} staged n={} scalar A", combo_name(c), n));
+    }
   }
   if (!binary) {
     // Unary ops are always packed; an 8-d shape still runs (as one flat run).
@@ -296,6 +408,77 @@ TEST(D3d12BackendTest, TransfersInPiecesAcrossRotatingHeaps) {
   one({OpKind::bit_or, DType::uint8, DType::uint8, ShiftOverflow::zero}, 2 * piece + 7, true);
 }
 #endif
+
+#ifdef DMLBITS_HAVE_D3D12  // the copy team is built with the backend
+// A copy is split over the team from kSplitCopyMinBytes: parts that cover it exactly, cut on
+// the alignment, at most one per thread and each at least half the line; a part's failure,
+// on any thread, is thrown once all are done, and the team runs the next split.
+TEST(D3d12CopyTeamTest, SplitsLargeCopiesOverItsThreads) {
+  d3d12::CopyTeam team(2);  // on a one-CPU machine, the budget may give one
+  struct Part {
+    std::uint64_t at, n;
+  };
+  std::mutex m;
+  std::vector<Part> parts;
+  const auto record = [&](std::uint64_t at, std::uint64_t n) {
+    std::lock_guard lock(m);
+    parts.push_back({at, n});
+  };
+  team.split(d3d12::kSplitCopyMinBytes - 1, 4096, record);
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts[0].n, d3d12::kSplitCopyMinBytes - 1);
+  for (const std::uint64_t bytes : {d3d12::kSplitCopyMinBytes, std::uint64_t{3} << 22, (std::uint64_t{8} << 20) + 5}) {
+    parts.clear();
+    team.split(bytes, 4096, record);
+    std::sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) { return a.at < b.at; });
+    EXPECT_EQ(parts.size(), team.threads()) << bytes;
+    std::uint64_t next = 0;
+    for (const Part& p : parts) {
+      EXPECT_EQ(p.at, next);
+      EXPECT_EQ(p.at % 4096, 0u);
+      EXPECT_GE(p.n, d3d12::kSplitCopyMinBytes / 2 - 4096);
+      next = p.at + p.n;
+    }
+    EXPECT_EQ(next, bytes);
+  }
+  for (std::uint64_t failing = 0; failing < team.threads(); ++failing) {
+    std::atomic<int> ran{0};
+    EXPECT_THROW(team.split(d3d12::kSplitCopyMinBytes, 1,
+                            [&](std::uint64_t at, std::uint64_t) {
+                              ++ran;
+                              if ((at == 0) == (failing == 0)) throw Error(Errc::io, "test: copy failed");
+                            }),
+                 Error);
+    EXPECT_EQ(ran.load(), static_cast<int>(team.threads()));
+  }
+}
+#endif
+
+// A streamed run stopped by a failed read or an interrupt between pieces, with pieces in flight,
+// throws what stopped it, and the device runs the next operations correctly (streamed and in
+// memory).
+TEST(D3d12BackendTest, StagedRunsStopCleanly) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(23);
+  const Combo x32{OpKind::bit_xor, DType::uint32, DType::uint32, ShiftOverflow::zero};
+  const std::uint64_t n = 64 * 9 + 3;
+  const std::vector<Bytes> in{random_tensor(rng, n, 4, false), random_tensor(rng, n, 4, false)};
+  const ValidatedOp op = make_op(x32, {Shape({n}), Shape({n})});
+  for (int stop = 0; stop < 2; ++stop) {
+    Bytes out(n * 4);
+    MemoryStagedIo io(op, in, out, false);
+    if (stop == 0) io.fail_read_at = 9;  // the fifth piece's second input: three pieces in flight
+    else io.fail_written_at = 2;
+    try {
+      staged_backend().run_staged(op, io);
+      ADD_FAILURE() << "the run did not stop";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), stop == 0 ? Errc::io : Errc::interrupted);
+    }
+    expect_same_staged(op, in, false, "after a stopped run");
+    expect_same(*gpu().backend, op, in, "in memory after a stopped run");
+  }
+}
 
 // Buffers limited to 4 KiB: packed runs, boxes whose inputs are uploaded whole (addressed with
 // base offsets) or box by box, a broadcast input larger than one buffer, and in place.

@@ -25,6 +25,7 @@ if(WIN32)
     target_sources(dmlbits_d3d12 PRIVATE
       ${_d3d12_dir}/d3d12_runtime.cpp
       ${_d3d12_dir}/d3d12_backend.cpp
+      ${_d3d12_dir}/copy_team.cpp
       ${_d3d12_dir}/adapters.cpp
       ${_d3d12_dir}/dxgi_adapters.cpp)
     set_source_files_properties(${_d3d12_dir}/d3d12_runtime.cpp ${_d3d12_dir}/dxgi_adapters.cpp PROPERTIES
@@ -76,6 +77,7 @@ if(_d3d12_headers_found AND DMLBITS_HAVE_VULKAN_H)
   target_sources(dmlbits_d3d12 PRIVATE
     ${_d3d12_dir}/d3d12_runtime.cpp
     ${_d3d12_dir}/d3d12_backend.cpp
+    ${_d3d12_dir}/copy_team.cpp
     ${_d3d12_dir}/adapters.cpp
     ${_d3d12_dir}/vulkan_adapters.cpp)
   # vkd3d's COM objects are C structures without C++ type information, so UBSan's vptr check
@@ -105,7 +107,7 @@ if(DEFINED _d3d12_other)
   add_library(dmlbits_d3d12_${_d3d12_other}_check OBJECT ${_d3d12_check_source})
   target_include_directories(dmlbits_d3d12_${_d3d12_other}_check PRIVATE ${_d3d12_dir})
   target_compile_options(dmlbits_d3d12_${_d3d12_other}_check PRIVATE ${_d3d12_other_flags})
-  target_link_libraries(dmlbits_d3d12_${_d3d12_other}_check PRIVATE dmlbits_shaders dmlbits_ops dmlbits_platform dmlbits_core
+  target_link_libraries(dmlbits_d3d12_${_d3d12_other}_check PRIVATE dmlbits_shaders dmlbits_cpu dmlbits_ops dmlbits_platform dmlbits_core
     dmlbits_warnings)
   if(_d3d12_other STREQUAL "vkd3d")
     # The target's own -std=c++20 would follow (and override) the -std=gnu++20 above.

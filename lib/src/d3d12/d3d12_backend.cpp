@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "box_grid.hpp"
+#include "copy_team.hpp"
 #include "d3d12_runtime.hpp"
 #include "d3d12_backend.hpp"
 #include "d3d12_device.hpp"
@@ -109,6 +110,8 @@ struct D3d12Backend::Impl {
   d3d12::PhaseSeconds phases;
 
   // Runs one dispatch of `count` outputs written to `out` (bytes), under the device's mutex.
+  d3d12::CopyTeam* team = nullptr;  // for the run under way (run())
+
   void dispatch(const gpu::KernelKey& key, gpu::KernelConstants constants, unsigned inputs,
                 const std::array<d3d12::DispatchJob::Input, 2>& in, std::uint32_t count, std::span<std::byte> out) {
     d3d12::DispatchJob job;
@@ -122,7 +125,8 @@ struct D3d12Backend::Impl {
     job.constants = constants;
     job.output_buffer_bytes = std::max<std::uint64_t>(gpu::output_units(key, count), 1) * gpu::unit_bytes(key);
     job.output = out;
-    device->dispatch(job, phases);
+    job.piece_bytes = options.transfer_piece_bytes;
+    device->dispatch(job, phases, team);
   }
 
   // A packed run: flat chunks of at most max_elems outputs.
@@ -202,8 +206,10 @@ std::optional<std::string> D3d12Backend::unsupported_reason(const ValidatedOp& o
 
 std::vector<PhaseTime> D3d12Backend::detail_phases() const {
   const auto& p = impl_->phases;
-  return {{"device", impl_->device_seconds}, {"pipeline", p.pipeline}, {"upload", p.upload},
-          {"dispatch", p.dispatch},          {"readback", p.readback}, {"submit", p.submit}};
+  std::vector<PhaseTime> phases{{"device", impl_->device_seconds}, {"pipeline", p.pipeline}, {"upload", p.upload},
+                                {"dispatch", p.dispatch},          {"readback", p.readback}, {"submit", p.submit}};
+  if (p.streamed > 0) phases.push_back({"streamed", p.streamed});  // only where a run streamed through the heaps
+  return phases;
 }
 
 void D3d12Backend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {
@@ -223,10 +229,56 @@ void D3d12Backend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {
   InputUploads uploads(d, buffers, in_size, max_bytes);
 
   const std::uint64_t total = d.output.element_count();
+  // The CPU's copies into and out of the heaps, a piece at a time, split over threads where a
+  // piece is large enough (copy_team.hpp); the team lives for this run.
+  std::uint64_t largest = total * out_size;
+  for (const auto& in : buffers.inputs) largest = std::max<std::uint64_t>(largest, in.size());
+  d3d12::CopyTeam team(d3d12::copy_threads_for(std::min(largest, impl_->options.transfer_piece_bytes)));
 
   std::lock_guard lock(impl_->device->mutex());
+  impl_->team = &team;
+  struct Clear {
+    d3d12::CopyTeam*& team;
+    ~Clear() { team = nullptr; }
+  } clear{impl_->team};
   if (!key.strided) impl_->run_packed(key, uploads, buffers.output, total, max_elems, out_size);
   else impl_->run_strided(key, d, uploads, buffers.output, BoxGrid(d.output.sizes, total, max_elems), out_size);
+}
+
+bool D3d12Backend::run_staged(const ValidatedOp& op, StagedIo& io) {
+  const std::uint64_t count = op.output_shape().element_count();
+  const ValidatedOp flat = op.flat_chunk(count);
+  const DmlOperatorDesc& d = flat.desc();
+  const auto in_size = static_cast<std::uint64_t>(dtype_info(op.input_dtype()).size);
+  const auto out_size = static_cast<std::uint64_t>(dtype_info(op.output_dtype()).size);
+  const unsigned inputs = static_cast<unsigned>(d.inputs.size());
+  if (inputs < 1 || inputs > 2) throw Error(Errc::internal, "d3d12: operation outside the kernels' contract");
+  d3d12::StreamJob job;
+  job.key = kernel_key(d, in_size, out_size);
+  job.inputs = inputs;
+  job.in_size = in_size;
+  job.out_size = out_size;
+  job.count = count;
+  // Pieces of stream_piece_bytes of the wider element, whole 64-element runs (packed units and
+  // padded inputs start on a word).
+  const std::uint64_t wider = std::max(in_size, out_size);
+  const bool software = device_info().adapter.software;
+  std::uint64_t piece_bytes = impl_->options.stream_piece_bytes;
+  if (piece_bytes == 0) piece_bytes = software ? d3d12::kSoftwareStreamPieceBytes : d3d12::kTransferPieceBytes;
+  job.in_flight = impl_->options.stream_in_flight;
+  if (job.in_flight == 0) job.in_flight = software ? d3d12::kSoftwareStreamInFlight : d3d12::kTransferSlots;
+  job.piece_elements = std::max<std::uint64_t>(64, piece_bytes / wider / 64 * 64);
+  for (unsigned j = 0; j < inputs; ++j) {
+    job.scalar[j] = count > 1 && d.inputs[j].strides.back() == 0;
+    for (unsigned i = 0; i < gpu::kMaxRank; ++i) job.constants.sizes[i] = 1;
+    job.constants.strides[j][gpu::kMaxRank - 1] = job.scalar[j] ? 0 : 1;
+  }
+  // Reads or writes at offsets (regular files) are split over threads; a pipe's stay in order.
+  const bool splits = io.concurrent_reads() || io.concurrent_writes();
+  d3d12::CopyTeam team(splits ? d3d12::copy_threads_for(std::min(count, job.piece_elements) * wider) : 1);
+  std::lock_guard lock(impl_->device->mutex());
+  impl_->device->stream(job, io, impl_->phases, &team);
+  return true;
 }
 
 D3d12DeviceInfo probe_d3d12_device(const GpuAdapter& adapter) {

@@ -114,6 +114,14 @@ struct D3d12BackendOptions {
   // Largest buffer the backend creates; tensors beyond it run in chunks. At most 1 GiB (one
   // buffer above 2 GiB crashed lavapipe's compiled shader); tests lower it to exercise chunking.
   std::uint64_t max_buffer_bytes = std::uint64_t{256} << 20;
+  // Bytes per transfer piece through the upload and readback heaps (d3d12_runtime.hpp,
+  // kTransferPieceBytes; at least kInputPaddingBytes); tests lower it to cross piece and slot
+  // boundaries with small tensors (no user-visible knob sets it).
+  std::uint64_t transfer_piece_bytes = std::uint64_t{8} << 20;
+  // The same for a streamed run's pieces (run_staged), and the pieces it keeps in flight (1 to
+  // 3); 0: by adapter (d3d12_runtime.hpp, kSoftwareStreamPieceBytes and kSoftwareStreamInFlight).
+  std::uint64_t stream_piece_bytes = 0;
+  unsigned stream_in_flight = 0;
 };
 
 class D3d12Backend final : public Backend {
@@ -128,6 +136,9 @@ class D3d12Backend final : public Backend {
   DeviceDescription device_description() const override;
   std::optional<std::string> unsupported_reason(const ValidatedOp& op) const override;
   void run(const ValidatedOp& op, const ExecuteBuffers& buffers) override;
+  // Streamed runs in transfer pieces, read into the upload heaps and written from the readback
+  // heaps (Device::stream); always true.
+  bool run_staged(const ValidatedOp& op, StagedIo& io) override;
   std::vector<PhaseTime> detail_phases() const override;
 
   const D3d12DeviceInfo& device_info() const;

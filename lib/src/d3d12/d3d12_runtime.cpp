@@ -4,6 +4,7 @@
 #include "d3d12_api.hpp"
 
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -11,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "com.hpp"
+#include "copy_team.hpp"
 #include "d3d12_buffer.hpp"
 #include "d3d12_runtime.hpp"
 #include "dmlbits/error.hpp"
@@ -141,7 +143,8 @@ class DeviceImpl final : public Device {
   const D3d12DeviceInfo& info() const override { return info_; }
   ID3D12Device* native_device() const override { return device_.get(); }
   ID3D12CommandQueue* native_queue() const override { return queue_.get(); }
-  void dispatch(const DispatchJob& job, PhaseSeconds& phases) override;
+  void dispatch(const DispatchJob& job, PhaseSeconds& phases, CopyTeam* team) override;
+  void stream(const StreamJob& job, StagedIo& io, PhaseSeconds& phases, CopyTeam* team) override;
   void execute(ID3D12CommandList* list) override;
   void create_pipeline(const std::vector<std::uint8_t>& bytecode, const std::string& what) override {
     (void)make_pipeline(bytecode, what);
@@ -163,7 +166,6 @@ class DeviceImpl final : public Device {
   // whole of each in turn (issue #36: upload and readback at 8 GB/s on an H100 host). Three
   // slots: one the CPU fills, one the GPU copies, one waiting between them.
   static constexpr unsigned kSlots = kTransferSlots;
-  static constexpr std::uint64_t kPieceBytes = kTransferPieceBytes;
   struct Slot {
     Com<ID3D12CommandAllocator> allocator;
     Com<ID3D12GraphicsCommandList> list;
@@ -176,6 +178,11 @@ class DeviceImpl final : public Device {
       std::span<std::byte> to;     // in the job's output
     };
     std::vector<CopyOut> copy_out;  // after the fence: readback -> the job's output
+    CopyTeam* team = nullptr;       // splits copy_out's copies (null: the calling thread)
+    // A streamed run's piece (stream()): device buffers of its own, so that a slot's piece
+    // never waits for another's, and the output elements its readback heap holds.
+    Buffer in[2], out;
+    std::uint64_t out_first = 0, out_count = 0;  // out_count 0: none
   };
   // Waits for the slot's last submission and copies its pieces out.
   void retire(Slot& slot);
@@ -368,9 +375,10 @@ DeviceImpl::DeviceImpl(const GpuAdapter& adapter) {
 
   D3D12_QUERY_HEAP_DESC qh{};
   qh.Type = D3D12_QUERY_HEAP_TYPE_TIMESTAMP;
-  qh.Count = 4;
+  qh.Count = 2 * kSlots;  // two per slot: a streamed run times each slot's dispatch
   check(device_->CreateQueryHeap(&qh, iid_of<ID3D12QueryHeap>(), queries_.out()), "CreateQueryHeap");
-  ensure(query_readback_, D3D12_HEAP_TYPE_READBACK, 4 * sizeof(std::uint64_t), D3D12_RESOURCE_STATE_COPY_DEST, false);
+  ensure(query_readback_, D3D12_HEAP_TYPE_READBACK, 2 * kSlots * sizeof(std::uint64_t), D3D12_RESOURCE_STATE_COPY_DEST,
+         false);
   info_.creation_seconds = clock.seconds();
 }
 
@@ -485,10 +493,20 @@ Com<ID3D12PipelineState> DeviceImpl::make_pipeline(const std::vector<std::uint8_
   return pso;
 }
 
+// Copies n bytes from `from` to `to`, split over `team` when it has several threads and the
+// copy is large enough (CopyTeam::split).
+void copy_bytes(std::byte* to, const std::byte* from, std::uint64_t n, CopyTeam* team) {
+  if (!team) {
+    std::memcpy(to, from, n);
+    return;
+  }
+  team->split(n, 4096, [&](std::uint64_t at, std::uint64_t len) { std::memcpy(to + at, from + at, len); });
+}
+
 void DeviceImpl::retire(Slot& slot) {
   if (slot.fence) wait_for(slot.fence);
   slot.fence = 0;
-  for (const auto& c : slot.copy_out) std::memcpy(c.to.data(), slot.readback.mapped + c.at, c.to.size());
+  for (const auto& c : slot.copy_out) copy_bytes(c.to.data(), slot.readback.mapped + c.at, c.to.size(), slot.team);
   slot.copy_out.clear();
 }
 
@@ -521,6 +539,7 @@ void DeviceImpl::reset_slots() {
   next_slot_ = 0;
   for (Slot& slot : slots_) {
     slot.copy_out.clear();
+    slot.out_count = 0;
     if (slot.fence) wait_for(slot.fence);
     slot.fence = 0;
     if (slot.recording) (void)slot.list->Close();
@@ -539,10 +558,14 @@ void DeviceImpl::reset_slots() {
 //             while the CPU copies the previous one out
 // It returns when the whole output is in job.output. The device buffers are shared by the
 // stages, which the queue runs in order; a slot's heaps are reused only after its fence.
-void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases) {
+void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases, CopyTeam* team) {
   const d3d12_detail::ForeignAllocations foreign;  // see foreign_allocations.hpp
   ID3D12PipelineState* pso = pipeline(job.key, phases);
   reset_slots();
+  for (Slot& slot : slots_) slot.team = team;
+  // Pieces of whole padding units, so that only an input's last piece is padded.
+  const std::uint64_t kPieceBytes = std::max<std::uint64_t>(job.piece_bytes / gpu::kInputPaddingBytes, 1) *
+                                    gpu::kInputPaddingBytes;
   Stopwatch wall;
   double submit_seconds = 0;
   // Inputs are padded with zeros to whole units of the widest packed kernel (gpu_kernel.hpp).
@@ -564,7 +587,7 @@ void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases) {
     const auto& data = job.input[i].upload;
     const std::uint64_t bytes = padded(n);
     if (slot.upload_used + bytes > slot.upload.capacity) throw Error(Errc::internal, "d3d12: upload heap overrun");
-    std::memcpy(slot.upload.mapped + slot.upload_used, data.data() + at, n);
+    copy_bytes(slot.upload.mapped + slot.upload_used, data.data() + at, n, team);
     std::memset(slot.upload.mapped + slot.upload_used + n, 0, bytes - n);
     d3d12::transition(slot.list.get(), inputs_[i], D3D12_RESOURCE_STATE_COPY_DEST);
     slot.list->CopyBufferRegion(inputs_[i].resource.get(), at, slot.upload.resource.get(), slot.upload_used, bytes);
@@ -642,6 +665,140 @@ void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases) {
   phases.dispatch += gpu_dispatch;
   phases.readback += std::max(0.0, total - upload_stage - gpu_dispatch - (submit_seconds - upload_submits));
   phases.submit += submit_seconds;
+}
+
+// A streamed run: piece p of the output (its first element p * piece_elements) on slot
+// p % kSlots, each piece one submission of its own:
+//   the CPU reads the inputs' elements through `io` straight into the slot's upload heap (for a
+//   regular file, pread into the mapped heap: no buffer between),
+//   the list copies them to the slot's device buffers, dispatches the kernel on them and copies
+//   the result into the slot's readback heap,
+//   and when the slot comes round again (or at the end) the CPU waits for its fence and writes
+//   the result through `io` straight from the readback heap.
+// So while the GPU copies and computes pieces p - 2 and p - 1, the CPU reads piece p and
+// writes piece p - 3: the files' reads and writes, the bus and the kernels overlap, and no piece
+// waits for a whole-run copy. Pieces are written in order, each after its fence.
+void DeviceImpl::stream(const StreamJob& job, StagedIo& io, PhaseSeconds& phases, CopyTeam* team) {
+  const d3d12_detail::ForeignAllocations foreign;  // see foreign_allocations.hpp
+  ID3D12PipelineState* pso = pipeline(job.key, phases);
+  reset_slots();
+  if (job.count == 0) return;
+  Stopwatch wall;
+  const std::uint64_t piece = job.piece_elements;
+  const std::uint64_t pieces = (job.count + piece - 1) / piece;
+  const auto padded = [](std::uint64_t n) {
+    return (n + gpu::kInputPaddingBytes - 1) / gpu::kInputPaddingBytes * gpu::kInputPaddingBytes;
+  };
+  const auto in_bytes = [&](unsigned i, std::uint64_t n) { return padded((job.scalar[i] ? 1 : n) * job.in_size); };
+  const auto out_words = [&](std::uint64_t n) { return (n * job.out_size + 3) & ~std::uint64_t{3}; };
+  // Every slot a piece will use, sized for a whole piece before the first is recorded.
+  const std::uint64_t full = std::min(piece, job.count);
+  const std::uint64_t out_buffer = 
+      std::max<std::uint64_t>(gpu::output_units(job.key, static_cast<std::uint32_t>(full)), 1) * gpu::unit_bytes(job.key);
+  std::uint64_t upload_bytes = 0;
+  for (unsigned i = 0; i < job.inputs; ++i) upload_bytes += in_bytes(i, full);
+  const unsigned in_flight = static_cast<unsigned>(std::clamp<std::uint64_t>(job.in_flight, 1, kSlots));
+  const unsigned used = static_cast<unsigned>(std::min<std::uint64_t>(in_flight, pieces));
+  for (unsigned k = 0; k < used; ++k) {
+    Slot& slot = slots_[k];
+    slot.team = nullptr;
+    ensure(slot.upload, D3D12_HEAP_TYPE_UPLOAD, upload_bytes, D3D12_RESOURCE_STATE_GENERIC_READ, false);
+    ensure(slot.readback, D3D12_HEAP_TYPE_READBACK, out_words(full), D3D12_RESOURCE_STATE_COPY_DEST, false);
+    for (unsigned i = 0; i < job.inputs; ++i)
+      ensure(slot.in[i], D3D12_HEAP_TYPE_DEFAULT, in_bytes(i, full), D3D12_RESOURCE_STATE_COPY_DEST, false);
+    ensure(slot.out, D3D12_HEAP_TYPE_DEFAULT, out_buffer, D3D12_RESOURCE_STATE_UNORDERED_ACCESS, true);
+  }
+  // Reads and writes split over the team where `io` allows it, each part whole elements on a
+  // 4 KiB boundary of the piece (so no two threads share a page of the heap).
+  const auto split = [&](bool concurrent, std::uint64_t bytes, std::uint64_t element,
+                         const std::function<void(std::uint64_t, std::uint64_t)>& fn) {
+    if (!concurrent || !team) {
+      fn(0, bytes);
+      return;
+    }
+    (void)element;  // 4096 is a multiple of every element size
+    team->split(bytes, 4096, fn);
+  };
+  const bool reads_split = io.concurrent_reads(), writes_split = io.concurrent_writes();
+  double read_s = 0, submit_s = 0, gpu_s = 0;
+  const double tick = info_.timestamp_frequency ? 1.0 / static_cast<double>(info_.timestamp_frequency) : 0;
+  // Waits for the slot's piece, adds its dispatch's GPU time and writes its output.
+  const auto retire_piece = [&](unsigned k) {
+    Slot& slot = slots_[k];
+    if (slot.fence) wait_for(slot.fence);
+    slot.fence = 0;
+    if (slot.out_count == 0) return;
+    std::uint64_t ts[2];
+    std::memcpy(ts, query_readback_.mapped + 2 * k * sizeof(std::uint64_t), sizeof ts);
+    gpu_s += ts[1] >= ts[0] ? static_cast<double>(ts[1] - ts[0]) * tick : 0.0;
+    const std::uint64_t first = slot.out_first, n = slot.out_count;
+    slot.out_count = 0;
+    split(writes_split, n * job.out_size, job.out_size, [&](std::uint64_t at, std::uint64_t len) {
+      io.write_output(first + at / job.out_size, std::span<const std::byte>(slot.readback.mapped + at, len));
+    });
+    io.written(first + n);
+  };
+
+  for (std::uint64_t p = 0; p < pieces; ++p) {
+    const auto k = static_cast<unsigned>(p % used);
+    retire_piece(k);
+    next_slot_ = k;
+    Slot& slot = open_slot(pso);
+    const std::uint64_t first = p * piece, n = std::min(piece, job.count - first);
+    // The inputs into the upload heap, before anything is recorded: a read that throws leaves
+    // no recorded transition behind (the buffers' states are tracked as recorded).
+    Stopwatch clock;
+    std::array<std::uint64_t, 2> at{};
+    for (unsigned i = 0; i < job.inputs; ++i) {
+      at[i] = slot.upload_used;
+      std::byte* dst = slot.upload.mapped + at[i];
+      const std::uint64_t bytes = (job.scalar[i] ? 1 : n) * job.in_size;
+      if (job.scalar[i]) io.read_input(i, 0, std::span<std::byte>(dst, bytes));
+      else
+        split(reads_split, bytes, job.in_size, [&](std::uint64_t off, std::uint64_t len) {
+          io.read_input(i, first + off / job.in_size, std::span<std::byte>(dst + off, len));
+        });
+      std::memset(dst + bytes, 0, in_bytes(i, n) - bytes);
+      slot.upload_used += in_bytes(i, n);
+    }
+    read_s += clock.seconds();
+    ID3D12GraphicsCommandList* list = slot.list.get();
+    for (unsigned i = 0; i < job.inputs; ++i) {
+      d3d12::transition(list, slot.in[i], D3D12_RESOURCE_STATE_COPY_DEST);
+      list->CopyBufferRegion(slot.in[i].resource.get(), 0, slot.upload.resource.get(), at[i], in_bytes(i, n));
+      d3d12::transition(list, slot.in[i], D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE);
+    }
+    d3d12::transition(list, slot.out, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+    gpu::KernelConstants c = job.constants;
+    const gpu::DispatchGrid grid = gpu::dispatch_grid(job.key, static_cast<std::uint32_t>(n));
+    c.count = static_cast<std::uint32_t>(n);
+    c.threads = grid.threads;
+    if (job.key.strided) c.sizes[gpu::kMaxRank - 1] = static_cast<std::uint32_t>(n);
+    list->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 2 * k);
+    list->SetComputeRootSignature(root_signature_.get());
+    list->SetComputeRoot32BitConstants(0, gpu::kConstantWords, &c, 0);
+    list->SetComputeRootShaderResourceView(1, slot.in[0].address);
+    list->SetComputeRootShaderResourceView(2, slot.in[job.inputs > 1 ? 1 : 0].address);
+    list->SetComputeRootUnorderedAccessView(3, slot.out.address);
+    list->Dispatch(grid.groups, 1, 1);
+    list->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 2 * k + 1);
+    list->ResolveQueryData(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 2 * k, 2, query_readback_.resource.get(),
+                           2 * k * sizeof(std::uint64_t));
+    d3d12::transition(list, slot.out, D3D12_RESOURCE_STATE_COPY_SOURCE);
+    list->CopyBufferRegion(slot.readback.resource.get(), 0, slot.out.resource.get(), 0, out_words(n));
+    slot.out_first = first;
+    slot.out_count = n;
+    submit(slot, submit_s);
+  }
+  for (unsigned i = 0; i < used; ++i) retire_piece(static_cast<unsigned>((pieces + i) % used));
+  // Wall time by what the CPU did: upload is reading into the heaps, readback writing from
+  // them and waiting for the GPU (the dispatches' own time, from timestamps, is dispatch).
+  const double total = wall.seconds();
+  phases.upload += read_s;
+  phases.dispatch += gpu_s;
+  phases.readback += std::max(0.0, total - read_s - submit_s - gpu_s);
+  phases.submit += submit_s;
+  phases.streamed += total;
 }
 
 // One device per adapter per process: `dmlbits check` runs many cases, each with its own

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "d3d12_backend.hpp"
+#include "staging.hpp"
 #include "gpu_kernel.hpp"
 
 // The D3D12 interfaces, declared as the D3D12 headers declare them, for the accessors below.
@@ -45,6 +46,14 @@ std::vector<std::uint8_t> kernel_bytecode(const gpu::KernelKey& key);
 // readback heap, in pieces of at most kTransferPieceBytes per buffer (Device::dispatch).
 inline constexpr unsigned kTransferSlots = 3;
 inline constexpr std::uint64_t kTransferPieceBytes = std::uint64_t{8} << 20;
+// A streamed run's pieces on a software adapter (lavapipe, WARP): its "device" memory is the
+// CPU's and its kernels run on the CPU's cores, so nothing crosses a bus for pieces to overlap
+// with; what pays is a piece whose heaps, buffers and kernel stay in the CPU's caches, as the
+// stream layer's own chunks (kStreamChunkBytes) do, and one piece in flight: more only set the
+// reading thread against the adapter's own for the same cores. 8 MiB pieces were 2-3x slower
+// there, three in flight 1.2-1.3x one (testdata/benchmarks.md, "gpu").
+inline constexpr std::uint64_t kSoftwareStreamPieceBytes = std::uint64_t{512} << 10;
+inline constexpr unsigned kSoftwareStreamInFlight = 1;
 
 // Seconds spent in each phase of execution, added to by Device::dispatch.
 struct PhaseSeconds {
@@ -58,6 +67,10 @@ struct PhaseSeconds {
   double dispatch = 0;  // the Dispatch, from GPU timestamps
   double readback = 0;
   double submit = 0;
+  // Wall time of streamed runs (Device::stream), whose reads, copies, dispatches and writes
+  // overlap: upload there is the reading into the heaps, readback the rest but the dispatches
+  // and submissions (the writing from the heaps, the waits for the GPU).
+  double streamed = 0;
 };
 
 // One dispatch: t0 (and t1) read from device buffers filled by `upload` (or left as the previous
@@ -76,7 +89,28 @@ struct DispatchJob {
   std::uint64_t output_buffer_bytes = 0;  // u0's size: output_units * unit_bytes (gpu_kernel.hpp)
   std::span<std::byte> output;            // where the result goes
   std::uint32_t groups = 0;               // Dispatch(groups, 1, 1)
+  // Bytes per transfer piece (rounded down to whole kInputPaddingBytes): kTransferPieceBytes;
+  // tests lower it (D3d12BackendOptions::transfer_piece_bytes).
+  std::uint64_t piece_bytes = kTransferPieceBytes;
 };
+
+// A streamed run (D3d12Backend::run_staged): `count` outputs of a flat operation, in pieces of
+// `piece_elements`, each read through a StagedIo into a slot's upload heap, computed by its own
+// dispatch and written from the slot's readback heap, kTransferSlots pieces in flight.
+struct StreamJob {
+  gpu::KernelKey key;
+  // Strides set (0 for a broadcast input); count, threads and (strided kernels) the last size
+  // are set per piece, base stays 0.
+  gpu::KernelConstants constants;
+  unsigned inputs = 1;                  // 1 or 2
+  std::array<bool, 2> scalar{};         // an input of one element, broadcast
+  std::uint64_t in_size = 0, out_size = 0;  // element bytes
+  std::uint64_t count = 0;              // output elements
+  std::uint64_t piece_elements = 0;     // a multiple of 64
+  unsigned in_flight = kTransferSlots;  // pieces submitted and not yet written, 1 to kTransferSlots
+};
+
+class CopyTeam;  // copy_team.hpp
 
 class Device {
  public:
@@ -91,7 +125,13 @@ class Device {
   std::mutex& mutex() { return mutex_; }
   // Under mutex(): creates the pipeline for `key` if needed, uploads, dispatches and reads
   // back, and returns when job.output holds the result.
-  virtual void dispatch(const DispatchJob& job, PhaseSeconds& phases) = 0;
+  // `team` (may be null: the calling thread alone) splits the CPU's copies into and out of
+  // the heaps.
+  virtual void dispatch(const DispatchJob& job, PhaseSeconds& phases, CopyTeam* team = nullptr) = 0;
+  // Under mutex(): a streamed run (StreamJob), reading and writing through `io` (reads and
+  // writes split over `team` where io allows concurrent ones). Returns when every output
+  // element is written; throws what `io` throws, and Errc::backend.
+  virtual void stream(const StreamJob& job, StagedIo& io, PhaseSeconds& phases, CopyTeam* team = nullptr) = 0;
   // Under mutex(): executes `list` (closed, recorded by a user of the shared device) on the
   // queue and waits until it is done, with this device's fence. Throws Errc::backend.
   virtual void execute(ID3D12CommandList* list) = 0;

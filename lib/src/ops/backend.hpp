@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dmlbits/timing.hpp"
+#include "staging.hpp"
 #include "validate.hpp"
 
 namespace dmlbits {
@@ -61,6 +62,16 @@ class Backend {
   // The backend's own phases, summed since it was created (device creation, then every run):
   // D3D12 reports device, pipeline, upload, dispatch (GPU timestamps) and readback.
   virtual std::vector<PhaseTime> detail_phases() const { return {}; }
+  // A streamed run of `op` (flat: is_flat_streamable(), as one 1-D run of every output element)
+  // with the backend moving the bytes itself: it reads the inputs through `io` straight into its
+  // own staging memory and writes the output from there, piece by piece, several in flight.
+  // Returns false, having done nothing, when it does not (the stream layer then runs the
+  // operation chunk by chunk through run()). Throws as run() does, and whatever `io` throws.
+  virtual bool run_staged(const ValidatedOp& op, StagedIo& io) {
+    (void)op;
+    (void)io;
+    return false;
+  }
 };
 
 }  // namespace dmlbits

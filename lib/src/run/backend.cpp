@@ -55,6 +55,7 @@ class ChosenBackend final : public Backend {
     return inner_->unsupported_reason(op);
   }
   void run(const ValidatedOp& op, const ExecuteBuffers& buffers) override { inner_->run(op, buffers); }
+  bool run_staged(const ValidatedOp& op, StagedIo& io) override { return inner_->run_staged(op, io); }
   Selection selection() const override { return reason_; }
   ThreadTeam thread_team() const override { return inner_->thread_team(); }
   std::vector<PhaseTime> detail_phases() const override { return inner_->detail_phases(); }

@@ -489,6 +489,70 @@ class ChunkWriter {
   std::vector<Slot> slots_;
 };
 
+// A streamed operation whose backend moves the bytes itself (Backend::run_staged, the d3d12
+// backend's transfer pieces): each input's elements are read straight into the backend's
+// staging memory (chunk() into it: pread for a file) and the output written straight from it,
+// at offsets in a new file, in order otherwise; interrupts and progress come between the
+// backend's pieces. Returns false, having done nothing, when the backend does not.
+bool write_staged(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Backend& backend, OutputFile& out,
+                  std::uint64_t data_offset, const ProgressFn& progress, Stopwatch& phase, PhaseSeconds& s) {
+  class Io final : public StagedIo {
+   public:
+    Io(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, OutputFile& out, std::uint64_t data_offset,
+       const ProgressFn& progress)
+        : inputs_(inputs), out_(out), progress_(progress), data_offset_(data_offset),
+          in_size_(dtype_info(v.input_dtype()).size), out_size_(dtype_info(v.output_dtype()).size),
+          count_(v.output_shape().element_count()) {}
+    bool concurrent_reads() const override {
+      return std::all_of(inputs_.begin(), inputs_.end(), [](const LoadedOperand& in) {
+        return in.stream ? in.stream->seekable() : !in.converts();
+      });
+    }
+    bool concurrent_writes() const override { return out_.writes_at_offsets(); }
+    void read_input(std::size_t i, std::uint64_t first, std::span<std::byte> dst) override {
+      throw_if_interrupted();
+      const Stopwatch watch;
+      const auto bytes = inputs_[i].chunk(first, dst.size() / in_size_, dst.data());
+      if (bytes.data() != dst.data()) std::copy_n(bytes.data(), bytes.size(), dst.data());  // held in memory
+      read_s.fetch_add(watch.seconds(), std::memory_order_relaxed);
+    }
+    void write_output(std::uint64_t first, std::span<const std::byte> src) override {
+      const Stopwatch watch;
+      if (out_.writes_at_offsets()) out_.write_at(data_offset_ + first * out_size_, src);
+      else out_.write(src);
+      write_s.fetch_add(watch.seconds(), std::memory_order_relaxed);
+    }
+    void written(std::uint64_t done) override {
+      throw_if_interrupted();
+      if (progress_) progress_(done, count_);
+    }
+    std::atomic<double> read_s{0}, write_s{0};  // summed over the threads that read and wrote
+
+   private:
+    std::vector<LoadedOperand>& inputs_;
+    OutputFile& out_;
+    const ProgressFn& progress_;
+    const std::uint64_t data_offset_;
+    const std::size_t in_size_, out_size_;
+    const std::uint64_t count_;
+  };
+  Io io(v, inputs, out, data_offset, progress);
+  s.write += phase.lap();  // creating the output and writing its header
+  if (!backend.run_staged(v, io)) return false;
+  // The run's wall-clock time: reading and writing as long as they took (shared in their
+  // proportion where threads made them longer than the run), the rest computing.
+  const double loop = phase.lap();
+  const double read = io.read_s.load(), written = io.write_s.load();
+  const double scale = read + written > loop ? loop / (read + written) : 1.0;
+  s.read += read * scale;
+  s.write += written * scale;
+  s.execute += loop - (read + written) * scale;
+  for (auto& in : inputs)
+    if (in.stream) in.stream->finish();
+  s.read += phase.lap();
+  return true;
+}
+
 // A streamed operation written chunk by chunk after the header (`data_offset` bytes), on one
 // thread or two (thread_choice).
 void write_chunks(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Backend& backend, unsigned threads,
@@ -575,7 +639,8 @@ StreamResult stream_operation(const OperationSpec& spec, const std::string& out_
   const std::string header = npy_header(v.output_dtype(), v.output_shape());
   out.write(header);
   if (!r.streamed) write_whole(v, inputs, *backend, out, phase, s);
-  else write_chunks(v, inputs, *backend, spec.threads, options, out, header.size(), progress, phase, s);
+  else if (!write_staged(v, inputs, *backend, out, header.size(), progress, phase, s))
+    write_chunks(v, inputs, *backend, spec.threads, options, out, header.size(), progress, phase, s);
   for (auto& in : inputs)
     if (in.stream) in.stream->close();  // --in-place: A is replaced next
   out.commit();
