@@ -161,7 +161,7 @@ class DeviceImpl final : public Device {
   void wait_for(std::uint64_t value);
 
   // Transfers move through kSlots rotating command lists, each with its own upload and readback
-  // heap of up to kPieceBytes per input: the CPU copies one piece into (or out of) a slot's
+  // heap of up to a piece (DispatchJob::piece_bytes) per input: the CPU copies one piece into (or out of) a slot's
   // mapped heap while the GPU copies the previous slots' pieces across the bus, instead of the
   // whole of each in turn (issue #36: upload and readback at 8 GB/s on an H100 host). Three
   // slots: one the CPU fills, one the GPU copies, one waiting between them.
@@ -548,7 +548,7 @@ void DeviceImpl::reset_slots() {
 }
 
 // One dispatch in three stages on one queue, in order:
-//   upload    each input cut into pieces of kPieceBytes; every piece but an input's last is
+//   upload    each input cut into pieces of job.piece_bytes; every piece but an input's last is
 //             copied by the CPU into a slot's upload heap and submitted on its own, so the GPU
 //             copies piece k to the device buffer while the CPU writes piece k + 1
 //   dispatch  the inputs' last pieces, the Dispatch (between two timestamps) and the first
@@ -564,7 +564,7 @@ void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases, CopyTeam
   reset_slots();
   for (Slot& slot : slots_) slot.team = team;
   // Pieces of whole padding units, so that only an input's last piece is padded.
-  const std::uint64_t kPieceBytes = std::max<std::uint64_t>(job.piece_bytes / gpu::kInputPaddingBytes, 1) *
+  const std::uint64_t piece_bytes = std::max<std::uint64_t>(job.piece_bytes / gpu::kInputPaddingBytes, 1) *
                                     gpu::kInputPaddingBytes;
   Stopwatch wall;
   double submit_seconds = 0;
@@ -597,7 +597,7 @@ void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases, CopyTeam
   // into job.output once the slot's fence has passed.
   const std::uint64_t out_bytes = job.output.size();
   const auto readback_piece = [&](Slot& slot, std::uint64_t at) {
-    const std::uint64_t n = std::min(kPieceBytes, out_bytes - at);
+    const std::uint64_t n = std::min(piece_bytes, out_bytes - at);
     const std::uint64_t words = (n + 3) & ~std::uint64_t{3};  // within u0, whose size is whole units
     ensure(slot.readback, D3D12_HEAP_TYPE_READBACK, words, D3D12_RESOURCE_STATE_COPY_DEST, false);
     slot.list->CopyBufferRegion(slot.readback.resource.get(), 0, output_.resource.get(), at, words);
@@ -610,11 +610,11 @@ void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases, CopyTeam
     const auto& in = job.input[i];
     if (in.keep) continue;
     const std::uint64_t size = in.upload.size();
-    last[i] = size > kPieceBytes ? (size - 1) / kPieceBytes * kPieceBytes : 0;
-    for (std::uint64_t at = 0; at < last[i]; at += kPieceBytes) {
+    last[i] = size > piece_bytes ? (size - 1) / piece_bytes * piece_bytes : 0;
+    for (std::uint64_t at = 0; at < last[i]; at += piece_bytes) {
       Slot& slot = open_slot(pso);
-      ensure(slot.upload, D3D12_HEAP_TYPE_UPLOAD, kPieceBytes, D3D12_RESOURCE_STATE_GENERIC_READ, false);
-      upload_piece(slot, i, at, kPieceBytes);
+      ensure(slot.upload, D3D12_HEAP_TYPE_UPLOAD, piece_bytes, D3D12_RESOURCE_STATE_GENERIC_READ, false);
+      upload_piece(slot, i, at, piece_bytes);
       submit(slot, submit_seconds);
     }
   }
@@ -645,7 +645,7 @@ void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases, CopyTeam
   submit(slot, submit_seconds);
   const double upload_stage = wall.seconds(), upload_submits = submit_seconds;
   // Readback: the output's other pieces, then the slots still in flight.
-  for (std::uint64_t at = kPieceBytes; at < out_bytes; at += kPieceBytes) {
+  for (std::uint64_t at = piece_bytes; at < out_bytes; at += piece_bytes) {
     Slot& next = open_slot(pso);
     readback_piece(next, at);
     submit(next, submit_seconds);
