@@ -243,16 +243,16 @@ struct PhaseSeconds {
 // The steps a streamed run shares with an in-memory one: read the operands (as streams where
 // they can be), make the backend and validate. `r` gets the operation, the backend's
 // description and the read, backend and validate phases.
-std::unique_ptr<Backend> load_and_validate(const OperationSpec& spec, const std::string& out_path,
+std::unique_ptr<Backend> load_and_validate(const PreparedRequest& p, const std::string& out_path,
                                            const StreamOptions& options, std::vector<LoadedOperand>& inputs,
-                                           StreamResult& r, Stopwatch& phase) {
-  check_backend_options(spec.backend, backend_options(spec));  // a wrong --backend before any reading
+                                           RunResult& r, Stopwatch& phase) {
+  const OperationRequest& spec = p.request();
   inputs = load_operands(spec.operands, spec.dtype, LoadMode::streams, option_word(spec.face, "dtype", OptionSpelling::argument));
   const double read_s = phase.lap();
-  auto backend = make_operation_backend(spec, inputs);
+  auto backend = make_operation_backend(p, inputs);
   const double backend_s = phase.lap();
 
-  r.op = std::make_unique<ValidatedOp>(validate_operation(spec, inputs, *backend));
+  r.op = std::make_shared<const ValidatedOp>(validate_operation(p, inputs, *backend));
   r.timing.backend = std::string(backend->name());
   // The device as this run uses it: a streamed run computes chunk by chunk (ChunkWriter).
   const ValidatedOp& v = *r.op;
@@ -260,7 +260,7 @@ std::unique_ptr<Backend> load_and_validate(const OperationSpec& spec, const std:
     const std::uint64_t count = v.output_shape().element_count();
     // The output is not created yet: whether it will be a new file (OutputFile) from its path.
     const bool output_at_offsets = out_path != "-" && !is_device_or_pipe(out_path);
-    const ThreadChoice choice = thread_choice(v, inputs, *backend, spec.threads, output_at_offsets, options);
+    const ThreadChoice choice = thread_choice(v, inputs, *backend, spec.threads.value_or(0), output_at_offsets, options);
     r.timing.device = backend->device_description_for(v.flat_chunk(std::min<std::uint64_t>(chunk_elements(v), count)),
                                                       choice.threads - 1, choice.why);
   } else {
@@ -559,17 +559,17 @@ void record_phases(RunTiming& t, const PhaseSeconds& s, const ValidatedOp& v, co
 
 }  // namespace
 
-StreamResult stream_operation(const OperationSpec& spec, const std::string& out_path, const ProgressFn& progress,
-                              const std::function<void(const ValidatedOp&, const RunTiming&)>& on_validated,
-                              const StreamOptions& options) {
+RunResult stream_operation(const PreparedRequest& p, const std::string& out_path, const RunHooks& hooks,
+                           const StreamOptions& options) {
+  const OperationRequest& spec = p.request();
   if (spec.repeat != 1 || spec.warmup != 0) throw Error(Errc::internal, "stream_operation runs once");
   Stopwatch total;
   Stopwatch phase;
-  StreamResult r;
+  RunResult r;
   std::vector<LoadedOperand> inputs;
-  const std::unique_ptr<Backend> backend = load_and_validate(spec, out_path, options, inputs, r, phase);
+  const std::unique_ptr<Backend> backend = load_and_validate(p, out_path, options, inputs, r, phase);
   const ValidatedOp& v = *r.op;
-  if (on_validated) on_validated(v, r.timing);
+  if (hooks.on_validated) hooks.on_validated(v, r.timing);
 
   r.streamed = materialize_unstreamable(v, inputs);
   PhaseSeconds s;
@@ -578,13 +578,14 @@ StreamResult stream_operation(const OperationSpec& spec, const std::string& out_
   const std::string header = npy_header(v.output_dtype(), v.output_shape());
   out.write(header);
   if (!r.streamed) write_whole(v, inputs, *backend, out, phase, s);
-  else write_chunks(v, inputs, *backend, spec.threads, options, out, header.size(), progress, phase, s);
+  else write_chunks(v, inputs, *backend, spec.threads.value_or(0), options, out, header.size(), hooks.progress, phase, s);
   for (auto& in : inputs)
     if (in.stream) in.stream->close();  // --in-place: A is replaced next
   out.commit();
   s.write += phase.lap();
   record_phases(r.timing, s, v, inputs, *backend);
   r.timing.total_seconds = total.seconds();
+  r.execute_samples = {r.timing.phase("execute")};
   return r;
 }
 
