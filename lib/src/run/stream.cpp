@@ -26,22 +26,18 @@ namespace dmlbits {
 namespace {
 
 // Chunks in flight on two threads: in the pipeline one being read and computed, one being
-// written (slices have one per thread). Four (two
-// spare, for a thread the scheduler delays on a busy machine) measured no better at load 8 and
-// mostly worse: `and` 4-256 MiB 1.40-1.59x cp's CPU against 1.24-1.48x with two, popcount and
-// `not` at 16-64 MiB equal or worse (testdata/benchmarks.md, "Issue #29"); and half the buffers.
+// written (slices have one per thread). Two spare slots, for a thread the scheduler delays,
+// measured no better and cost twice the buffers (testdata/benchmarks.md, "Streamed runs' figures").
 constexpr std::size_t kStreamSlots = 2;
 
 // Every chunk buffer of a streamed run (the slots' input scratch and results) is cut from one
 // arena, allocated once. What a mid-size run spends on its buffers is mostly the first write to
-// each fresh page: a page fault, dear on a virtual machine. Twelve 512 KiB buffers from the heap
-// (each mapped afresh by malloc in 4 KiB pages) were ~1,550 faults, several times a 2 MiB `cp`
-// (testdata/benchmarks.md, "Size sweep"). One arena of kMappedBufferBytes or more is whole 2 MiB
-// ranges (allocate_buffer), made resident in one call with huge pages where the system has
-// them: a few faults. At most 1.5 MiB per thread (a slot of three 512 KiB buffers each); a run
-// on one thread has one slot (at most 1.5 MiB): it reads, computes and writes each chunk through
-// the same buffers, still in the core's cache from the chunk before. Cycling through four slots
-// there cost ~10-20% of the CPU time of a 4-256 MiB `and` (testdata/benchmarks.md, "Issue #29").
+// each fresh page: a page fault, dear on a virtual machine, and buffers mapped afresh by malloc
+// fault per 4 KiB page. One arena of kMappedBufferBytes or more is whole 2 MiB ranges
+// (allocate_buffer), made resident in one call with huge pages where the system has them: a few
+// faults. At most 1.5 MiB per thread (a slot of three 512 KiB buffers each); a run on one thread
+// has one slot: it reads, computes and writes each chunk through the same buffers, still in the
+// core's cache from the chunk before (figures: testdata/benchmarks.md, "Streamed runs' figures").
 constexpr std::size_t kArenaAlignment = 4096;  // each buffer starts on a page of its own
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
@@ -100,26 +96,21 @@ std::string slices_why(unsigned n) {
 
 // A run with two streamed inputs whose chunks cannot be split by offset (an input or the output
 // is a pipe, standard input or output, or a device) stays on one thread: the pipeline's producer
-// reads twice what the writer writes, and it was slower than one thread at every size from 4 MiB
-// to 1 GiB, quiet (`and`: 1.09-1.28x the one-thread wall time) and loaded, and so was the same
-// pipeline in a bare C program (testdata/benchmarks.md, "Issue #29", "The floor").
+// reads twice what the writer writes, and it was slower than one thread at every size measured,
+// as was the same pipeline in a bare C program (testdata/benchmarks.md, "Streamed runs' figures").
 constexpr std::string_view kTwoStreamsOnOne = "two streamed inputs through a pipe or device run on one";
 
 // A run whose output elements are narrower than its input's (popcount into uint8) stays on one
 // thread: chunks are cut by the wider element, so each hands the writer a quarter (or less) of
-// what `not` does for the same hand-over, and popcount uint32 into uint8 on two threads was
-// 0.90-1.17x the one-thread wall time at 256 MiB-1 GiB in seven sittings (about 1.0 in the
-// median), never clearly ahead (testdata/benchmarks.md, "Issue #29", "Fourth pass").
+// what `not` does for the same hand-over, and two threads were never clearly ahead of one
+// (testdata/benchmarks.md, "Streamed runs' figures").
 constexpr std::string_view kNarrowerOnOne = "narrower outputs run on one";
 
 // Otherwise one streamed input pipelines from options.pipeline_min_output_bytes of output (64
 // MiB): the second thread overlaps the writing, and under that the hand-over per chunk (each
-// wakes a halted vCPU) cost more than the overlap saved. `not` uint32 on two threads over one,
-// wall time, the median over ten sittings: 1.08x at 32 MiB (16 MiB lost in all but one), 1.00x
-// at 64 MiB, 0.93x at 256 MiB; from 64 MiB 0.83-0.98x at rest (testdata/benchmarks.md,
-// "Issue #29", "Fourth pass"). A run whose work is under the CPU backend's own line
-// (CpuBackendOptions' parallel_min_bytes) is described as in memory ("outputs under 4 MiB run
-// on one").
+// wakes a halted vCPU) cost more than the overlap saved. A run whose work is under the CPU
+// backend's own line (CpuBackendOptions' parallel_min_bytes) is described as in memory
+// ("outputs under 4 MiB run on one").
 //
 // Slices (halves on two threads): when every streamed input is a regular file read at offsets and
 // the output a new file (written at offsets, named on commit), runs from
@@ -127,16 +118,11 @@ constexpr std::string_view kNarrowerOnOne = "narrower outputs run on one";
 // computed and written by its own thread: no hand-over per chunk, and the threads' reads and
 // page-cache writes overlap. As many slices as the backend's threads (cpu_threads: the machine's
 // rule, thread_rule.hpp), but each of at least half that threshold of output (8 MiB: a slice
-// must outweigh its thread, as in halves) and at least one chunk. Only two were measured here
-// (2 vCPUs; scripts/bench-threads sweeps more where a machine has them). Wall time of
-// halves over one thread, the median of seven interleaved sittings at load 1.4-3.3 (their
-// range): `and` 0.99x at 16 MiB (0.92-1.07), 0.98x at 32 MiB, 0.90x at 64 MiB (0.84-1.15);
-// `not` 1.00x at 16-32 MiB, 0.99x at 64 MiB, and 0.96-0.97x the pipeline from 64 MiB; at 4-8 MiB
-// halves lost (1.05-1.14x). Halves gains where the second vCPU is free (0.87-0.92x at load 1.5)
-// and loses where it is busy (1.02-1.15x at load 2.5), like the bare C floor's halves
-// (testdata/benchmarks.md, "Fifth pass"). Popcount into uint8 in halves was 0.86-1.07x of one
-// thread at 16-256 MiB, no clearer than the pipeline: narrower outputs stay on one thread.
-// Otherwise one streamed input pipelines as above, and two stay on one thread.
+// must outweigh its thread, as in halves) and at least one chunk. Halves gain where the second
+// CPU is free and lose where it is busy; only two threads were measured (scripts/bench-threads
+// sweeps more where a machine has them). Narrower outputs stay on one thread in slices too.
+// Otherwise one streamed input pipelines as above, and two stay on one thread. The figures
+// behind both thresholds: testdata/benchmarks.md, "Streamed runs' figures".
 // `output_at_offsets`: whether the output is a new file (for -v, from its path before it is
 // created; for the run, the OutputFile itself).
 ThreadChoice thread_choice(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs, const Backend& backend,
