@@ -83,18 +83,21 @@ TEST(CheckBackendOptionsTest, RefusesWithAUsageError) {
   EXPECT_FALSE(refusal("directml", with_adapter("0")));  // it runs on the d3d12 backend's device
 }
 
-// --adapter travels in the operation's spec (there is no process-wide default adapter): the
+// --adapter travels in the operation's request (there is no process-wide default adapter): the
 // backend options built from it carry it, and the CPU backends refuse it.
 TEST(CheckBackendOptionsTest, TheOperationsAdapterReachesItsBackendOptions) {
-  OperationSpec spec;
-  spec.adapter = "1";
-  const BackendOptions options = backend_options(spec);
+  OperationRequest request;
+  request.op = OpKind::bit_not;
+  request.operands = {"1"};
+  const BackendOptions none = backend_options(prepare_request(request));
+  request.adapter = "1";
+  const BackendOptions options = backend_options(prepare_request(request));
   EXPECT_EQ(options.adapter, "1");
   const auto cpu = refusal("cpu", options);
   ASSERT_TRUE(cpu.has_value());
   EXPECT_EQ(std::string(cpu->what()), "--adapter applies to the d3d12, directml and auto backends, not cpu");
   EXPECT_FALSE(refusal("d3d12", options).has_value());
-  EXPECT_FALSE(refusal("cpu", backend_options(OperationSpec{})));  // none given
+  EXPECT_FALSE(refusal("cpu", none));  // none given
 }
 
 TEST(MakeBackendTest, BuildsTheNamedCpuBackends) {

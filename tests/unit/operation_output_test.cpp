@@ -1,11 +1,14 @@
-// run_to_output (dmlbits/operation_output.hpp): which runs stream, when the target is asked
-// for, the order of the callbacks, what is returned, and that the phases include the write and
-// add up to the total. The operands are .npy files written here; the CPU backend runs them.
+// run() (dmlbits/request.hpp, operation_output.cpp): which runs stream, when the target is
+// learnt, the order of the callbacks, what is returned, and that the phases include the write
+// and add up to the total. The operands are .npy files written here; the CPU backend runs them.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <span>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -13,6 +16,7 @@
 #include "dmlbits/error.hpp"
 #include "io.hpp"
 #include "operation_output.hpp"
+#include "stream.hpp"
 
 namespace dmlbits {
 namespace {
@@ -27,6 +31,11 @@ class OperationOutputTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
+  static std::string test_read(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   // A uint8 .npy file of `n` elements, element i = (i * mul + add) mod 256.
@@ -37,25 +46,34 @@ class OperationOutputTest : public ::testing::Test {
     return path(name);
   }
 
-  // `and` of two files of `n` elements.
-  OperationSpec and_spec(std::uint64_t n) const {
-    OperationSpec spec;
+  // `and` of two files of `n` elements, on the CPU, its result written nowhere.
+  OperationRequest and_spec(std::uint64_t n) const {
+    OperationRequest spec;
     spec.op = OpKind::bit_and;
     spec.operands = {npy("a.npy", n, 7, 1), npy("b.npy", n, 13, 5)};
+    spec.backend = BackendKind::cpu;
+    spec.output = OutputKind::none;
     return spec;
   }
 
   // Whether `t` is the `and` of and_spec's operands.
-  static void expect_and(const Tensor& t, std::uint64_t n) {
+  static void expect_and(const Tensor& t, std::uint64_t n) { expect_and(t.view(), n); }
+  static void expect_and(const TensorView& t, std::uint64_t n) {
     ASSERT_EQ(t.element_count(), n);
+    ASSERT_EQ(t.dtype, DType::uint8);
     for (std::uint64_t i = 0; i < n; ++i)
-      ASSERT_EQ(t.bits_at(i), ((i * 7 + 1) & 0xff) & ((i * 13 + 5) & 0xff)) << "element " << i;
+      ASSERT_EQ(std::to_integer<unsigned>(t.data[i]), ((i * 7 + 1) & 0xff) & ((i * 13 + 5) & 0xff)) << "element " << i;
   }
 
   fs::path dir_;
 };
 
-OutputTarget npy_target(const std::string& path) { return {path, TensorFormat::npy}; }
+// `spec` written to `path` (as .npy, or as its extension says).
+OperationRequest to_file(OperationRequest spec, const std::string& path) {
+  spec.output = OutputKind::file;
+  spec.path = path;
+  return spec;
+}
 
 std::vector<std::string> phase_names(const RunTiming& t) {
   std::vector<std::string> names;
@@ -76,56 +94,56 @@ void expect_phases_add_up(const RunTiming& t) {
 }
 
 TEST(OutputStreamsTest, StreamsOnlyASingleRunToAnNpyThatNothingKeeps) {
-  OperationSpec spec;
-  OutputRequest request;
-  request.target = [] { return npy_target("out.npy"); };
-  EXPECT_TRUE(output_streams(spec, request, TensorFormat::npy));
-  EXPECT_FALSE(output_streams(spec, request, TensorFormat::json));
+  OperationRequest spec;
+  spec.op = OpKind::bit_and;
+  spec.operands = {"1", "2"};
+  spec = to_file(spec, "out.npy");
+  const RunHooks none;
+  EXPECT_TRUE(output_streams(prepare_request(spec), none, TensorFormat::npy));
+  EXPECT_FALSE(output_streams(prepare_request(spec), none, TensorFormat::json));
 
-  OutputRequest keep = request;
+  OperationRequest keep = spec;
   keep.keep_result = true;
-  EXPECT_FALSE(output_streams(spec, keep, TensorFormat::npy));
-  OutputRequest side = request;
-  side.before_write = [](const OperationResult&) {};
-  EXPECT_FALSE(output_streams(spec, side, TensorFormat::npy));
-  EXPECT_FALSE(output_streams(spec, OutputRequest{}, TensorFormat::npy));  // no output at all
+  EXPECT_FALSE(output_streams(prepare_request(keep), none, TensorFormat::npy));
+  RunHooks side;
+  side.before_write = [](const ValidatedOp&, std::span<const TensorView>) {};
+  EXPECT_FALSE(output_streams(prepare_request(spec), side, TensorFormat::npy));
+  OperationRequest nowhere = spec;  // no output at all
+  nowhere.output = OutputKind::none;
+  nowhere.path.clear();
+  EXPECT_FALSE(output_streams(prepare_request(nowhere), none, TensorFormat::npy));
 
-  OperationSpec repeat = spec;
+  OperationRequest repeat = spec;
   repeat.repeat = 2;
-  EXPECT_FALSE(output_streams(repeat, request, TensorFormat::npy));
-  OperationSpec warmup = spec;
+  EXPECT_FALSE(output_streams(prepare_request(repeat), none, TensorFormat::npy));
+  OperationRequest warmup = spec;
   warmup.warmup = 1;
-  EXPECT_FALSE(output_streams(warmup, request, TensorFormat::npy));
-  OperationSpec explain = spec;
+  EXPECT_FALSE(output_streams(prepare_request(warmup), none, TensorFormat::npy));
+  OperationRequest explain = spec;
   explain.explain_only = true;
-  EXPECT_FALSE(output_streams(explain, request, TensorFormat::npy));
+  EXPECT_FALSE(output_streams(prepare_request(explain), none, TensorFormat::npy));
 }
 
 TEST_F(OperationOutputTest, StreamsToAnNpyInChunksAndTimesTheWrite) {
   const std::uint64_t n = 3 * (kStreamChunkBytes) + 100;  // four chunks, the last short
-  const OperationSpec spec = and_spec(n);
   const std::string out = path("out.npy");
-  int targets = 0, validated = 0;
+  const OperationRequest spec = to_file(and_spec(n), out);
+  int validated = 0;
   std::uint64_t last_done = 0;
-  OutputRequest request;
-  request.target = [&] {
-    ++targets;
-    return npy_target(out);
-  };
-  request.on_validated = [&](const ValidatedOp& v, const RunTiming& t) {
+  RunHooks hooks;
+  hooks.on_validated = [&](const ValidatedOp& v, const RunTiming& t) {
     ++validated;
     EXPECT_EQ(v.output_shape(), Shape{n});
     EXPECT_EQ(t.backend, "cpu");
     EXPECT_FALSE(fs::exists(out)) << "on_validated runs before the output is created";
   };
-  request.progress = [&](std::uint64_t done, std::uint64_t total) {
+  hooks.progress = [&](std::uint64_t done, std::uint64_t total) {
     EXPECT_EQ(total, n);
     EXPECT_GT(done, last_done);
     last_done = done;
   };
-  const OutputRun r = run_to_output(spec, request);
+  const RunResult r = run(prepare_request(spec), hooks);
   EXPECT_TRUE(r.streamed);
-  EXPECT_EQ(targets, 1);
   EXPECT_EQ(validated, 1);
   EXPECT_EQ(last_done, n);
   ASSERT_NE(r.op, nullptr);
@@ -138,12 +156,10 @@ TEST_F(OperationOutputTest, StreamsToAnNpyInChunksAndTimesTheWrite) {
 }
 
 TEST_F(OperationOutputTest, KeepsTheResultInMemoryAndStillWritesIt) {
-  const OperationSpec spec = and_spec(1000);
   const std::string out = path("out.npy");
-  OutputRequest request;
-  request.target = [&] { return npy_target(out); };
-  request.keep_result = true;
-  const OutputRun r = run_to_output(spec, request);
+  OperationRequest spec = to_file(and_spec(1000), out);
+  spec.keep_result = true;
+  const RunResult r = run(prepare_request(spec));
   EXPECT_FALSE(r.streamed);
   ASSERT_TRUE(r.result.has_value());
   expect_and(*r.result, 1000);
@@ -154,29 +170,29 @@ TEST_F(OperationOutputTest, KeepsTheResultInMemoryAndStillWritesIt) {
 }
 
 TEST_F(OperationOutputTest, WritesJsonFromMemory) {
-  const OperationSpec spec = and_spec(10);
   const std::string out = path("out.json");
-  OutputRequest request;
-  request.target = [&] { return OutputTarget{out, TensorFormat::json, JsonWriteOptions{true}}; };
-  const OutputRun r = run_to_output(spec, request);
+  OperationRequest spec = to_file(and_spec(10), out);
+  spec.hex = true;
+  const RunResult r = run(prepare_request(spec));
   EXPECT_FALSE(r.streamed);
   EXPECT_FALSE(r.result.has_value());  // not asked for
   const LoadedTensor written = read_tensor(out);
   EXPECT_EQ(written.format, TensorFormat::json);
   expect_and(written.tensor, 10);
+  EXPECT_NE(test_read(out).find("\"0x"), std::string::npos);  // hex, as asked
   EXPECT_EQ(r.timing.phases.back().name, "write");
 }
 
 TEST_F(OperationOutputTest, RepeatsInMemoryWithASamplePerRun) {
-  OperationSpec spec = and_spec(100);
+  OperationRequest spec = and_spec(100);
   spec.repeat = 3;
   spec.warmup = 2;
-  OutputRequest request;
-  request.keep_result = true;  // as --expect without -o: written nowhere
-  const OutputRun r = run_to_output(spec, request);
+  spec.keep_result = true;  // as --expect without -o: written nowhere
+  const RunResult r = run(prepare_request(spec));
   EXPECT_FALSE(r.streamed);
   EXPECT_EQ(r.execute_samples.size(), 3u);
   EXPECT_EQ(r.timing.execute_runs, 3);
+  EXPECT_EQ(r.warmup, 2);
   EXPECT_EQ(phase_names(r.timing),
             (std::vector<std::string>{"read", "backend", "validate", "allocate", "warmup", "execute", "write"}));
   expect_phases_add_up(r.timing);
@@ -185,70 +201,68 @@ TEST_F(OperationOutputTest, RepeatsInMemoryWithASamplePerRun) {
 }
 
 TEST_F(OperationOutputTest, BeforeWriteSeesTheInputsBeforeTheOutputExists) {
-  OperationSpec spec = and_spec(100);
+  OperationRequest spec = and_spec(100);
+  spec.output = OutputKind::automatic;
   spec.in_place = true;
   const std::string a = std::get<std::string>(spec.operands[0]);
   std::vector<std::string> calls;
-  OutputRequest request;
-  request.target = [&] {
-    calls.push_back("target");
-    return npy_target(a);
-  };
-  request.before_write = [&](const OperationResult& m) {
+  RunHooks hooks;
+  hooks.before_write = [&](const ValidatedOp&, std::span<const TensorView> inputs) {
     calls.push_back("before_write");
-    ASSERT_EQ(m.inputs.size(), 2u);
+    ASSERT_EQ(inputs.size(), 2u);
     // In place, the run's result replaced A in memory, but A's file still holds A.
-    expect_and(m.inputs[0].tensor, 100);
+    expect_and(inputs[0], 100);
     EXPECT_EQ(read_tensor(a).tensor.bits_at(3), (3 * 7 + 1) & 0xff);
   };
-  request.on_validated = [&](const ValidatedOp&, const RunTiming&) { calls.push_back("on_validated"); };
-  request.keep_result = true;
-  const OutputRun r = run_to_output(spec, request);
+  hooks.on_validated = [&](const ValidatedOp&, const RunTiming&) {
+    calls.push_back("on_validated");
+    EXPECT_EQ(read_tensor(a).tensor.bits_at(3), (3 * 7 + 1) & 0xff);  // the target comes after
+  };
+  spec.keep_result = true;
+  const RunResult r = run(prepare_request(spec), hooks);
   EXPECT_FALSE(r.streamed);
-  EXPECT_EQ(calls, (std::vector<std::string>{"before_write", "on_validated", "target"}));
+  EXPECT_EQ(calls, (std::vector<std::string>{"before_write", "on_validated"}));
   ASSERT_TRUE(r.result.has_value());
   expect_and(*r.result, 100);
   expect_and(read_tensor(a).tensor, 100);
 }
 
 TEST_F(OperationOutputTest, AsksForAStreamableTargetBeforeReading) {
-  OperationSpec spec;
+  OperationRequest spec;
   spec.op = OpKind::bit_and;
   spec.operands = {path("missing.npy"), "1"};
-  OutputRequest request;
-  request.target = [] () -> OutputTarget { throw Error(Errc::usage, "no target"); };
+  spec = to_file(spec, path("out.unknown"));  // a target run() refuses: no format to tell
+  const std::string no_target = "cannot tell the output format from '" + path("out.unknown") +
+                                "': name it .npy or .json, or use --format";
   try {
-    run_to_output(spec, request);
+    run(prepare_request(spec));
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "no target");  // the target's refusal, not the missing file
+    EXPECT_EQ(std::string(e.what()), no_target);  // the target's refusal, not the missing file
   }
   // A run that cannot stream reads first, and asks for its target only after the run.
   spec.repeat = 2;
   try {
-    run_to_output(spec, request);
+    run(prepare_request(spec));
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()), "no target");
+    EXPECT_NE(std::string(e.what()), no_target);
+    EXPECT_EQ(e.code(), Errc::io);
   }
 }
 
 TEST_F(OperationOutputTest, ExplainOnlyValidatesAndWritesNothing) {
-  OperationSpec spec = and_spec(100);
-  spec.explain_only = true;
   const std::string out = path("out.npy");
+  OperationRequest spec = to_file(and_spec(100), out);
+  spec.explain_only = true;
   int before_write = 0, others = 0;
-  OutputRequest request;
-  request.target = [&] {
-    ++others;
-    return npy_target(out);
-  };
-  request.on_validated = [&](const ValidatedOp&, const RunTiming&) { ++others; };
-  request.before_write = [&](const OperationResult& m) {
+  RunHooks hooks;
+  hooks.on_validated = [&](const ValidatedOp&, const RunTiming&) { ++others; };
+  hooks.before_write = [&](const ValidatedOp&, std::span<const TensorView> inputs) {
     ++before_write;
-    EXPECT_EQ(m.inputs.size(), 2u);
+    EXPECT_EQ(inputs.size(), 2u);
   };
-  const OutputRun r = run_to_output(spec, request);
+  const RunResult r = run(prepare_request(spec), hooks);
   EXPECT_EQ(before_write, 1);
   EXPECT_EQ(others, 0);
   ASSERT_NE(r.op, nullptr);

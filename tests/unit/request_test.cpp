@@ -101,14 +101,14 @@ TEST(Request, ABackendCacheKeepsOneBackendPerChoice) {
   const std::vector<std::uint8_t> a(16, 3);
   BackendCache cache;
   for (int i = 0; i < 3; ++i) (void)run(prepare_request(not_request(a)), {}, &cache);
-  EXPECT_EQ(cache.impl().backends.size(), 1u);
+  EXPECT_EQ(cached_backends(cache).backends.size(), 1u);
   OperationRequest two = not_request(a);
   two.threads = 2;
   const RunResult r = run(prepare_request(std::move(two)), {}, &cache);
-  EXPECT_EQ(cache.impl().backends.size(), 2u);
+  EXPECT_EQ(cached_backends(cache).backends.size(), 2u);
   EXPECT_EQ(reinterpret_cast<const std::uint8_t*>(r.result->data())[0], static_cast<std::uint8_t>(~3));
   cache.clear();
-  EXPECT_TRUE(cache.impl().backends.empty());
+  EXPECT_TRUE(cached_backends(cache).backends.empty());
 }
 
 TEST(Request, TimingJsonHasTheTimeJsonKeys) {
@@ -188,7 +188,7 @@ TEST(Request, ABackendCacheKeepsValidatedOperationsButNoRefusals) {
   const std::string shapes = "invalid-input: and: shapes (8,) and (3,) cannot be broadcast together";
   for (int i = 0; i < 2; ++i)
     EXPECT_EQ(refusal([&] { (void)run_and(cache, a, Shape{8}, DType::uint8, Shape{3}); }), shapes);
-  EXPECT_EQ(cache.impl().backends.size(), 1u);
+  EXPECT_EQ(cached_backends(cache).backends.size(), 1u);
 }
 
 // Without timing nothing is measured and no backend text is made; with it (the default) the
@@ -413,13 +413,13 @@ TEST_F(RequestEnvironment, AChangedVariableIsHonouredByTheNextRun) {
   ::setenv("DMLBITS_THREADS", "1", 1);
   EXPECT_FALSE(plan->fits(operands, to));
   const RunResult one = run(left_to_variables(true), {}, &cache);
-  EXPECT_EQ(cache.impl().backends.size(), 2u);
+  EXPECT_EQ(cached_backends(cache).backends.size(), 2u);
   EXPECT_TRUE(device_text(one.timing.device).ends_with(", 1 thread")) << device_text(one.timing.device);
 
   ::setenv("DMLBITS_ISA", "scalar", 1);
   EXPECT_FALSE(plan->fits(operands, to));
   const RunResult s = run(left_to_variables(true), {}, &cache);
-  EXPECT_EQ(cache.impl().backends.size(), 3u);
+  EXPECT_EQ(cached_backends(cache).backends.size(), 3u);
   EXPECT_NE(device_text(s.timing.device).find("scalar"), std::string::npos) << device_text(s.timing.device);
 
   ::unsetenv("DMLBITS_THREADS");

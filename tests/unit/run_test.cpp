@@ -1,6 +1,6 @@
-// One operation in memory (dmlbits/run.hpp): run_operation's result for hand-worked operands,
-// its phases in the order they ran, --repeat/--warmup/--in-place refusals before anything is
-// read, errors that name the operand, and the helpers shared with stream_operation
+// One operation in memory (run.hpp): run_operation's result for hand-worked operands, its
+// phases in the order they ran, --repeat/--warmup/--in-place refusals (prepare_request's, before
+// anything is read), errors that name the operand, and the helpers shared with stream_operation
 // (backend_options, make_operation_backend, validate_operation).
 #include <gtest/gtest.h>
 
@@ -15,29 +15,27 @@
 namespace dmlbits {
 namespace {
 
-OperationSpec literal_spec(OpKind op, std::vector<std::string> operands, DType dtype = DType::uint8) {
-  OperationSpec s;
+// A request whose result comes back in memory (RunResult::result).
+OperationRequest literal_spec(OpKind op, std::vector<std::string> operands, DType dtype = DType::uint8) {
+  OperationRequest s;
   s.op = op;
   s.operands.assign(operands.begin(), operands.end());
   s.dtype = dtype;
+  s.output = OutputKind::memory;
   return s;
+}
+
+RunResult run_operation(const OperationRequest& s) { return dmlbits::run_operation(prepare_request(s)); }
+
+// The result run_operation returned in memory.
+const Tensor& result_of(const RunResult& r) {
+  EXPECT_TRUE(r.result.has_value());
+  return *r.result;
 }
 
 std::vector<std::uint64_t> bits_of(const Tensor& t) {
   std::vector<std::uint64_t> v;
   for (std::size_t i = 0; i < t.element_count(); ++i) v.push_back(t.bits_at(i));
-  return v;
-}
-
-// The result as little-endian bit patterns, one per element (every dtype is at most 8 bytes).
-std::vector<std::uint64_t> bits_of(const TensorView& t) {
-  const std::size_t size = dtype_info(t.dtype).size;
-  std::vector<std::uint64_t> v;
-  for (std::size_t i = 0; i < t.element_count(); ++i) {
-    std::uint64_t bits = 0;
-    for (std::size_t b = 0; b < size; ++b) bits |= std::uint64_t(std::to_integer<unsigned>(t.data[i * size + b])) << (8 * b);
-    v.push_back(bits);
-  }
   return v;
 }
 
@@ -51,46 +49,46 @@ using test::error_of;
 
 TEST(RunOperationTest, ComputesHandWorkedResults) {
   // 0xF0 & 0x3C = 0x30, 0x0F & 0x3C = 0x0C, 0xFF & 0x3C = 0x3C.
-  OperationResult r = run_operation(literal_spec(OpKind::bit_and, {"[240, 15, 255]", "0x3c"}));
-  EXPECT_EQ(r.result().dtype, DType::uint8);
-  EXPECT_EQ(bits_of(r.result()), (std::vector<std::uint64_t>{0x30, 0x0C, 0x3C}));
+  RunResult r = run_operation(literal_spec(OpKind::bit_and, {"[240, 15, 255]", "0x3c"}));
+  EXPECT_EQ(result_of(r).dtype(), DType::uint8);
+  EXPECT_EQ(bits_of(result_of(r)), (std::vector<std::uint64_t>{0x30, 0x0C, 0x3C}));
   // 1 << 31 = 0x80000000; in the default (directml) mode a uint32 count of 32 shifts by 32 & 31 = 0.
   r = run_operation(literal_spec(OpKind::shl, {"[1, 1, 3]", "[31, 32, 1]"}, DType::uint32));
-  EXPECT_EQ(bits_of(r.result()), (std::vector<std::uint64_t>{0x80000000u, 1, 6}));
+  EXPECT_EQ(bits_of(result_of(r)), (std::vector<std::uint64_t>{0x80000000u, 1, 6}));
   // popcount(0xF0) = 4, popcount(0) = 0, popcount(0xFFFF) = 16; the output defaults to uint8.
   r = run_operation(literal_spec(OpKind::popcount, {"[240, 0, 65535]"}, DType::uint16));
-  EXPECT_EQ(r.result().dtype, DType::uint8);
-  EXPECT_EQ(bits_of(r.result()), (std::vector<std::uint64_t>{4, 0, 16}));
+  EXPECT_EQ(result_of(r).dtype(), DType::uint8);
+  EXPECT_EQ(bits_of(result_of(r)), (std::vector<std::uint64_t>{4, 0, 16}));
 }
 
 TEST(RunOperationTest, WrapModeTakesTheShiftCountModuloTheWidth) {
-  OperationSpec s = literal_spec(OpKind::shl, {"[1, 1]", "[9, 8]"});
+  OperationRequest s = literal_spec(OpKind::shl, {"[1, 1]", "[9, 8]"});
   s.shift_overflow = ShiftOverflow::wrap;
   // uint8: 9 % 8 = 1 (1 << 1 = 2), 8 % 8 = 0 (1).
-  EXPECT_EQ(bits_of(run_operation(s).result()), (std::vector<std::uint64_t>{2, 1}));
+  EXPECT_EQ(bits_of(result_of(run_operation(s))), (std::vector<std::uint64_t>{2, 1}));
   s.shift_overflow = ShiftOverflow::zero;
-  EXPECT_EQ(bits_of(run_operation(s).result()), (std::vector<std::uint64_t>{0, 0}));
+  EXPECT_EQ(bits_of(result_of(run_operation(s))), (std::vector<std::uint64_t>{0, 0}));
 }
 
 TEST(RunOperationTest, TheDefaultModeIsWhatDirectmlComputed) {
   // DirectML 1.15.4's results (man page, --shift-overflow): the uint8 element as a 32-bit lane
   // shifted by count & 31: 0xF4 << 32 = 0xF4, 0xF5 << 35 = 0xF5 << 3 = 0x7A8 -> 0xA8, 0xF7 << 41
   // = 0xF7 << 9 -> 0x00.
-  OperationSpec s = literal_spec(OpKind::shl, {"[244, 245, 247]", "[32, 35, 41]"});
-  EXPECT_EQ(bits_of(run_operation(s).result()), (std::vector<std::uint64_t>{0xF4, 0xA8, 0x00}));
+  OperationRequest s = literal_spec(OpKind::shl, {"[244, 245, 247]", "[32, 35, 41]"});
+  EXPECT_EQ(bits_of(result_of(run_operation(s))), (std::vector<std::uint64_t>{0xF4, 0xA8, 0x00}));
   s.shift_overflow = ShiftOverflow::directml;
-  EXPECT_EQ(bits_of(run_operation(s).result()), (std::vector<std::uint64_t>{0xF4, 0xA8, 0x00}));
+  EXPECT_EQ(bits_of(result_of(run_operation(s))), (std::vector<std::uint64_t>{0xF4, 0xA8, 0x00}));
   // uint64: 0xD69A5E00F2F2F2F2 >> 64 shifts by 32.
   s = literal_spec(OpKind::shr, {"0xd69a5e00f2f2f2f2", "64"}, DType::uint64);
-  EXPECT_EQ(bits_of(run_operation(s).result()), (std::vector<std::uint64_t>{0xD69A5E00u}));
+  EXPECT_EQ(bits_of(result_of(run_operation(s))), (std::vector<std::uint64_t>{0xD69A5E00u}));
 }
 
 TEST(RunOperationTest, EveryBackendNameGivesTheSameBits) {
   for (const std::string backend : {"cpu", "cpu-reference", "auto"}) {
-    OperationSpec s = literal_spec(OpKind::bit_xor, {"[170, 85]", "255"});
+    OperationRequest s = literal_spec(OpKind::bit_xor, {"[170, 85]", "255"});
     s.backend = *parse_backend(backend);
-    const OperationResult r = run_operation(s);
-    EXPECT_EQ(bits_of(r.result()), (std::vector<std::uint64_t>{85, 170})) << backend;
+    const RunResult r = run_operation(s);
+    EXPECT_EQ(bits_of(result_of(r)), (std::vector<std::uint64_t>{85, 170})) << backend;
     EXPECT_EQ(r.timing.backend, backend == "cpu-reference" ? "cpu-reference" : "cpu") << backend;
     // auto says why it chose; a backend named on the command line has no reason to give.
     EXPECT_EQ(selection_text(r.timing.selection).rfind("auto chose cpu: ", 0) == 0, backend == "auto") << selection_text(r.timing.selection);
@@ -98,67 +96,89 @@ TEST(RunOperationTest, EveryBackendNameGivesTheSameBits) {
 }
 
 TEST(RunOperationTest, PhasesComeInTheOrderTheyRan) {
-  OperationSpec s = literal_spec(OpKind::bit_or, {"[1, 2, 4, 8]", "[16, 32, 64, 128]"});
+  OperationRequest s = literal_spec(OpKind::bit_or, {"[1, 2, 4, 8]", "[16, 32, 64, 128]"});
   s.warmup = 2;
   s.repeat = 3;
-  const OperationResult r = run_operation(s);
+  const RunResult r = run_operation(s);
   EXPECT_EQ(phase_names(r.timing),
-            (std::vector<std::string>{"read", "backend", "validate", "allocate", "warmup", "execute"}));
+            (std::vector<std::string>{"read", "backend", "validate", "allocate", "warmup", "execute", "write"}));
   EXPECT_EQ(r.execute_samples.size(), 3u);
   EXPECT_EQ(r.timing.execute_runs, 3);
-  EXPECT_EQ(r.execute_stats().count, 3u);
+  EXPECT_EQ(compute_stats(r.execute_samples).count, 3u);
   // One execution reads two 4-byte inputs and writes a 4-byte output.
   EXPECT_EQ(r.timing.execute_bytes, 12u);
-  EXPECT_EQ(bits_of(r.result()), (std::vector<std::uint64_t>{17, 34, 68, 136}));
+  EXPECT_EQ(bits_of(result_of(r)), (std::vector<std::uint64_t>{17, 34, 68, 136}));
 
-  const OperationResult once = run_operation(literal_spec(OpKind::bit_not, {"[0]"}));
-  EXPECT_EQ(phase_names(once.timing), (std::vector<std::string>{"read", "backend", "validate", "allocate", "execute"}));
-  EXPECT_EQ(bits_of(once.result()), (std::vector<std::uint64_t>{255}));
+  const RunResult once = run_operation(literal_spec(OpKind::bit_not, {"[0]"}));
+  EXPECT_EQ(phase_names(once.timing), (std::vector<std::string>{"read", "backend", "validate", "allocate", "execute", "write"}));
+  EXPECT_EQ(bits_of(result_of(once)), (std::vector<std::uint64_t>{255}));
 }
 
 TEST(RunOperationTest, ExplainOnlyStopsAfterValidation) {
-  OperationSpec s = literal_spec(OpKind::bit_and, {"[1, 2, 3]", "1"});
+  OperationRequest s = literal_spec(OpKind::bit_and, {"[1, 2, 3]", "1"});
   s.explain_only = true;
-  const OperationResult r = run_operation(s);
+  const RunResult r = run_operation(s);
   ASSERT_NE(r.op, nullptr);
   EXPECT_EQ(r.op->output_shape(), Shape({3}));
   EXPECT_EQ(phase_names(r.timing), (std::vector<std::string>{"read", "backend", "validate"}));
   EXPECT_TRUE(r.execute_samples.empty());
-  EXPECT_EQ(r.output.byte_size(), 0u);
+  EXPECT_FALSE(r.result.has_value());
+}
+
+// A writable uint8 operand over `bytes`, as the Python module lends a NumPy array.
+BorrowedTensor borrowed_uint8(std::vector<std::uint8_t>& bytes) {
+  BorrowedTensor t;
+  t.dtype = DType::uint8;
+  t.shape = Shape{bytes.size()};
+  t.data = reinterpret_cast<const std::byte*>(bytes.data());
+  t.writable = reinterpret_cast<std::byte*>(bytes.data());
+  return t;
 }
 
 TEST(RunOperationTest, InPlaceWritesOverInputA) {
-  OperationSpec s = literal_spec(OpKind::bit_not, {"[0, 15, 255]"});
+  std::vector<std::uint8_t> a{0, 15, 255};
+  OperationRequest s;
+  s.op = OpKind::bit_not;
+  s.operands = {borrowed_uint8(a)};
   s.in_place = true;
-  const OperationResult r = run_operation(s);
-  EXPECT_EQ(r.output.byte_size(), 0u);
-  EXPECT_EQ(r.result().data, r.inputs[0].tensor.data());
-  EXPECT_EQ(bits_of(r.inputs[0].tensor), (std::vector<std::uint64_t>{255, 240, 0}));
+  const RunResult r = run_operation(s);
+  EXPECT_FALSE(r.result.has_value());  // the result is A's memory
+  EXPECT_EQ(a, (std::vector<std::uint8_t>{255, 240, 0}));
   // Output and input A are one buffer: 3 bytes read, 3 written.
   EXPECT_EQ(r.timing.execute_bytes, 6u);
 }
 
 TEST(RunOperationTest, RefusesRepeatWarmupAndInPlaceMisuse) {
-  OperationSpec s = literal_spec(OpKind::bit_not, {"[1]"});
+  OperationRequest s = literal_spec(OpKind::bit_not, {"[1]"});
   s.repeat = 0;
   EXPECT_EQ(error_of([&] { run_operation(s); }).code(), Errc::usage);
   s.repeat = 1;
   s.warmup = -1;
   EXPECT_EQ(error_of([&] { run_operation(s); }).code(), Errc::usage);
+  std::vector<std::uint8_t> a{1};
+  s.operands = {borrowed_uint8(a)};
+  s.output = OutputKind::automatic;
   s.warmup = 1;
   s.in_place = true;
   const Error e = error_of([&] { run_operation(s); });
   EXPECT_EQ(e.code(), Errc::usage);
   EXPECT_NE(std::string(e.what()).find("--in-place runs once"), std::string::npos) << e.what();
-  // popcount cannot run in place (DirectML's docs): refused by validation.
-  OperationSpec p = literal_spec(OpKind::popcount, {"[1]"});
+  EXPECT_EQ(a, std::vector<std::uint8_t>{1});  // refused before anything ran
+  // popcount cannot run in place (DirectML's docs): refused before anything is read.
+  OperationRequest p;
+  p.op = OpKind::popcount;
+  p.operands = {borrowed_uint8(a)};
   p.in_place = true;
-  EXPECT_EQ(error_of([&] { run_operation(p); }).code(), Errc::invalid_input);
+  const Error popcount = error_of([&] { run_operation(p); });
+  EXPECT_EQ(popcount.code(), Errc::usage);
+  EXPECT_NE(std::string(popcount.what()).find("is not offered: DirectML does not let BIT_COUNT's output alias its input"),
+            std::string::npos)
+      << popcount.what();
 }
 
 TEST(RunOperationTest, BackendMistakesComeBeforeReading) {
   test::TempDir dir("run-test");
-  OperationSpec s = literal_spec(OpKind::bit_not, {dir.file("missing.npy")});
+  OperationRequest s = literal_spec(OpKind::bit_not, {dir.file("missing.npy")});
   s.backend = test::kind("cpu-reference");
   s.isa = "scalar";
   const Error e = error_of([&] { run_operation(s); });
@@ -174,7 +194,7 @@ TEST(RunOperationTest, BackendMistakesComeBeforeReading) {
 
 TEST(RunOperationTest, InvalidOperationsNameTheOperator) {
   // xor of int32 needs feature level 4_1.
-  OperationSpec s = literal_spec(OpKind::bit_xor, {"[1]", "[2]"}, DType::int32);
+  OperationRequest s = literal_spec(OpKind::bit_xor, {"[1]", "[2]"}, DType::int32);
   s.level = FeatureLevel(3, 0);
   const Error e = error_of([&] { run_operation(s); });
   EXPECT_EQ(e.code(), Errc::invalid_input);
@@ -185,10 +205,10 @@ TEST(RunOperationTest, InvalidOperationsNameTheOperator) {
 }
 
 TEST(BackendOptionsTest, CarriesTheInstructionSetAndThreadsOnly) {
-  OperationSpec s;
+  OperationRequest s = literal_spec(OpKind::bit_not, {"1"});
   s.isa = "scalar";
   s.threads = 3;
-  const BackendOptions o = backend_options(s);
+  const BackendOptions o = backend_options(prepare_request(s));
   EXPECT_EQ(o.isa, "scalar");
   EXPECT_EQ(o.threads, 3u);
   EXPECT_EQ(o.adapter, "");
@@ -205,8 +225,8 @@ class RefusingBackend final : public Backend {
 };
 
 TEST(ValidateOperationTest, ABackendsRefusalIsUnsupported) {
-  OperationSpec s = literal_spec(OpKind::bit_or, {"[1, 2]", "3"});
-  const auto inputs = load_operands(s.operands, s.dtype);
+  const PreparedRequest s = prepare_request(literal_spec(OpKind::bit_or, {"[1, 2]", "3"}));
+  const auto inputs = load_operands(s.request().operands, s.request().dtype);
   RefusingBackend backend;
   const Error e = error_of([&] { validate_operation(s, inputs, backend); });
   EXPECT_EQ(e.code(), Errc::unsupported);
@@ -220,19 +240,20 @@ TEST(ValidateOperationTest, ABackendsRefusalIsUnsupported) {
 }
 
 TEST(ValidateOperationTest, TheSpecsOptionsReachTheValidatedOp) {
-  OperationSpec s = literal_spec(OpKind::popcount, {"[7]"}, DType::uint16);
-  s.out_dtype = DType::uint32;
-  s.level = FeatureLevel(4, 1);
-  const auto inputs = load_operands(s.operands, s.dtype);
+  OperationRequest r = literal_spec(OpKind::popcount, {"[7]"}, DType::uint16);
+  r.out_dtype = DType::uint32;
+  r.level = FeatureLevel(4, 1);
+  const PreparedRequest s = prepare_request(r);
+  const auto inputs = load_operands(r.operands, r.dtype);
   const auto backend = make_operation_backend(s, inputs);
   const ValidatedOp v = validate_operation(s, inputs, *backend);
   EXPECT_EQ(v.output_dtype(), DType::uint32);
   EXPECT_EQ(v.input_dtype(), DType::uint16);
   EXPECT_EQ(v.level(), FeatureLevel(4, 1));
-  OperationSpec shift = literal_spec(OpKind::shr, {"[7]", "1"});
+  OperationRequest shift = literal_spec(OpKind::shr, {"[7]", "1"});
   shift.shift_overflow = ShiftOverflow::wrap;
   const auto shift_inputs = load_operands(shift.operands, shift.dtype);
-  EXPECT_EQ(validate_operation(shift, shift_inputs, *backend).shift_overflow(), ShiftOverflow::wrap);
+  EXPECT_EQ(validate_operation(prepare_request(shift), shift_inputs, *backend).shift_overflow(), ShiftOverflow::wrap);
 }
 
 TEST(MakeOperationBackendTest, AutoSizesTheOutputFromTheOperands) {
@@ -240,10 +261,10 @@ TEST(MakeOperationBackendTest, AutoSizesTheOutputFromTheOperands) {
   std::string a = "[0";
   for (int i = 1; i < 1024; ++i) a += ", " + std::to_string(i);
   a += "]";
-  OperationSpec s = literal_spec(OpKind::bit_and, {a, "1"}, DType::uint16);
+  OperationRequest s = literal_spec(OpKind::bit_and, {a, "1"}, DType::uint16);
   s.backend = test::kind("auto");
   const auto inputs = load_operands(s.operands, s.dtype);
-  const auto backend = make_operation_backend(s, inputs);
+  const auto backend = make_operation_backend(prepare_request(s), inputs);
   EXPECT_EQ(backend->name(), "cpu");
   EXPECT_NE(selection_text(backend->selection()).find("the output (2 KiB) is below 16 MiB"), std::string::npos)
       << selection_text(backend->selection());

@@ -61,13 +61,23 @@ std::vector<std::uint32_t> scrambled(std::uint64_t n) {
   return v;
 }
 
-OperationSpec spec_of(OpKind op, std::vector<std::string> operands, unsigned threads) {
-  OperationSpec s;
+OperationRequest spec_of(OpKind op, std::vector<std::string> operands, unsigned threads) {
+  OperationRequest s;
   s.op = op;
   s.operands.assign(operands.begin(), operands.end());
   s.backend = test::kind("cpu");
-  s.threads = threads;
+  if (threads) s.threads = threads;
   return s;
+}
+
+// stream_operation on `spec` as prepare_request prepares it, with these hooks.
+RunResult stream_operation(const OperationRequest& spec, const std::string& out, const ProgressFn& progress,
+                           const std::function<void(const ValidatedOp&, const RunTiming&)>& on_validated = {},
+                           const StreamOptions& options = {}) {
+  RunHooks hooks;
+  hooks.progress = progress;
+  hooks.on_validated = on_validated;
+  return dmlbits::stream_operation(prepare_request(spec), out, hooks, options);
 }
 
 constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
@@ -111,17 +121,18 @@ bool on_several_threads(const std::string& device) {
   return std::stoul(device.substr(comma + 2)) >= 2;
 }
 
-std::string run_in_memory(const OperationSpec& spec) {
-  const OperationResult r = run_operation(spec);
-  const TensorView v = r.result();
+std::string run_in_memory(OperationRequest spec) {
+  spec.output = OutputKind::memory;
+  const RunResult r = run_operation(prepare_request(spec));
+  const TensorView v = r.result.value().view();
   return {reinterpret_cast<const char*>(v.data), v.byte_size()};
 }
 
 class StreamTest : public ::testing::TestWithParam<StreamVariant> {
  protected:
   unsigned threads() const { return GetParam().threads; }
-  StreamResult stream(const OperationSpec& spec, const std::string& out, const ProgressFn& progress,
-                      const std::function<void(const ValidatedOp&, const RunTiming&)>& on_validated = {}) {
+  RunResult stream(const OperationRequest& spec, const std::string& out, const ProgressFn& progress,
+                   const std::function<void(const ValidatedOp&, const RunTiming&)>& on_validated = {}) {
     return stream_operation(spec, out, progress, on_validated, GetParam().options);
   }
   // Whether a run's device description (RunTiming::device) says it was pipelined or split: two
@@ -143,10 +154,10 @@ TEST_P(StreamTest, ChunksMatchTheInMemoryRunAndTheHandResult) {
   const auto a = ramp(n), b = scrambled(n);
   test::write_file(dir_.file("a.npy"), test::npy_1d(a));
   test::write_file(dir_.file("b.npy"), test::npy_1d(b));
-  const OperationSpec spec = spec_of(OpKind::bit_xor, {dir_.file("a.npy"), dir_.file("b.npy")}, threads());
+  const OperationRequest spec = spec_of(OpKind::bit_xor, {dir_.file("a.npy"), dir_.file("b.npy")}, threads());
 
   std::vector<std::pair<std::uint64_t, std::uint64_t>> progress;
-  const StreamResult r = stream(spec, dir_.file("out.npy"),
+  const RunResult r = stream(spec, dir_.file("out.npy"),
                                           [&](std::uint64_t done, std::uint64_t total) { progress.emplace_back(done, total); });
   EXPECT_TRUE(r.streamed);
 
@@ -185,8 +196,8 @@ TEST_P(StreamTest, ChunksMatchTheInMemoryRunAndTheHandResult) {
 TEST_P(StreamTest, ABroadcastLiteralKeepsChunkOrder) {
   const std::uint64_t n = 9 * kChunk;
   test::write_file(dir_.file("a.npy"), test::npy_1d(ramp(n)));
-  const OperationSpec spec = spec_of(OpKind::bit_and, {dir_.file("a.npy"), "0xffff0000"}, threads());
-  const StreamResult r = stream(spec, dir_.file("out.npy"), {});
+  const OperationRequest spec = spec_of(OpKind::bit_and, {dir_.file("a.npy"), "0xffff0000"}, threads());
+  const RunResult r = stream(spec, dir_.file("out.npy"), {});
   EXPECT_TRUE(r.streamed);
   EXPECT_EQ(says_pipelined(device_text(r.timing.device)), pipelines()) << device_text(r.timing.device);
   const auto out = test::values_of<std::uint32_t>(test::npy_data(test::read_file(dir_.file("out.npy"))));
@@ -207,9 +218,9 @@ TEST_P(StreamTest, PopcountIntoANarrowerOutput) {
   std::vector<std::uint32_t> a(n);
   for (std::uint64_t i = 0; i < n; ++i) a[i] = (i % 3 == 0) ? 0xF0u : (i % 3 == 1 ? 0xFFFFFFFFu : 0x80000001u);
   test::write_file(dir_.file("a.npy"), test::npy_1d(a));
-  OperationSpec spec = spec_of(OpKind::popcount, {dir_.file("a.npy")}, threads());
+  OperationRequest spec = spec_of(OpKind::popcount, {dir_.file("a.npy")}, threads());
   spec.out_dtype = DType::uint8;
-  const StreamResult r = stream(spec, dir_.file("out.npy"), {});
+  const RunResult r = stream(spec, dir_.file("out.npy"), {});
   EXPECT_FALSE(says_pipelined(device_text(r.timing.device))) << device_text(r.timing.device);  // narrower outputs never are
   const std::string file = test::read_file(dir_.file("out.npy"));
   EXPECT_NE(file.find("'descr': '|u1'"), std::string::npos);
@@ -229,8 +240,8 @@ TEST_P(StreamTest, PopcountIntoANarrowerOutput) {
 TEST_P(StreamTest, AxisBroadcastRunsInMemory) {
   test::write_file(dir_.file("a.npy"), test::npy_header_v1("|u1", "(2, 3)") + std::string("\x01\x02\x04\x08\x10\x20", 6));
   test::write_file(dir_.file("b.npy"), test::npy_header_v1("|u1", "(3,)") + std::string("\xff\x00\x0f", 3));
-  const OperationSpec spec = spec_of(OpKind::bit_or, {dir_.file("a.npy"), dir_.file("b.npy")}, threads());
-  const StreamResult r = stream(spec, dir_.file("out.npy"), {});
+  const OperationRequest spec = spec_of(OpKind::bit_or, {dir_.file("a.npy"), dir_.file("b.npy")}, threads());
+  const RunResult r = stream(spec, dir_.file("out.npy"), {});
   EXPECT_FALSE(r.streamed);
   // Rows [1 2 4] and [8 16 32] or [255 0 15]: [255 2 15], [255 16 47].
   EXPECT_EQ(test::npy_data(test::read_file(dir_.file("out.npy"))), std::string("\xff\x02\x0f\xff\x10\x2f", 6));
@@ -240,7 +251,7 @@ TEST_P(StreamTest, AnOutputThatCannotBeCreatedLeavesNothing) {
   const std::uint64_t n = 2 * kChunk;
   test::write_file(dir_.file("a.npy"), test::npy_1d(ramp(n)));
   test::write_file(dir_.file("plain"), "not a folder");
-  const OperationSpec spec = spec_of(OpKind::bit_not, {dir_.file("a.npy")}, threads());
+  const OperationRequest spec = spec_of(OpKind::bit_not, {dir_.file("a.npy")}, threads());
   for (const std::string& out : {dir_.file("missing/out.npy"), dir_.file("plain/out.npy")}) {
     try {
       stream(spec, out, {});
@@ -258,7 +269,7 @@ TEST_P(StreamTest, AProgressCallbackThatThrowsLeavesTheOldOutput) {
   const std::uint64_t n = 10 * kChunk;  // 5 MiB
   test::write_file(dir_.file("a.npy"), test::npy_1d(ramp(n)));
   test::write_file(dir_.file("out.npy"), "previous contents");
-  const OperationSpec spec = spec_of(OpKind::bit_not, {dir_.file("a.npy")}, threads());
+  const OperationRequest spec = spec_of(OpKind::bit_not, {dir_.file("a.npy")}, threads());
   int calls = 0;
   const auto progress = [&](std::uint64_t done, std::uint64_t) {
     ++calls;
@@ -296,7 +307,7 @@ TEST_P(StreamTest, AnInputThatShrinksAfterTheFirstChunkLeavesNothing) {
   const std::uint64_t n = 8 * kChunk;
   const std::string header = test::npy_header_v1("<u4", "(1048576,)");
   test::write_file(dir_.file("a.npy"), header + test::le_bytes(ramp(n)));
-  const OperationSpec spec = spec_of(OpKind::bit_not, {dir_.file("a.npy")}, threads());
+  const OperationRequest spec = spec_of(OpKind::bit_not, {dir_.file("a.npy")}, threads());
   int calls = 0;
   const auto progress = [&](std::uint64_t, std::uint64_t) {
     if (++calls == 1) std::filesystem::resize_file(dir_.file("a.npy"), header.size());
@@ -319,7 +330,7 @@ TEST_P(StreamTest, AnInputThatShrinksAfterTheFirstChunkLeavesNothing) {
 
 TEST_P(StreamTest, OnValidatedRunsBeforeTheOutputExists) {
   test::write_file(dir_.file("a.npy"), test::npy_1d(ramp(2 * kChunk)));
-  const OperationSpec spec = spec_of(OpKind::shl, {dir_.file("a.npy"), "3"}, threads());
+  const OperationRequest spec = spec_of(OpKind::shl, {dir_.file("a.npy"), "3"}, threads());
   int calls = 0;
   stream(spec, dir_.file("out.npy"), {}, [&](const ValidatedOp& op, const RunTiming& t) {
     ++calls;
@@ -396,10 +407,10 @@ TEST(StreamThreadsTest, TheSplitBySizeInputsAndOutput) {
         test::write_file(dir.file("b.npy"), test::npy_1d(b));
       }
     }
-    const OperationSpec spec =
+    const OperationRequest spec =
         c.two_inputs ? spec_of(OpKind::bit_and, {dir.file("a.npy"), dir.file("b.npy")}, 2)
                      : spec_of(OpKind::bit_not, {dir.file("a.npy")}, 2);
-    const StreamResult r = stream_operation(spec, c.to_device ? "/dev/null" : dir.file("out.npy"), {});
+    const RunResult r = stream_operation(spec, c.to_device ? "/dev/null" : dir.file("out.npy"), {});
     EXPECT_TRUE(r.streamed);
     EXPECT_TRUE(device_text(r.timing.device).ends_with(", " + c.text)) << device_text(r.timing.device);
     if (c.to_device) continue;
@@ -432,9 +443,9 @@ TEST(StreamThreadsTest, NarrowerOutputsStayOnOneThread) {
   test::write_file(dir.file("a.npy"), test::npy_1d(a));
   for (const DType out : {DType::uint8, DType::uint32}) {
     SCOPED_TRACE(dtype_info(out).numpy_name);
-    OperationSpec spec = spec_of(OpKind::popcount, {dir.file("a.npy")}, 2);
+    OperationRequest spec = spec_of(OpKind::popcount, {dir.file("a.npy")}, 2);
     spec.out_dtype = out;
-    const StreamResult r = stream_operation(spec, dir.file("out.npy"), {}, {}, options);
+    const RunResult r = stream_operation(spec, dir.file("out.npy"), {}, {}, options);
     EXPECT_TRUE(r.streamed);
     std::vector<std::uint32_t> counts(n);
     for (std::uint64_t i = 0; i < n; ++i) counts[i] = static_cast<std::uint32_t>(std::popcount(a[i]));
@@ -531,9 +542,9 @@ int expect_every_operator_and_dtype_sliced(unsigned threads,
       const bool splits = chunks >= 2 && !narrower;
       const std::string text = slices_text(static_cast<unsigned>(std::min<std::uint64_t>(threads, chunks)), threads);
       for (const auto& operands : operand_sets) {
-        OperationSpec spec = spec_of(run.op->kind, operands, threads);
+        OperationRequest spec = spec_of(run.op->kind, operands, threads);
         spec.out_dtype = run.out;
-        const StreamResult r = stream_operation(spec, dir.file("out.npy"), {}, {}, kHalvesAlways);
+        const RunResult r = stream_operation(spec, dir.file("out.npy"), {}, {}, kHalvesAlways);
         EXPECT_TRUE(r.streamed);
         const bool split = device_text(r.timing.device).ends_with(", " + text);
         EXPECT_EQ(split, splits) << device_text(r.timing.device);
@@ -604,7 +615,7 @@ TEST(StreamHalvesTest, AnInputCutUnderTheSecondHalfFailsTheRunAndLeavesNothing) 
     test::write_file(dir.file("a.npy"), header + test::le_bytes(ramp(n)));
     test::write_file(dir.file("b.npy"), test::npy_1d(scrambled(n)));
     test::write_file(dir.file("out.npy"), "previous contents");
-    const OperationSpec spec = spec_of(OpKind::bit_and, {dir.file("a.npy"), dir.file("b.npy")}, threads);
+    const OperationRequest spec = spec_of(OpKind::bit_and, {dir.file("a.npy"), dir.file("b.npy")}, threads);
     std::vector<std::uint64_t> progress;
     try {
       stream_operation(
@@ -641,7 +652,7 @@ TEST(StreamHalvesTest, BothHalvesFindTheirInputCutAndTheRunLeavesNothing) {
     const std::string header = test::npy_header_v1("<u4", "(" + std::to_string(n) + ",)");
     test::write_file(dir.file("a.npy"), test::npy_1d(ramp(n)));
     test::write_file(dir.file("b.npy"), header + test::le_bytes(scrambled(n)));
-    const OperationSpec spec = spec_of(OpKind::bit_or, {dir.file("a.npy"), dir.file("b.npy")}, threads);
+    const OperationRequest spec = spec_of(OpKind::bit_or, {dir.file("a.npy"), dir.file("b.npy")}, threads);
     int calls = 0;
     try {
       stream_operation(
@@ -668,9 +679,9 @@ TEST(StreamHalvesTest, InPlaceReplacesAWithTheResult) {
   const auto a = ramp(n), b = scrambled(n);
   test::write_file(dir.file("a.npy"), test::npy_1d(a));
   test::write_file(dir.file("b.npy"), test::npy_1d(b));
-  OperationSpec spec = spec_of(OpKind::bit_xor, {dir.file("a.npy"), dir.file("b.npy")}, 2);
+  OperationRequest spec = spec_of(OpKind::bit_xor, {dir.file("a.npy"), dir.file("b.npy")}, 2);
   spec.in_place = true;
-  const StreamResult r = stream_operation(spec, dir.file("a.npy"), {}, {}, kHalvesAlways);
+  const RunResult r = stream_operation(spec, dir.file("a.npy"), {}, {}, kHalvesAlways);
   EXPECT_TRUE(r.streamed);
   EXPECT_NE(device_text(r.timing.device).find(kHalvesText), std::string::npos) << device_text(r.timing.device);
   std::vector<std::uint32_t> expected(n);
@@ -717,7 +728,7 @@ TEST(StreamPipeTest, AStandardInputThatEndsEarlyLeavesNothing) {
 
 TEST(StreamSpecTest, RepeatOrWarmupIsRefused) {
   TempDir dir("stream-spec-test");
-  OperationSpec spec = spec_of(OpKind::bit_not, {"[1, 2]"}, 1);
+  OperationRequest spec = spec_of(OpKind::bit_not, {"[1, 2]"}, 1);
   spec.dtype = DType::uint8;
   spec.repeat = 2;
   try {

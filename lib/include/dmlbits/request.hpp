@@ -188,6 +188,7 @@ inline constexpr std::uint64_t kInMemoryChunkBytes = std::uint64_t{64} << 20;
 // a streamed run makes its own. Not thread-safe: a backend runs one operation at a time, so use
 // one cache per thread (the Python module keeps one thread_local). Backends' own phases
 // (RunTiming::backend_phases) then add up over the runs that share the backend.
+struct CachedBackends;  // (private to the library)
 class BackendCache {
  public:
   BackendCache();
@@ -196,11 +197,9 @@ class BackendCache {
   BackendCache& operator=(const BackendCache&) = delete;
   void clear();
 
-  struct Impl;
-  Impl& impl() { return *impl_; }
-
  private:
-  std::unique_ptr<Impl> impl_;
+  friend CachedBackends& cached_backends(BackendCache& cache);  // the run layer's
+  std::unique_ptr<CachedBackends> impl_;
 };
 
 // A small in-memory operation validated once and run again on new operands of the same dtypes

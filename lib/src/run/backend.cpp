@@ -15,11 +15,14 @@
 #include "dml_desc.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/front_end.hpp"
+#include "dmlbits/request.hpp"
 #include "option_words.hpp"
 
 namespace dmlbits {
 namespace {
 static_assert(kMaxThreads == kMaxCpuThreads, "request.hpp's limit is the CPU backend's");
+// BackendOptions::face and check_backend_options default to it (make_backend.hpp names the enum only).
+static_assert(RequestFace{} == RequestFace::command_line);
 
 // One row per BackendKind, in enum (and --help) order.
 struct BackendRow {
@@ -186,7 +189,6 @@ void check_backend_options(BackendKind kind, const BackendOptions& options, Requ
 }
 
 std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options) {
-  check_backend_options(kind, options);
   switch (kind) {
     case BackendKind::cpu: return make_cpu(options);
     case BackendKind::cpu_reference: return std::make_unique<CpuReferenceBackend>();

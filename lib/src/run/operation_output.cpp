@@ -1,75 +1,70 @@
 #include "operation_output.hpp"
 
-#include <cstring>
+#include <optional>
 #include <utility>
+
+#include <fmt/format.h>
+
+#include "dmlbits/error.hpp"
+#include "dmlbits/process.hpp"
+#include "io.hpp"
+#include "run.hpp"
+#include "standard_streams.hpp"
+#include "stream.hpp"
 
 namespace dmlbits {
 namespace {
 
+// Whether the result goes to a file (or standard output) at all.
+bool writes_a_file(const OperationRequest& r) {
+  if (r.output != OutputKind::automatic && r.output != OutputKind::file) return false;
+  return !r.in_place || std::holds_alternative<std::string>(r.operands.front());
+}
+
 // output_streams without the format: whether the target's format is worth learning first.
-bool may_stream(const OperationSpec& spec, const OutputRequest& request) {
-  return request.target && !request.keep_result && !request.before_write && !spec.explain_only &&
-         spec.repeat == 1 && spec.warmup == 0;
-}
-
-OutputRun stream_to(const OperationSpec& spec, const OutputTarget& target, const OutputRequest& request) {
-  StreamResult s = stream_operation(spec, target.path, request.progress, request.on_validated);
-  OutputRun r;
-  r.execute_samples = {s.timing.phase("execute")};
-  r.op = std::move(s.op);
-  r.timing = std::move(s.timing);
-  r.streamed = true;
-  return r;
-}
-
-// In memory: everything after the run counts as writing, so that the phases add up.
-OutputRun run_then_write(const OperationSpec& spec, std::optional<OutputTarget> target, const OutputRequest& request) {
-  OperationResult m = run_operation(spec);
-  std::optional<Stopwatch> write;
-  if (spec.timed) write.emplace();
-  if (request.before_write) {
-    for (auto& in : m.inputs) in.materialize();  // as read: borrowed operands converted
-    request.before_write(m);
-  }
-  OutputRun r;
-  if (!spec.explain_only) {
-    if (request.on_validated) request.on_validated(*m.op, m.timing);
-    if (!target && request.target) target = request.target();
-    if (target) write_tensor(m.result(), target->path, target->format, target->json);
-    if (request.keep_result) {
-      if (m.op->in_place() && m.inputs[0].kind != OperandKind::borrowed) r.result = std::move(m.inputs[0].tensor);
-      else if (!m.op->in_place() && !m.output_view.data) r.result = std::move(m.output);
-      else {  // caller memory: copied, since the result must own its storage
-        const TensorView v = m.result();
-        r.result = Tensor(v.dtype, v.shape);
-        std::memcpy(r.result->data(), v.data, v.byte_size());
-      }
-    }
-    if (write) {
-      const double write_s = write->seconds();
-      m.timing.phases.push_back({"write", write_s});
-      m.timing.total_seconds += write_s;
-    }
-  }
-  r.op = std::move(m.op);
-  r.timing = std::move(m.timing);
-  r.execute_samples = std::move(m.execute_samples);
-  return r;
+bool may_stream(const PreparedRequest& p, const RunHooks& hooks) {
+  const OperationRequest& r = p.request();
+  return writes_a_file(r) && !r.keep_result && !hooks.before_write && !r.explain_only && r.repeat == 1 &&
+         r.warmup == 0;
 }
 
 }  // namespace
 
-bool output_streams(const OperationSpec& spec, const OutputRequest& request, TensorFormat target_format) {
-  return may_stream(spec, request) && target_format == TensorFormat::npy;
+OutputTarget output_target(const OperationRequest& r) {
+  std::optional<TensorFormat> format = r.format;
+  std::string path = r.in_place ? std::get<std::string>(r.operands.front()) : r.path;
+  if (path.empty()) {
+    path = std::string("-");  // (a temporary: GCC 12 misreads assign("-") here, -Wrestrict)
+    if (!format) format = TensorFormat::json;
+  }
+  if (!format && path == "-") format = TensorFormat::npy;
+  if (!format && r.in_place) format = inspect_input(path).format;  // keep A's format (reads its header only)
+  if (!format) format = format_from_extension(path);
+  if (!format && is_device_or_pipe(path)) format = TensorFormat::npy;  // /dev/null, a FIFO
+  if (!format)
+    throw Error(Errc::usage, fmt::format("cannot tell the output format from '{}': name it .npy or .json, or use --format", path));
+  if (path == "-" && *format == TensorFormat::npy && standard_output_is_terminal())
+    throw Error(Errc::usage, "refusing to write binary .npy to a terminal; redirect it, or use --format json");
+  OutputTarget target{path, *format};
+  target.json.hex = r.hex;
+  return target;
 }
 
-OutputRun run_to_output(const OperationSpec& spec, const OutputRequest& request) {
+bool output_streams(const PreparedRequest& p, const RunHooks& hooks, TensorFormat target_format) {
+  return may_stream(p, hooks) && target_format == TensorFormat::npy;
+}
+
+// The target is learnt before anything is read when the run could stream, so that a target
+// refused fails before the work; otherwise after the run (run_operation).
+RunResult run(const PreparedRequest& p, const RunHooks& hooks, BackendCache* backends) {
+  const OperationRequest& r = p.request();
   std::optional<OutputTarget> target;
-  if (may_stream(spec, request)) {
-    target = request.target();
-    if (output_streams(spec, request, target->format)) return stream_to(spec, *target, request);
+  if (may_stream(p, hooks)) {
+    target = output_target(r);
+    if (output_streams(p, hooks, target->format)) return stream_operation(p, target->path, hooks);
   }
-  return run_then_write(spec, std::move(target), request);
+  if (!writes_a_file(r)) return run_operation(p, hooks, backends);
+  return run_operation(p, hooks, backends, [&] { return target ? *std::move(target) : output_target(r); });
 }
 
 }  // namespace dmlbits

@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "dmlbits/request.hpp"
+#include "run_types.hpp"
 
 namespace dmlbits {
 

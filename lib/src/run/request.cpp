@@ -9,13 +9,9 @@
 #include "cpu_isa.hpp"
 #include "dmlbits/error.hpp"
 #include "io.hpp"
-#include "dmlbits/process.hpp"
 #include "dmlbits/timing.hpp"
 #include "make_backend.hpp"
-#include "operation_output.hpp"
 #include "option_words.hpp"
-#include "run.hpp"
-#include "standard_streams.hpp"
 #include "stats_json.hpp"
 
 namespace dmlbits {
@@ -65,54 +61,15 @@ void check_in_place(const OperationRequest& r, const OpInfo& op) {
   }
 }
 
-// Where a file output goes and as what: without a path, JSON on standard output; "-" and devices
-// default to .npy. Refuses an output whose format cannot be told, and binary .npy to a terminal.
-// Called by run() when the target is needed (in place, the format is A's, from its header).
-OutputTarget output_target(const OperationRequest& r) {
-  std::optional<TensorFormat> format = r.format;
-  std::string path = r.path;
-  if (r.in_place) path = std::get<std::string>(r.operands.front());
-  if (path.empty()) {
-    path = "-";
-    if (!format) format = TensorFormat::json;
-  }
-  if (!format && path == "-") format = TensorFormat::npy;
-  if (!format && r.in_place) format = inspect_input(path).format;  // keep A's format (reads its header only)
-  if (!format) format = format_from_extension(path);
-  if (!format && is_device_or_pipe(path)) format = TensorFormat::npy;  // /dev/null, a FIFO
-  if (!format)
-    throw Error(Errc::usage, fmt::format("cannot tell the output format from '{}': name it .npy or .json, or use --format", path));
-  if (path == "-" && *format == TensorFormat::npy && standard_output_is_terminal())
-    throw Error(Errc::usage, "refusing to write binary .npy to a terminal; redirect it, or use --format json");
-  OutputTarget target{path, *format};
-  target.json.hex = r.hex;
-  return target;
-}
-
-OperationSpec to_spec(const PreparedRequest& p, const RunHooks& hooks, BackendCache* backends) {
-  const OperationRequest& r = p.request();
-  OperationSpec spec;
-  spec.op = r.op;
-  spec.operands = r.operands;
-  spec.level = p.level();
-  spec.out_dtype = r.out_dtype;
-  spec.dtype = r.dtype;
-  spec.shift_overflow = p.shift_overflow();
-  spec.in_place = r.in_place;
-  spec.backend = p.backend();
-  spec.isa = r.isa;
-  spec.threads = r.threads.value_or(0);
-  spec.adapter = r.adapter.value_or("");
-  spec.repeat = r.repeat;
-  spec.warmup = r.warmup;
-  spec.explain_only = r.explain_only;
-  if (r.output == OutputKind::buffer) spec.output_buffer = r.buffer;
-  spec.face = r.face;
-  spec.timed = r.timing || hooks.on_validated;
-  spec.between_chunks = hooks.between_chunks;
-  if (r.output == OutputKind::memory) spec.allocate_result = hooks.allocate_result;
-  spec.backends = backends;
-  return spec;
+// The rule for repeat, warmup and in place (Errc::usage), worded for `face` (the command line's
+// words, or Python's keywords).
+void check_repeat(int repeat, int warmup, bool in_place, RequestFace face) {
+  const std::string repeat_word = option_word(face, "repeat"), warmup_word = option_word(face, "warmup");
+  if (repeat < 1 || warmup < 0)
+    throw Error(Errc::usage, fmt::format("{} must be at least 1 and {} at least 0", repeat_word, warmup_word));
+  if (in_place && repeat + warmup > 1)
+    throw Error(Errc::usage, fmt::format("{} runs once: it cannot be combined with {} or {}",
+                                         option_word(face, "in_place"), repeat_word, warmup_word));
 }
 
 }  // namespace
@@ -144,15 +101,6 @@ void check_backend_choice(BackendKind kind, const std::string& isa, const std::s
   if (!threads) (void)cpu_threads(0);     // DMLBITS_THREADS: usage unless 1 to 256
 }
 
-void check_repeat(int repeat, int warmup, bool in_place, RequestFace face) {
-  const std::string repeat_word = option_word(face, "repeat"), warmup_word = option_word(face, "warmup");
-  if (repeat < 1 || warmup < 0)
-    throw Error(Errc::usage, fmt::format("{} must be at least 1 and {} at least 0", repeat_word, warmup_word));
-  if (in_place && repeat + warmup > 1)
-    throw Error(Errc::usage, fmt::format("{} runs once: it cannot be combined with {} or {}",
-                                         option_word(face, "in_place"), repeat_word, warmup_word));
-}
-
 PreparedRequest prepare_request(OperationRequest r) {
   const OpInfo& op = op_info(r.op);
   check_operator_options(r, op);
@@ -174,34 +122,6 @@ OperationSummary summarize(const ValidatedOp& op) {
 }
 
 std::string explain_json(const ValidatedOp& op) { return to_json(op.desc()).dump(2) + "\n"; }
-
-RunResult run(const PreparedRequest& p, const RunHooks& hooks, BackendCache* backends) {
-  const OperationRequest& r = p.request();
-  const OperationSpec spec = to_spec(p, hooks, backends);
-  OutputRequest out;
-  if (r.output == OutputKind::automatic || r.output == OutputKind::file) {
-    if (!r.in_place || std::holds_alternative<std::string>(r.operands.front()))
-      out.target = [&r] { return output_target(r); };
-  }
-  out.keep_result = r.keep_result || (r.output == OutputKind::memory && !spec.allocate_result);
-  if (hooks.before_write)
-    out.before_write = [&hooks](const OperationResult& m) {
-      std::vector<TensorView> inputs;
-      for (const auto& in : m.inputs) inputs.push_back(in.view());
-      hooks.before_write(*m.op, inputs);
-    };
-  out.on_validated = hooks.on_validated;
-  out.progress = hooks.progress;
-  OutputRun o = run_to_output(spec, out);
-  RunResult result;
-  result.op = std::move(o.op);
-  result.timing = std::move(o.timing);
-  result.execute_samples = std::move(o.execute_samples);
-  result.result = std::move(o.result);
-  result.streamed = o.streamed;
-  result.warmup = r.warmup;
-  return result;
-}
 
 std::string timing_json(const RunResult& r) {
   const RunTiming& t = r.timing;
@@ -232,74 +152,5 @@ std::string timing_json(const RunResult& r) {
         {"gbps_at_median", s.median > 0 ? static_cast<double>(t.execute_bytes) / s.median / 1e9 : 0.0}}}};
   return j.dump(2) + "\n";
 }
-
-struct OperationPlan::Impl {
-  std::shared_ptr<Backend> backend;
-  std::shared_ptr<const ValidatedOp> op;
-  std::vector<std::pair<DType, Shape>> operands;
-  std::string isa, isa_variable;  // the request's isa, and DMLBITS_ISA's value when it was ""
-  unsigned threads = 0;           // the same for threads and DMLBITS_THREADS
-  std::string threads_variable;
-  mutable ExecuteBuffers buffers;  // reused: a run allocates nothing
-};
-
-OperationPlan::OperationPlan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-OperationPlan::OperationPlan(OperationPlan&&) noexcept = default;
-OperationPlan& OperationPlan::operator=(OperationPlan&&) noexcept = default;
-OperationPlan::~OperationPlan() = default;
-
-const ValidatedOp& OperationPlan::op() const { return *impl_->op; }
-DType OperationPlan::output_dtype() const { return impl_->op->output_dtype(); }
-const Shape& OperationPlan::output_shape() const { return impl_->op->output_shape(); }
-
-bool OperationPlan::fits(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const {
-  const Impl& p = *impl_;
-  if (operands.size() != p.operands.size() || out.dtype != p.op->output_dtype() || !(out.shape == p.op->output_shape()))
-    return false;
-  for (std::size_t i = 0; i < operands.size(); ++i)
-    if (operands[i].dtype != p.operands[i].first || !(operands[i].shape == p.operands[i].second) ||
-        !operands[i].strides.empty() || operands[i].byte_swapped)
-      return false;
-  return isa_variable(p.isa) == p.isa_variable && threads_variable(p.threads) == p.threads_variable;
-}
-
-void OperationPlan::run(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const {
-  const Impl& p = *impl_;
-  const std::size_t size = dtype_info(p.op->input_dtype()).size;
-  p.buffers.inputs.resize(operands.size());
-  for (std::size_t i = 0; i < operands.size(); ++i)
-    p.buffers.inputs[i] = {operands[i].data, operands[i].shape.element_count() * size};
-  p.buffers.output = {out.data, out.byte_size()};
-  p.backend->run(*p.op, p.buffers);
-}
-
-std::optional<OperationPlan> plan_operation(const PreparedRequest& prepared, BackendCache& backends) {
-  const OperationRequest& r = prepared.request();
-  if (r.in_place || r.repeat + r.warmup != 1 || r.timing || r.explain_only || r.keep_result ||
-      (r.output != OutputKind::memory && r.output != OutputKind::buffer))
-    return std::nullopt;
-  for (const auto& operand : r.operands) {
-    const auto* t = std::get_if<BorrowedTensor>(&operand);
-    if (!t || !t->strides.empty() || t->byte_swapped) return std::nullopt;
-  }
-  const OperationSpec spec = to_spec(prepared, {}, &backends);
-  const std::vector<LoadedOperand> inputs = load_operands(spec.operands, spec.dtype);
-  std::unique_ptr<Backend> owned;
-  BackendCache::Impl::Entry* entry = nullptr;
-  operation_backend(spec, inputs, owned, &entry);
-  auto plan = std::make_unique<OperationPlan::Impl>();
-  plan->backend = entry->backend;
-  plan->op = validated_operation(spec, inputs, *entry->backend, entry);
-  for (const auto& in : inputs) plan->operands.emplace_back(in.dtype(), in.shape());
-  plan->isa = spec.isa;
-  plan->isa_variable = entry->key.isa_variable;
-  plan->threads = spec.threads;
-  plan->threads_variable = entry->key.threads_variable;
-  return OperationPlan(std::move(plan));
-}
-
-BackendCache::BackendCache() : impl_(std::make_unique<Impl>()) {}
-BackendCache::~BackendCache() = default;
-void BackendCache::clear() { impl_->backends.clear(); }
 
 }  // namespace dmlbits

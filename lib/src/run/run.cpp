@@ -1,74 +1,77 @@
 #include "run.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include "dmlbits/error.hpp"
 #include "environment.hpp"
+#include "io.hpp"
 #include "memory.hpp"
 #include "option_words.hpp"
 
 namespace dmlbits {
 
-TensorView OperationResult::result() const {
-  if (op && op->in_place()) return inputs[0].view();
-  if (output_view.data) return output_view;
-  return output.view();
+bool run_is_timed(const PreparedRequest& p, const RunHooks& hooks) {
+  return p.request().timing || hooks.on_validated;
 }
 
-BackendOptions backend_options(const OperationSpec& spec) {
+BackendOptions backend_options(const PreparedRequest& p) {
+  const OperationRequest& r = p.request();
   BackendOptions options;
-  options.isa = spec.isa;
-  options.threads = spec.threads;
-  options.adapter = spec.adapter;
-  options.face = spec.face;
+  options.isa = r.isa;
+  options.threads = r.threads.value_or(0);
+  options.adapter = r.adapter.value_or("");
+  options.face = r.face;
   return options;
 }
 
-std::unique_ptr<Backend> make_operation_backend(const OperationSpec& spec, const std::vector<LoadedOperand>& inputs) {
+std::unique_ptr<Backend> make_operation_backend(const PreparedRequest& p, const std::vector<LoadedOperand>& inputs) {
   std::vector<OperandInfo> operands;
   for (const auto& in : inputs) operands.push_back({in.dtype(), in.shape()});
-  BackendOptions options = backend_options(spec);
+  BackendOptions options = backend_options(p);
   options.size_hint = output_size_hint(operands);
   options.input_bytes_hint = input_size_hint(operands);
-  return make_backend(spec.backend, options);
+  return make_backend(p.backend(), options);
 }
 
-Backend& operation_backend(const OperationSpec& spec, const std::vector<LoadedOperand>& inputs,
-                           std::unique_ptr<Backend>& owned, BackendCache::Impl::Entry** entry) {
+Backend& operation_backend(const PreparedRequest& p, const std::vector<LoadedOperand>& inputs, BackendCache* backends,
+                           std::unique_ptr<Backend>& owned, CachedBackends::Entry** entry) {
   if (entry) *entry = nullptr;
-  if (!spec.backends) {
-    owned = make_operation_backend(spec, inputs);
+  if (!backends) {
+    owned = make_operation_backend(p, inputs);
     return *owned;
   }
   // auto decides by the output's size: small and large outputs may get different backends.
   // (Only auto reads the size; the other backends' keys and choices do not depend on it.)
   std::uint64_t size_hint = 0, input_bytes = 0;
-  if (spec.backend == BackendKind::automatic) {
+  if (p.backend() == BackendKind::automatic) {
     std::vector<OperandInfo> operands;
     operands.reserve(inputs.size());
     for (const auto& in : inputs) operands.push_back({in.dtype(), in.shape()});
     size_hint = output_size_hint(operands);
     input_bytes = input_size_hint(operands);
   }
-  auto& cache = spec.backends->impl().backends;
+  BackendOptions options = backend_options(p);
+  auto& cache = cached_backends(*backends).backends;
   const bool large = size_hint >= kAutoGpuMinBytes;
-  std::string isa_env = isa_variable(spec.isa), threads_env = threads_variable(spec.threads);
+  std::string isa_env = isa_variable(options.isa), threads_env = threads_variable(options.threads);
   for (auto& e : cache)
-    if (e.key.kind == spec.backend && e.key.large == large && e.key.threads == spec.threads && e.key.isa == spec.isa &&
-        e.key.adapter == spec.adapter && e.key.isa_variable == isa_env && e.key.threads_variable == threads_env) {
+    if (e.key.kind == p.backend() && e.key.large == large && e.key.threads == options.threads &&
+        e.key.isa == options.isa && e.key.adapter == options.adapter && e.key.isa_variable == isa_env &&
+        e.key.threads_variable == threads_env) {
       if (entry) *entry = &e;
       return *e.backend;
     }
   if (cache.size() >= 64) cache.clear();  // options made and dropped by the thousand: start again
-  BackendOptions options = backend_options(spec);
   options.size_hint = size_hint;
   options.input_bytes_hint = input_bytes;
-  BackendCache::Impl::Key key{spec.backend, spec.isa, spec.threads, spec.adapter, large, std::move(isa_env),
-                              std::move(threads_env)};
-  std::shared_ptr<Backend> made = make_backend(spec.backend, options);
+  CachedBackends::Key key{p.backend(), options.isa, options.threads, options.adapter, large, std::move(isa_env),
+                          std::move(threads_env)};
+  std::shared_ptr<Backend> made = make_backend(p.backend(), options);
   cache.push_back({std::move(key), std::move(made), {}, 0});
   if (entry) *entry = &cache.back();
   return *cache.back().backend;
@@ -84,11 +87,12 @@ std::string threads_variable(unsigned threads) {
 
 namespace {
 
-// One execution; with spec.between_chunks, in chunks of about kInMemoryChunkBytes where the
+// One execution; with between_chunks, in chunks of about kInMemoryChunkBytes where the
 // operation allows it (no axis broadcast), calling it after each chunk but the last.
-void execute(const OperationSpec& spec, Backend& backend, const ValidatedOp& op, const ExecuteBuffers& buffers) {
+void execute(const std::function<void()>& between_chunks, Backend& backend, const ValidatedOp& op,
+             const ExecuteBuffers& buffers) {
   const std::uint64_t n = op.output_shape().element_count();
-  if (!spec.between_chunks || op.desc().empty || !op.is_flat_streamable()) {
+  if (!between_chunks || op.desc().empty || !op.is_flat_streamable()) {
     backend.run(op, buffers);
     return;
   }
@@ -114,7 +118,7 @@ void execute(const OperationSpec& spec, Backend& backend, const ValidatedOp& op,
     }
     part.output = buffers.output.subspan(first * out_size, m * out_size);
     backend.run(m == count ? full : *last, part);
-    if (first + m < n) spec.between_chunks();
+    if (first + m < n) between_chunks();
   }
 }
 
@@ -139,10 +143,10 @@ std::byte* conversion_scratch(std::size_t i) {
 
 // One execution whose borrowed operands in another layout or byte order are converted a chunk
 // at a time into scratch (LoadedOperand::chunk), as NumPy's ufuncs buffer theirs: no
-// conversion of the whole operand into fresh memory first. spec.between_chunks, if any, is
-// called about every kInMemoryChunkBytes, never after the last chunk. Needs a flat-streamable
+// conversion of the whole operand into fresh memory first. between_chunks, if any, is called
+// about every kInMemoryChunkBytes, never after the last chunk. Needs a flat-streamable
 // operation.
-void execute_converting(const OperationSpec& spec, Backend& backend, const ValidatedOp& op,
+void execute_converting(const std::function<void()>& between_chunks, Backend& backend, const ValidatedOp& op,
                         const std::vector<LoadedOperand>& inputs, std::span<std::byte> output) {
   const std::uint64_t n = op.output_shape().element_count();
   const std::size_t out_size = dtype_info(op.output_dtype()).size;
@@ -173,24 +177,27 @@ void execute_converting(const OperationSpec& spec, Backend& backend, const Valid
     part.output = output.subspan(first * out_size, m * out_size);
     backend.run(m == count ? full : *last, part);
     since_check += m * per_element;
-    if (spec.between_chunks && first + m < n && since_check >= kInMemoryChunkBytes) {
+    if (between_chunks && first + m < n && since_check >= kInMemoryChunkBytes) {
       since_check = 0;
-      spec.between_chunks();
+      between_chunks();
     }
   }
 }
 
+// The validation request of `p`'s operation on operands of these dtypes and shapes.
+OpRequest op_request(const PreparedRequest& p, const std::vector<LoadedOperand>& inputs) {
+  const OperationRequest& r = p.request();
+  OpRequest request{r.op, p.level(), {}, r.out_dtype, p.shift_overflow(), r.in_place};
+  request.inputs.reserve(inputs.size());
+  for (const auto& in : inputs) request.inputs.push_back({in.dtype(), in.shape()});
+  return request;
+}
+
 }  // namespace
 
-ValidatedOp validate_operation(const OperationSpec& spec, const std::vector<LoadedOperand>& inputs,
+ValidatedOp validate_operation(const PreparedRequest& p, const std::vector<LoadedOperand>& inputs,
                                const Backend& backend) {
-  OpRequest request;
-  request.op = spec.op;
-  request.level = spec.level;
-  for (const auto& in : inputs) request.inputs.push_back({in.dtype(), in.shape()});
-  request.out_dtype = spec.out_dtype;
-  request.shift_overflow = spec.shift_overflow;
-  request.in_place = spec.in_place;
+  const OpRequest request = op_request(p, inputs);
   ValidatedOp v = validate(request);
   if (auto why = backend.unsupported_reason(v))
     throw Error(Errc::unsupported,
@@ -200,31 +207,37 @@ ValidatedOp validate_operation(const OperationSpec& spec, const std::vector<Load
 
 namespace {
 
-// The phases of a run, timed when spec.timed (else nothing is measured: no clock is read).
+// The phases of a run, timed when run_is_timed (else nothing is measured: no clock is read).
 class PhaseClock {
  public:
-  PhaseClock(bool on, RunTiming& timing) : timing_(timing) {
+  PhaseClock(bool on, RunTiming& timing) : timing_(timing), on_(on) {
     if (on) {
-      total_.emplace();
-      phase_.emplace();
+      start_ = last_ = std::chrono::steady_clock::now();
       timing_.phases.reserve(7);  // read, backend, validate, allocate, warmup, execute, write
     }
   }
-  bool on() const { return phase_.has_value(); }
+  bool on() const { return on_; }
   void lap(const char* name) {
-    if (phase_) timing_.phases.push_back({name, phase_->lap()});
+    if (!on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    timing_.phases.push_back({name, std::chrono::duration<double>(now - last_).count()});
+    last_ = now;
   }
-  double total_seconds() const { return total_ ? total_->seconds() : 0; }
+  double total_seconds() const {
+    return on_ ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() : 0;
+  }
 
  private:
   RunTiming& timing_;
-  std::optional<Stopwatch> total_;
-  std::optional<Stopwatch> phase_;
+  bool on_;
+  // Time points rather than Stopwatches, which read the clock when made: off, none is read.
+  std::chrono::steady_clock::time_point start_{}, last_{};
 };
 
-bool same_operation(const OpRequest& kept, const OperationSpec& spec, const std::vector<LoadedOperand>& inputs) {
-  if (kept.op != spec.op || kept.level != spec.level || kept.out_dtype != spec.out_dtype ||
-      kept.shift_overflow != spec.shift_overflow || kept.in_place != spec.in_place || kept.inputs.size() != inputs.size())
+bool same_operation(const OpRequest& kept, const PreparedRequest& p, const std::vector<LoadedOperand>& inputs) {
+  const OperationRequest& r = p.request();
+  if (kept.op != r.op || kept.level != p.level() || kept.out_dtype != r.out_dtype ||
+      kept.shift_overflow != p.shift_overflow() || kept.in_place != r.in_place || kept.inputs.size() != inputs.size())
     return false;
   for (std::size_t i = 0; i < inputs.size(); ++i)
     if (kept.inputs[i].dtype != inputs[i].dtype() || !(kept.inputs[i].shape == inputs[i].shape())) return false;
@@ -234,44 +247,96 @@ bool same_operation(const OpRequest& kept, const OperationSpec& spec, const std:
 }  // namespace
 
 // validate_operation, or the operation `entry`'s backend validated before for the same request.
-std::shared_ptr<const ValidatedOp> validated_operation(const OperationSpec& spec, const std::vector<LoadedOperand>& inputs,
-                                                       const Backend& backend, BackendCache::Impl::Entry* entry) {
-  if (!entry) return std::make_shared<const ValidatedOp>(validate_operation(spec, inputs, backend));
+std::shared_ptr<const ValidatedOp> validated_operation(const PreparedRequest& p, const std::vector<LoadedOperand>& inputs,
+                                                       const Backend& backend, CachedBackends::Entry* entry) {
+  if (!entry) return std::make_shared<const ValidatedOp>(validate_operation(p, inputs, backend));
   for (const auto& v : entry->validated)
-    if (same_operation(v.request, spec, inputs)) return v.op;
-  auto op = std::make_shared<const ValidatedOp>(validate_operation(spec, inputs, backend));
-  BackendCache::Impl::Validated kept{{spec.op, spec.level, {}, spec.out_dtype, spec.shift_overflow, spec.in_place}, op};
-  for (const auto& in : inputs) kept.request.inputs.push_back({in.dtype(), in.shape()});
-  if (entry->validated.size() < BackendCache::Impl::kValidatedPerBackend) {
+    if (same_operation(v.request, p, inputs)) return v.op;
+  auto op = std::make_shared<const ValidatedOp>(validate_operation(p, inputs, backend));
+  CachedBackends::Validated kept{op_request(p, inputs), op};
+  if (entry->validated.size() < CachedBackends::kValidatedPerBackend) {
     entry->validated.push_back(std::move(kept));
   } else {
     entry->validated[entry->next_replaced] = std::move(kept);
-    entry->next_replaced = (entry->next_replaced + 1) % BackendCache::Impl::kValidatedPerBackend;
+    entry->next_replaced = (entry->next_replaced + 1) % CachedBackends::kValidatedPerBackend;
   }
   return op;
 }
 
 
-OperationResult run_operation(const OperationSpec& spec) {
-  check_repeat(spec.repeat, spec.warmup, spec.in_place, spec.face);
-  OperationResult r;
-  PhaseClock clock(spec.timed, r.timing);
-  // A wrong backend option before any reading (prepare_request checked it already for run();
-  // run_operation's own callers are held to it too). It costs a few comparisons.
-  check_backend_options(spec.backend, backend_options(spec), spec.face);
+namespace {
+
+// An in-memory run's operands as read and the memory of its result.
+struct InMemory {
+  std::vector<LoadedOperand> inputs;
+  TensorView output_view;  // the request's buffer, or allocate_result's memory, when it had one
+  Tensor output;           // empty when in place (the result is inputs[0]) or with an output_view
+
+  TensorView result(const ValidatedOp& op) const {
+    if (op.in_place()) return inputs[0].view();
+    if (output_view.data) return output_view;
+    return output.view();
+  }
+};
+
+// In memory: everything after the execution counts as writing, so that the phases add up.
+RunResult write_in_memory(const PreparedRequest& p, const RunHooks& hooks, const std::function<OutputTarget()>& target,
+                          bool timed, RunResult r, InMemory& m) {
+  const OperationRequest& spec = p.request();
+  std::optional<Stopwatch> write;
+  if (timed) write.emplace();
+  if (hooks.before_write) {
+    for (auto& in : m.inputs) in.materialize();  // as read: borrowed operands converted
+    std::vector<TensorView> inputs;
+    for (const auto& in : m.inputs) inputs.push_back(in.view());
+    hooks.before_write(*r.op, inputs);
+  }
+  if (spec.explain_only) return r;
+  if (hooks.on_validated) hooks.on_validated(*r.op, r.timing);
+  if (target) {
+    const OutputTarget to = target();
+    write_tensor(m.result(*r.op), to.path, to.format, to.json);
+  }
+  if (spec.keep_result || (spec.output == OutputKind::memory && !hooks.allocate_result)) {
+    if (r.op->in_place() && m.inputs[0].kind != OperandKind::borrowed) r.result = std::move(m.inputs[0].tensor);
+    else if (!r.op->in_place() && !m.output_view.data) r.result = std::move(m.output);
+    else {  // caller memory: copied, since the result must own its storage
+      const TensorView v = m.result(*r.op);
+      r.result = Tensor(v.dtype, v.shape);
+      std::memcpy(r.result->data(), v.data, v.byte_size());
+    }
+  }
+  if (write) {
+    const double write_s = write->seconds();
+    r.timing.phases.push_back({"write", write_s});
+    r.timing.total_seconds += write_s;
+  }
+  return r;
+}
+
+}  // namespace
+
+RunResult run_operation(const PreparedRequest& p, const RunHooks& hooks, BackendCache* backends,
+                        const std::function<OutputTarget()>& target) {
+  const OperationRequest& spec = p.request();
+  const bool timed = run_is_timed(p, hooks);
+  RunResult r;
+  r.warmup = spec.warmup;
+  InMemory m;
+  PhaseClock clock(timed, r.timing);
 
   // Borrowed operands in another layout or byte order are converted during the execution
   // where it runs once, untimed (a timed run measures the kernels alone), else before.
-  const bool convert_in_chunks = !spec.timed && spec.repeat == 1 && spec.warmup == 0 && !spec.in_place;
-  r.inputs = load_operands(spec.operands, spec.dtype, convert_in_chunks ? LoadMode::borrowed_as_is : LoadMode::whole,
+  const bool convert_in_chunks = !timed && spec.repeat == 1 && spec.warmup == 0 && !spec.in_place;
+  m.inputs = load_operands(spec.operands, spec.dtype, convert_in_chunks ? LoadMode::borrowed_as_is : LoadMode::whole,
                            option_word(spec.face, "dtype", OptionSpelling::argument));
   clock.lap("read");
   std::unique_ptr<Backend> owned;
-  BackendCache::Impl::Entry* entry = nullptr;
-  Backend* backend = &operation_backend(spec, r.inputs, owned, &entry);
+  CachedBackends::Entry* entry = nullptr;
+  Backend* backend = &operation_backend(p, m.inputs, backends, owned, &entry);
   clock.lap("backend");
 
-  r.op = validated_operation(spec, r.inputs, *backend, entry);
+  r.op = validated_operation(p, m.inputs, *backend, entry);
   clock.lap("validate");
   if (clock.on()) {
     r.timing.backend = std::string(backend->name());
@@ -279,24 +344,24 @@ OperationResult run_operation(const OperationSpec& spec) {
     r.timing.selection = backend->selection();
     r.timing.threads = backend->thread_team();
   }
-  if (spec.explain_only) return r;
+  if (spec.explain_only) return write_in_memory(p, hooks, target, timed, std::move(r), m);
   const bool converting =
-      std::any_of(r.inputs.begin(), r.inputs.end(), [](const LoadedOperand& in) { return in.converts(); });
+      std::any_of(m.inputs.begin(), m.inputs.end(), [](const LoadedOperand& in) { return in.converts(); });
   if (converting && (r.op->desc().empty || !r.op->is_flat_streamable()))
-    for (auto& in : r.inputs) in.materialize();  // an axis broadcast: whole, before
+    for (auto& in : m.inputs) in.materialize();  // an axis broadcast: whole, before
   const bool chunked = converting && !r.op->desc().empty && r.op->is_flat_streamable();
 
   ExecuteBuffers buffers;
   if (!chunked) {
-    buffers.inputs.reserve(r.inputs.size());
-    for (const auto& in : r.inputs) buffers.inputs.push_back(in.view().bytes());
+    buffers.inputs.reserve(m.inputs.size());
+    for (const auto& in : m.inputs) buffers.inputs.push_back(in.view().bytes());
   }
   MutableTensorView out;
   if (spec.in_place) {
-    out = {r.inputs[0].dtype(), r.inputs[0].shape(), r.inputs[0].writable_data()};
+    out = {m.inputs[0].dtype(), m.inputs[0].shape(), m.inputs[0].writable_data()};
     if (!out.data) throw Error(Errc::usage, "in place: operand A is borrowed read-only");
-  } else if (spec.output_buffer) {
-    out = *spec.output_buffer;
+  } else if (spec.output == OutputKind::buffer) {
+    out = *spec.buffer;
     // Python's out=: the caller's argument, a usage error in its words.
     const bool python = spec.face == RequestFace::python;
     const Errc code = python ? Errc::usage : Errc::invalid_input;
@@ -307,44 +372,114 @@ OperationResult run_operation(const OperationSpec& spec) {
     if (!(out.shape == r.op->output_shape()))
       throw Error(code, fmt::format("{}: the result has shape {}, but {} has shape {}", name,
                                     r.op->output_shape().to_string(), name, out.shape.to_string()));
-    r.output_view = out;
-  } else if (spec.allocate_result) {
-    out = spec.allocate_result(r.op->output_dtype(), r.op->output_shape());
+    m.output_view = out;
+  } else if (spec.output == OutputKind::memory && hooks.allocate_result) {
+    out = hooks.allocate_result(r.op->output_dtype(), r.op->output_shape());
     if (out.dtype != r.op->output_dtype() || !(out.shape == r.op->output_shape()) || (!out.data && out.byte_size() > 0))
       throw Error(Errc::internal, "allocate_result: memory of another dtype or shape than the result's");
-    r.output_view = out;
+    m.output_view = out;
   } else {
-    r.output = Tensor(r.op->output_dtype(), r.op->output_shape());
-    out = r.output.mutable_view();
+    m.output = Tensor(r.op->output_dtype(), r.op->output_shape());
+    out = m.output.mutable_view();
   }
   buffers.output = {out.data, out.byte_size()};
   clock.lap("allocate");  // allocation is not execution
   for (int i = 0; i < spec.warmup; ++i) {
-    execute(spec, *backend, *r.op, buffers);
-    if (spec.between_chunks) spec.between_chunks();
+    execute(hooks.between_chunks, *backend, *r.op, buffers);
+    if (hooks.between_chunks) hooks.between_chunks();
   }
   if (spec.warmup > 0) clock.lap("warmup");
   if (clock.on()) r.execute_samples.reserve(static_cast<std::size_t>(spec.repeat));
   if (chunked) {  // (untimed, once: convert_in_chunks)
-    execute_converting(spec, *backend, *r.op, r.inputs, buffers.output);
+    execute_converting(hooks.between_chunks, *backend, *r.op, m.inputs, buffers.output);
   }
   for (int i = 0; i < spec.repeat && !chunked; ++i) {
     if (clock.on()) {
       Stopwatch one;
-      execute(spec, *backend, *r.op, buffers);
+      execute(hooks.between_chunks, *backend, *r.op, buffers);
       r.execute_samples.push_back(one.seconds());
     } else {
-      execute(spec, *backend, *r.op, buffers);
+      execute(hooks.between_chunks, *backend, *r.op, buffers);
     }
-    if (spec.between_chunks && i + 1 < spec.repeat) spec.between_chunks();
+    if (hooks.between_chunks && i + 1 < spec.repeat) hooks.between_chunks();
   }
   clock.lap("execute");  // every measured run: the phases add up
   r.timing.execute_runs = spec.repeat;
   if (clock.on()) r.timing.backend_phases = backend->detail_phases();
   r.timing.execute_bytes = out.byte_size();
-  for (const auto& in : r.inputs) r.timing.execute_bytes += in.shape().byte_size(dtype_info(in.dtype()).size);
+  for (const auto& in : m.inputs) r.timing.execute_bytes += in.shape().byte_size(dtype_info(in.dtype()).size);
   r.timing.total_seconds = clock.total_seconds();
-  return r;
+  return write_in_memory(p, hooks, target, timed, std::move(r), m);
 }
+
+struct OperationPlan::Impl {
+  std::shared_ptr<Backend> backend;
+  std::shared_ptr<const ValidatedOp> op;
+  std::vector<std::pair<DType, Shape>> operands;
+  std::string isa, isa_variable;  // the request's isa, and DMLBITS_ISA's value when it was ""
+  unsigned threads = 0;           // the same for threads and DMLBITS_THREADS
+  std::string threads_variable;
+  mutable ExecuteBuffers buffers;  // reused: a run allocates nothing
+};
+
+OperationPlan::OperationPlan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+OperationPlan::OperationPlan(OperationPlan&&) noexcept = default;
+OperationPlan& OperationPlan::operator=(OperationPlan&&) noexcept = default;
+OperationPlan::~OperationPlan() = default;
+
+const ValidatedOp& OperationPlan::op() const { return *impl_->op; }
+DType OperationPlan::output_dtype() const { return impl_->op->output_dtype(); }
+const Shape& OperationPlan::output_shape() const { return impl_->op->output_shape(); }
+
+bool OperationPlan::fits(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const {
+  const Impl& p = *impl_;
+  if (operands.size() != p.operands.size() || out.dtype != p.op->output_dtype() || !(out.shape == p.op->output_shape()))
+    return false;
+  for (std::size_t i = 0; i < operands.size(); ++i)
+    if (operands[i].dtype != p.operands[i].first || !(operands[i].shape == p.operands[i].second) ||
+        !operands[i].strides.empty() || operands[i].byte_swapped)
+      return false;
+  return isa_variable(p.isa) == p.isa_variable && threads_variable(p.threads) == p.threads_variable;
+}
+
+void OperationPlan::run(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const {
+  const Impl& p = *impl_;
+  const std::size_t size = dtype_info(p.op->input_dtype()).size;
+  p.buffers.inputs.resize(operands.size());
+  for (std::size_t i = 0; i < operands.size(); ++i)
+    p.buffers.inputs[i] = {operands[i].data, operands[i].shape.element_count() * size};
+  p.buffers.output = {out.data, out.byte_size()};
+  p.backend->run(*p.op, p.buffers);
+}
+
+std::optional<OperationPlan> plan_operation(const PreparedRequest& prepared, BackendCache& backends) {
+  const OperationRequest& r = prepared.request();
+  if (r.in_place || r.repeat + r.warmup != 1 || r.timing || r.explain_only || r.keep_result ||
+      (r.output != OutputKind::memory && r.output != OutputKind::buffer))
+    return std::nullopt;
+  for (const auto& operand : r.operands) {
+    const auto* t = std::get_if<BorrowedTensor>(&operand);
+    if (!t || !t->strides.empty() || t->byte_swapped) return std::nullopt;
+  }
+  const std::vector<LoadedOperand> inputs = load_operands(r.operands, r.dtype);
+  std::unique_ptr<Backend> owned;
+  CachedBackends::Entry* entry = nullptr;
+  operation_backend(prepared, inputs, &backends, owned, &entry);
+  auto plan = std::make_unique<OperationPlan::Impl>();
+  plan->backend = entry->backend;
+  plan->op = validated_operation(prepared, inputs, *entry->backend, entry);
+  for (const auto& in : inputs) plan->operands.emplace_back(in.dtype(), in.shape());
+  plan->isa = r.isa;
+  plan->isa_variable = entry->key.isa_variable;
+  plan->threads = r.threads.value_or(0);
+  plan->threads_variable = entry->key.threads_variable;
+  return OperationPlan(std::move(plan));
+}
+
+CachedBackends& cached_backends(BackendCache& cache) { return *cache.impl_; }
+
+BackendCache::BackendCache() : impl_(std::make_unique<CachedBackends>()) {}
+BackendCache::~BackendCache() = default;
+void BackendCache::clear() { impl_->backends.clear(); }
 
 }  // namespace dmlbits

@@ -27,22 +27,18 @@ namespace dmlbits {
 namespace {
 
 // Chunks in flight on two threads: in the pipeline one being read and computed, one being
-// written (slices have one per thread). Four (two
-// spare, for a thread the scheduler delays on a busy machine) measured no better at load 8 and
-// mostly worse: `and` 4-256 MiB 1.40-1.59x cp's CPU against 1.24-1.48x with two, popcount and
-// `not` at 16-64 MiB equal or worse (testdata/benchmarks.md, "Issue #29"); and half the buffers.
+// written (slices have one per thread). Two spare slots, for a thread the scheduler delays,
+// measured no better and cost twice the buffers (testdata/benchmarks.md, "Streamed runs' figures").
 constexpr std::size_t kStreamSlots = 2;
 
 // Every chunk buffer of a streamed run (the slots' input scratch and results) is cut from one
 // arena, allocated once. What a mid-size run spends on its buffers is mostly the first write to
-// each fresh page: a page fault, dear on a virtual machine. Twelve 512 KiB buffers from the heap
-// (each mapped afresh by malloc in 4 KiB pages) were ~1,550 faults, several times a 2 MiB `cp`
-// (testdata/benchmarks.md, "Size sweep"). One arena of kMappedBufferBytes or more is whole 2 MiB
-// ranges (allocate_buffer), made resident in one call with huge pages where the system has
-// them: a few faults. At most 1.5 MiB per thread (a slot of three 512 KiB buffers each); a run
-// on one thread has one slot (at most 1.5 MiB): it reads, computes and writes each chunk through
-// the same buffers, still in the core's cache from the chunk before. Cycling through four slots
-// there cost ~10-20% of the CPU time of a 4-256 MiB `and` (testdata/benchmarks.md, "Issue #29").
+// each fresh page: a page fault, dear on a virtual machine, and buffers mapped afresh by malloc
+// fault per 4 KiB page. One arena of kMappedBufferBytes or more is whole 2 MiB ranges
+// (allocate_buffer), made resident in one call with huge pages where the system has them: a few
+// faults. At most 1.5 MiB per thread (a slot of three 512 KiB buffers each); a run on one thread
+// has one slot: it reads, computes and writes each chunk through the same buffers, still in the
+// core's cache from the chunk before (figures: testdata/benchmarks.md, "Streamed runs' figures").
 constexpr std::size_t kArenaAlignment = 4096;  // each buffer starts on a page of its own
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
@@ -98,26 +94,21 @@ ThreadWhy slices_why(unsigned n) { return {ThreadUse::slices, 0, n}; }
 
 // A run with two streamed inputs whose chunks cannot be split by offset (an input or the output
 // is a pipe, standard input or output, or a device) stays on one thread: the pipeline's producer
-// reads twice what the writer writes, and it was slower than one thread at every size from 4 MiB
-// to 1 GiB, quiet (`and`: 1.09-1.28x the one-thread wall time) and loaded, and so was the same
-// pipeline in a bare C program (testdata/benchmarks.md, "Issue #29", "The floor").
+// reads twice what the writer writes, and it was slower than one thread at every size measured,
+// as was the same pipeline in a bare C program (testdata/benchmarks.md, "Streamed runs' figures").
 constexpr ThreadWhy kTwoStreamsOnOne{ThreadUse::two_streams};
 
 // A run whose output elements are narrower than its input's (popcount into uint8) stays on one
 // thread: chunks are cut by the wider element, so each hands the writer a quarter (or less) of
-// what `not` does for the same hand-over, and popcount uint32 into uint8 on two threads was
-// 0.90-1.17x the one-thread wall time at 256 MiB-1 GiB in seven sittings (about 1.0 in the
-// median), never clearly ahead (testdata/benchmarks.md, "Issue #29", "Fourth pass").
+// what `not` does for the same hand-over, and two threads were never clearly ahead of one
+// (testdata/benchmarks.md, "Streamed runs' figures").
 constexpr ThreadWhy kNarrowerOnOne{ThreadUse::narrower};
 
 // Otherwise one streamed input pipelines from options.pipeline_min_output_bytes of output (64
 // MiB): the second thread overlaps the writing, and under that the hand-over per chunk (each
-// wakes a halted vCPU) cost more than the overlap saved. `not` uint32 on two threads over one,
-// wall time, the median over ten sittings: 1.08x at 32 MiB (16 MiB lost in all but one), 1.00x
-// at 64 MiB, 0.93x at 256 MiB; from 64 MiB 0.83-0.98x at rest (testdata/benchmarks.md,
-// "Issue #29", "Fourth pass"). A run whose work is under the CPU backend's own line
-// (CpuBackendOptions' parallel_min_bytes) is described as in memory ("outputs under 4 MiB run
-// on one").
+// wakes a halted vCPU) cost more than the overlap saved. A run whose work is under the CPU
+// backend's own line (CpuBackendOptions' parallel_min_bytes) is described as in memory
+// ("outputs under 4 MiB run on one").
 //
 // Slices (halves on two threads): when every streamed input is a regular file read at offsets and
 // the output a new file (written at offsets, named on commit), runs from
@@ -125,16 +116,11 @@ constexpr ThreadWhy kNarrowerOnOne{ThreadUse::narrower};
 // computed and written by its own thread: no hand-over per chunk, and the threads' reads and
 // page-cache writes overlap. As many slices as the backend's threads (cpu_threads: the machine's
 // rule, thread_rule.hpp), but each of at least half that threshold of output (8 MiB: a slice
-// must outweigh its thread, as in halves) and at least one chunk. Only two were measured here
-// (2 vCPUs; scripts/bench-threads sweeps more where a machine has them). Wall time of
-// halves over one thread, the median of seven interleaved sittings at load 1.4-3.3 (their
-// range): `and` 0.99x at 16 MiB (0.92-1.07), 0.98x at 32 MiB, 0.90x at 64 MiB (0.84-1.15);
-// `not` 1.00x at 16-32 MiB, 0.99x at 64 MiB, and 0.96-0.97x the pipeline from 64 MiB; at 4-8 MiB
-// halves lost (1.05-1.14x). Halves gains where the second vCPU is free (0.87-0.92x at load 1.5)
-// and loses where it is busy (1.02-1.15x at load 2.5), like the bare C floor's halves
-// (testdata/benchmarks.md, "Fifth pass"). Popcount into uint8 in halves was 0.86-1.07x of one
-// thread at 16-256 MiB, no clearer than the pipeline: narrower outputs stay on one thread.
-// Otherwise one streamed input pipelines as above, and two stay on one thread.
+// must outweigh its thread, as in halves) and at least one chunk. Halves gain where the second
+// CPU is free and lose where it is busy; only two threads were measured (scripts/bench-threads
+// sweeps more where a machine has them). Narrower outputs stay on one thread in slices too.
+// Otherwise one streamed input pipelines as above, and two stay on one thread. The figures
+// behind both thresholds: testdata/benchmarks.md, "Streamed runs' figures".
 // `output_at_offsets`: whether the output is a new file (for -v, from its path before it is
 // created; for the run, the OutputFile itself).
 ThreadChoice thread_choice(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs, const Backend& backend,
@@ -240,16 +226,16 @@ struct PhaseSeconds {
 // The steps a streamed run shares with an in-memory one: read the operands (as streams where
 // they can be), make the backend and validate. `r` gets the operation, the backend's
 // description and the read, backend and validate phases.
-std::unique_ptr<Backend> load_and_validate(const OperationSpec& spec, const std::string& out_path,
+std::unique_ptr<Backend> load_and_validate(const PreparedRequest& p, const std::string& out_path,
                                            const StreamOptions& options, std::vector<LoadedOperand>& inputs,
-                                           StreamResult& r, Stopwatch& phase) {
-  check_backend_options(spec.backend, backend_options(spec));  // a wrong --backend before any reading
+                                           RunResult& r, Stopwatch& phase) {
+  const OperationRequest& spec = p.request();
   inputs = load_operands(spec.operands, spec.dtype, LoadMode::streams, option_word(spec.face, "dtype", OptionSpelling::argument));
   const double read_s = phase.lap();
-  auto backend = make_operation_backend(spec, inputs);
+  auto backend = make_operation_backend(p, inputs);
   const double backend_s = phase.lap();
 
-  r.op = std::make_unique<ValidatedOp>(validate_operation(spec, inputs, *backend));
+  r.op = std::make_shared<const ValidatedOp>(validate_operation(p, inputs, *backend));
   r.timing.backend = std::string(backend->name());
   // The device as this run uses it: a streamed run computes chunk by chunk (ChunkWriter).
   const ValidatedOp& v = *r.op;
@@ -257,7 +243,7 @@ std::unique_ptr<Backend> load_and_validate(const OperationSpec& spec, const std:
     const std::uint64_t count = v.output_shape().element_count();
     // The output is not created yet: whether it will be a new file (OutputFile) from its path.
     const bool output_at_offsets = out_path != "-" && !is_device_or_pipe(out_path);
-    const ThreadChoice choice = thread_choice(v, inputs, *backend, spec.threads, output_at_offsets, options);
+    const ThreadChoice choice = thread_choice(v, inputs, *backend, spec.threads.value_or(0), output_at_offsets, options);
     r.timing.device = backend->device_description_for(v.flat_chunk(std::min<std::uint64_t>(chunk_elements(v), count)),
                                                       choice.threads - 1, choice.why);
   } else {
@@ -620,17 +606,17 @@ void record_phases(RunTiming& t, const PhaseSeconds& s, const ValidatedOp& v, co
 
 }  // namespace
 
-StreamResult stream_operation(const OperationSpec& spec, const std::string& out_path, const ProgressFn& progress,
-                              const std::function<void(const ValidatedOp&, const RunTiming&)>& on_validated,
-                              const StreamOptions& options) {
+RunResult stream_operation(const PreparedRequest& p, const std::string& out_path, const RunHooks& hooks,
+                           const StreamOptions& options) {
+  const OperationRequest& spec = p.request();
   if (spec.repeat != 1 || spec.warmup != 0) throw Error(Errc::internal, "stream_operation runs once");
   Stopwatch total;
   Stopwatch phase;
-  StreamResult r;
+  RunResult r;
   std::vector<LoadedOperand> inputs;
-  const std::unique_ptr<Backend> backend = load_and_validate(spec, out_path, options, inputs, r, phase);
+  const std::unique_ptr<Backend> backend = load_and_validate(p, out_path, options, inputs, r, phase);
   const ValidatedOp& v = *r.op;
-  if (on_validated) on_validated(v, r.timing);
+  if (hooks.on_validated) hooks.on_validated(v, r.timing);
 
   r.streamed = materialize_unstreamable(v, inputs);
   PhaseSeconds s;
@@ -639,14 +625,15 @@ StreamResult stream_operation(const OperationSpec& spec, const std::string& out_
   const std::string header = npy_header(v.output_dtype(), v.output_shape());
   out.write(header);
   if (!r.streamed) write_whole(v, inputs, *backend, out, phase, s);
-  else if (!write_staged(v, inputs, *backend, out, header.size(), progress, phase, s))
-    write_chunks(v, inputs, *backend, spec.threads, options, out, header.size(), progress, phase, s);
+  else if (!write_staged(v, inputs, *backend, out, header.size(), hooks.progress, phase, s))
+    write_chunks(v, inputs, *backend, spec.threads.value_or(0), options, out, header.size(), hooks.progress, phase, s);
   for (auto& in : inputs)
     if (in.stream) in.stream->close();  // --in-place: A is replaced next
   out.commit();
   s.write += phase.lap();
   record_phases(r.timing, s, v, inputs, *backend);
   r.timing.total_seconds = total.seconds();
+  r.execute_samples = {r.timing.phase("execute")};
   return r;
 }
 

@@ -17,14 +17,8 @@
 
 namespace dmlbits {
 
-// Called after each chunk with elements done and the total; may throw to abort.
+// Called after each chunk with elements done and the total; may throw to abort (RunHooks::progress).
 using ProgressFn = std::function<void(std::uint64_t done, std::uint64_t total)>;
-
-struct StreamResult {
-  std::unique_ptr<ValidatedOp> op;
-  RunTiming timing;  // read, validate, execute, write: each summed over the chunks
-  bool streamed = false;  // false: the operation ran in memory
-};
 
 // Bytes per chunk of the widest of the inputs and the output. Small enough that a chunk's
 // buffers stay in the caches between the read, the kernel and the write, large enough that
@@ -33,7 +27,7 @@ inline constexpr std::size_t kStreamChunkBytes = std::size_t{512} << 10;
 
 // Output bytes from which a streamed run with one streamed input, and output elements as wide as
 // its input's, reads and computes on a second thread while the first writes (stream.cpp,
-// pipeline_choice). Under it the pipeline's hand-over per chunk cost more than the overlap saved
+// thread_choice). Under it the pipeline's hand-over per chunk cost more than the overlap saved
 // (testdata/benchmarks.md, "Issue #29").
 inline constexpr std::uint64_t kPipelineMinOutputBytes = std::uint64_t{64} << 20;
 
@@ -52,11 +46,13 @@ struct StreamOptions {
   std::uint64_t halves_min_output_bytes = kHalvesMinOutputBytes;
 };
 
-// Runs `spec` (repeat and warmup must be 1 and 0) and writes the result as .npy to `out_path`
-// ("-" for standard output) atomically. `on_validated` runs once the operation is validated and
-// before any output is created (for -v and --explain-json).
-StreamResult stream_operation(const OperationSpec& spec, const std::string& out_path, const ProgressFn& progress,
-                              const std::function<void(const ValidatedOp&, const RunTiming&)>& on_validated = {},
-                              const StreamOptions& options = {});
+// Runs `request` (repeat and warmup must be 1 and 0; checked by prepare_request) and writes the
+// result as .npy to `out_path` ("-" for standard output) atomically. hooks.on_validated runs once
+// the operation is validated and before any output is created (for -v and --explain-json);
+// hooks.progress after each chunk. RunResult's phases: read, backend, validate, execute, write,
+// each summed over the chunks, and one execute sample (the execute phase); `streamed` is false
+// where the operation broadcasts along an axis and ran in memory.
+RunResult stream_operation(const PreparedRequest& request, const std::string& out_path, const RunHooks& hooks = {},
+                           const StreamOptions& options = {});
 
 }  // namespace dmlbits
