@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "dmlbits/dtype.hpp"
+#include "dmlbits/front_end.hpp"
 
 namespace dmlbits {
 namespace {
