@@ -296,6 +296,10 @@ int main(int argc, char** argv) {
     status = app.exit(e, std::cout, std::cerr);
   } catch (const CLI::ParseError& e) {
     return usage_error(current_command(app), parse_error_text(e));
+  } catch (const OptionError& e) {  // an option's refusal, in the command line's words
+    if (e.code() == Errc::usage) return usage_error(current_command(app), app::option_error_text(e));
+    std::cerr << "dmlbits: " << app::option_error_text(e) << '\n';
+    status = exit_status(e.code());
   } catch (const Error& e) {
     if (e.code() == Errc::broken_pipe) return exit_status(Errc::broken_pipe);  // quietly: see above
     if (e.code() == Errc::usage) return usage_error(current_command(app), e.what());

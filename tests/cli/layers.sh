@@ -31,10 +31,10 @@ below["run"] = {"cpu", "d3d12", "directml"} | below["cpu"] | below["directml"]
 below["golden"] = {"run"} | below["run"]
 # The layer of each public header.
 public = {
-    "core": "error dtype ops timing",
+    "core": "error option_error dtype ops timing",
     "platform": "process",
     "io": "tensor pending_outputs",
-    "run": "request devices",
+    "run": "request options devices",
     "golden": "check",
 }
 owner = {f"{h}.hpp": layer for layer, names in public.items() for h in names.split()}

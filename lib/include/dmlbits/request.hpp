@@ -44,8 +44,6 @@ enum class BackendKind : std::uint8_t {
 std::span<const BackendKind> backend_kinds();
 std::string_view backend_name(BackendKind kind);
 std::optional<BackendKind> parse_backend(std::string_view name);
-// The same, refusing an unknown name with Errc::usage: "unknown backend 'NAME' (available: ...)".
-BackendKind backend_from_name(std::string_view name);
 // "auto, cpu, d3d12, directml, cpu-reference", for messages and --help.
 std::string backend_names_help();
 // Whether the backend computes on CPU threads (--threads, --isa apply) or on an adapter

@@ -8,7 +8,6 @@
 #include "dmlbits/error.hpp"
 #include "environment.hpp"
 #include "memory.hpp"
-#include "option_words.hpp"
 
 namespace dmlbits {
 
@@ -23,7 +22,6 @@ BackendOptions backend_options(const OperationSpec& spec) {
   options.isa = spec.isa;
   options.threads = spec.threads;
   options.adapter = spec.adapter;
-  options.face = spec.face;
   return options;
 }
 
@@ -253,18 +251,17 @@ std::shared_ptr<const ValidatedOp> validated_operation(const OperationSpec& spec
 
 
 OperationResult run_operation(const OperationSpec& spec) {
-  check_repeat(spec.repeat, spec.warmup, spec.in_place, spec.face);
+  check_repeat(spec.repeat, spec.warmup, spec.in_place);
   OperationResult r;
   PhaseClock clock(spec.timed, r.timing);
   // A wrong backend option before any reading (prepare_request checked it already for run();
   // run_operation's own callers are held to it too). It costs a few comparisons.
-  check_backend_options(spec.backend, backend_options(spec), spec.face);
+  check_backend_options(spec.backend, backend_options(spec));
 
   // Borrowed operands in another layout or byte order are converted during the execution
   // where it runs once, untimed (a timed run measures the kernels alone), else before.
   const bool convert_in_chunks = !spec.timed && spec.repeat == 1 && spec.warmup == 0 && !spec.in_place;
-  r.inputs = load_operands(spec.operands, spec.dtype, convert_in_chunks ? LoadMode::borrowed_as_is : LoadMode::whole,
-                           option_word(spec.face, "dtype", OptionSpelling::argument));
+  r.inputs = load_operands(spec.operands, spec.dtype, convert_in_chunks ? LoadMode::borrowed_as_is : LoadMode::whole);
   clock.lap("read");
   std::unique_ptr<Backend> owned;
   BackendCache::Impl::Entry* entry = nullptr;

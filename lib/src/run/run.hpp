@@ -95,7 +95,7 @@ struct OperationResult {
 // prepare_request()'s rule for repeat, warmup and in place (Errc::usage), which
 // run_operation also holds its callers to; worded for `face` (the command line's words, or
 // Python's keywords).
-void check_repeat(int repeat, int warmup, bool in_place, RequestFace face = RequestFace::command_line);
+void check_repeat(int repeat, int warmup, bool in_place);
 
 // Throws Error (usage, invalid_input, unsupported, io, backend) as the phases fail.
 OperationResult run_operation(const OperationSpec& spec);

@@ -18,7 +18,6 @@
 #include "dmlbits/process.hpp"
 #include "io.hpp"
 #include "npy_stream.hpp"
-#include "option_words.hpp"
 #include "signals.hpp"
 #include "thread_rule.hpp"
 
@@ -247,7 +246,7 @@ std::unique_ptr<Backend> load_and_validate(const OperationSpec& spec, const std:
                                            const StreamOptions& options, std::vector<LoadedOperand>& inputs,
                                            StreamResult& r, Stopwatch& phase) {
   check_backend_options(spec.backend, backend_options(spec));  // a wrong --backend before any reading
-  inputs = load_operands(spec.operands, spec.dtype, LoadMode::streams, option_word(spec.face, "dtype", OptionSpelling::argument));
+  inputs = load_operands(spec.operands, spec.dtype, LoadMode::streams);
   const double read_s = phase.lap();
   auto backend = make_operation_backend(spec, inputs);
   const double backend_s = phase.lap();
