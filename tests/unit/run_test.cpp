@@ -149,7 +149,7 @@ TEST(RunOperationTest, RefusesRepeatWarmupAndInPlaceMisuse) {
   s.in_place = true;
   const Error e = error_of([&] { run_operation(s); });
   EXPECT_EQ(e.code(), Errc::usage);
-  EXPECT_NE(std::string(e.what()).find("--in-place runs once"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("in_place runs once"), std::string::npos) << e.what();
   // popcount cannot run in place (DirectML's docs): refused by validation.
   OperationSpec p = literal_spec(OpKind::popcount, {"[1]"});
   p.in_place = true;
