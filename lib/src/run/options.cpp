@@ -1,9 +1,8 @@
 #include "dmlbits/options.hpp"
 
-#include <charconv>
-
 #include <fmt/format.h>
 
+#include "cpu_backend.hpp"
 #include "cpu_isa.hpp"
 
 namespace dmlbits {
@@ -65,11 +64,8 @@ std::string parse_isa_option(std::string_view text) {
 }
 
 unsigned parse_threads_option(std::string_view text) {
-  unsigned n = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc{} || end != text.data() + text.size() || n < 1 || n > kMaxThreads)
-    throw OptionError(OptionKey::threads, OptionRule::not_a_count, std::string(text), std::to_string(kMaxThreads));
-  return n;
+  if (const auto n = parse_thread_count(text)) return *n;
+  throw OptionError(OptionKey::threads, OptionRule::not_a_count, std::string(text), std::to_string(kMaxThreads));
 }
 
 unsigned check_threads_option(unsigned threads) {

@@ -92,9 +92,8 @@ struct OperationResult {
   SampleStats execute_stats() const { return compute_stats(execute_samples); }
 };
 
-// prepare_request()'s rule for repeat, warmup and in place (Errc::usage), which
-// run_operation also holds its callers to; worded for `face` (the command line's words, or
-// Python's keywords).
+// prepare_request()'s rule for repeat, warmup and in place (OptionError), which
+// run_operation also holds its callers to.
 void check_repeat(int repeat, int warmup, bool in_place);
 
 // Throws Error (usage, invalid_input, unsupported, io, backend) as the phases fail.
