@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "dmlbits/ops.hpp"
+#include "dmlbits/option_error.hpp"
 #include "dmlbits/request.hpp"
 
 namespace dmlbits::app {
@@ -38,6 +39,13 @@ inline CLI::Validator file_name_validator() {
   return CLI::Validator([](std::string& s) { return s.empty() ? std::string("an empty file name names no file") : std::string(); },
                         "");
 }
+
+// An option's refusal in the command line's words: its flag (--out-dtype). app/option_errors.cpp
+std::string option_error_text(const OptionError& e);
+// An option whose value the library's parser for its kind reads (options.hpp: `parse` calls it
+// and keeps the value) as CLI11 reads the option; a refusal is an OptionError, which main() words.
+CLI::Option* add_parsed_option(CLI::App& sub, const std::string& name, std::function<void(const std::string&)> parse,
+                               const std::string& help);
 
 // The last line of every command's help.
 inline constexpr const char* kSeeManual = "See dmlbits(1) for details.";
@@ -84,6 +92,11 @@ class CommandSetup {
   template <class T>
   CLI::Option* add_flag(std::string names, T& variable, std::string description = "") {
     return asked_.wants(names) ? command_.add_flag(std::move(names), variable, std::move(description)) : unused();
+  }
+  // add_parsed_option (above) on the command, when the command line names the option.
+  CLI::Option* add_parsed_option(std::string names, std::function<void(const std::string&)> parse,
+                                 const std::string& description) {
+    return asked_.wants(names) ? app::add_parsed_option(command_, names, std::move(parse), description) : unused();
   }
   // What the command runs once the command line is parsed.
   void final_callback(std::function<void()> run) { command_.final_callback(std::move(run)); }

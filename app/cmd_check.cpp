@@ -8,6 +8,7 @@
 #include "dmlbits/check.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/front_end.hpp"
+#include "dmlbits/options.hpp"
 #include "dmlbits/tensor.hpp"
 
 namespace dmlbits::app {
@@ -18,10 +19,8 @@ struct CheckCmdOptions {
   std::string junit;
   std::string shard;
   CheckOptions check;
-  std::string backend;
   bool verbose = false;
   bool sync = false;
-  CLI::Option* adapter_option = nullptr;
   CLI::Option* shard_option = nullptr;
 };
 
@@ -45,10 +44,7 @@ void run_check_cmd(CheckCmdOptions& o) {
   if (o.shard_option->count() > 0) parse_shard(o.shard, o.check);
   // The command line first, as for the operator commands: its mistakes are usage errors
   // before any case runs, not a failure of every case.
-  if (o.adapter_option->count() > 0 && o.check.adapter.empty())
-    throw Error(Errc::usage, "--adapter: an empty name matches no adapter (give an index or part of a name)");
-  CheckOptions options = o.check;
-  if (!o.backend.empty()) options.backend = backend_from_name(o.backend);
+  const CheckOptions& options = o.check;
   check_check_options(options);
   if (std::count(o.manifests.begin(), o.manifests.end(), "-") > 1)
     throw Error(Errc::usage, "standard input ('-') can be given as one manifest only");
@@ -122,10 +118,16 @@ void setup_check(CommandSetup* sub) {
   opt->shard_option = sub->add_option("--shard", opt->shard,
                    "Run shard K of N (0-based): the i-th selected case of each manifest runs in shard i mod N")
       ->type_name("K/N");
-  sub->add_option("--backend", opt->backend, "Run every case on this backend");
-  sub->add_option("--isa", opt->check.isa, "CPU backend: use this instruction set");
-  opt->adapter_option =
-      sub->add_option("--adapter", opt->check.adapter, "d3d12, directml and auto: run on this adapter, an index or part of its name");
+  sub->add_parsed_option("--backend", [opt](const std::string& s) { opt->check.backend = parse_backend_option(s); },
+                    "Run every case on this backend");
+  sub->add_parsed_option("--isa", [opt](const std::string& s) { opt->check.isa = parse_isa_option(s); },
+                    "CPU backend: use this instruction set");
+  sub->add_parsed_option("--adapter",
+                    [opt](const std::string& s) {
+                      check_adapter_option(s);
+                      opt->check.adapter = s;
+                    },
+                    "d3d12, directml and auto: run on this adapter, an index or part of its name");
   sub->add_option("--show", opt->check.max_listed, "List at most N differing elements per case")
       ->type_name("N")
       ->check(count_validator())

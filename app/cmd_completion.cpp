@@ -13,6 +13,7 @@
 #include "app.hpp"
 #include "dmlbits/request.hpp"
 #include "dmlbits/dtype.hpp"
+#include "dmlbits/options.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/ops.hpp"
 
@@ -54,7 +55,7 @@ Values option_values(const CLI::Option& opt, const OpInfo* op) {
   const std::string name = opt.get_lnames().empty() ? std::string() : opt.get_lnames().front();
   std::vector<std::string> words;
   if (name == "feature-level") {
-    for (FeatureLevel level : feature_levels()) words.push_back(level.short_name());
+    words = option_choices(OptionKey::feature_level);
   } else if (name == "dtype" || name == "out-dtype") {
     // An operator's: the types some feature level accepts there; info's: every type.
     DTypeSet set;
@@ -65,11 +66,11 @@ Values option_values(const CLI::Option& opt, const OpInfo* op) {
     }
     words = dtype_names(set);
   } else if (name == "backend") {
-    for (BackendKind b : backend_kinds()) words.emplace_back(backend_name(b));
+    words = option_choices(OptionKey::backend);
   } else if (name == "isa") {
-    for (std::string_view isa : isa_names()) words.emplace_back(isa);
+    words = option_choices(OptionKey::isa);
   } else if (name == "shift-overflow") {
-    for (ShiftOverflow m : shift_overflow_modes()) words.emplace_back(shift_overflow_name(m));
+    words = option_choices(OptionKey::shift_overflow);
   } else if (name == "adapter" || name == "filter") {
     return {};  // a name or free text: nothing to offer
   } else {

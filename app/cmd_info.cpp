@@ -8,6 +8,7 @@
 
 #include "app.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/options.hpp"
 #include "dmlbits/tensor.hpp"
 #include "report.hpp"
 
@@ -25,10 +26,7 @@ int run_info(const InfoOptions& given) {
   InfoOptions o = given;
   o.json = format_choice(o.json, o.format) == "json";
   std::optional<DType> dtype;
-  if (!o.dtype.empty()) {
-    dtype = parse_dtype_name(o.dtype);
-    if (!dtype) throw Error(Errc::usage, fmt::format("--dtype: unknown data type '{}'", o.dtype));
-  }
+  if (!o.dtype.empty()) dtype = parse_dtype_option(o.dtype);
   // Standard input can be read once: a second '-' would report an empty input.
   if (std::count(o.files.begin(), o.files.end(), "-") > 1)
     throw Error(Errc::usage, "standard input ('-') can be given once");

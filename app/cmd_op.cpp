@@ -1,12 +1,13 @@
 // dmlbits and|or|xor|shl|shr A B, dmlbits not|popcount A: one subcommand per operator-table row.
-#include <charconv>
 #include <iostream>
 #include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "app.hpp"
 #include "dmlbits/check.hpp"
+#include "dmlbits/options.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/front_end.hpp"
 #include "dmlbits/tensor.hpp"
@@ -23,14 +24,15 @@ struct OpOptions {
   std::string format;
   bool json = false;  // --json: --format json
   bool in_place = false;
-  std::string feature_level = newest_feature_level().short_name();
-  std::string shift_overflow{shift_overflow_name(kDefaultShiftOverflow)};
-  std::string out_dtype;
-  std::string dtype;
-  std::string backend = "auto";
-  std::string adapter;
+  // The library's parsers read these as CLI11 reads them (add_parsed_option).
+  FeatureLevel level = newest_feature_level();
+  ShiftOverflow shift_overflow = kDefaultShiftOverflow;
+  std::optional<DType> out_dtype;
+  std::optional<DType> dtype;
+  BackendKind backend = BackendKind::automatic;
+  std::optional<std::string> adapter;
   std::string isa;
-  unsigned threads = 0;
+  std::optional<unsigned> threads;
   bool hex = false;
   bool explain = false;
   std::string explain_json;
@@ -49,8 +51,6 @@ struct OpOptions {
   bool popcount_in_place = false;  // popcount's hidden --in-place, refused with DirectML's reason
   // Options whose presence, not value, matters (CLI11 counts them).
   CLI::Option* show_option = nullptr;
-  CLI::Option* adapter_option = nullptr;
-  CLI::Option* threads_option = nullptr;
 };
 
 // An operand that is no file and no literal but looks like a number ("1.5", "nan", "+5",
@@ -83,13 +83,6 @@ void check_operand(const std::string& text, const char* name) {
                                        "and no such file exists; {}", name, text, advice));
 }
 
-std::optional<DType> dtype_option(const std::string& name, const char* option) {
-  if (name.empty()) return std::nullopt;
-  auto d = parse_dtype_name(name);
-  if (!d) throw Error(Errc::usage, fmt::format("{}: unknown data type '{}' (known: {})", option, name, dtype_names_help()));
-  return d;
-}
-
 // The command line's syntax turned into an OperationRequest, which prepare_request() holds to
 // the rules every face shares; the rules here are the command line's own (options that only
 // mean something with --expect, operands that look like numbers). Nothing is read yet.
@@ -100,21 +93,15 @@ PreparedRequest make_request(const OpOptions& o) {
   r.op = o.op;
   r.operands = {o.a};
   if (op.arity == 2) r.operands.emplace_back(o.b);
-  r.level = feature_level_from_text(o.feature_level, "--feature-level");
-  r.out_dtype = dtype_option(o.out_dtype, "--out-dtype");
-  r.dtype = dtype_option(o.dtype, "--dtype");
-  if (op.shift) {
-    const auto shift_overflow = parse_shift_overflow(o.shift_overflow);
-    if (!shift_overflow)  // CLI11's check refuses it first; this keeps the request total
-      throw Error(Errc::usage, fmt::format("--shift-overflow: unknown mode '{}' ({})", o.shift_overflow,
-                                           shift_overflow_names_help()));
-    r.shift_overflow = *shift_overflow;
-  }
+  r.level = o.level;
+  r.out_dtype = o.out_dtype;
+  r.dtype = o.dtype;
+  if (op.shift) r.shift_overflow = o.shift_overflow;
   r.in_place = o.in_place || o.popcount_in_place;  // popcount's is refused with DirectML's reason
-  r.backend = backend_from_name(o.backend);
+  r.backend = o.backend;
   r.isa = o.isa;
-  if (o.adapter_option && o.adapter_option->count() > 0) r.adapter = o.adapter;
-  if (o.threads_option && o.threads_option->count() > 0) r.threads = o.threads;
+  r.adapter = o.adapter;
+  r.threads = o.threads;
   r.repeat = o.repeat;
   r.warmup = o.warmup;
   r.explain_only = o.explain;
@@ -323,9 +310,17 @@ void run_op(const OpOptions& o) {
   }
 }
 
-std::string level_choices() {
-  std::string out;
-  for (auto l : feature_levels()) out += (out.empty() ? "" : ", ") + l.short_name();
+// "A, B, C": the names of the option's table, for its help.
+std::string choices_text(OptionKey key) { return fmt::format("{}", fmt::join(option_choices(key), ", ")); }
+
+// The output types popcount offers at some feature level, its default first ("uint8 (default) or uint32").
+std::string out_dtype_help(const OpInfo& op) {
+  DTypeSet outputs;
+  for (const OpTier& tier : op.tiers) outputs = outputs | tier.outputs;
+  const DType first = op.default_output_dtype(DType::uint8);
+  std::string out = fmt::format("{} (default)", dtype_info(first).numpy_name);
+  for (const DTypeInfo& t : dtype_table())
+    if (outputs.contains(t.dtype) && t.dtype != first) out += fmt::format(" or {}", t.numpy_name);
   return out;
 }
 
@@ -358,44 +353,39 @@ void setup_op(CommandSetup* sub, const OpInfo& op) {
       sub->add_flag("--in-place", opt->in_place, "Write the result over input A (atomically)");
     else  // hidden: refused with DirectML's reason rather than as an unknown option
       sub->add_flag("--in-place", opt->popcount_in_place)->group("");
-    sub->add_option("-l,--feature-level", opt->feature_level,
-                    "DirectML feature level: " + level_choices() + " (also 4.1, DML_FEATURE_LEVEL_4_1)")
-        ->capture_default_str();
-    if (op.shift) {
-      std::vector<std::string> modes;
-      for (ShiftOverflow m : shift_overflow_modes()) modes.emplace_back(shift_overflow_name(m));
-      sub->add_option("--shift-overflow", opt->shift_overflow,
+    sub->add_parsed_option("-l,--feature-level",
+                      [opt](const std::string& s) { opt->level = parse_feature_level_option(s); },
+                      "DirectML feature level: " + choices_text(OptionKey::feature_level) +
+                          " (also 4.1, DML_FEATURE_LEVEL_4_1)")
+        ->default_str(newest_feature_level().short_name());
+    if (op.shift)
+      sub->add_parsed_option("--shift-overflow",
+                        [opt](const std::string& s) { opt->shift_overflow = parse_shift_overflow_option(s); },
                       "Counts >= the element width: directml (what DirectML computes; see the manual), "
                       "zero (result 0) or wrap (count modulo width)")
-          ->check(CLI::IsMember(modes))
           // Short enough that the description shares the option's line (it names the modes).
           ->option_text("MODE=" + std::string(shift_overflow_name(kDefaultShiftOverflow)));
-    }
     if (!op.output_dtype_is_input_dtype())
-      sub->add_option("--out-dtype", opt->out_dtype, "Output data type: uint8 (default) or uint32");
-    sub->add_option("--dtype", opt->dtype, "Data type for literals and JSON inputs that name none (default: the other operand's)");
-    sub->add_option("--backend", opt->backend,
-                    "Backend: " + backend_names_help() + " (auto: cpu, or from 16 MiB of output d3d12 on a hardware "
-                    "adapter where its estimated time is lower; -v says why)")
-        ->capture_default_str();
-    opt->adapter_option = sub->add_option("--adapter", opt->adapter,
+      sub->add_parsed_option("--out-dtype",
+                        [opt](const std::string& s) { opt->out_dtype = parse_dtype_option(s, OptionKey::out_dtype); },
+                        "Output data type: " + out_dtype_help(op));
+    sub->add_parsed_option("--dtype", [opt](const std::string& s) { opt->dtype = parse_dtype_option(s); },
+                      "Data type for literals and JSON inputs that name none (default: the other operand's)");
+    sub->add_parsed_option("--backend", [opt](const std::string& s) { opt->backend = parse_backend_option(s); },
+                      fmt::format("Backend: {} (auto: cpu, or from {} of output d3d12 on a hardware adapter where its "
+                                  "estimated time is lower; -v says why)",
+                                  choices_text(OptionKey::backend), format_byte_size(kAutoGpuMinBytes)))
+        ->default_str(std::string(backend_name(BackendKind::automatic)));
+    sub->add_parsed_option("--adapter", [opt](const std::string& s) { opt->adapter = s; },
                     "d3d12, directml and auto: run on this adapter, an index or part of its name (see dmlbits devices)");
-    sub->add_option("--isa", opt->isa, "CPU backend: run only this instruction set's kernels (scalar, avx2, avx512) instead of the per-operation choice");
-    opt->threads_option = sub->add_option("--threads", opt->threads,
+    sub->add_parsed_option("--isa", [opt](const std::string& s) { opt->isa = parse_isa_option(s); },
+                      fmt::format("CPU backend: run only this instruction set's kernels ({}) instead of the "
+                                  "per-operation choice", choices_text(OptionKey::isa)));
+    sub->add_parsed_option("--threads", [opt](const std::string& s) { opt->threads = parse_threads_option(s); },
                     "CPU backends: compute on at most N threads (default: the CPUs this process may run on, at most "
                     "8, for outputs of 4 MiB or more, see dmlbits devices; 1 also reads and writes a streamed run on "
                     "one thread; default DMLBITS_THREADS)")
-        ->type_name("N")
-        ->check(CLI::Validator(
-            [](std::string& s) {
-              // As DMLBITS_THREADS is refused: CLI11's range check calls "abc" out of range.
-              unsigned n = 0;
-              const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-              return ec == std::errc{} && p == s.data() + s.size() && n >= 1 && n <= kMaxThreads
-                         ? std::string()
-                         : fmt::format("'{}' is not a thread count from 1 to {}", s, kMaxThreads);
-            },
-            ""));
+        ->type_name("N");
     sub->add_flag("--hex", opt->hex, "JSON output: every value as its bit pattern in hex");
     sub->add_flag("--explain", opt->explain, "Print the DirectML operator description as JSON and exit without running");
     sub->add_option("--explain-json", opt->explain_json, "Run, and write the DirectML operator description to FILE")

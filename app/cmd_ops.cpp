@@ -6,6 +6,7 @@
 #include "app.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/ops.hpp"
+#include "dmlbits/options.hpp"
 #include "report.hpp"
 
 namespace dmlbits::app {
@@ -20,7 +21,7 @@ struct OpsOptions {
 
 void run_ops(const OpsOptions& o) {
   std::optional<FeatureLevel> level;
-  if (!o.feature_level.empty()) level = feature_level_from_text(o.feature_level, "--feature-level");
+  if (!o.feature_level.empty()) level = parse_feature_level_option(o.feature_level);
   const bool json = format_choice(o.json, o.format) == "json";
   if (o.roff) std::cout << ops_roff();
   else if (json) std::cout << ops_json_text(level) << '\n';

@@ -15,6 +15,7 @@
 #include "dmlbits/devices.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/front_end.hpp"
+#include "dmlbits/option_error.hpp"
 #include "dmlbits/ops.hpp"
 #include "report.hpp"
 
@@ -337,6 +338,10 @@ int exit_status_of_failure(CLI::App& app) {
     return app.exit(e, std::cout, std::cerr);  // --help, --version
   } catch (const CLI::ParseError& e) {
     return usage_error(current_command(app), parse_error_text(e));
+  } catch (const OptionError& e) {  // an option's refusal, in the command line's words
+    if (e.code() == Errc::usage) return usage_error(current_command(app), app::option_error_text(e));
+    std::cerr << "dmlbits: " << app::option_error_text(e) << '\n';
+    return exit_status(e.code());
   } catch (const Error& e) {
     if (e.code() == Errc::broken_pipe) return exit_status(Errc::broken_pipe);  // quietly: see main()
     if (e.code() == Errc::usage) return usage_error(current_command(app), e.what());

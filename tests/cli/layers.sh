@@ -34,10 +34,10 @@ below["golden"] = {"run"} | below["run"]
 # The layer of each public header. front_end.hpp includes no other header, so that the layers
 # that implement its parts (core, platform, io) may each include it; the umbrella is the top.
 public = {
-    "core": "error dtype ops timing describe front_end",
+    "core": "error option_error dtype ops timing describe front_end",
     "platform": "process",
     "io": "tensor",
-    "run": "request devices",
+    "run": "request options devices",
     "golden": "check dmlbits",
 }
 owner = {f"{h}.hpp": layer for layer, names in public.items() for h in names.split()}

@@ -170,6 +170,31 @@ def test_option_refusals_name_the_keywords():
         dmlbits.bitwise_not(a, warmup=2**31)
 
 
+def test_each_keyword_is_read_by_the_librarys_parser():
+    # One parser per kind in the library (options.hpp); the module words its refusal with the
+    # keyword. threads= is read there too: only a Python int from 1 to 256 is a count.
+    a = np.zeros(4, np.uint8)
+    for bad, text in [(0, "threads: 0 is not from 1 to 256"),
+                      (True, "threads: 'True' is not a thread count from 1 to 256"),
+                      ("4", "threads: '4' is not a thread count from 1 to 256"),
+                      (-1, "threads: '-1' is not a thread count from 1 to 256"),
+                      (2**70, f"threads: {2**70} is more than 256")]:
+        with pytest.raises(dmlbits.UsageError) as e:
+            dmlbits.bitwise_and(a, a, threads=bad)
+        assert str(e.value) == text
+    with pytest.raises(dmlbits.UsageError) as e:
+        dmlbits.bitwise_and(a, a, isa="neon")
+    assert str(e.value) == "isa: unknown instruction set 'neon' (known: scalar, avx2, avx512)"
+    with pytest.raises(dmlbits.UsageError, match=r"^out_dtype: unknown data type 'u9' \(known: uint8\|u1\|UINT8, "):
+        dmlbits.bitwise_count(a, out_dtype="u9")
+    with pytest.raises(dmlbits.InvalidInputError) as e:
+        dmlbits.bitwise_and(1, 2)
+    assert str(e.value) == "operand A (literal '1'): the data type is unknown: no other operand names one; use dtype="
+    # NumPy's dtype objects are read by their NumPy names, for every dtype keyword.
+    assert dmlbits.bitwise_count(a, out_dtype=np.uint32).dtype == np.uint32
+    assert dmlbits.explain("and", a, 1, dtype=np.uint8)["tensors"]["OutputTensor"]["DataType"].endswith("UINT8")
+
+
 def test_a_call_like_an_accepted_one_is_still_checked():
     # Each thread keeps the operations it validated; what differs from a kept one in dtype, shape
     # or level is checked afresh, and a refusal is the same every time.

@@ -20,6 +20,7 @@
 #include "dmlbits/dtype.hpp"
 #include "dmlbits/error.hpp"
 #include "json_tensor.hpp"
+#include "dmlbits/option_error.hpp"
 #include "dmlbits/tensor.hpp"
 
 namespace dmlbits {
@@ -79,8 +80,16 @@ TEST(JsonTensorTest, NestedArrayInfersShapeAndTakesDefaultDtype) {
 
 TEST(JsonTensorTest, NestedArrayWithoutDtypeAsksForDtype) {
   const std::string msg = read_error("[[0,123],[456,789]]");
-  EXPECT_HAS(msg, "--dtype");
+  EXPECT_HAS(msg, "or use dtype");  // the option, in the library's words: each face names its own
   EXPECT_HAS(msg, "data type is unknown");
+  try {
+    (void)read("[1]", std::nullopt);
+    ADD_FAILURE() << "read without a dtype";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.key(), OptionKey::dtype);
+    EXPECT_EQ(e.rule(), OptionRule::needed);
+    EXPECT_EQ(e.code(), Errc::invalid_input);
+  }
   // The document itself parses; only the conversion needs a dtype.
   const auto doc = JsonTensorDocument::parse("[1, 2]");
   EXPECT_FALSE(doc.declared_dtype().has_value());
@@ -116,7 +125,7 @@ TEST(JsonTensorTest, ObjectDtypeWinsOverDefaultAndShapeIsOptional) {
   EXPECT_EQ(dims_of(t), (std::vector<std::uint64_t>{1, 3}));
   // An object without a dtype takes the caller's.
   EXPECT_EQ(read(R"({"data": [7]})", DType::uint64).dtype(), DType::uint64);
-  EXPECT_HAS(read_error(R"({"data": [7]})"), "--dtype");
+  EXPECT_HAS(read_error(R"({"data": [7]})"), "or use dtype");
 }
 
 TEST(JsonTensorTest, AcceptsNumpyAndDirectMLDtypeNames) {
@@ -500,7 +509,7 @@ TEST(JsonTensorTest, ZeroDimensional) {
   EXPECT_EQ(read("[5]", DType::uint8).shape().rank(), 1u);
   // A 0-d value out of range names the only position there is.
   EXPECT_HAS(read_error("256", DType::uint8), "data: value 256 is out of range for uint8");
-  EXPECT_HAS(read_error("5"), "--dtype");
+  EXPECT_HAS(read_error("5"), "or use dtype");
 }
 
 TEST(JsonTensorTest, EmptyTensors) {

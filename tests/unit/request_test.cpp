@@ -15,6 +15,7 @@
 
 #include "dmlbits/error.hpp"
 #include "dmlbits/request.hpp"
+#include "dmlbits/option_error.hpp"
 #include "run.hpp"
 #include "unit_support.hpp"
 
@@ -214,48 +215,89 @@ TEST(Request, WithoutTimingNothingIsMeasured) {
   EXPECT_NE(t.timing.device.kind, DeviceKind::none);
 }
 
-// prepare_request words its refusals for the face: the command line's options, Python's keywords.
-TEST(Request, RefusalsNameTheFacesOptions) {
+// prepare_request refuses an option as data, in no face's words: which option, which rule,
+// the value (each face's words for them: option_error_test.cpp, tests/cli/option_rules.sh,
+// tests/python/test_errors.py). The face a request names changes none of it.
+TEST(Request, RefusalsSayWhichOptionAndRule) {
   const std::vector<std::uint8_t> a(4, 1);
-  const auto message = [&](RequestFace face, auto change) {
+  struct Refused {
+    OptionKey key;
+    OptionRule rule;
+    std::string value, subject;
+  };
+  const auto refused = [&](auto change) -> std::optional<Refused> {
+    std::optional<Refused> seen;
+    for (RequestFace face : {RequestFace::command_line, RequestFace::python}) {
     OperationRequest r = not_request(a);
     r.face = face;
     change(r);
-    return refusal([&] { (void)prepare_request(std::move(r)); });
+      try {
+        (void)prepare_request(std::move(r));
+      } catch (const OptionError& e) {
+        EXPECT_EQ(e.code(), Errc::usage);
+        const Refused now{e.key(), e.rule(), e.value(), e.subject()};
+        if (seen) {
+          EXPECT_EQ(now.key, seen->key);
+          EXPECT_EQ(now.rule, seen->rule);
+          EXPECT_EQ(now.value, seen->value);
+        }
+        seen = now;
+        continue;
+      }
+      ADD_FAILURE() << "accepted";
+      return std::nullopt;
+    }
+    return seen;
   };
-  const auto threads = [](OperationRequest& r) { r.threads = 300; };
-  EXPECT_EQ(message(RequestFace::command_line, threads), "usage: --threads: 300 is more than 256");
-  EXPECT_EQ(message(RequestFace::python, threads), "usage: threads: 300 is more than 256");
-  const auto adapter = [](OperationRequest& r) { r.adapter = "0"; };
-  EXPECT_EQ(message(RequestFace::command_line, adapter),
-            "usage: --adapter applies to the d3d12, directml and auto backends, not cpu");
-  EXPECT_EQ(message(RequestFace::python, adapter), "usage: adapter= applies to the d3d12, directml and auto backends, not cpu");
-  const auto gpu_threads = [](OperationRequest& r) {
+  const auto expect = [&](auto change, OptionKey key, OptionRule rule, const std::string& value,
+                          const std::string& subject) {
+    const auto e = refused(change);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->key, key);
+    EXPECT_EQ(e->rule, rule);
+    EXPECT_EQ(e->value, value);
+    EXPECT_EQ(e->subject, subject);
+  };
+  expect([](OperationRequest& r) { r.threads = 300; }, OptionKey::threads, OptionRule::above_maximum, "300", "256");
+  expect([](OperationRequest& r) { r.threads = 0; }, OptionKey::threads, OptionRule::zero, "0", "256");
+  expect([](OperationRequest& r) { r.adapter = "0"; }, OptionKey::adapter, OptionRule::not_for_backend, "0", "cpu");
+  expect(
+      [](OperationRequest& r) {
     r.backend = BackendKind::d3d12;
     r.threads = 2;
-  };
-  EXPECT_EQ(message(RequestFace::python, gpu_threads), "usage: the d3d12 backend has no choice of CPU threads (threads=)");
-  const auto zero_threads = [](OperationRequest& r) { r.threads = 0; };
-  EXPECT_EQ(message(RequestFace::python, zero_threads), "usage: threads: 0 is not from 1 to 256");
-  const auto repeat = [](OperationRequest& r) { r.repeat = 0; };
-  EXPECT_EQ(message(RequestFace::command_line, repeat), "usage: --repeat must be at least 1 and --warmup at least 0");
-  EXPECT_EQ(message(RequestFace::python, repeat), "usage: repeat must be at least 1 and warmup at least 0");
+      },
+      OptionKey::threads, OptionRule::not_for_backend, "2", "d3d12");
+  expect([](OperationRequest& r) { r.repeat = 0; }, OptionKey::repeat, OptionRule::too_few, "0", "");
+  expect([](OperationRequest& r) { r.warmup = -1; }, OptionKey::warmup, OptionRule::too_few, "-1", "");
   std::vector<std::uint8_t> writable(4, 1);
-  const auto in_place_twice = [&](OperationRequest& r) {
+  expect(
+      [&](OperationRequest& r) {
     std::get<BorrowedTensor>(r.operands[0]).writable = reinterpret_cast<std::byte*>(writable.data());
     r.in_place = true;
     r.output = OutputKind::none;
     r.warmup = 1;
-  };
-  EXPECT_EQ(message(RequestFace::python, in_place_twice),
-            "usage: out=x (in place) runs once: it cannot be combined with repeat or warmup");
-  const auto empty_adapter = [](OperationRequest& r) {
+      },
+      OptionKey::in_place, OptionRule::runs_once, "", "");
+  expect(
+      [](OperationRequest& r) {
     r.backend = BackendKind::automatic;
     r.threads.reset();
     r.adapter = "";
-  };
-  EXPECT_EQ(message(RequestFace::python, empty_adapter),
-            "usage: adapter: an empty name matches no adapter (give an index or part of a name)");
+      },
+      OptionKey::adapter, OptionRule::empty, "", "");
+  expect([](OperationRequest& r) { r.out_dtype = DType::uint32; }, OptionKey::out_dtype, OptionRule::not_for_operator,
+         "uint32", "not");
+  expect([](OperationRequest& r) { r.shift_overflow = ShiftOverflow::wrap; }, OptionKey::shift_overflow,
+         OptionRule::not_for_operator, "wrap", "not");
+  // The operators that take them, from the operator table.
+  OperationRequest r = not_request(a);
+  r.out_dtype = DType::uint32;
+  try {
+    (void)prepare_request(std::move(r));
+    ADD_FAILURE() << "accepted";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.choices(), (std::vector<std::string>{"popcount"}));
+  }
 }
 
 

@@ -162,7 +162,7 @@ TEST(RunOperationTest, RefusesRepeatWarmupAndInPlaceMisuse) {
   s.in_place = true;
   const Error e = error_of([&] { run_operation(s); });
   EXPECT_EQ(e.code(), Errc::usage);
-  EXPECT_NE(std::string(e.what()).find("--in-place runs once"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("in_place runs once"), std::string::npos) << e.what();
   EXPECT_EQ(a, std::vector<std::uint8_t>{1});  // refused before anything ran
   // popcount cannot run in place (DirectML's docs): refused before anything is read.
   OperationRequest p;

@@ -44,10 +44,6 @@ FeatureLevel newest_feature_level();
 // "4.1", "4_1" or "DML_FEATURE_LEVEL_4_1"; nullopt for anything else, including levels
 // DirectML does not define (4_2).
 std::optional<FeatureLevel> parse_feature_level(std::string_view text);
-// The same, refusing anything else with Errc::usage: "OPTION: unknown level 'TEXT' (1_0 to 6_4,
-// also written 4.1 or DML_FEATURE_LEVEL_4_1)", OPTION as the face's user spells it
-// (--feature-level on the command line, feature_level in Python).
-FeatureLevel feature_level_from_text(std::string_view text, std::string_view option);
 
 }  // namespace dmlbits
 

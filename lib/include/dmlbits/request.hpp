@@ -7,9 +7,9 @@
 // Contract:
 // - prepare_request() reads nothing but the request and the environment variables the request
 //   stands in for (DMLBITS_ISA, DMLBITS_THREADS): no operand is opened, no device created. It
-//   throws Error(Errc::usage) for a combination a face must refuse before any work, with the
-//   command line's words ("--in-place and -o cannot be combined"), and Errc::unsupported for an
-//   instruction set this CPU lacks.
+//   throws Error(Errc::usage) for a combination a face must refuse before any work (an
+//   option's value or combination as an OptionError, which the face words: option_error.hpp),
+//   and Errc::unsupported for an instruction set this CPU lacks.
 // - run() accepts only a PreparedRequest. It throws Error as the phases fail (usage for operands
 //   read twice from standard input, invalid_input, unsupported, io, backend, interrupted); a file
 //   output is then left as it was. It never prints and never exits.
@@ -44,8 +44,6 @@ enum class BackendKind : std::uint8_t {
 std::span<const BackendKind> backend_kinds();
 std::string_view backend_name(BackendKind kind);
 std::optional<BackendKind> parse_backend(std::string_view name);
-// The same, refusing an unknown name with Errc::usage: "unknown backend 'NAME' (available: ...)".
-BackendKind backend_from_name(std::string_view name);
 // "auto, cpu, d3d12, directml, cpu-reference", for messages and --help.
 std::string backend_names_help();
 // Whether the backend computes on CPU threads (--threads, --isa apply) or on an adapter
@@ -80,9 +78,10 @@ enum class OutputKind : std::uint8_t {
   none,       // computed and discarded (for timing), or compared by the caller via keep_result
 };
 
-// Which face built the request: its messages name options in that face's words (--out-dtype,
-// "out_dtype", out_dtype=), and a manifest's mistakes are invalid input (status 3) where the
-// command line's and Python's are usage errors.
+// Which face built the request. Not for words: a refused option is an OptionError
+// (option_error.hpp) that the face words. A manifest's wrong count of inputs is invalid input
+// (status 3) where the command line's and Python's are usage errors, and Python's text
+// operands are literals only (never a file).
 enum class RequestFace : std::uint8_t { command_line, manifest, python };
 
 struct OperationRequest {

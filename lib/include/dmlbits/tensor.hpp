@@ -182,10 +182,9 @@ OperandKind classify_operand(const std::string& text);
 
 // A tensor file as the operator commands read an operand file: .npy or JSON, told apart by its
 // content; `json_dtype` is the dtype of a JSON file that names none. "-" reads standard input.
-// Errors carry the context "reading 'PATH'"; the refusal of JSON without a dtype names the
-// option that gives one as `dtype_option` (a literal: Python's read_tensor says "dtype=").
-Tensor read_tensor_file(const std::string& path, std::optional<DType> json_dtype = std::nullopt,
-                        std::string_view dtype_option = "--dtype");
+// Errors carry the context "reading 'PATH'"; JSON without a dtype is an OptionError (the
+// option dtype is needed: option_error.hpp), which the face words.
+Tensor read_tensor_file(const std::string& path, std::optional<DType> json_dtype = std::nullopt);
 
 // Writes `t` to `path` in `format` as every output is written: complete or not at all (never a
 // partial file, even if the process is killed), "-" for standard output. json_hex writes each

@@ -24,11 +24,10 @@ _NUMPY_NAMES = {
 
 @functools.lru_cache(maxsize=256)
 def _options(backend, feature_level, shift_overflow, out_dtype, threads, isa, adapter):
-    # Parsed and checked once per combination: a small call then parses no strings.
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        raise _usage(f"threads: {threads!r} is not a thread count (1 or more)")
-    return _dmlbits.run_options(backend or "", _text(feature_level), shift_overflow or "",
-                                _dtype_name(out_dtype), threads or 0, isa or "", adapter or "")
+    # Parsed and checked once per combination, by the extension (the library's parsers): a small
+    # call then parses no strings.
+    return _dmlbits.run_options(backend or "", _text(feature_level), shift_overflow or "", out_dtype, threads,
+                                isa or "", adapter or "")
 
 
 def _usage(message):
@@ -42,15 +41,6 @@ def _text(level):
     if isinstance(level, (int, float)) and not isinstance(level, bool):
         level = repr(level)  # 4.1 -> "4.1"
     return str(level)
-
-
-def _dtype_name(dtype):
-    if dtype is None:
-        return ""
-    if isinstance(dtype, str):
-        return dtype
-    import numpy
-    return numpy.dtype(dtype).name  # numpy.uint32, numpy.dtype("u4"), "u4"
 
 
 def _operand(x):
@@ -72,7 +62,7 @@ def _operand(x):
 # The extension's run(op, x1, x2, out, dtype, options, timing, repeat, warmup): each operator is
 # one call to it (a 4x4 call costs about a microsecond; every Python function call on the way
 # added a tenth of that). It turns lists and tuples into literals with _operand, and a dtype=
-# other than a name with numpy.dtype(...).name, as _dtype_name does.
+# other than a name with numpy.dtype(...).name.
 _run = _dmlbits.run
 _AND, _OR, _XOR, _NOT, _SHL, _SHR, _POPCOUNT = (_OP_INDEX[v] for v in ("and", "or", "xor", "not", "shl", "shr",
                                                                         "popcount"))
@@ -160,7 +150,7 @@ def explain(op, x1, x2=None, /, *, dtype=None, shift_overflow=None, out_dtype=No
     ("bitwise_and") or the CLI's verb ("and")."""
     verb = _verb(op)
     return _dmlbits.explain(_OP_INDEX[verb], _operand(x1), None if x2 is None else _operand(x2),
-                            _dtype_name(dtype) or None,
+                            dtype,
                             _options(backend, feature_level, shift_overflow, out_dtype, threads, isa, adapter))
 
 
@@ -180,7 +170,7 @@ def read_tensor(path, /, *, dtype=None):
     """A tensor from an .npy or JSON file (as the CLI reads it: JSON with exact 64-bit integers,
     "0x..." bit patterns, "nan"), as a NumPy array in C order and native byte order. ``dtype``
     is for JSON that names none."""
-    return _dmlbits.read_tensor(os.fspath(path), _dtype_name(dtype) or None)
+    return _dmlbits.read_tensor(os.fspath(path), dtype)
 
 
 def write_tensor(array, path, /, *, format=None, hex=False):

@@ -210,7 +210,7 @@ def _block(verb, options, blocks, host_tasks, *operands):
     # One block, on a worker: `blocks` of the graph and `host_tasks` (None: unknown when the
     # graph was built) bound the tasks that run at once beside it.
     if ("threads" not in options and not os.environ.get("DMLBITS_THREADS")
-            and options.get("backend", "auto") in ("auto", "cpu", "cpu-reference")):
+            and _core._dmlbits.backend_uses_cpu(options.get("backend") or "auto")):
         tasks = min(blocks, host_tasks or _local_tasks())
         options = dict(options, threads=_threads_per_task(_core._dmlbits.machine_threads(), tasks))
     return _FUNCTIONS[verb](*operands, **options)

@@ -9,7 +9,7 @@ namespace dmlbits::python {
 
 Tensor read_tensor_path(const std::string& path, std::optional<DType> dtype) {
   if (path == "-") throw Error(Errc::usage, "read_tensor: '-' (standard input) is for the command line; give a path");
-  return read_tensor_file(path, dtype, "dtype=");
+  return read_tensor_file(path, dtype);
 }
 
 void write_tensor_path(const TensorView& t, const std::string& path, const std::string& format_name, bool hex) {

@@ -25,6 +25,7 @@
 #include "dmlbits/check.hpp"
 #include "dmlbits/devices.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/options.hpp"
 #include "dmlbits/request.hpp"
 #include "files.hpp"
 
@@ -39,20 +40,44 @@ py::object from_json_text(const std::string& text) {
 
 py::object from_json(const nlohmann::json& j) { return from_json_text(j.dump()); }
 
-std::optional<DType> dtype_argument(const std::optional<std::string>& name, const char* keyword) {
-  if (!name || name->empty()) return std::nullopt;
-  auto d = parse_dtype_name(*name);
-  if (!d) throw Error(Errc::usage, fmt::format("{}: unknown data type '{}' (known: {})", keyword, *name, dtype_names_help()));
-  return d;
+// The Python face's words for an option's refusal (option_error.hpp): the keyword (threads),
+// as a thing given with its `=` (adapter=); in place is asked for as out=x.
+std::string keyword_name(OptionKey key) {
+  return key == OptionKey::in_place ? std::string("out=x (in place)") : std::string(option_keyword(key));
+}
+std::string keyword_argument(OptionKey key) {
+  return key == OptionKey::in_place ? keyword_name(key) : fmt::format("{}=", option_keyword(key));
+}
+std::string option_text(const OptionError& e) { return option_error_text(e, {&keyword_name, &keyword_argument, '\''}); }
+
+// dtype= or out_dtype= (`key`) as given: None, a name ("uint8", "u1"), or anything
+// numpy.dtype() takes (numpy.uint8, a dtype), by its NumPy name; parsed by the library's parser.
+std::optional<DType> dtype_keyword(py::handle dtype, OptionKey key = OptionKey::dtype) {
+  if (dtype.is_none()) return std::nullopt;
+  if (py::isinstance<py::str>(dtype)) {
+    const std::string name = dtype.cast<std::string>();
+    if (name.empty()) return std::nullopt;
+    return parse_dtype_option(name, key);
+  }
+  return parse_dtype_option(
+      py::str(py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype)).attr("name")).cast<std::string>(), key);
 }
 
-// The operators' dtype= as given: None, a name ("uint8", "u1"), or anything numpy.dtype() takes
-// (numpy.uint8, a dtype), by its NumPy name.
-std::optional<DType> dtype_keyword(py::handle dtype) {
-  if (dtype.is_none()) return std::nullopt;
-  if (py::isinstance<py::str>(dtype)) return dtype_argument(dtype.cast<std::string>(), "dtype");
-  return dtype_argument(py::str(py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype)).attr("name")).cast<std::string>(),
-                        "dtype");
+// threads= as given: None, or a Python int (not a bool) from 1 to kMaxThreads.
+std::optional<unsigned> threads_keyword(py::handle threads) {
+  if (threads.is_none()) return std::nullopt;
+  if (PyBool_Check(threads.ptr()) || !PyLong_Check(threads.ptr()))
+    throw OptionError(OptionKey::threads, OptionRule::not_a_count, py::str(threads).cast<std::string>(),
+                      std::to_string(kMaxThreads));
+  int overflow = 0;
+  const long long n = PyLong_AsLongLongAndOverflow(threads.ptr(), &overflow);
+  if (overflow > 0 || n > static_cast<long long>(kMaxThreads))
+    throw OptionError(OptionKey::threads, OptionRule::above_maximum, py::str(threads).cast<std::string>(),
+                      std::to_string(kMaxThreads));
+  if (overflow < 0 || n < 0)
+    throw OptionError(OptionKey::threads, OptionRule::not_a_count, py::str(threads).cast<std::string>(),
+                      std::to_string(kMaxThreads));
+  return check_threads_option(static_cast<unsigned>(n));
 }
 
 // The keyword options of a call, their names parsed (the face's syntax; the combination rules
@@ -69,22 +94,16 @@ struct CallOptions {
 };
 
 CallOptions call_options(const std::string& backend, const std::string& feature_level, const std::string& shift_overflow,
-                         const std::string& out_dtype, unsigned threads, const std::string& isa,
-                         const std::string& adapter) {
+                         py::handle out_dtype, py::handle threads, const std::string& isa, const std::string& adapter) {
   static std::atomic<std::uint64_t> made{0};
   CallOptions o;
   o.serial = ++made;
-  if (!backend.empty()) o.backend = backend_from_name(backend);
-  if (!feature_level.empty()) o.level = feature_level_from_text(feature_level, "feature_level");
-  if (!shift_overflow.empty()) {
-    o.shift_overflow = parse_shift_overflow(shift_overflow);
-    if (!o.shift_overflow)
-      throw Error(Errc::usage, fmt::format("shift_overflow: unknown mode '{}' ({})", shift_overflow,
-                                           shift_overflow_names_help("'")));
-  }
-  o.out_dtype = dtype_argument(out_dtype, "out_dtype");
-  if (threads != 0) o.threads = threads;
-  o.isa = isa;
+  if (!backend.empty()) o.backend = parse_backend_option(backend);
+  if (!feature_level.empty()) o.level = parse_feature_level_option(feature_level);
+  if (!shift_overflow.empty()) o.shift_overflow = parse_shift_overflow_option(shift_overflow);
+  o.out_dtype = dtype_keyword(out_dtype, OptionKey::out_dtype);
+  o.threads = threads_keyword(threads);
+  if (!isa.empty()) o.isa = parse_isa_option(isa);
   if (!adapter.empty()) o.adapter = adapter;
   return o;
 }
@@ -598,9 +617,9 @@ PyObject* run_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 PyMethodDef run_fast_def = {"run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&run_fast)), METH_FASTCALL,
                             "run(op, x1, x2, out, dtype, options, timing, repeat, warmup)"};
 
-py::object explain(int op_index, py::object a, py::object b, std::optional<std::string> dtype, py::handle options) {
+py::object explain(int op_index, py::object a, py::object b, py::handle dtype, py::handle options) {
   OperationRequest r = new_request(op_index, options_of(options));
-  r.dtype = dtype_argument(dtype, "dtype");
+  r.dtype = dtype_keyword(dtype);
   r.explain_only = true;
   r.output = OutputKind::none;
   Operands in = b.is_none() ? add_operands(r, {a}) : add_operands(r, {a, b});
@@ -611,12 +630,12 @@ py::object explain(int op_index, py::object a, py::object b, std::optional<std::
 // The support table: the document `dmlbits ops --json` prints (ops_json_text).
 py::object ops(const std::string& level_name) {
   std::optional<FeatureLevel> level;
-  if (!level_name.empty()) level = feature_level_from_text(level_name, "feature_level");
+  if (!level_name.empty()) level = parse_feature_level_option(level_name);
   return from_json(nlohmann::json::parse(ops_json_text(level)));
 }
 
-py::array read_tensor_array(const std::string& path, std::optional<std::string> dtype) {
-  const std::optional<DType> default_dtype = dtype_argument(dtype, "dtype");
+py::array read_tensor_array(const std::string& path, py::handle dtype) {
+  const std::optional<DType> default_dtype = dtype_keyword(dtype);
   Tensor t = [&] {
     py::gil_scoped_release release;
     return read_tensor_path(path, default_dtype);
@@ -665,6 +684,9 @@ PYBIND11_MODULE(_dmlbits, m) {
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const OptionError& e) {  // an option's refusal, in Python's words
+      py::object cls = error_for_code(errc_info(e.code()).name);
+      PyErr_SetObject(cls.ptr(), py::str(option_text(e)).ptr());
     } catch (const Error& e) {
       if (e.code() == Errc::interrupted) {
         PyErr_SetNone(PyExc_KeyboardInterrupt);
@@ -688,9 +710,11 @@ PYBIND11_MODULE(_dmlbits, m) {
   m.def("version", [] { return std::string(DMLBITS_VERSION); });
 
   m.def("run_options", [](const std::string& backend, const std::string& feature_level, const std::string& shift_overflow,
-                           const std::string& out_dtype, unsigned threads, const std::string& isa, const std::string& adapter) {
+                           py::handle out_dtype, py::handle threads, const std::string& isa, const std::string& adapter) {
     return options_capsule(call_options(backend, feature_level, shift_overflow, out_dtype, threads, isa, adapter));
   });
+  // Whether backend= computes on CPU threads (threads= applies), by the backend table.
+  m.def("backend_uses_cpu", [](const std::string& name) { return backend_uses_cpu(parse_backend_option(name)); });
   m.add_object("run", py::reinterpret_steal<py::object>(PyCFunction_NewEx(&run_fast_def, nullptr, m.attr("__name__").ptr())));
   m.def("explain", &explain);
   m.def("ops", &ops);
@@ -729,7 +753,7 @@ PYBIND11_MODULE(_dmlbits, m) {
               o.backend.reset();
               return;
             }
-            o.backend = backend_from_name(name);
+            o.backend = parse_backend_option(name);
           })
       .def_readwrite("isa", &CheckOptions::isa)
       .def_readwrite("adapter", &CheckOptions::adapter)

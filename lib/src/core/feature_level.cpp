@@ -36,10 +36,4 @@ std::optional<FeatureLevel> parse_feature_level(std::string_view text) {
   return std::nullopt;
 }
 
-FeatureLevel feature_level_from_text(std::string_view text, std::string_view option) {
-  if (const auto level = parse_feature_level(text)) return *level;
-  throw Error(Errc::usage, fmt::format("{}: unknown level '{}' (1_0 to {}, also written 4.1 or DML_FEATURE_LEVEL_4_1)",
-                                       option, text, newest_feature_level().short_name()));
-}
-
 }  // namespace dmlbits

@@ -116,13 +116,21 @@ namespace {
 unsigned threads_variable_count() {
   const std::string env = environment_variable("DMLBITS_THREADS").value_or("");
   if (env.empty()) return 0;
-  unsigned n = 0;
-  const char* end = env.data() + env.size();
-  const auto [p, ec] = std::from_chars(env.data(), end, n);
-  if (ec != std::errc{} || p != end || n < 1 || n > kMaxCpuThreads)
+  if (const auto n = parse_thread_count(env)) return *n;
     throw Error(Errc::usage, fmt::format("DMLBITS_THREADS: '{}' is not a thread count from 1 to {}", env, kMaxCpuThreads));
+}
+
+}  // namespace
+
+std::optional<unsigned> parse_thread_count(std::string_view text) {
+  unsigned n = 0;
+  const char* end = text.data() + text.size();
+  const auto [p, ec] = std::from_chars(text.data(), end, n);
+  if (ec != std::errc{} || p != end || n < 1 || n > kMaxCpuThreads) return std::nullopt;
   return n;
 }
+
+namespace {
 
 CpuMachine machine_for(Isa isa) {
   CpuMachine m = this_machine();

@@ -110,6 +110,10 @@ unsigned cpu_threads(unsigned requested, std::optional<Isa> isa = std::nullopt);
 bool cpu_threads_are_default(unsigned requested);
 // The most threads the CPU backend computes on (--threads, DMLBITS_THREADS).
 inline constexpr unsigned kMaxCpuThreads = 256;
+// A thread count as text (--threads, DMLBITS_THREADS): decimal digits only, 1 to
+// kMaxCpuThreads; nullopt for anything else. The one reader of that text (options.hpp's
+// parse_threads_option refuses for the faces, threads_variable_count for the variable).
+std::optional<unsigned> parse_thread_count(std::string_view text);
 
 struct CpuBackendOptions {
   unsigned threads = 0;  // 0: the default, cpu_threads(0)

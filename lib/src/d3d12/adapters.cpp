@@ -11,6 +11,7 @@
 
 #include "d3d12_backend.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/option_error.hpp"
 #include "environment.hpp"
 
 namespace dmlbits {
@@ -26,6 +27,14 @@ std::string adapters_help(const std::vector<GpuAdapter>& adapters) {
   std::string out;
   for (const auto& a : adapters) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", a.index, a.name);
   return out.empty() ? "none" : out;
+}
+
+// --adapter's refusal, with the adapters there are ("0 NAME") for the face to list.
+[[noreturn]] void refuse_adapter(const std::vector<GpuAdapter>& adapters, std::string_view spec, OptionRule rule,
+                                 std::string subject) {
+  std::vector<std::string> names;
+  for (const auto& a : adapters) names.push_back(fmt::format("{} {}", a.index, a.name));
+  throw OptionError(OptionKey::adapter, rule, std::string(spec), std::move(subject), std::move(names));
 }
 
 }  // namespace
@@ -61,13 +70,14 @@ bool known_software_rasteriser(std::uint32_t vendor_id, std::uint32_t device_id,
 
 }  // namespace d3d12_detail
 
-const GpuAdapter& find_adapter(const std::vector<GpuAdapter>& adapters, std::string_view spec, std::string_view option) {
+const GpuAdapter& find_adapter(const std::vector<GpuAdapter>& adapters, std::string_view spec) {
+  const auto refuse = [&](OptionRule rule, std::string subject = {}) { refuse_adapter(adapters, spec, rule, std::move(subject)); };
   const bool numeric = !spec.empty() && std::all_of(spec.begin(), spec.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (numeric) {
     const unsigned long index = spec.size() > 9 ? ~0ul : std::stoul(std::string(spec));
     for (const auto& a : adapters)
       if (a.index == index) return a;
-    throw Error(Errc::usage, fmt::format("{}: no adapter {} (adapters: {})", option, spec, adapters_help(adapters)));
+    refuse(OptionRule::no_such_adapter);
   }
   const std::string want = lower(spec);
   const GpuAdapter* found = nullptr;
@@ -78,10 +88,8 @@ const GpuAdapter& find_adapter(const std::vector<GpuAdapter>& adapters, std::str
       ++matches;
     }
   if (matches == 1) return *found;
-  if (matches == 0)
-    throw Error(Errc::usage, fmt::format("{}: no adapter named like '{}' (adapters: {})", option, spec, adapters_help(adapters)));
-  throw Error(Errc::usage, fmt::format("{}: '{}' matches {} adapters; give its index (adapters: {})", option, spec, matches,
-                                       adapters_help(adapters)));
+  if (matches == 0) refuse(OptionRule::no_such_adapter);
+  refuse_adapter(adapters, spec, OptionRule::ambiguous, std::to_string(matches));
 }
 
 const GpuAdapter* default_adapter(const std::vector<GpuAdapter>& adapters) {

@@ -184,7 +184,7 @@ D3d12Backend::D3d12Backend(D3d12BackendOptions options) : impl_(std::make_unique
   impl_->options = std::move(options);
   auto& max = impl_->options.max_buffer_bytes;
   max = std::clamp<std::uint64_t>(max, 4096, kMaxBufferLimit);
-  impl_->device = d3d12::Device::acquire(chosen_adapter(impl_->options.adapter, impl_->options.adapter_option), &impl_->device_seconds);
+  impl_->device = d3d12::Device::acquire(chosen_adapter(impl_->options.adapter), &impl_->device_seconds);
 }
 
 D3d12Backend::~D3d12Backend() = default;
@@ -305,13 +305,13 @@ SharedDevice shared_device(std::string_view adapter_spec) {
 }
 }  // namespace d3d12
 
-const GpuAdapter& chosen_adapter(std::string_view spec, std::string_view option) {
+const GpuAdapter& chosen_adapter(std::string_view spec) {
   if (auto why = d3d12::runtime_unavailable_reason())
     throw Error(Errc::backend, fmt::format("the d3d12 backend cannot run: no D3D12 runtime: {}", *why));
   const AdapterList& list = gpu_adapters();
   if (list.adapters.empty())
     throw Error(Errc::backend, fmt::format("the d3d12 backend cannot run: no adapter: {}", list.error));
-  return spec.empty() ? *default_adapter(list.adapters) : find_adapter(list.adapters, spec, option);
+  return spec.empty() ? *default_adapter(list.adapters) : find_adapter(list.adapters, spec);
 }
 
 }  // namespace dmlbits

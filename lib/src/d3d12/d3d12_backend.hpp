@@ -73,10 +73,9 @@ std::string_view d3d12_runtime_name();
 // when set (a path or a library name).
 std::optional<std::string> d3d12_runtime_unavailable_reason();
 // The adapter `spec` names: a decimal index, or a case-insensitive substring of the name
-// (which must match exactly one adapter). Throws Errc::usage listing the adapters otherwise,
-// naming the option that gave `spec` as `option` (the command line's --adapter, Python's adapter).
-const GpuAdapter& find_adapter(const std::vector<GpuAdapter>& adapters, std::string_view spec,
-                               std::string_view option = "--adapter");
+// (which must match exactly one adapter). Throws OptionError (OptionKey::adapter, listing the
+// adapters) otherwise, for the face to word.
+const GpuAdapter& find_adapter(const std::vector<GpuAdapter>& adapters, std::string_view spec);
 // The adapter the runtime would use when none is named. Linux: VKD3D_VULKAN_DEVICE if set,
 // else the first discrete GPU, else the first integrated one, else the first device (vkd3d
 // 1.2's own rule). Windows: the first adapter, which DXGI's high-performance order makes a
@@ -94,8 +93,8 @@ inline const GpuAdapter* auto_adapter(const std::vector<GpuAdapter>& adapters) {
 }
 // The adapter the d3d12 backend runs on for --adapter `spec` ("" = default_adapter()), from
 // gpu_adapters(). Throws Errc::backend when the runtime is missing or there is no adapter,
-// Errc::usage for a spec that names none (find_adapter, naming the option as `option`).
-const GpuAdapter& chosen_adapter(std::string_view spec, std::string_view option = "--adapter");
+// OptionError for a spec that names none (find_adapter).
+const GpuAdapter& chosen_adapter(std::string_view spec);
 
 // What the D3D12 device reports.
 struct D3d12DeviceInfo {
@@ -110,7 +109,6 @@ struct D3d12DeviceInfo {
 
 struct D3d12BackendOptions {
   std::string adapter;  // index or name substring; "" = default_adapter()
-  std::string adapter_option = "--adapter";  // how a refusal of `adapter` names its option (find_adapter)
   // Largest buffer the backend creates; tensors beyond it run in chunks. At most 1 GiB (one
   // buffer above 2 GiB crashed lavapipe's compiled shader); tests lower it to exercise chunking.
   std::uint64_t max_buffer_bytes = std::uint64_t{256} << 20;

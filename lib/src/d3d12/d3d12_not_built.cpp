@@ -23,7 +23,7 @@ std::optional<std::string> no_hardware_adapter_reason() { return std::string(kNo
 
 std::string_view d3d12_runtime_name() { return "D3D12"; }
 
-const GpuAdapter& chosen_adapter(std::string_view, std::string_view) {
+const GpuAdapter& chosen_adapter(std::string_view) {
   throw Error(Errc::backend, fmt::format("the d3d12 backend cannot run: {}", kNotBuilt));
 }
 
@@ -34,8 +34,8 @@ const AdapterList& gpu_adapters() {
 
 std::optional<std::string> d3d12_runtime_unavailable_reason() { return std::string(kNotBuilt); }
 
-const GpuAdapter& find_adapter(const std::vector<GpuAdapter>&, std::string_view spec, std::string_view option) {
-  throw Error(Errc::backend, fmt::format("{} {}: the d3d12 backend is {}", option, spec, kNotBuilt));
+const GpuAdapter& find_adapter(const std::vector<GpuAdapter>&, std::string_view spec) {
+  throw Error(Errc::backend, fmt::format("adapter {}: the d3d12 backend is {}", spec, kNotBuilt));
 }
 
 const GpuAdapter* default_adapter(const std::vector<GpuAdapter>&) { return nullptr; }

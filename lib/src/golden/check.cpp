@@ -14,6 +14,7 @@
 #include "operand.hpp"
 #include "make_backend.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/options.hpp"
 #include "io.hpp"
 #include "dmlbits/timing.hpp"
 #include "files.hpp"
@@ -35,6 +36,43 @@ std::string get_string(const json& c, const char* key, const std::string& fallba
   return c[key].get<std::string>();
 }
 
+// The manifest face's words for an option's refusal (option_error.hpp). A case's own keys are
+// named as the manifest writes them, quoted ("out_dtype"), with their values in double quotes;
+// the options of `check`'s command line (--isa, --adapter) and the run's own (--threads) keep
+// the command line's names, as the man page shows them.
+bool is_case_key(OptionKey key) {
+  return key == OptionKey::backend || key == OptionKey::dtype || key == OptionKey::out_dtype ||
+         key == OptionKey::feature_level || key == OptionKey::shift_overflow;
+}
+
+std::string quoted_key(OptionKey key) { return fmt::format("\"{}\"", option_keyword(key)); }
+
+std::string flag(OptionKey key) {
+  std::string flag = fmt::format("--{}", option_keyword(key));
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+std::string manifest_option_text(const OptionError& e) {
+  if (!is_case_key(e.key())) return option_error_text(e, {&flag, &flag, '\''});
+  const std::string context = e.context().empty() ? std::string() : e.context() + ": ";
+  const std::string key = quoted_key(e.key()), given = fmt::format("\"{}\"", e.value());
+  if (e.rule() == OptionRule::unknown_name) {
+    if (e.key() == OptionKey::feature_level) return fmt::format("{}{}: unknown feature level {}", context, key, given);
+    if (e.key() == OptionKey::dtype || e.key() == OptionKey::out_dtype)
+      return fmt::format("{}{}: unknown data type {}", context, key, given);
+    if (e.key() == OptionKey::shift_overflow)
+      return fmt::format("{}{} must be {}", context, key, shift_overflow_names_help("\""));
+  }
+  return option_error_text(e, {&quoted_key, &quoted_key, '"'});
+}
+
+// An error of a case as the manifest face words it.
+std::string case_error_text(const Error& e) {
+  const auto* option = dynamic_cast<const OptionError*>(&e);
+  return option ? manifest_option_text(*option) : std::string(e.what());
+}
+
 // The keys a case may have; defaults may hold all of them but "name".
 const std::set<std::string>& case_keys() {
   static const std::set<std::string> keys{"name", "op", "inputs", "feature_level", "out_dtype", "dtype",
@@ -54,6 +92,7 @@ CaseSpec parse_case(const json& defaults, const json& c, std::size_t index, cons
   cs.name = with_context(fmt::format("cases[{}]", index), [&] { return get_string(c, "name", fmt::format("case{}", index)); });
   const auto context = fmt::format("case '{}'", cs.name);
   with_context(context, [&] {
+    try {
     const OpInfo* op = find_op(get_string(merged, "op"));
     if (!op) manifest_fail(fmt::format("\"op\": unknown op \"{}\"", get_string(merged, "op")));
     OperationRequest request;
@@ -81,34 +120,24 @@ CaseSpec parse_case(const json& defaults, const json& c, std::size_t index, cons
       request.operands.emplace_back(std::move(text));
       ++i;
     }
-    if (auto l = get_string(merged, "feature_level"); !l.empty()) {
-      auto level = parse_feature_level(l);
-      if (!level) manifest_fail(fmt::format("\"feature_level\": unknown feature level \"{}\"", l));
-      request.level = *level;
-    }
-    for (auto [key, target] : {std::pair{"out_dtype", &request.out_dtype}, std::pair{"dtype", &request.dtype}}) {
-      if (auto d = get_string(merged, key); !d.empty()) {
-        *target = parse_dtype_name(d);
-        if (!*target) manifest_fail(fmt::format("\"{}\": unknown data type \"{}\"", key, d));
-      }
-    }
-    if (merged.contains("shift_overflow")) {  // else the default mode
-      const auto mode = parse_shift_overflow(get_string(merged, "shift_overflow"));
-      if (!mode) manifest_fail(fmt::format("\"shift_overflow\" must be {}", shift_overflow_names_help("\"")));
-      request.shift_overflow = *mode;
-    }
+      if (auto l = get_string(merged, "feature_level"); !l.empty()) request.level = parse_feature_level_option(l);
+      for (auto [key, target] : {std::pair{OptionKey::out_dtype, &request.out_dtype}, std::pair{OptionKey::dtype, &request.dtype}})
+        if (auto d = get_string(merged, option_keyword(key).data()); !d.empty()) *target = parse_dtype_option(d, key);
+      if (merged.contains("shift_overflow"))  // else the default mode
+        request.shift_overflow = parse_shift_overflow_option(get_string(merged, "shift_overflow"));
     // A manifest's cases run on the cpu backend unless they say otherwise.
-    const std::string backend_text = get_string(merged, "backend", "cpu");
-    const auto backend = parse_backend(backend_text);
-    if (!backend)
-      manifest_fail(fmt::format("\"backend\": unknown backend \"{}\" (available: {})", backend_text, backend_names_help()));
-    request.backend = options.backend.value_or(*backend);
+      const BackendKind backend = parse_backend_option(get_string(merged, "backend", "cpu"));
+      request.backend = options.backend.value_or(backend);
     // --isa and --adapter apply to the cases whose backend takes them, and to no others.
     if (backend_uses_cpu(*request.backend) && *request.backend != BackendKind::cpu_reference) request.isa = options.isa;
     if (backend_uses_adapter(*request.backend) && !options.adapter.empty()) request.adapter = options.adapter;
     request.output = OutputKind::none;
     request.keep_result = true;
     cs.request = prepare_request(std::move(request));
+    } catch (const OptionError& e) {
+      // A case's own key is a mistake in the manifest (status 3); the command line's options stay usage errors.
+      throw Error(is_case_key(e.key()) ? Errc::invalid_input : e.code(), manifest_option_text(e));
+    }
     if (auto g = get_string(merged, "expected"); !g.empty()) cs.golden = path_to_utf8((root / path_from_utf8(g)).lexically_normal());
     cs.expect_error = get_string(merged, "expect_error");
     cs.expect_message = get_string(merged, "expect_message");
@@ -225,13 +254,13 @@ CaseResult run_case(const CaseSpec& cs, const CheckOptions& options, GoldenUpdat
     const std::string name(errc_info(e.code()).name);
     if (cs.expect_error.empty()) {
       r.outcome = CaseResult::Outcome::error;
-      r.detail = fmt::format("{} error: {}", name, e.what());
+      r.detail = fmt::format("{} error: {}", name, case_error_text(e));
     } else if (name != cs.expect_error) {
       r.outcome = CaseResult::Outcome::fail;
-      r.detail = fmt::format("expected error '{}', got '{}': {}", cs.expect_error, name, e.what());
-    } else if (!cs.expect_message.empty() && std::string_view(e.what()).find(cs.expect_message) == std::string_view::npos) {
+      r.detail = fmt::format("expected error '{}', got '{}': {}", cs.expect_error, name, case_error_text(e));
+    } else if (!cs.expect_message.empty() && case_error_text(e).find(cs.expect_message) == std::string::npos) {
       r.outcome = CaseResult::Outcome::fail;
-      r.detail = fmt::format("error message lacks \"{}\": {}", cs.expect_message, e.what());
+      r.detail = fmt::format("error message lacks \"{}\": {}", cs.expect_message, case_error_text(e));
     }
   } catch (const std::exception& e) {
     r.outcome = CaseResult::Outcome::error;

@@ -300,7 +300,7 @@ LoadedTensor read_tensor_bytes(std::span<const std::byte> bytes, const std::stri
       out.tensor = read_npy(bytes);
     } else {
       const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-      out.tensor = read_json_tensor(text, JsonReadOptions{options.default_dtype, options.dtype_option});
+      out.tensor = read_json_tensor(text, JsonReadOptions{options.default_dtype});
     }
     return out;
   });
@@ -544,10 +544,9 @@ void PendingOutputs::commit() {
   for (auto& f : files) f->commit();
 }
 
-Tensor read_tensor_file(const std::string& path, std::optional<DType> json_dtype, std::string_view dtype_option) {
+Tensor read_tensor_file(const std::string& path, std::optional<DType> json_dtype) {
   ReadOptions options;
   options.default_dtype = json_dtype;
-  options.dtype_option = dtype_option;
   return std::move(read_tensor(path, options).tensor);
 }
 

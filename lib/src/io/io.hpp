@@ -104,7 +104,6 @@ TensorFormat detect_format(std::span<const std::byte> bytes);
 
 struct ReadOptions {
   std::optional<DType> default_dtype;  // for JSON without a dtype
-  std::string_view dtype_option = "--dtype";  // how a refusal names the option that gives it (a literal)
 };
 
 struct LoadedTensor {

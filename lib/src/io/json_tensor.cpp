@@ -1,5 +1,7 @@
 #include "json_tensor.hpp"
 
+#include "dmlbits/option_error.hpp"
+
 #include <algorithm>
 #include <cfenv>
 #include <charconv>
@@ -492,11 +494,11 @@ std::optional<DType> JsonTensorDocument::declared_dtype() const {
   return dtype;
 }
 
-Tensor JsonTensorDocument::to_tensor(std::optional<DType> fallback, std::string_view dtype_option) const {
+Tensor JsonTensorDocument::to_tensor(std::optional<DType> fallback) const {
   std::optional<DType> dtype = declared_dtype();
   if (!dtype) dtype = fallback;
   if (!dtype)
-    fail(fmt::format("the data type is unknown: give the tensor as {{\"dtype\": ..., \"data\": ...}} or use {}", dtype_option));
+    throw OptionError(OptionKey::dtype, OptionRule::needed, {}, "json", {}, Errc::invalid_input);
   const Impl& d = *impl_;
   Shape shape = d.inferred;
   if (d.has_shape) {
@@ -517,7 +519,7 @@ Tensor JsonTensorDocument::to_tensor(std::optional<DType> fallback, std::string_
 }
 
 Tensor read_json_tensor(std::string_view text, const JsonReadOptions& options) {
-  return JsonTensorDocument::parse(text).to_tensor(options.default_dtype, options.dtype_option);
+  return JsonTensorDocument::parse(text).to_tensor(options.default_dtype);
 }
 
 std::string format_json_value(DType dtype, std::uint64_t bits, bool hex) {

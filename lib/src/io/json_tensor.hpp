@@ -34,8 +34,6 @@ inline constexpr std::uint64_t kMaxJsonValues = std::uint64_t{1} << 23;
 struct JsonReadOptions {
   // dtype for nested-array input (and for objects that do not name one).
   std::optional<DType> default_dtype;
-  // How the refusal of a document without a dtype names the option that gives one (a literal).
-  std::string_view dtype_option = "--dtype";
 };
 
 // A parsed JSON tensor whose dtype may be decided later: a nested array without a dtype takes
@@ -51,8 +49,8 @@ class JsonTensorDocument {
   // The dtype the document names, if any (throws on an unknown name).
   std::optional<DType> declared_dtype() const;
   // The tensor, in the declared dtype or else `fallback`; checks shape and value ranges. Without
-  // either, the refusal names `dtype_option` as the way to give one.
-  Tensor to_tensor(std::optional<DType> fallback, std::string_view dtype_option = "--dtype") const;
+  // either: OptionError(OptionKey::dtype, OptionRule::needed, "", "json"), for the face to word.
+  Tensor to_tensor(std::optional<DType> fallback) const;
 
   struct Impl;
 

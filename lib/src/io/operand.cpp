@@ -1,5 +1,7 @@
 #include "operand.hpp"
 
+#include "dmlbits/option_error.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -226,7 +228,7 @@ std::vector<LoadedOperand> load_operands(const std::vector<std::string>& operand
 }
 
 std::vector<LoadedOperand> load_operands(const std::vector<Operand>& operands, std::optional<DType> dtype,
-                                         LoadMode mode, std::string_view dtype_option) {
+                                         LoadMode mode) {
   std::vector<Pending> pending;
   pending.reserve(operands.size());
   int stdin_count = 0;
@@ -320,8 +322,7 @@ std::vector<LoadedOperand> load_operands(const std::vector<Operand>& operands, s
         return;
       }
       if (!anchor)
-        throw Error(Errc::invalid_input,
-                    fmt::format("the data type is unknown: no other operand names one; use {}", dtype_option));
+        throw OptionError(OptionKey::dtype, OptionRule::needed, {}, "operand", {}, Errc::invalid_input);
       if (p.document) {
         lo.tensor = p.document->to_tensor(anchor);
       } else {

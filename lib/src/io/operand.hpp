@@ -66,9 +66,9 @@ enum class LoadMode {
 // ("reading 'a.npy': ...", "operand B (literal '0x1ff'): ..."). A borrowed C-contiguous, native
 // tensor is used where it lies (and anchors the dtype like a file); another is converted to C
 // order and native byte order, at once or (LoadMode::borrowed_as_is) as it is read.
-// `dtype_option`: how a refusal names the option that gives `dtype` (Python's dtype=).
+// Without a dtype from any operand or `dtype`: OptionError(OptionKey::dtype, OptionRule::needed).
 std::vector<LoadedOperand> load_operands(const std::vector<Operand>& operands, std::optional<DType> dtype,
-                                         LoadMode mode = LoadMode::whole, std::string_view dtype_option = "--dtype");
+                                         LoadMode mode = LoadMode::whole);
 std::vector<LoadedOperand> load_operands(const std::vector<std::string>& operands, std::optional<DType> dtype,
                                          LoadMode mode = LoadMode::whole);
 

@@ -15,8 +15,8 @@
 #include "dml_desc.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/front_end.hpp"
+#include "dmlbits/options.hpp"
 #include "dmlbits/request.hpp"
-#include "option_words.hpp"
 
 namespace dmlbits {
 namespace {
@@ -42,6 +42,15 @@ constexpr std::array<BackendKind, 5> kBackendKinds{BackendKind::automatic, Backe
                                                    BackendKind::directml, BackendKind::cpu_reference};
 
 const BackendRow& row(BackendKind kind) { return kBackends[static_cast<std::size_t>(kind)]; }
+
+// The backends that take an adapter, auto last: it takes one for the d3d12 backend it may choose.
+std::vector<std::string> adapter_backends() {
+  std::vector<std::string> names;
+  for (const auto& b : kBackends)
+    if (b.uses_adapter && b.kind != BackendKind::automatic) names.emplace_back(b.name);
+  if (row(BackendKind::automatic).uses_adapter) names.emplace_back(row(BackendKind::automatic).name);
+  return names;
+}
 
 // A backend chosen by `auto`: itself in every way, plus the reason it was chosen.
 class ChosenBackend final : public Backend {
@@ -97,7 +106,7 @@ std::unique_ptr<Backend> make_auto(const BackendOptions& options) {
   if (list.adapters.empty()) return cpu({.rule = SelectionRule::no_adapter, .detail = list.error});
   const GpuAdapter* chosen = nullptr;
   if (!adapter.empty()) {
-    chosen = &find_adapter(list.adapters, adapter, option_word(options.face, "adapter"));  // a wrong --adapter is an error even here
+    chosen = &find_adapter(list.adapters, adapter);  // a wrong --adapter is an error even here
   } else {
     chosen = auto_adapter(list.adapters);
     if (!chosen) {
@@ -134,11 +143,6 @@ std::optional<BackendKind> parse_backend(std::string_view name) {
   return std::nullopt;
 }
 
-BackendKind backend_from_name(std::string_view name) {
-  if (const auto kind = parse_backend(name)) return *kind;
-  throw Error(Errc::usage, fmt::format("unknown backend '{}' (available: {})", name, backend_names_help()));
-}
-
 std::string backend_names_help() {
   std::string out;
   for (const auto& b : kBackends) out += fmt::format("{}{}", out.empty() ? "" : ", ", b.name);
@@ -165,27 +169,21 @@ std::vector<std::string_view> isa_names() {
   return names;
 }
 
-void check_backend_options(BackendKind kind, const BackendOptions& options, RequestFace face) {
+void check_backend_options(BackendKind kind, const BackendOptions& options) {
   const std::string_view name = backend_name(kind);
   if (!options.isa.empty()) {
     // The instruction set is the SIMD kernels' choice: the reference has none.
     if (!backend_uses_cpu(kind) || kind == BackendKind::cpu_reference)
-      throw Error(Errc::usage, fmt::format("the {} backend has no choice of instruction set (asked for '{}')", name,
-                                           options.isa));
-    if (!parse_isa(options.isa))
-      throw Error(Errc::usage, fmt::format("unknown instruction set '{}' (known: {})", options.isa, isa_names_help()));
+      throw OptionError(OptionKey::isa, OptionRule::not_for_backend, options.isa, std::string(name));
+    parse_isa_option(options.isa);
   }
   if (options.threads != 0) {
     if (!backend_uses_cpu(kind))
-      throw Error(Errc::usage, fmt::format("the {} backend has no choice of CPU threads ({})", name,
-                                           option_word(face, "threads", OptionSpelling::argument)));
-    if (options.threads > kMaxThreads)
-      throw Error(Errc::usage, fmt::format("{}: {} is more than {}", option_word(face, "threads"), options.threads,
-                                           kMaxThreads));
+      throw OptionError(OptionKey::threads, OptionRule::not_for_backend, std::to_string(options.threads), std::string(name));
+    check_threads_option(options.threads);
   }
   if (!options.adapter.empty() && !backend_uses_adapter(kind))
-    throw Error(Errc::usage, fmt::format("{} applies to the d3d12, directml and auto backends, not {}",
-                                         option_word(face, "adapter", OptionSpelling::argument), name));
+    throw OptionError(OptionKey::adapter, OptionRule::not_for_backend, options.adapter, std::string(name), adapter_backends());
 }
 
 std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options) {
@@ -195,7 +193,6 @@ std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& op
     case BackendKind::d3d12: {
       D3d12BackendOptions o;
       o.adapter = options.adapter;
-      o.adapter_option = option_word(options.face, "adapter");
       return std::make_unique<D3d12Backend>(std::move(o));
     }
     case BackendKind::directml: {

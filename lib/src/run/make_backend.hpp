@@ -19,7 +19,6 @@ struct BackendOptions {
   // keeps a streamed run's reading and writing on the calling thread (stream_operation).
   unsigned threads = 0;
   std::string adapter;  // d3d12 and auto: an adapter index or name substring ("" = default)
-  RequestFace face{};  // whose words name the options in refusals (RequestFace::command_line)
   // auto: bytes of the output the run will produce (0 = unknown, treated as small). Below
   // kAutoGpuMinBytes auto picks the CPU without looking for adapters at all.
   std::uint64_t size_hint = 0;
@@ -38,17 +37,16 @@ struct BackendOptions {
 // instruction set the CPU lacks, and Errc::backend when d3d12 or directml cannot run here (no
 // runtime, no adapter, no DirectML.dll).
 std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options = {});
-// The rules for `kind` and `options` (Errc::usage), without creating anything, so that a
-// request is refused before its operands are read: make_backend()'s precondition. The messages name the options
-// as the command line does (--threads, --adapter), or for RequestFace::python as its keywords.
-void check_backend_options(BackendKind kind, const BackendOptions& options, RequestFace face = {});
+// The rules for `kind` and `options`, without creating anything, so that a request is refused
+// before its operands are read: make_backend()'s precondition. Throws OptionError (options.hpp).
+void check_backend_options(BackendKind kind, const BackendOptions& options);
 // prepare_request()'s rules for the backend and the options that go with it (instruction set,
 // adapter, threads) and the environment variables that stand for them (DMLBITS_ISA,
 // DMLBITS_THREADS: checked whatever the backend, unless the option is given, which overrides
 // its variable). Throws Errc::usage, or Errc::unsupported for an instruction set this CPU lacks.
 // Also `check`'s rule for its command line.
 void check_backend_choice(BackendKind kind, const std::string& isa, const std::string& adapter,
-                          std::optional<unsigned> threads, RequestFace face = {});
+                          std::optional<unsigned> threads);
 // The output bytes of an operation on operands of these dtypes and shapes (NumPy broadcast,
 // the widest input dtype), for BackendOptions::size_hint; 0 if the shapes do not broadcast.
 std::uint64_t output_size_hint(const std::vector<OperandInfo>& operands);

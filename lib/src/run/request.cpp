@@ -11,29 +11,31 @@
 #include "io.hpp"
 #include "dmlbits/timing.hpp"
 #include "make_backend.hpp"
-#include "option_words.hpp"
+#include "dmlbits/options.hpp"
 #include "stats_json.hpp"
 
 namespace dmlbits {
 namespace {
 
-// An operator option a manifest names as a key is refused as that key ("out_dtype"); the other
-// faces spell it as option_word does.
-std::string option_name(RequestFace face, std::string_view key) {
-  if (face == RequestFace::manifest) return fmt::format("\"{}\"", key);
-  return option_word(face, key);
+// The verbs of the operators that take an option (OptionError::choices of not_for_operator).
+std::vector<std::string> verbs_taking(bool (*takes)(const OpInfo&)) {
+  std::vector<std::string> verbs;
+  for (const OpInfo& op : op_table())
+    if (takes(op)) verbs.emplace_back(op.verb);
+  return verbs;
 }
 
 // Options the operator does not take. The command line offers them only where they apply, so
 // there they never reach this; manifests and Python give them by name.
 void check_operator_options(const OperationRequest& r, const OpInfo& op) {
-  const Errc code = r.face == RequestFace::manifest ? Errc::invalid_input : Errc::usage;
   if (r.out_dtype && op.output_dtype_is_input_dtype())
-    throw Error(code, fmt::format("{} does not apply to {} (only popcount takes it)", option_name(r.face, "out_dtype"),
-                                  op.verb));
+    throw OptionError(OptionKey::out_dtype, OptionRule::not_for_operator, std::string(dtype_info(*r.out_dtype).numpy_name), std::string(op.verb),
+                      verbs_taking([](const OpInfo& o) { return !o.output_dtype_is_input_dtype(); }));
   if (r.shift_overflow && !op.shift)
-    throw Error(code, fmt::format("{} does not apply to {} (only shl and shr take it)",
-                                  option_name(r.face, "shift_overflow"), op.verb));
+    throw OptionError(OptionKey::shift_overflow, OptionRule::not_for_operator, std::string(shift_overflow_name(*r.shift_overflow)),
+                      std::string(op.verb), verbs_taking([](const OpInfo& o) { return o.shift; }));
+  // A manifest's case that gives an operator the wrong count is invalid input (status 3).
+  const Errc code = r.face == RequestFace::manifest ? Errc::invalid_input : Errc::usage;
   if (r.operands.size() != static_cast<std::size_t>(op.arity))
     throw Error(code, fmt::format("{} takes {} input(s), {} given", op.verb, op.arity, r.operands.size()));
   // Python's text operands are literals only (its Python numbers and lists, written as the
@@ -50,8 +52,7 @@ void check_in_place(const OperationRequest& r, const OpInfo& op) {
   if (!op.allows_in_place()) {
     std::string dml = op.dml_operator_name();
     if (dml.starts_with("DML_OPERATOR_ELEMENT_WISE_")) dml.erase(0, std::strlen("DML_OPERATOR_ELEMENT_WISE_"));
-    throw Error(Errc::usage, fmt::format("{} is not offered: DirectML does not let {}'s output alias its input",
-                                         option_word(r.face, "in_place"), dml));
+    throw OptionError(OptionKey::in_place, OptionRule::not_offered, {}, dml);
   }
   if (!r.path.empty() || r.output == OutputKind::file) throw Error(Errc::usage, "--in-place and -o cannot be combined");
   if (const auto* text = std::get_if<std::string>(&r.operands.front())) {
@@ -61,39 +62,22 @@ void check_in_place(const OperationRequest& r, const OpInfo& op) {
   }
 }
 
-// The rule for repeat, warmup and in place (Errc::usage), worded for `face` (the command line's
-// words, or Python's keywords).
-void check_repeat(int repeat, int warmup, bool in_place, RequestFace face) {
-  const std::string repeat_word = option_word(face, "repeat"), warmup_word = option_word(face, "warmup");
-  if (repeat < 1 || warmup < 0)
-    throw Error(Errc::usage, fmt::format("{} must be at least 1 and {} at least 0", repeat_word, warmup_word));
-  if (in_place && repeat + warmup > 1)
-    throw Error(Errc::usage, fmt::format("{} runs once: it cannot be combined with {} or {}",
-                                         option_word(face, "in_place"), repeat_word, warmup_word));
+// The rule for repeat, warmup and in place (OptionError).
+void check_repeat(int repeat, int warmup, bool in_place) {
+  check_repeat_option(repeat, warmup);
+  if (in_place && repeat + warmup > 1) throw OptionError(OptionKey::in_place, OptionRule::runs_once);
 }
 
 }  // namespace
 
-std::string option_word(RequestFace face, std::string_view key, OptionSpelling spelling) {
-  if (face != RequestFace::python) {
-    std::string flag = "--" + std::string(key);
-    for (auto& c : flag)
-      if (c == '_') c = '-';
-    return flag;
-  }
-  if (key == "in_place") return "out=x (in place)";
-  return spelling == OptionSpelling::argument ? fmt::format("{}=", key) : std::string(key);
-}
-
 void check_backend_choice(BackendKind kind, const std::string& isa, const std::string& adapter,
-                          std::optional<unsigned> threads, RequestFace face) {
+                          std::optional<unsigned> threads) {
   BackendOptions options;
   options.isa = isa;
   options.threads = threads.value_or(0);
   options.adapter = adapter;
-  check_backend_options(kind, options, face);
-  if (threads && *threads == 0)
-    throw Error(Errc::usage, fmt::format("{}: 0 is not from 1 to {}", option_word(face, "threads"), kMaxThreads));
+  check_backend_options(kind, options);
+  if (threads) check_threads_option(*threads);
   if (!isa.empty()) require_isa(*parse_isa(isa));
   // The variables that stand for an option are checked wherever that option would be, for every
   // backend: the option, when given, overrides its variable, which is then not read.
@@ -105,13 +89,11 @@ PreparedRequest prepare_request(OperationRequest r) {
   const OpInfo& op = op_info(r.op);
   check_operator_options(r, op);
   check_in_place(r, op);
-  if (r.adapter && r.adapter->empty())
-    throw Error(Errc::usage, fmt::format("{}: an empty name matches no adapter (give an index or part of a name)",
-                                         option_word(r.face, "adapter")));
+  if (r.adapter) check_adapter_option(*r.adapter);
   if (r.output == OutputKind::buffer && !r.buffer) throw Error(Errc::usage, "an output buffer is needed");
   if (!r.backend) r.backend = BackendKind::automatic;
-  check_backend_choice(*r.backend, r.isa, r.adapter.value_or(""), r.threads, r.face);
-  check_repeat(r.repeat, r.warmup, r.in_place, r.face);
+  check_backend_choice(*r.backend, r.isa, r.adapter.value_or(""), r.threads);
+  check_repeat(r.repeat, r.warmup, r.in_place);
   if (!r.level) r.level = newest_feature_level();
   if (!r.shift_overflow) r.shift_overflow = kDefaultShiftOverflow;
   return PreparedRequest(std::move(r));

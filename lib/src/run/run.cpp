@@ -11,7 +11,6 @@
 #include "environment.hpp"
 #include "io.hpp"
 #include "memory.hpp"
-#include "option_words.hpp"
 
 namespace dmlbits {
 
@@ -25,7 +24,6 @@ BackendOptions backend_options(const PreparedRequest& p) {
   options.isa = r.isa;
   options.threads = r.threads.value_or(0);
   options.adapter = r.adapter.value_or("");
-  options.face = r.face;
   return options;
 }
 
@@ -328,8 +326,7 @@ RunResult run_operation(const PreparedRequest& p, const RunHooks& hooks, Backend
   // Borrowed operands in another layout or byte order are converted during the execution
   // where it runs once, untimed (a timed run measures the kernels alone), else before.
   const bool convert_in_chunks = !timed && spec.repeat == 1 && spec.warmup == 0 && !spec.in_place;
-  m.inputs = load_operands(spec.operands, spec.dtype, convert_in_chunks ? LoadMode::borrowed_as_is : LoadMode::whole,
-                           option_word(spec.face, "dtype", OptionSpelling::argument));
+  m.inputs = load_operands(spec.operands, spec.dtype, convert_in_chunks ? LoadMode::borrowed_as_is : LoadMode::whole);
   clock.lap("read");
   std::unique_ptr<Backend> owned;
   CachedBackends::Entry* entry = nullptr;

@@ -19,7 +19,6 @@
 #include "dmlbits/process.hpp"
 #include "io.hpp"
 #include "npy_stream.hpp"
-#include "option_words.hpp"
 #include "signals.hpp"
 #include "thread_rule.hpp"
 
@@ -230,7 +229,7 @@ std::unique_ptr<Backend> load_and_validate(const PreparedRequest& p, const std::
                                            const StreamOptions& options, std::vector<LoadedOperand>& inputs,
                                            RunResult& r, Stopwatch& phase) {
   const OperationRequest& spec = p.request();
-  inputs = load_operands(spec.operands, spec.dtype, LoadMode::streams, option_word(spec.face, "dtype", OptionSpelling::argument));
+  inputs = load_operands(spec.operands, spec.dtype, LoadMode::streams);
   const double read_s = phase.lap();
   auto backend = make_operation_backend(p, inputs);
   const double backend_s = phase.lap();
