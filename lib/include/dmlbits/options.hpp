@@ -5,17 +5,55 @@
 //
 // Contract: each returns the value's type or throws OptionError (option_error.hpp), Errc::usage,
 // naming the option by OptionKey and never in a face's words; the face renders it.
+//
+// The backend table is here too, below request.hpp, which names a backend by BackendKind: the
+// tables the parsers read sit under every header that uses their values.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "dmlbits/ops.hpp"
 #include "dmlbits/option_error.hpp"
-#include "dmlbits/request.hpp"
 
 namespace dmlbits {
+
+// The backends, in --help order. Chosen by this enum everywhere; the names are for faces only.
+enum class BackendKind : std::uint8_t {
+  automatic,      // "auto": cpu, or from kAutoGpuMinBytes of output d3d12 where estimated faster (auto_rule.hpp)
+  cpu,            // "cpu": the SIMD kernels
+  d3d12,          // "d3d12": compute shaders on a D3D12 device (vkd3d on Linux)
+  directml,       // "directml": Microsoft's DirectML (Windows only; never chosen by automatic)
+  cpu_reference,  // "cpu-reference": the scalar reference, the executable spec
+};
+std::span<const BackendKind> backend_kinds();
+std::string_view backend_name(BackendKind kind);
+std::optional<BackendKind> parse_backend(std::string_view name);
+// "auto, cpu, d3d12, directml, cpu-reference", for messages and --help.
+std::string backend_names_help();
+// Whether the backend computes on CPU threads (--threads, --isa apply) or on an adapter
+// (--adapter applies). automatic is both.
+bool backend_uses_cpu(BackendKind kind);
+bool backend_uses_adapter(BackendKind kind);
+// The backends this build contains, in backend_kinds()' order without automatic: a backend built
+// as a stub that only says "not built" (d3d12 without its headers, directml outside Windows) is
+// left out. Whether the runtime it loads is present is another matter: devices.hpp.
+std::vector<BackendKind> built_backends();
+// The instruction sets the cpu backend has kernels for (--isa's values), narrowest first,
+// whether or not this CPU runs them.
+std::vector<std::string_view> isa_names();
+
+// auto considers a hardware D3D12 adapter for outputs of at least this many bytes, if there is
+// one, and takes it where its estimated time is below the CPU's (lib/src/run/auto_rule.hpp).
+// Below it the CPU wins without looking: creating a vkd3d device alone costs tens of
+// milliseconds (testdata/benchmarks.md, "D3D12 start-up").
+inline constexpr std::uint64_t kAutoGpuMinBytes = std::uint64_t{16} << 20;
+// The most threads a request may ask for.
+inline constexpr unsigned kMaxThreads = 256;
 
 // --backend: a name of backend_kinds() ("auto", "cpu-reference").
 BackendKind parse_backend_option(std::string_view text);
