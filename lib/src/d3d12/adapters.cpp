@@ -23,11 +23,14 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+#if !defined(_WIN32)
+// "0 NAME, 1 NAME" for VKD3D_VULKAN_DEVICE's refusal (vkd3d's variable: Linux only).
 std::string adapters_help(const std::vector<GpuAdapter>& adapters) {
   std::string out;
   for (const auto& a : adapters) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", a.index, a.name);
   return out.empty() ? "none" : out;
 }
+#endif
 
 // --adapter's refusal, with the adapters there are ("0 NAME") for the face to list.
 [[noreturn]] void refuse_adapter(const std::vector<GpuAdapter>& adapters, std::string_view spec, OptionRule rule,
