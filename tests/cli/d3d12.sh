@@ -9,17 +9,7 @@ source "$(dirname "$0")/lib.sh"
 cd "$WORK"
 P="$PYTHON"
 
-devices=$("$DMLBITS" devices --json) || { echo "FAIL: dmlbits devices --json failed" >&2; exit 1; }
-available=$("$P" -c "import json,sys; print(int(json.loads(sys.argv[1])['d3d12']['available']))" "$devices")
-if [ "$available" != 1 ]; then
-  reason=$("$P" -c "import json,sys; print(json.loads(sys.argv[1])['d3d12'].get('reason',''))" "$devices")
-  if [ "${DMLBITS_REQUIRE_D3D12:-}" = 1 ]; then
-    echo "FAIL: DMLBITS_REQUIRE_D3D12=1 but the d3d12 backend is unavailable: $reason" >&2
-    exit 1
-  fi
-  echo "d3d12 backend unavailable, skipped: $reason" >&2
-  exit 77
-fi
+need_d3d12_adapter
 
 # ---- popcount of every dtype, both output types, equal to NumPy's bit counts -----------------
 "$P" - <<'PY'

@@ -61,6 +61,23 @@ if [ "$DMLBITS_SANITIZED" = 1 ]; then
 fi
 baseline_rss_kib=""
 # peak_rss_kib ARGS...: runs ARGS, prints the peak RSS in KiB (output and status discarded).
+# need_d3d12_adapter: the script needs a D3D12 adapter (lavapipe is one). Without one it is
+# skipped (exit 77), unless DMLBITS_REQUIRE_D3D12=1 says CI must have one: then it fails.
+# Leaves `dmlbits devices --json` in $devices.
+need_d3d12_adapter() {
+  local available reason
+  devices=$("$DMLBITS" devices --json) || { echo "FAIL: dmlbits devices --json failed" >&2; exit 1; }
+  available=$("${PYTHON:-python3}" -c "import json,sys; print(int(json.loads(sys.argv[1])['d3d12']['available']))" "$devices")
+  [ "$available" = 1 ] && return 0
+  reason=$("${PYTHON:-python3}" -c "import json,sys; print(json.loads(sys.argv[1])['d3d12'].get('reason',''))" "$devices")
+  if [ "${DMLBITS_REQUIRE_D3D12:-}" = 1 ]; then
+    echo "FAIL: DMLBITS_REQUIRE_D3D12=1 but the d3d12 backend is unavailable: $reason" >&2
+    exit 1
+  fi
+  echo "d3d12 backend unavailable, skipped: $reason" >&2
+  exit 77
+}
+
 peak_rss_kib() { /usr/bin/time -o "$WORK/rss.txt" -f '%M' "$@" >/dev/null 2>&1; tail -n 1 "$WORK/rss.txt"; }
 # expect_rss_within RSS_KIB DATA_KIB WHAT: a peak RSS of a run whose own data is DATA_KIB is
 # within the bound: the baseline, the data (and its shadow), and 16 MiB for the allocator's
