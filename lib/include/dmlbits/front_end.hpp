@@ -16,6 +16,8 @@
 namespace dmlbits {
 
 struct TensorView;          // dmlbits/tensor.hpp
+class ValidatedOp;          // dmlbits/request.hpp
+struct DxDispatchFiles;     // dmlbits/request.hpp
 enum class TensorFormat;    // dmlbits/tensor.hpp
 
 // The process (lib/src/platform: signals.cpp, standard_streams.cpp and their Windows versions).
@@ -69,7 +71,7 @@ bool path_exists(const std::string& path);
 void write_text_file(const std::string& path, std::string_view text);
 
 // Files written now and named later, all at once: how a front end keeps a run's side outputs
-// (--explain-json, --time-json, a DxDispatch model: prepare_dxdispatch_model in request.hpp)
+// (--explain-json, --time-json, a DxDispatch model: prepare_dxdispatch_model below)
 // unseen until the run's result is written, so that a run that fails (a full disk, an
 // interrupt, an input found short while it is read) leaves none of them.
 //
@@ -96,6 +98,12 @@ class PendingOutputs {
   struct Files;  // the files, complete and unnamed (lib/src/io/io.cpp)
   std::unique_ptr<Files> files_;
 };
+
+// --emit-dxdispatch's files (request.hpp: write_dxdispatch_model) added to `into` (the inputs,
+// then the model), named when the caller commits it: the command line names them once the run's
+// result is written. If it throws, `into` may hold some of them: drop it.
+DxDispatchFiles prepare_dxdispatch_model(PendingOutputs& into, const std::string& file, const ValidatedOp& op,
+                                         const std::vector<TensorView>& inputs, const std::string& reread_a = "");
 
 // Sizes in bytes as people read them, for messages and listings (lib/src/core/byte_size.cpp):
 // one formatter, so that every message says "64 MiB" the same way. "0 bytes", "1 byte", "1023

@@ -251,11 +251,5 @@ DxDispatchFiles dxdispatch_file_names(const std::string& file, int arity);
 // again ("" = use inputs[0]).
 DxDispatchFiles write_dxdispatch_model(const std::string& file, const ValidatedOp& op,
                                        const std::vector<TensorView>& inputs, const std::string& reread_a = "");
-// The same files added to `into` (the inputs, then the model; front_end.hpp), named when
-// the caller commits it: the command line names them once the run's result is written. If it
-// throws, `into` may hold some of them: drop it.
-class PendingOutputs;
-DxDispatchFiles prepare_dxdispatch_model(PendingOutputs& into, const std::string& file, const ValidatedOp& op,
-                                         const std::vector<TensorView>& inputs, const std::string& reread_a = "");
 
 }  // namespace dmlbits
