@@ -83,13 +83,23 @@ if KILL == "terminate" and not TERMINATOR:
     sys.exit("set DMLBITS_CRASH_TERMINATOR to terminate_after.exe (built with the Windows tests)")
 SETTLE = float(os.environ.get("DMLBITS_CRASH_SETTLE", "2"))
 TERMINATED = 222  # terminate_after.exe's status for a program it terminated
-# Wine now and then fails to start a process at all: CreateProcessW returns ERROR_INTERNAL_ERROR
-# (1359) when the new process dies while wine sets it up, before any of its code runs (seen once
-# in a CI run of some 300 starts on a loaded 2-core machine). Nothing of dmlbits ran, so the
-# folder is as the scenario set it up: the run is started again, up to START_TRIES times, and the
-# retries are counted in the summary. Any other failure to start ends the test.
+# Wine now and then fails to start a process at all, before any of dmlbits ran:
+#  * CreateProcessW returns ERROR_INTERNAL_ERROR (1359) when the new process dies while wine sets
+#    it up (seen once in a CI run of some 300 starts on a loaded 2-core machine);
+#  * wine itself ends with a status and no word at all, before terminate_after.exe says
+#    "terminate_after: started" (which it says as soon as dmlbits.exe is created): seen once in a
+#    CI run (status 1, nothing on standard error; the same seed passed here).
+# Either way nothing of dmlbits ran, so the folder is as the scenario set it up: the run is
+# started again, up to START_TRIES times, and the retries are counted in the summary. A run that
+# started and then gave no "ran" line ends the test (dmlbits.exe may have run: nothing is known).
 START_TRIES = 3
 NOT_STARTED = re.compile(rb"terminate_after: cannot start the program \(error 1359\)")
+STARTED = re.compile(rb"^terminate_after: started\s*$", re.M)
+
+
+def never_started(status, stderr):
+    """Whether wine's run of terminate_after.exe ended before dmlbits.exe was created."""
+    return (status == 2 and NOT_STARTED.search(stderr)) or (status != 0 and not STARTED.search(stderr))
 
 
 class Launcher:
@@ -99,6 +109,7 @@ class Launcher:
     def __init__(self, scratch):
         self.stderr_path = os.path.join(scratch, "stderr")
         self.start_retries = 0
+        self.start_failures = {}  # (status, what wine said) -> times, reported before the summary
 
     def terminate_run(self, argv, folder, stdout, delay):
         """One run through terminate_after.exe, started again while wine fails to start it."""
@@ -109,9 +120,11 @@ class Launcher:
                 status = subprocess.call([WINE_RUN, WINE_PREFIX, TERMINATOR, str(delay), program] + argv,
                                          cwd=folder, stdout=stdout, stderr=err)
             stderr = open(self.stderr_path, "rb").read()
-            if not (status == 2 and NOT_STARTED.search(stderr)) or attempt == START_TRIES:
+            if not never_started(status, stderr) or attempt == START_TRIES:
                 break
             self.start_retries += 1
+            key = (status, stderr.decode(errors="replace").strip())
+            self.start_failures[key] = self.start_failures.get(key, 0) + 1
         m = re.search(rb"terminate_after: ran ([0-9.]+) ms\s*$", stderr)
         if not m:
             sys.exit(f"seed {SEED}: terminate_after.exe {' '.join(argv)} in {folder} failed "
@@ -371,6 +384,8 @@ def main():
         tried = sum(s.tried for s in scenarios)
         bad = sum(s.bad for s in scenarios)
         window = sum(s.window for s in scenarios)
+        for (status, said), times in sorted(launcher.start_failures.items()):
+            print(f"not started {times} times: status {status}, standard error {said!r}")
         print(f"total: {tried} kill points, {sum(s.finished for s in scenarios)} runs that ended first, {bad} bad "
               f"(partial or unexpected files), {window} complete files left under a temporary name "
               f"(a kill in the rename window)"

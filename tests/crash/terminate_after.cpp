@@ -7,8 +7,10 @@
 // PROGRAM inherits the standard handles and the current folder. MILLISECONDS < 0 never
 // terminates it. Exits with PROGRAM's exit status (its low 8 bits, as wine hands a status to
 // Linux), or 222 when it was terminated (PROGRAM's own status then is kTerminated, which
-// dmlbits never uses); writes "terminate_after: ran N ms" (CreateProcessW to its end) on
-// standard error last. A program that ended between the timeout and TerminateProcess counts as
+// dmlbits never uses); writes "terminate_after: started" on standard error as soon as PROGRAM
+// is created (so that a harness can tell a wine that never ran this tool, or never got as far
+// as PROGRAM, from a run that happened) and "terminate_after: ran N ms" (CreateProcessW to its
+// end) last. A program that ended between the timeout and TerminateProcess counts as
 // ended, not terminated.
 #ifndef NOMINMAX
 #define NOMINMAX
@@ -70,6 +72,8 @@ int main() {
     return 2;
   }
   ::QueryPerformanceCounter(&start);
+  std::fprintf(stderr, "terminate_after: started\n");
+  std::fflush(stderr);
   if (delay >= 0 && ::WaitForSingleObject(pi.hProcess, static_cast<DWORD>(delay)) == WAIT_TIMEOUT)
     ::TerminateProcess(pi.hProcess, kTerminated);  // fails harmlessly if it ended meanwhile
   ::WaitForSingleObject(pi.hProcess, INFINITE);
