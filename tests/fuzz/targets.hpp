@@ -619,7 +619,11 @@ inline bool op_target(Input in) {
     if (kind == BackendKind::d3d12 || kind == BackendKind::directml) continue;
     std::unique_ptr<Backend> backend;
     try {
-      backend = make_backend(kind);
+      OperationRequest request;  // the backend as a run that names none of its options gets it
+      request.op = OpKind::bit_not;
+      request.operands = {"1"};
+      request.backend = kind;
+      backend = make_backend(prepare_request(std::move(request)));
     } catch (const Error& e) {
       if (e.code() == Errc::unsupported) continue;
       throw Finding(fmt::format("make_backend('{}') threw: {}", name, e.what()));

@@ -1,5 +1,5 @@
 // The backend interface (backend.hpp) and factory (make_backend.hpp): the names --backend accepts, the
-// refusals of check_backend_options (each a usage error, before anything is created), what
+// refusals of check_backend_choice (each a usage error, before anything is created), what
 // make_backend builds for the CPU names and for a small `auto` run, the process-wide default
 // adapter, and output_size_hint's broadcast arithmetic.
 #include <gtest/gtest.h>
@@ -22,9 +22,16 @@
 namespace dmlbits {
 namespace {
 
-std::optional<Error> refusal(std::string_view name, const BackendOptions& options) {
+// The backend's choices as a request gives them.
+struct Choices {
+  std::string isa;
+  std::string adapter;
+  std::optional<unsigned> threads;
+};
+
+std::optional<Error> refusal(std::string_view name, const Choices& c) {
   try {
-    check_backend_options(test::kind(name), options);
+    check_backend_choice(test::kind(name), c.isa, c.adapter, c.threads);
   } catch (const Error& e) {
     return e;
   }
@@ -33,9 +40,9 @@ std::optional<Error> refusal(std::string_view name, const BackendOptions& option
 
 // Refused as an option (OptionError), whose what() is in the library's words: the keywords
 // (each face's own: option_error_test.cpp).
-void expect_usage(std::string_view name, const BackendOptions& options, const std::string& message) {
+void expect_usage(std::string_view name, const Choices& c, const std::string& message) {
   try {
-    check_backend_options(test::kind(name), options);
+    check_backend_choice(test::kind(name), c.isa, c.adapter, c.threads);
     ADD_FAILURE() << name << " was accepted";
   } catch (const OptionError& e) {
     EXPECT_EQ(e.code(), Errc::usage);
@@ -43,17 +50,9 @@ void expect_usage(std::string_view name, const BackendOptions& options, const st
   }
 }
 
-BackendOptions with_threads(unsigned threads) {
-  BackendOptions o;
-  o.threads = threads;
-  return o;
-}
-
-BackendOptions with_adapter(std::string adapter) {
-  BackendOptions o;
-  o.adapter = std::move(adapter);
-  return o;
-}
+Choices with_isa(std::string isa) { return {std::move(isa), {}, std::nullopt}; }
+Choices with_threads(unsigned threads) { return {{}, {}, threads}; }
+Choices with_adapter(std::string adapter) { return {{}, std::move(adapter), std::nullopt}; }
 
 TEST(BackendNamesTest, InHelpOrder) {
   std::vector<std::string_view> names;
@@ -67,8 +66,8 @@ TEST(BackendNamesTest, InHelpOrder) {
 
 TEST(CheckBackendOptionsTest, AcceptsWhatEachBackendTakes) {
   for (const char* name : {"auto", "cpu", "d3d12", "directml", "cpu-reference"}) EXPECT_FALSE(refusal(name, {})) << name;
-  EXPECT_FALSE(refusal("cpu", test::backend_options("scalar", "", 0)));
-  EXPECT_FALSE(refusal("auto", test::backend_options("scalar", "", 0)));
+  EXPECT_FALSE(refusal("cpu", with_isa("scalar")));
+  EXPECT_FALSE(refusal("auto", with_isa("scalar")));
   EXPECT_FALSE(refusal("cpu", with_threads(1)));
   EXPECT_FALSE(refusal("cpu-reference", with_threads(kMaxThreads)));
   EXPECT_FALSE(refusal("d3d12", with_adapter("0")));
@@ -76,60 +75,54 @@ TEST(CheckBackendOptionsTest, AcceptsWhatEachBackendTakes) {
 }
 
 TEST(CheckBackendOptionsTest, RefusesWithAUsageError) {
-  expect_usage("cpu-reference", test::backend_options("scalar", "", 0),
+  expect_usage("cpu-reference", with_isa("scalar"),
                "the cpu-reference backend has no choice of instruction set (asked for 'scalar')");
-  expect_usage("d3d12", test::backend_options("avx2", "", 0), "the d3d12 backend has no choice of instruction set (asked for 'avx2')");
-  expect_usage("cpu", test::backend_options("neon", "", 0), "isa: unknown instruction set 'neon' (known: scalar, avx2, avx512)");
+  expect_usage("d3d12", with_isa("avx2"), "the d3d12 backend has no choice of instruction set (asked for 'avx2')");
+  expect_usage("cpu", with_isa("neon"), "isa: unknown instruction set 'neon' (known: scalar, avx2, avx512)");
   expect_usage("d3d12", with_threads(2), "the d3d12 backend has no choice of CPU threads (threads)");
   expect_usage("cpu", with_threads(kMaxThreads + 1), "threads: 257 is more than 256");
   expect_usage("cpu", with_adapter("0"), "adapter applies to the d3d12, directml and auto backends, not cpu");
   expect_usage("cpu-reference", with_adapter("x"), "adapter applies to the d3d12, directml and auto backends, not cpu-reference");
-  expect_usage("directml", test::backend_options("avx2", "", 0), "the directml backend has no choice of instruction set (asked for 'avx2')");
+  expect_usage("directml", with_isa("avx2"), "the directml backend has no choice of instruction set (asked for 'avx2')");
   expect_usage("directml", with_threads(2), "the directml backend has no choice of CPU threads (threads)");
   EXPECT_FALSE(refusal("directml", with_adapter("0")));  // it runs on the d3d12 backend's device
 }
 
-// --adapter travels in the operation's request (there is no process-wide default adapter): the
-// backend options built from it carry it, and the CPU backends refuse it.
-TEST(CheckBackendOptionsTest, TheOperationsAdapterReachesItsBackendOptions) {
-  OperationRequest request;
-  request.op = OpKind::bit_not;
-  request.operands = {"1"};
-  const BackendOptions none = backend_options(prepare_request(request));
-  request.adapter = "1";
-  const BackendOptions options = backend_options(prepare_request(request));
-  EXPECT_EQ(options.adapter, "1");
-  const auto cpu = refusal("cpu", options);
-  ASSERT_TRUE(cpu.has_value());
-  EXPECT_EQ(std::string(cpu->what()), "adapter applies to the d3d12, directml and auto backends, not cpu");
-  EXPECT_FALSE(refusal("d3d12", options).has_value());
-  EXPECT_FALSE(refusal("cpu", none));  // none given
+// --adapter travels in the operation's request (there is no process-wide default adapter):
+// prepare_request refuses it for the CPU backends, and a named adapter reaches auto, which then
+// looks at adapters whatever the output's size.
+TEST(CheckBackendOptionsTest, TheOperationsAdapterReachesItsBackend) {
+  const Error cpu = test::error_of([] { (void)test::backend_request("cpu", "", "1"); });
+  EXPECT_EQ(cpu.code(), Errc::usage);
+  EXPECT_EQ(std::string(cpu.what()), "adapter applies to the d3d12, directml and auto backends, not cpu");
+  EXPECT_NO_THROW((void)test::backend_request("d3d12", "", "1"));
+  const auto named = make_backend(test::backend_request("auto", "", "0"), test::operands_of_bytes(1));
+  EXPECT_NE(named->selection().rule, SelectionRule::small_output) << selection_text(named->selection());
+  EXPECT_EQ(make_backend(test::backend_request("auto"), test::operands_of_bytes(1))->selection().rule, SelectionRule::small_output);
 }
 
 TEST(MakeBackendTest, BuildsTheNamedCpuBackends) {
-  const auto cpu = make_backend(test::kind("cpu"), with_threads(1));
+  const auto cpu = make_backend(test::backend_request("cpu", "", {}, 1));
   EXPECT_EQ(cpu->name(), "cpu");
   EXPECT_EQ(selection_text(cpu->selection()), "");  // named, not chosen
   EXPECT_TRUE(cpu->detail_phases().empty());
   const auto* as_cpu = dynamic_cast<const CpuBackend*>(cpu.get());
   ASSERT_NE(as_cpu, nullptr);
   EXPECT_EQ(as_cpu->threads(), 1u);
-  const auto scalar = make_backend(test::kind("cpu"), test::backend_options("scalar", "", 0));
+  const auto scalar = make_backend(test::backend_request("cpu", "scalar"));
   ASSERT_NE(dynamic_cast<const CpuBackend*>(scalar.get()), nullptr);
   EXPECT_EQ(dynamic_cast<const CpuBackend*>(scalar.get())->isa(), Isa::scalar);
-  EXPECT_EQ(make_backend(test::kind("cpu-reference"))->name(), "cpu-reference");
+  EXPECT_EQ(make_backend(test::backend_request("cpu-reference"))->name(), "cpu-reference");
 }
 
 TEST(MakeBackendTest, AutoKeepsASmallRunOnTheCpuAndSaysWhy) {
-  BackendOptions o;
-  o.size_hint = 3 << 20;  // 3 MiB, below kAutoGpuMinBytes (16 MiB)
-  const auto b = make_backend(test::kind("auto"), o);
+  const auto b = make_backend(test::backend_request("auto"), test::operands_of_bytes(3 << 20));  // 3 MiB, below kAutoGpuMinBytes (16 MiB)
   EXPECT_EQ(b->name(), "cpu");
   EXPECT_EQ(selection_text(b->selection()),
             "auto chose cpu: the output (3 MiB) is below 16 MiB, where the CPU beats starting a GPU device");
   EXPECT_EQ(device_text(b->device_description()).rfind("CPU, ", 0), 0u) << device_text(b->device_description());
   // An unknown size counts as small.
-  EXPECT_EQ(selection_text(make_backend(test::kind("auto"))->selection()),
+  EXPECT_EQ(selection_text(make_backend(test::backend_request("auto"))->selection()),
             "auto chose cpu: the output (0 bytes) is below 16 MiB, where the CPU beats starting a GPU device");
 }
 
@@ -141,10 +134,8 @@ TEST(MakeBackendTest, AutoDescribesARunAsTheBackendItChose) {
   r.op = OpKind::bit_not;
   r.inputs.push_back({DType::uint32, Shape{16}});
   const ValidatedOp small = validate(r);
-  BackendOptions o;
-  o.threads = 2;
-  const auto chosen = make_backend(test::kind("auto"), o);
-  const auto cpu = make_backend(test::kind("cpu"), o);
+  const auto chosen = make_backend(test::backend_request("auto", "", {}, 2));
+  const auto cpu = make_backend(test::backend_request("cpu", "", {}, 2));
   ASSERT_EQ(chosen->name(), "cpu");
   EXPECT_EQ(device_text(chosen->device_description_for(small, false)), device_text(cpu->device_description_for(small, false)));
   EXPECT_NE(device_text(chosen->device_description_for(small, false)).find("1 of 2 threads"), std::string::npos)

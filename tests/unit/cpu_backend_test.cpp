@@ -600,7 +600,7 @@ TEST_F(IsaOverrideTest, AnOverrideTurnsThePerOperationChoiceOff) {
   EXPECT_TRUE(CpuBackend().per_operation_choice());
   EXPECT_EQ(CpuBackend().isa(), host_isa());
   EXPECT_FALSE(CpuBackend(host_isa()).per_operation_choice());
-  EXPECT_EQ(device_text(make_backend(test::kind("cpu"), test::backend_options(std::string(isa_name(host_isa()))))->device_description()).find("per operation"),
+  EXPECT_EQ(device_text(make_backend(test::backend_request("cpu", std::string(isa_name(host_isa()))))->device_description()).find("per operation"),
             std::string::npos);
   ::setenv("DMLBITS_ISA", std::string(isa_name(host_isa())).c_str(), 1);
   EXPECT_EQ(isa_override(), host_isa());
@@ -628,20 +628,20 @@ TEST_F(IsaOverrideTest, ForceLowersButNeverRaises) {
 }
 
 TEST_F(IsaOverrideTest, MakeBackendTakesTheIsaOption) {
-  EXPECT_EQ(device_text(make_backend(test::kind("cpu"))->device_description()).find("CPU, "), 0u);
-  const auto scalar = make_backend(test::kind("cpu"), test::backend_options("scalar", "", 0));
+  EXPECT_EQ(device_text(make_backend(test::backend_request("cpu"))->device_description()).find("CPU, "), 0u);
+  const auto scalar = make_backend(test::backend_request("cpu", "scalar"));
   EXPECT_EQ(scalar->name(), "cpu");
   EXPECT_NE(device_text(scalar->device_description()).find("scalar"), std::string::npos) << device_text(scalar->device_description());
   if (isa_supported(Isa::avx2)) {
-    EXPECT_NE(device_text(make_backend(test::kind("cpu"), test::backend_options("avx2", "", 0))->device_description()).find("AVX2 kernels"), std::string::npos);
+    EXPECT_NE(device_text(make_backend(test::backend_request("cpu", "avx2"))->device_description()).find("AVX2 kernels"), std::string::npos);
   }
   if (!isa_supported(Isa::avx512)) {
-    EXPECT_EQ(error_code_of([] { (void)make_backend(test::kind("cpu"), test::backend_options("avx512", "", 0)); }), Errc::unsupported);
+    EXPECT_EQ(error_code_of([] { (void)make_backend(test::backend_request("cpu", "avx512")); }), Errc::unsupported);
   }
   // make_backend's precondition (it checks nothing again): the options' rule refuses these.
-  EXPECT_EQ(error_code_of([] { check_backend_options(test::kind("cpu"), test::backend_options("neon", "", 0)); }), Errc::usage);
-  EXPECT_EQ(error_code_of([] { check_backend_options(test::kind("cpu-reference"), test::backend_options("avx2", "", 0)); }), Errc::usage);
-  EXPECT_EQ(device_text(make_backend(test::kind("cpu-reference"))->device_description()), "CPU reference (scalar loops)");
+  EXPECT_EQ(error_code_of([] { check_backend_choice(test::kind("cpu"), "neon", "", std::nullopt); }), Errc::usage);
+  EXPECT_EQ(error_code_of([] { check_backend_choice(test::kind("cpu-reference"), "avx2", "", std::nullopt); }), Errc::usage);
+  EXPECT_EQ(device_text(make_backend(test::backend_request("cpu-reference"))->device_description()), "CPU reference (scalar loops)");
   // Both CPU backends are offered by --backend (the list also has auto and d3d12).
   EXPECT_EQ(parse_backend("cpu"), BackendKind::cpu);
   EXPECT_EQ(parse_backend("cpu-reference"), BackendKind::cpu_reference);

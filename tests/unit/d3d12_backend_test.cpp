@@ -587,11 +587,11 @@ TEST(D3d12BackendTest, AdapterSelection) {
 
 TEST(D3d12BackendTest, AutoKeepsSmallRunsOnTheCpu) {
   // No adapter needed: a small output never looks for one.
-  auto small = make_backend(test::kind("auto"), test::backend_options("", "", 1024));
+  auto small = make_backend(test::backend_request("auto"), test::operands_of_bytes(1024));
   EXPECT_EQ(small->name(), "cpu");
   EXPECT_NE(selection_text(small->selection()).find("auto chose cpu: the output (1 KiB) is below 16 MiB"), std::string::npos)
       << selection_text(small->selection());
-  auto large = make_backend(test::kind("auto"), test::backend_options("", "", kAutoGpuMinBytes));
+  auto large = make_backend(test::backend_request("auto"), test::operands_of_bytes(kAutoGpuMinBytes));
   const bool hardware = [] {
     for (const auto& a : gpu_adapters().adapters)
       if (!a.software) return true;
@@ -604,22 +604,22 @@ TEST(D3d12BackendTest, AutoKeepsSmallRunsOnTheCpu) {
   if (hardware) {
     EXPECT_NE(selection_text(large->selection()).find("estimated"), std::string::npos) << selection_text(large->selection());
   }
-  EXPECT_TRUE(selection_text(make_backend(test::kind("cpu"))->selection()).empty());
+  EXPECT_TRUE(selection_text(make_backend(test::backend_request("cpu"))->selection()).empty());
 }
 
 TEST(D3d12BackendTest, OptionErrors) {
-  const auto code = [](std::string name, BackendOptions o) {
+  const auto code = [](std::string name, std::string isa, std::string adapter) {
     try {
-      check_backend_options(test::kind(name), o);
+      check_backend_choice(test::kind(name), isa, adapter, std::nullopt);
     } catch (const Error& e) {
       return e.code();
     }
     return Errc::internal;
   };
-  EXPECT_EQ(code("d3d12", test::backend_options("avx2", "", 0)), Errc::usage);
-  EXPECT_EQ(code("cpu", test::backend_options("", "0", 0)), Errc::usage);
-  EXPECT_EQ(code("auto", test::backend_options("avx2", "0", 0)), Errc::internal);  // accepted
-  EXPECT_EQ(code("d3d12", test::backend_options("", "0", 0)), Errc::internal);     // accepted
+  EXPECT_EQ(code("d3d12", "avx2", ""), Errc::usage);
+  EXPECT_EQ(code("cpu", "", "0"), Errc::usage);
+  EXPECT_EQ(code("auto", "avx2", "0"), Errc::internal);  // accepted
+  EXPECT_EQ(code("d3d12", "", "0"), Errc::internal);     // accepted
 }
 
 #ifdef DMLBITS_HAVE_D3D12  // adapters.cpp is part of a built backend only

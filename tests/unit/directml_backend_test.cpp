@@ -59,7 +59,7 @@ TEST(DirectmlBackendTest, TakesItsBufferSizeFromTheEnvironment) {
 
 TEST(DirectmlBackendTest, OutsideWindowsItIsListedButNotBuilt) {
   if (directml_built()) GTEST_SKIP() << "a Windows build: tests/directml runs the backend";
-  const Error e = test::error_of([] { (void)make_backend(test::kind("directml")); });
+  const Error e = test::error_of([] { (void)make_backend(test::backend_request("directml")); });
   EXPECT_EQ(e.code(), Errc::backend);
   EXPECT_NE(std::string(e.what()).find("not built: Windows only"), std::string::npos) << e.what();
   const DirectmlInfo info = probe_directml();

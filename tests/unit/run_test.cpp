@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_backend.hpp"
 #include "dmlbits/error.hpp"
 #include "run.hpp"
 #include "unit_support.hpp"
@@ -204,15 +205,16 @@ TEST(RunOperationTest, InvalidOperationsNameTheOperator) {
   EXPECT_EQ(shapes.code(), Errc::invalid_input);
 }
 
-TEST(BackendOptionsTest, CarriesTheInstructionSetAndThreadsOnly) {
+TEST(MakeBackendTest, TakesTheRequestsInstructionSetAndThreads) {
   OperationRequest s = literal_spec(OpKind::bit_not, {"1"});
+  s.backend = BackendKind::cpu;
   s.isa = "scalar";
   s.threads = 3;
-  const BackendOptions o = backend_options(prepare_request(s));
-  EXPECT_EQ(o.isa, "scalar");
-  EXPECT_EQ(o.threads, 3u);
-  EXPECT_EQ(o.adapter, "");
-  EXPECT_EQ(o.size_hint, 0u);
+  const auto backend = make_backend(prepare_request(s));
+  const auto* cpu = dynamic_cast<const CpuBackend*>(backend.get());
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_EQ(cpu->isa(), Isa::scalar);
+  EXPECT_EQ(cpu->threads(), 3u);
 }
 
 // A backend that refuses everything, for validate_operation's refusal.

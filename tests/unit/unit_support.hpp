@@ -30,13 +30,22 @@ namespace fs = std::filesystem;
 // A backend by its --backend name, for tests that read better with names.
 inline BackendKind kind(std::string_view name) { return parse_backend(name).value(); }
 
-inline BackendOptions backend_options(std::string isa, std::string adapter = {}, std::uint64_t size_hint = 0) {
-  BackendOptions o;
-  o.isa = std::move(isa);
-  o.adapter = std::move(adapter);
-  o.size_hint = size_hint;
-  return o;
+// A prepared request for the backend named `name` with these choices (a `not` of the literal 1),
+// what make_backend takes; prepare_request refuses what its rules refuse.
+inline PreparedRequest backend_request(std::string_view name, std::string isa = {},
+                                       std::optional<std::string> adapter = {}, std::optional<unsigned> threads = {}) {
+  OperationRequest r;
+  r.op = OpKind::bit_not;
+  r.operands = {"1"};
+  r.backend = kind(name);
+  r.isa = std::move(isa);
+  r.adapter = std::move(adapter);
+  r.threads = threads;
+  return prepare_request(std::move(r));
 }
+
+// One uint8 operand of `bytes` elements: an output of that many bytes, for auto's size rule.
+inline std::vector<OperandInfo> operands_of_bytes(std::uint64_t bytes) { return {{DType::uint8, Shape{bytes}}}; }
 
 // A fresh folder under the system's temporary folder, removed with everything in it.
 class TempDir {

@@ -1,6 +1,6 @@
 // The process's environment. Reading is safe from any thread as long as nothing writes it, and
 // nothing does once threads run: set_environment_default() is for start-up only. dmlbits'
-// own configuration travels in options (the prepared request, BackendOptions), never through the
+// own configuration travels in options (the prepared request), never through the
 // environment; these functions serve the variables users set for dmlbits (DMLBITS_THREADS,
 // DMLBITS_ISA, DMLBITS_VKD3D_LIBRARY) and those of libraries it loads (vkd3d's).
 #pragma once

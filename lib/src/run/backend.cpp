@@ -9,6 +9,7 @@
 #include "auto_rule.hpp"
 #include "dmlbits/dtype.hpp"
 #include "cpu_backend.hpp"
+#include "cpu_isa.hpp"
 #include "cpu_reference.hpp"
 #include "d3d12_backend.hpp"
 #include "directml_backend.hpp"
@@ -21,8 +22,6 @@
 namespace dmlbits {
 namespace {
 static_assert(kMaxThreads == kMaxCpuThreads, "request.hpp's limit is the CPU backend's");
-// BackendOptions::face and check_backend_options default to it (make_backend.hpp names the enum only).
-static_assert(RequestFace{} == RequestFace::command_line);
 
 // One row per BackendKind, in enum (and --help) order.
 struct BackendRow {
@@ -77,24 +76,25 @@ class ChosenBackend final : public Backend {
   Selection reason_;
 };
 
-// `options` have passed check_backend_options, which refuses an unknown instruction set.
-std::unique_ptr<Backend> make_cpu(const BackendOptions& options) {
-  const CpuBackendOptions cpu{.threads = options.threads};
-  if (options.isa.empty()) return std::make_unique<CpuBackend>(std::nullopt, cpu);
-  return std::make_unique<CpuBackend>(parse_isa(options.isa).value(), cpu);  // Errc::unsupported if the CPU lacks it
+// `r` passed check_backend_choice, which refuses an unknown instruction set.
+std::unique_ptr<Backend> make_cpu(const OperationRequest& r) {
+  const CpuBackendOptions cpu{.threads = r.threads.value_or(0)};
+  if (r.isa.empty()) return std::make_unique<CpuBackend>(std::nullopt, cpu);
+  return std::make_unique<CpuBackend>(parse_isa(r.isa).value(), cpu);  // Errc::unsupported if the CPU lacks it
 }
 
 // auto: the CPU unless the output is large, a hardware adapter exists and decide_auto
 // (auto_rule.hpp) estimates it faster. Each test is cheaper than the next, so a small run never
 // loads vkd3d nor enumerates Vulkan devices.
-std::unique_ptr<Backend> make_auto(const BackendOptions& options) {
-  const std::string& adapter = options.adapter;
+std::unique_ptr<Backend> make_auto(const OperationRequest& r, const std::vector<OperandInfo>& operands) {
+  const std::string adapter = r.adapter.value_or("");
   const auto cpu = [&](Selection why) {
     why.backend = "cpu";
-    return std::make_unique<ChosenBackend>(make_cpu(options), std::move(why));
+    return std::make_unique<ChosenBackend>(make_cpu(r), std::move(why));
   };
-  const bool small = options.size_hint < kAutoGpuMinBytes;
-  const Selection too_small{.rule = SelectionRule::small_output, .output_bytes = options.size_hint, .min_bytes = kAutoGpuMinBytes};
+  const std::uint64_t output_bytes = output_size_hint(operands);
+  const bool small = output_bytes < kAutoGpuMinBytes;
+  const Selection too_small{.rule = SelectionRule::small_output, .output_bytes = output_bytes, .min_bytes = kAutoGpuMinBytes};
   if (small && adapter.empty()) return cpu(too_small);
   if (!d3d12_built()) return cpu({.rule = SelectionRule::d3d12_not_built, .detail = *d3d12_runtime_unavailable_reason()});
   // The device nodes before the runtime: a few stats, where loading vkd3d (three libraries and
@@ -118,7 +118,7 @@ std::unique_ptr<Backend> make_auto(const BackendOptions& options) {
   if (chosen->software || !small) {
     const AutoEstimate decision =
         decide_auto(auto_adapter_description(*chosen),
-                    AutoWork{options.input_bytes_hint, options.size_hint, cpu_threads(options.threads)});
+                    AutoWork{input_size_hint(operands), output_bytes, cpu_threads(r.threads.value_or(0))});
     if (!decision.gpu) return cpu({.rule = SelectionRule::estimate, .estimate = decision});
     try {
       auto backend = std::make_unique<D3d12Backend>(D3d12BackendOptions{std::to_string(chosen->index)});
@@ -169,40 +169,48 @@ std::vector<std::string_view> isa_names() {
   return names;
 }
 
-void check_backend_options(BackendKind kind, const BackendOptions& options) {
+void check_backend_choice(BackendKind kind, const std::string& isa, const std::string& adapter,
+                          std::optional<unsigned> threads) {
   const std::string_view name = backend_name(kind);
-  if (!options.isa.empty()) {
+  if (!isa.empty()) {
     // The instruction set is the SIMD kernels' choice: the reference has none.
     if (!backend_uses_cpu(kind) || kind == BackendKind::cpu_reference)
-      throw OptionError(OptionKey::isa, OptionRule::not_for_backend, options.isa, std::string(name));
-    parse_isa_option(options.isa);
+      throw OptionError(OptionKey::isa, OptionRule::not_for_backend, isa, std::string(name));
+    parse_isa_option(isa);
   }
-  if (options.threads != 0) {
+  if (threads && *threads != 0) {
     if (!backend_uses_cpu(kind))
-      throw OptionError(OptionKey::threads, OptionRule::not_for_backend, std::to_string(options.threads), std::string(name));
-    check_threads_option(options.threads);
+      throw OptionError(OptionKey::threads, OptionRule::not_for_backend, std::to_string(*threads), std::string(name));
+    check_threads_option(*threads);
   }
-  if (!options.adapter.empty() && !backend_uses_adapter(kind))
-    throw OptionError(OptionKey::adapter, OptionRule::not_for_backend, options.adapter, std::string(name), adapter_backends());
+  if (!adapter.empty() && !backend_uses_adapter(kind))
+    throw OptionError(OptionKey::adapter, OptionRule::not_for_backend, adapter, std::string(name), adapter_backends());
+  if (threads && *threads == 0) check_threads_option(0);  // refused as a count, whatever the backend
+  if (!isa.empty()) require_isa(*parse_isa(isa));
+  // The variables that stand for an option are checked wherever that option would be, for every
+  // backend: the option, when given, overrides its variable, which is then not read.
+  if (isa.empty()) (void)isa_override();  // DMLBITS_ISA: usage if unknown, unsupported if the CPU lacks it
+  if (!threads) (void)cpu_threads(0);     // DMLBITS_THREADS: usage unless 1 to 256
 }
 
-std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendOptions& options) {
-  switch (kind) {
-    case BackendKind::cpu: return make_cpu(options);
+std::unique_ptr<Backend> make_backend(const PreparedRequest& request, const std::vector<OperandInfo>& operands) {
+  const OperationRequest& r = request.request();
+  switch (request.backend()) {
+    case BackendKind::cpu: return make_cpu(r);
     case BackendKind::cpu_reference: return std::make_unique<CpuReferenceBackend>();
     case BackendKind::d3d12: {
       D3d12BackendOptions o;
-      o.adapter = options.adapter;
+      o.adapter = r.adapter.value_or("");
       return std::make_unique<D3d12Backend>(std::move(o));
     }
     case BackendKind::directml: {
       DirectmlBackendOptions o;
-      o.adapter = options.adapter;  // the d3d12 backend's device on that adapter
+      o.adapter = r.adapter.value_or("");  // the d3d12 backend's device on that adapter
       return std::make_unique<DirectmlBackend>(std::move(o));
     }
     case BackendKind::automatic: break;
   }
-  return make_auto(options);
+  return make_auto(r, operands);
 }
 
 std::uint64_t output_size_hint(const std::vector<OperandInfo>& operands) {

@@ -7,6 +7,7 @@
 #include "auto_rule.hpp"
 #include "cpu_backend.hpp"
 #include "cpu_isa.hpp"
+#include "cpu_reference.hpp"
 #include "thread_rule.hpp"
 #include "d3d12_backend.hpp"
 #include "directml_backend.hpp"
@@ -47,7 +48,9 @@ DeviceList list_devices() {
   DeviceList out;
   // The CPU backends. The SIMD one can be held to any instruction set this CPU has (--isa).
   for (BackendKind kind : {BackendKind::cpu, BackendKind::cpu_reference}) {
-    auto b = make_backend(kind);
+    // As a run that names none of their options gets them.
+    const std::unique_ptr<Backend> b = kind == BackendKind::cpu ? std::unique_ptr<Backend>(std::make_unique<CpuBackend>())
+                                                                : std::make_unique<CpuReferenceBackend>();
     CpuDevice d{kind, b->device_description(), {}, {}, 0, {}};
     if (kind == BackendKind::cpu) {
       for (Isa isa : supported_isas()) d.isas.emplace_back(isa_name(isa));
@@ -129,7 +132,7 @@ DeviceList list_devices() {
                        .feature_level = std::string(dml.max_feature_level->short_name()), .version = dml.version,
                        .path = dml.path};
 
-  // What auto does with a large output here: the adapter make_backend(automatic) would look at,
+  // What auto does with a large output here: the adapter make_backend would look at for automatic,
   // if its device could be created, and what decide_auto says of it for a typical large run.
   out.automatic.gpu_min_bytes = kAutoGpuMinBytes;
   const GpuAdapter* hardware = d3d12.available ? auto_adapter(list.adapters) : nullptr;

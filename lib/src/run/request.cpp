@@ -70,21 +70,6 @@ void check_repeat(int repeat, int warmup, bool in_place) {
 
 }  // namespace
 
-void check_backend_choice(BackendKind kind, const std::string& isa, const std::string& adapter,
-                          std::optional<unsigned> threads) {
-  BackendOptions options;
-  options.isa = isa;
-  options.threads = threads.value_or(0);
-  options.adapter = adapter;
-  check_backend_options(kind, options);
-  if (threads) check_threads_option(*threads);
-  if (!isa.empty()) require_isa(*parse_isa(isa));
-  // The variables that stand for an option are checked wherever that option would be, for every
-  // backend: the option, when given, overrides its variable, which is then not read.
-  if (isa.empty()) (void)isa_override();  // DMLBITS_ISA: usage if unknown, unsupported if the CPU lacks it
-  if (!threads) (void)cpu_threads(0);     // DMLBITS_THREADS: usage unless 1 to 256
-}
-
 PreparedRequest prepare_request(OperationRequest r) {
   const OpInfo& op = op_info(r.op);
   check_operator_options(r, op);

@@ -18,22 +18,17 @@ bool run_is_timed(const PreparedRequest& p, const RunHooks& hooks) {
   return p.request().timing || hooks.on_validated;
 }
 
-BackendOptions backend_options(const PreparedRequest& p) {
-  const OperationRequest& r = p.request();
-  BackendOptions options;
-  options.isa = r.isa;
-  options.threads = r.threads.value_or(0);
-  options.adapter = r.adapter.value_or("");
-  return options;
+namespace {
+std::vector<OperandInfo> operand_infos(const std::vector<LoadedOperand>& inputs) {
+  std::vector<OperandInfo> operands;
+  operands.reserve(inputs.size());
+  for (const auto& in : inputs) operands.push_back({in.dtype(), in.shape()});
+  return operands;
 }
+}  // namespace
 
 std::unique_ptr<Backend> make_operation_backend(const PreparedRequest& p, const std::vector<LoadedOperand>& inputs) {
-  std::vector<OperandInfo> operands;
-  for (const auto& in : inputs) operands.push_back({in.dtype(), in.shape()});
-  BackendOptions options = backend_options(p);
-  options.size_hint = output_size_hint(operands);
-  options.input_bytes_hint = input_size_hint(operands);
-  return make_backend(p.backend(), options);
+  return make_backend(p, operand_infos(inputs));
 }
 
 Backend& operation_backend(const PreparedRequest& p, const std::vector<LoadedOperand>& inputs, BackendCache* backends,
@@ -44,32 +39,24 @@ Backend& operation_backend(const PreparedRequest& p, const std::vector<LoadedOpe
     return *owned;
   }
   // auto decides by the output's size: small and large outputs may get different backends.
-  // (Only auto reads the size; the other backends' keys and choices do not depend on it.)
-  std::uint64_t size_hint = 0, input_bytes = 0;
-  if (p.backend() == BackendKind::automatic) {
-    std::vector<OperandInfo> operands;
-    operands.reserve(inputs.size());
-    for (const auto& in : inputs) operands.push_back({in.dtype(), in.shape()});
-    size_hint = output_size_hint(operands);
-    input_bytes = input_size_hint(operands);
-  }
-  BackendOptions options = backend_options(p);
+  // (Only auto reads the sizes; the other backends' keys and choices do not depend on them.)
+  const bool automatic = p.backend() == BackendKind::automatic;
+  const std::vector<OperandInfo> operands = automatic ? operand_infos(inputs) : std::vector<OperandInfo>{};
+  const bool large = automatic && output_size_hint(operands) >= kAutoGpuMinBytes;
+  const OperationRequest& r = p.request();
+  const unsigned threads = r.threads.value_or(0);
+  const std::string adapter = r.adapter.value_or("");
   auto& cache = cached_backends(*backends).backends;
-  const bool large = size_hint >= kAutoGpuMinBytes;
-  std::string isa_env = isa_variable(options.isa), threads_env = threads_variable(options.threads);
+  std::string isa_env = isa_variable(r.isa), threads_env = threads_variable(threads);
   for (auto& e : cache)
-    if (e.key.kind == p.backend() && e.key.large == large && e.key.threads == options.threads &&
-        e.key.isa == options.isa && e.key.adapter == options.adapter && e.key.isa_variable == isa_env &&
-        e.key.threads_variable == threads_env) {
+    if (e.key.kind == p.backend() && e.key.large == large && e.key.threads == threads && e.key.isa == r.isa &&
+        e.key.adapter == adapter && e.key.isa_variable == isa_env && e.key.threads_variable == threads_env) {
       if (entry) *entry = &e;
       return *e.backend;
     }
   if (cache.size() >= 64) cache.clear();  // options made and dropped by the thousand: start again
-  options.size_hint = size_hint;
-  options.input_bytes_hint = input_bytes;
-  CachedBackends::Key key{p.backend(), options.isa, options.threads, options.adapter, large, std::move(isa_env),
-                          std::move(threads_env)};
-  std::shared_ptr<Backend> made = make_backend(p.backend(), options);
+  CachedBackends::Key key{p.backend(), r.isa, threads, adapter, large, std::move(isa_env), std::move(threads_env)};
+  std::shared_ptr<Backend> made = make_backend(p, operands);
   cache.push_back({std::move(key), std::move(made), {}, 0});
   if (entry) *entry = &cache.back();
   return *cache.back().backend;

@@ -33,9 +33,6 @@ RunResult run_operation(const PreparedRequest& request, const RunHooks& hooks = 
 // timing, and watches nothing, has none measured (no clock is read; OperationRequest::timing).
 bool run_is_timed(const PreparedRequest& request, const RunHooks& hooks);
 
-// The backend options `request` gives (instruction set, threads, adapter), without the size hint.
-BackendOptions backend_options(const PreparedRequest& request);
-
 // The backend `request` names, for these loaded operands: auto decides from the output's size;
 // a device's creation shows in the backend's own phases. Shared by run_operation and
 // stream_operation.
