@@ -14,7 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "dmlbits/ops.hpp"
-#include "dmlbits/option_error.hpp"
+#include "dmlbits/error.hpp"
 #include "dmlbits/request.hpp"
 
 namespace dmlbits::app {
@@ -42,6 +42,8 @@ inline CLI::Validator file_name_validator() {
 
 // An option's refusal in the command line's words: its flag (--out-dtype). app/option_errors.cpp
 std::string option_error_text(const OptionError& e);
+// The backends --adapter applies to, from the backend table: "d3d12, directml and auto".
+std::string adapter_backends_text();
 // An option whose value the library's parser for its kind reads (options.hpp: `parse` calls it
 // and keeps the value) as CLI11 reads the option; a refusal is an OptionError, which main() words.
 CLI::Option* add_parsed_option(CLI::App& sub, const std::string& name, std::function<void(const std::string&)> parse,

@@ -377,14 +377,15 @@ void setup_op(CommandSetup* sub, const OpInfo& op) {
                                   choices_text(OptionKey::backend), format_byte_size(kAutoGpuMinBytes)))
         ->default_str(std::string(backend_name(BackendKind::automatic)));
     sub->add_parsed_option("--adapter", [opt](const std::string& s) { opt->adapter = s; },
-                    "d3d12, directml and auto: run on this adapter, an index or part of its name (see dmlbits devices)");
+                    adapter_backends_text() + ": run on this adapter, an index or part of its name (see dmlbits devices)");
     sub->add_parsed_option("--isa", [opt](const std::string& s) { opt->isa = parse_isa_option(s); },
                       fmt::format("CPU backend: run only this instruction set's kernels ({}) instead of the "
                                   "per-operation choice", choices_text(OptionKey::isa)));
     sub->add_parsed_option("--threads", [opt](const std::string& s) { opt->threads = parse_threads_option(s); },
-                    "CPU backends: compute on at most N threads (default: the CPUs this process may run on, at most "
-                    "8, for outputs of 4 MiB or more, see dmlbits devices; 1 also reads and writes a streamed run on "
-                    "one thread; default DMLBITS_THREADS)")
+                    fmt::format("CPU backends: compute on at most N threads (default: the CPUs this process may run on, "
+                                "at most {}, for outputs of {} or more, see dmlbits devices; 1 also reads and writes a "
+                                "streamed run on one thread; default DMLBITS_THREADS)",
+                                thread_defaults().most, format_byte_size(thread_defaults().parallel_min_bytes)))
         ->type_name("N");
     sub->add_flag("--hex", opt->hex, "JSON output: every value as its bit pattern in hex");
     sub->add_flag("--explain", opt->explain, "Print the DirectML operator description as JSON and exit without running");

@@ -15,7 +15,6 @@
 #include "dmlbits/devices.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/front_end.hpp"
-#include "dmlbits/option_error.hpp"
 #include "dmlbits/ops.hpp"
 #include "report.hpp"
 

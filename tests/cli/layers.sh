@@ -34,8 +34,7 @@ below["golden"] = {"run"} | below["run"]
 # The layer of each public header. front_end.hpp includes no other header, so that the layers
 # that implement its parts (core, platform, io) may each include it; the umbrella is the top.
 public = {
-    "core": "error option_error dtype ops timing describe front_end",
-    "platform": "process",
+    "core": "error dtype ops timing front_end",
     "io": "tensor",
     "run": "request options devices",
     "golden": "check dmlbits",

@@ -47,7 +47,7 @@ DMLBITS_THREADS=1 DMLBITS_ISA=scalar expect_status 0 not x.npy -o o.npy --backen
 DMLBITS_THREADS=1 DMLBITS_ISA=scalar expect_status 0 check m.json
 
 # ---- option words: the library refuses an option as data, the command line words it ----------
-# (lib/include/dmlbits/option_error.hpp): its flags, status 2; a manifest's own keys quoted,
+# (lib/include/dmlbits/error.hpp): its flags, status 2; a manifest's own keys quoted,
 # status 3 (tests/unit/check_test.cpp). Hand-written expected messages.
 expect_status 2 not x.npy --repeat 0
 expect_err "dmlbits: not: --repeat must be at least 1 and --warmup at least 0; see dmlbits not --help"; expect_one_line
@@ -56,6 +56,9 @@ expect_err "--repeat must be at least 1 and --warmup at least 0"; expect_one_lin
 cp x.npy y.npy
 expect_status 2 not y.npy --in-place --repeat 2
 expect_err "dmlbits: not: --in-place runs once: it cannot be combined with --repeat or --warmup; see dmlbits not --help"
+expect_status 2 not y.npy --in-place -o o2.npy
+expect_err "dmlbits: not: --in-place and -o cannot be combined; see dmlbits not --help"; expect_one_line
+[ ! -e o2.npy ] || fail "--in-place with -o wrote o2.npy"
 expect_status 2 popcount x.npy --in-place
 expect_err "--in-place is not offered: DirectML does not let BIT_COUNT's output alias its input"; expect_one_line
 expect_status 2 not x.npy --threads 2 --backend d3d12

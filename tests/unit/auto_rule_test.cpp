@@ -8,7 +8,7 @@
 #include <string>
 
 #include "auto_rule.hpp"
-#include "dmlbits/describe.hpp"
+#include "dmlbits/timing.hpp"
 #include "d3d12_backend.hpp"
 
 namespace dmlbits {

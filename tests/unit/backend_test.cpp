@@ -14,7 +14,6 @@
 #include "make_backend.hpp"
 #include "cpu_backend.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/option_error.hpp"
 #include "run.hpp"
 #include "validate.hpp"
 #include "unit_support.hpp"

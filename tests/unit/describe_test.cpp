@@ -1,9 +1,9 @@
-// dmlbits/describe.hpp: the words for what a run reports, from described data (the backends'
+// dmlbits/timing.hpp: the words for what a run reports, from described data (the backends'
 // own descriptions are checked in backend_test, cpu_backend_test and stream_test; auto's estimate
 // in auto_rule_test). Every expected text is written out by hand.
 #include <gtest/gtest.h>
 
-#include "dmlbits/describe.hpp"
+#include "dmlbits/timing.hpp"
 
 namespace dmlbits {
 namespace {

@@ -1,4 +1,4 @@
-// Cooperative interruption (dmlbits/process.hpp). The flag is process-wide and is never
+// Cooperative interruption (dmlbits/error.hpp). The flag is process-wide and is never
 // cleared, so every test that raises it does so in a death-test child (forked, or re-run with
 // the threadsafe style), whose exit status says whether the child saw what it should; the
 // parent process only checks that nothing is requested until someone asks.
@@ -10,7 +10,6 @@
 #include <string>
 
 #include "dmlbits/error.hpp"
-#include "dmlbits/process.hpp"
 #include "io.hpp"
 #include "unit_support.hpp"
 

@@ -20,7 +20,6 @@
 #include "dmlbits/dtype.hpp"
 #include "dmlbits/error.hpp"
 #include "json_tensor.hpp"
-#include "dmlbits/option_error.hpp"
 #include "dmlbits/tensor.hpp"
 
 namespace dmlbits {

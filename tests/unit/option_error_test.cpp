@@ -1,4 +1,4 @@
-// Option words (options.hpp, option_error.hpp): each parser takes the names of its table and
+// Option words (options.hpp, error.hpp): each parser takes the names of its table and
 // refuses anything else as an OptionError that says which option, which rule and which value;
 // option_error_text words it for a face's spelling. The spellings here are the command line's
 // and Python's as those faces define them (app/option_errors.cpp, the module's translator); the
@@ -9,11 +9,13 @@
 #include <string>
 
 #include "dmlbits/options.hpp"
+#include "unit_support.hpp"
 
 namespace dmlbits {
 namespace {
 
 std::string flag(OptionKey key) {
+  if (key == OptionKey::output) return "-o";
   std::string f = "--" + std::string(option_keyword(key));
   std::replace(f.begin(), f.end(), '_', '-');
   return f;
@@ -25,17 +27,6 @@ std::string keyword_arg(OptionKey key) { return key == OptionKey::in_place ? key
 
 const OptionSpelling kCli{&flag, &flag, '\''};
 const OptionSpelling kPython{&keyword, &keyword_arg, '\''};
-
-template <class F>
-OptionError refusal(F&& f) {
-  try {
-    f();
-  } catch (const OptionError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "accepted";
-  return OptionError(OptionKey::backend, OptionRule::empty);
-}
 
 TEST(OptionParsers, TakeTheirTablesNames) {
   for (BackendKind k : backend_kinds()) EXPECT_EQ(parse_backend_option(backend_name(k)), k);
@@ -61,32 +52,32 @@ TEST(OptionParsers, RefuseWithWhichOptionRuleAndValue) {
     EXPECT_EQ(e.rule(), rule);
     EXPECT_EQ(e.value(), value);
   };
-  OptionError e = refusal([] { parse_backend_option("gpu"); });
+  OptionError e = test::error_of<OptionError>([] { parse_backend_option("gpu"); });
   expect(e, OptionKey::backend, OptionRule::unknown_name, "gpu");
   EXPECT_EQ(e.choices(), (std::vector<std::string>{"auto", "cpu", "d3d12", "directml", "cpu-reference"}));
-  expect(refusal([] { parse_backend_option("CPU"); }), OptionKey::backend, OptionRule::unknown_name, "CPU");
-  expect(refusal([] { parse_dtype_option("uint7"); }), OptionKey::dtype, OptionRule::unknown_name, "uint7");
-  expect(refusal([] { parse_dtype_option("u9", OptionKey::out_dtype); }), OptionKey::out_dtype, OptionRule::unknown_name, "u9");
-  e = refusal([] { parse_feature_level_option("4_2"); });
+  expect(test::error_of<OptionError>([] { parse_backend_option("CPU"); }), OptionKey::backend, OptionRule::unknown_name, "CPU");
+  expect(test::error_of<OptionError>([] { parse_dtype_option("uint7"); }), OptionKey::dtype, OptionRule::unknown_name, "uint7");
+  expect(test::error_of<OptionError>([] { parse_dtype_option("u9", OptionKey::out_dtype); }), OptionKey::out_dtype, OptionRule::unknown_name, "u9");
+  e = test::error_of<OptionError>([] { parse_feature_level_option("4_2"); });
   expect(e, OptionKey::feature_level, OptionRule::unknown_name, "4_2");
   EXPECT_EQ(e.choices().front(), "1_0");
   EXPECT_EQ(e.choices().back(), newest_feature_level().short_name());
-  e = refusal([] { parse_shift_overflow_option("clamp"); });
+  e = test::error_of<OptionError>([] { parse_shift_overflow_option("clamp"); });
   expect(e, OptionKey::shift_overflow, OptionRule::unknown_name, "clamp");
   EXPECT_EQ(e.choices(), (std::vector<std::string>{"directml", "zero", "wrap"}));  // the default first
-  expect(refusal([] { parse_isa_option("AVX2"); }), OptionKey::isa, OptionRule::unknown_name, "AVX2");
+  expect(test::error_of<OptionError>([] { parse_isa_option("AVX2"); }), OptionKey::isa, OptionRule::unknown_name, "AVX2");
   for (const char* bad : {"0", "257", "abc", "", "1x", "-1", " 2"})
-    expect(refusal([&] { parse_threads_option(bad); }), OptionKey::threads, OptionRule::not_a_count, bad);
-  expect(refusal([] { check_threads_option(0); }), OptionKey::threads, OptionRule::zero, "0");
-  expect(refusal([] { check_threads_option(257); }), OptionKey::threads, OptionRule::above_maximum, "257");
-  expect(refusal([] { check_repeat_option(0, 0); }), OptionKey::repeat, OptionRule::too_few, "0");
-  expect(refusal([] { check_repeat_option(1, -1); }), OptionKey::warmup, OptionRule::too_few, "-1");
-  expect(refusal([] { check_adapter_option(""); }), OptionKey::adapter, OptionRule::empty, "");
+    expect(test::error_of<OptionError>([&] { parse_threads_option(bad); }), OptionKey::threads, OptionRule::not_a_count, bad);
+  expect(test::error_of<OptionError>([] { check_threads_option(0); }), OptionKey::threads, OptionRule::zero, "0");
+  expect(test::error_of<OptionError>([] { check_threads_option(257); }), OptionKey::threads, OptionRule::above_maximum, "257");
+  expect(test::error_of<OptionError>([] { check_repeat_option(0, 0); }), OptionKey::repeat, OptionRule::too_few, "0");
+  expect(test::error_of<OptionError>([] { check_repeat_option(1, -1); }), OptionKey::warmup, OptionRule::too_few, "-1");
+  expect(test::error_of<OptionError>([] { check_adapter_option(""); }), OptionKey::adapter, OptionRule::empty, "");
 }
 
 TEST(OptionErrorText, EachFaceSpellsTheOption) {
   const auto both = [](auto f, const std::string& cli, const std::string& python) {
-    const OptionError e = refusal(f);
+    const OptionError e = test::error_of<OptionError>(f);
     EXPECT_EQ(option_error_text(e, kCli), cli);
     EXPECT_EQ(option_error_text(e, kPython), python);
   };
@@ -134,6 +125,17 @@ TEST(OptionErrorText, EachFaceSpellsTheOption) {
   EXPECT_EQ(needed.code(), Errc::invalid_input);
   EXPECT_EQ(text(needed, kCli), "the data type is unknown: no other operand names one; use --dtype");
   EXPECT_EQ(text(needed, kPython), "the data type is unknown: no other operand names one; use dtype=");
+  const OptionError with_output(OptionKey::in_place, OptionRule::with_output);
+  EXPECT_EQ(text(with_output, kCli), "--in-place and -o cannot be combined");
+  const OptionError read_only(OptionKey::in_place, OptionRule::read_only);
+  EXPECT_EQ(text(read_only, kPython), "out=x (in place): operand A is read-only");
+  EXPECT_EQ(std::string(read_only.what()), "in_place: operand A is read-only");
+  const OptionError dtype(OptionKey::out, OptionRule::wrong_dtype, "uint32", "uint16");
+  EXPECT_EQ(text(dtype, kPython), "out: the result is uint16, but out has dtype uint32");
+  const OptionError shape(OptionKey::out, OptionRule::wrong_shape, "(4,)", "(2, 2)");
+  EXPECT_EQ(text(shape, kPython), "out: the result has shape (2, 2), but out has shape (4,)");
+  const OptionError unused(OptionKey::adapter, OptionRule::applies_to_none, "0", "'m.json'", {"d3d12", "directml", "auto"});
+  EXPECT_EQ(text(unused, kCli), "--adapter applies to the d3d12, directml and auto backends, and no case of 'm.json' runs on one");
 }
 
 // what() is the library's own words (the keywords); a context added on the way out stays in

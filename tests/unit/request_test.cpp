@@ -15,7 +15,6 @@
 
 #include "dmlbits/error.hpp"
 #include "dmlbits/request.hpp"
-#include "dmlbits/option_error.hpp"
 #include "run.hpp"
 #include "unit_support.hpp"
 

@@ -12,7 +12,6 @@
 
 #include "dmlbits/error.hpp"
 #include "dmlbits/front_end.hpp"
-#include "dmlbits/process.hpp"
 #include "signals.hpp"
 
 namespace dmlbits {

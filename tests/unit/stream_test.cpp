@@ -34,7 +34,6 @@
 #include <vector>
 
 #include "dmlbits/error.hpp"
-#include "dmlbits/process.hpp"
 #include "run.hpp"
 #include "stream.hpp"
 #include "unit_support.hpp"

@@ -52,6 +52,13 @@ TEST(ThreadRuleTest, TheKneeCapsTheTeamPerInstructionSet) {
   EXPECT_EQ(knee_threads(Isa::avx2), 8u);
   EXPECT_EQ(knee_threads(Isa::avx512), 8u);
   EXPECT_EQ(knee_threads(Isa::scalar), 16u);
+  // --threads' help says one figure for the SIMD kernels (thread_defaults()): every SIMD set's.
+  for (std::size_t i = 0; i < kIsaCount; ++i)
+    if (static_cast<Isa>(i) != Isa::scalar) {
+      EXPECT_EQ(knee_threads(static_cast<Isa>(i)), thread_defaults().most) << i;
+    }
+  EXPECT_EQ(thread_defaults().most_scalar, knee_threads(Isa::scalar));
+  EXPECT_EQ(thread_defaults().parallel_min_bytes, kParallelMinBytes);
   EXPECT_EQ(cpu_thread_rule(machine(128, std::nullopt, Isa::avx512), kLarge).team, 8u);
   EXPECT_EQ(cpu_thread_rule(machine(128, std::nullopt, Isa::avx512), kLarge).limit, ThreadLimit::knee);
   EXPECT_EQ(cpu_thread_rule(machine(128, std::nullopt, Isa::scalar), kLarge).team, 16u);

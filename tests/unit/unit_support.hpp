@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -130,16 +131,18 @@ std::vector<T> values_of(const std::string& bytes) {
   return v;
 }
 
-// The dmlbits::Error that f throws; a test failure (and an internal error) if it throws none.
-template <class F>
-Error error_of(F&& f) {
+// The exception of type E (dmlbits::Error, or a kind of it: OptionError) that f throws; a test
+// failure if it throws none (then an internal error, or an OptionError of no real option's rule).
+template <class E = Error, class F>
+E error_of(F&& f) {
   try {
     f();
-  } catch (const Error& e) {
+  } catch (const E& e) {
     return e;
   }
-  ADD_FAILURE() << "no dmlbits::Error thrown";
-  return Error(Errc::internal, "");
+  ADD_FAILURE() << "no " << (std::is_same_v<E, OptionError> ? "OptionError" : "dmlbits::Error") << " thrown";
+  if constexpr (std::is_same_v<E, OptionError>) return OptionError(OptionKey::backend, OptionRule::empty);
+  else return E(Errc::internal, "");
 }
 
 // A fixture that runs each test with DMLBITS_ISA unset and no forced instruction set, and puts

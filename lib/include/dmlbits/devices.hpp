@@ -3,7 +3,7 @@
 // its device reports), and what `--backend auto` picks for a large output. The faces format it:
 // `dmlbits devices` prints text (app/cmd_devices.cpp), and its --json and Python's
 // dmlbits.devices() print devices_json(), the one writer of that document. Both word the data
-// with dmlbits/describe.hpp's functions and the two below (auto_large_outputs_text,
+// with dmlbits/timing.hpp's functions and the two below (auto_large_outputs_text,
 // auto_reason_text), so that the text and the JSON say the same.
 #pragma once
 
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "dmlbits/describe.hpp"
+#include "dmlbits/timing.hpp"
 #include "dmlbits/request.hpp"
 
 namespace dmlbits {

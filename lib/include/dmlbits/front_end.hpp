@@ -23,7 +23,7 @@ enum class TensorFormat;    // dmlbits/tensor.hpp
 // The process (lib/src/platform: signals.cpp, standard_streams.cpp and their Windows versions).
 
 // For main(), once, before any thread starts: SIGINT and SIGTERM call request_interrupt()
-// (dmlbits/process.hpp), and a second one ends the process at once; SIGPIPE is ignored, so that
+// (dmlbits/error.hpp), and a second one ends the process at once; SIGPIPE is ignored, so that
 // a reader that closed its pipe (`| head`) is seen as an error from the write
 // (std::errc::broken_pipe), after which dmlbits removes its temporary files and exits 141
 // quietly, as a tool ended by SIGPIPE would. (A Windows build installs a console control handler.)

@@ -3,7 +3,7 @@
 // one check per numeric rule. Every face calls these: the command line as CLI11 checks
 // (app/option_errors.cpp), `check` manifests for their keys, the Python module for its keywords.
 //
-// Contract: each returns the value's type or throws OptionError (option_error.hpp), Errc::usage,
+// Contract: each returns the value's type or throws OptionError (error.hpp), Errc::usage,
 // naming the option by OptionKey and never in a face's words; the face renders it.
 //
 // The backend table is here too, below request.hpp, which names a backend by BackendKind: the
@@ -17,10 +17,11 @@
 #include <string_view>
 #include <vector>
 
+#include "dmlbits/error.hpp"
 #include "dmlbits/ops.hpp"
-#include "dmlbits/option_error.hpp"
 
 namespace dmlbits {
+
 
 // The backends, in --help order. Chosen by this enum everywhere; the names are for faces only.
 enum class BackendKind : std::uint8_t {
@@ -39,6 +40,9 @@ std::string backend_names_help();
 // (--adapter applies). automatic is both.
 bool backend_uses_cpu(BackendKind kind);
 bool backend_uses_adapter(BackendKind kind);
+// The names of the backends that take an adapter, auto last (it takes one for the d3d12 backend
+// it may choose): "d3d12", "directml", "auto".
+std::vector<std::string> adapter_backend_names();
 // The backends this build contains, in backend_kinds()' order without automatic: a backend built
 // as a stub that only says "not built" (d3d12 without its headers, directml outside Windows) is
 // left out. Whether the runtime it loads is present is another matter: devices.hpp.
@@ -54,6 +58,16 @@ std::vector<std::string_view> isa_names();
 inline constexpr std::uint64_t kAutoGpuMinBytes = std::uint64_t{16} << 20;
 // The most threads a request may ask for.
 inline constexpr unsigned kMaxThreads = 256;
+// The default thread count's rule (dmlbits(1), --threads), as data for help texts: the CPUs this
+// process may run on, at most `most` for the SIMD kernels and `most_scalar` for the scalar ones
+// (the memory saturates at about that many cores), and one thread for runs of under
+// `parallel_min_bytes` (the wider of output and input).
+struct ThreadDefaults {
+  unsigned most = 0;
+  unsigned most_scalar = 0;
+  std::uint64_t parallel_min_bytes = 0;
+};
+ThreadDefaults thread_defaults();
 
 // --backend: a name of backend_kinds() ("auto", "cpu-reference").
 BackendKind parse_backend_option(std::string_view text);

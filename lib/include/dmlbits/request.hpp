@@ -8,7 +8,7 @@
 // - prepare_request() reads nothing but the request and the environment variables the request
 //   stands in for (DMLBITS_ISA, DMLBITS_THREADS): no operand is opened, no device created. It
 //   throws Error(Errc::usage) for a combination a face must refuse before any work (an
-//   option's value or combination as an OptionError, which the face words: option_error.hpp),
+//   option's value or combination as an OptionError, which the face words: error.hpp),
 //   and Errc::unsupported for an instruction set this CPU lacks.
 // - run() accepts only a PreparedRequest. It throws Error as the phases fail (usage for operands
 //   read twice from standard input, invalid_input, unsupported, io, backend, interrupted); a file
@@ -47,7 +47,7 @@ enum class OutputKind : std::uint8_t {
 };
 
 // Which face built the request. Not for words: a refused option is an OptionError
-// (option_error.hpp) that the face words. A manifest's wrong count of inputs is invalid input
+// (error.hpp) that the face words. A manifest's wrong count of inputs is invalid input
 // (status 3) where the command line's and Python's are usage errors, and Python's text
 // operands are literals only (never a file).
 enum class RequestFace : std::uint8_t { command_line, manifest, python };

@@ -183,7 +183,7 @@ OperandKind classify_operand(const std::string& text);
 // A tensor file as the operator commands read an operand file: .npy or JSON, told apart by its
 // content; `json_dtype` is the dtype of a JSON file that names none. "-" reads standard input.
 // Errors carry the context "reading 'PATH'"; JSON without a dtype is an OptionError (the
-// option dtype is needed: option_error.hpp), which the face words.
+// option dtype is needed: error.hpp), which the face words.
 Tensor read_tensor_file(const std::string& path, std::optional<DType> json_dtype = std::nullopt);
 
 // Writes `t` to `path` in `format` as every output is written: complete or not at all (never a

@@ -40,7 +40,7 @@ py::object from_json_text(const std::string& text) {
 
 py::object from_json(const nlohmann::json& j) { return from_json_text(j.dump()); }
 
-// The Python face's words for an option's refusal (option_error.hpp): the keyword (threads),
+// The Python face's words for an option's refusal (error.hpp): the keyword (threads),
 // as a thing given with its `=` (adapter=); in place is asked for as out=x.
 std::string keyword_name(OptionKey key) {
   return key == OptionKey::in_place ? std::string("out=x (in place)") : std::string(option_keyword(key));

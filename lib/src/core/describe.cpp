@@ -1,4 +1,4 @@
-#include "dmlbits/describe.hpp"
+#include "dmlbits/timing.hpp"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,4 @@
 #include "dmlbits/error.hpp"
-#include "dmlbits/option_error.hpp"
 
 #include <algorithm>
 #include <array>
@@ -34,7 +33,7 @@ const ErrcInfo& errc_info(Errc code) { return kErrcTable.at(static_cast<std::siz
 int exit_status(Errc code) { return errc_info(code).exit_status; }
 
 void rethrow_with_context(const Error& e, std::string_view context) {
-  // An option's refusal stays one, for the face to word (option_error.hpp).
+  // An option's refusal stays one, for the face to word (error.hpp).
   if (const auto* option = dynamic_cast<const OptionError*>(&e)) throw option->with_context(context);
   throw Error(e.code(), fmt::format("{}: {}", context, e.what()));
 }

@@ -1,4 +1,4 @@
-#include "dmlbits/option_error.hpp"
+#include "dmlbits/error.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -58,6 +58,8 @@ std::string_view option_keyword(OptionKey key) {
     case OptionKey::repeat: return "repeat";
     case OptionKey::warmup: return "warmup";
     case OptionKey::in_place: return "in_place";
+    case OptionKey::output: return "output";
+    case OptionKey::out: return "out";
   }
   return "?";
 }
@@ -90,6 +92,9 @@ std::string option_error_text(const OptionError& e, const OptionSpelling& s) {
     case OptionRule::ambiguous:
       text = fmt::format("{}: {} matches {} adapters; give its index (adapters: {})", name, given, subject, adapters(e));
       break;
+    case OptionRule::applies_to_none:
+      text = fmt::format("{} applies to the {} backends, and no case of {} runs on one", arg, listed(e.choices(), "and"), subject);
+      break;
     case OptionRule::not_for_backend:
       if (k == OptionKey::isa)
         text = fmt::format("the {} backend has no choice of instruction set (asked for {})", subject, given);
@@ -108,6 +113,14 @@ std::string option_error_text(const OptionError& e, const OptionSpelling& s) {
     case OptionRule::runs_once:
       text = fmt::format("{} runs once: it cannot be combined with {} or {}", name, s.name(OptionKey::repeat),
                          s.name(OptionKey::warmup));
+      break;
+    case OptionRule::with_output: text = fmt::format("{} and {} cannot be combined", name, s.name(OptionKey::output)); break;
+    case OptionRule::read_only: text = fmt::format("{}: operand A is read-only", name); break;
+    case OptionRule::wrong_dtype:
+      text = fmt::format("{}: the result is {}, but {} has dtype {}", name, subject, name, e.value());
+      break;
+    case OptionRule::wrong_shape:
+      text = fmt::format("{}: the result has shape {}, but {} has shape {}", name, subject, name, e.value());
       break;
     case OptionRule::needed:
       text = subject == "json"

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "cpu_isa.hpp"
-#include "dmlbits/describe.hpp"
+#include "dmlbits/timing.hpp"
 
 namespace dmlbits {
 

@@ -11,7 +11,6 @@
 
 #include "d3d12_backend.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/option_error.hpp"
 #include "environment.hpp"
 
 namespace dmlbits {

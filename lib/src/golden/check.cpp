@@ -36,7 +36,7 @@ std::string get_string(const json& c, const char* key, const std::string& fallba
   return c[key].get<std::string>();
 }
 
-// The manifest face's words for an option's refusal (option_error.hpp). A case's own keys are
+// The manifest face's words for an option's refusal (error.hpp). A case's own keys are
 // named as the manifest writes them, quoted ("out_dtype"), with their values in double quotes;
 // the options of `check`'s command line (--isa, --adapter) and the run's own (--threads) keep
 // the command line's names, as the man page shows them.
@@ -313,9 +313,9 @@ void check_adapter_applies(std::span<const Manifest> manifests, const CheckOptio
   for (const auto& m : manifests)
     for (const auto& c : m.cases)
       if (backend_uses_adapter(c.request->backend())) return;
-  throw Error(Errc::usage, fmt::format("--adapter applies to the d3d12, directml and auto backends, and no case of {} "
-                                       "runs on one", manifests.size() == 1 ? quote_path(manifests[0].path)
-                                                                            : std::string("the manifests")));
+  throw OptionError(OptionKey::adapter, OptionRule::applies_to_none, options.adapter,
+                    manifests.size() == 1 ? quote_path(manifests[0].path) : std::string("the manifests"),
+                    adapter_backend_names());
 }
 
 Manifest load_manifest(const std::string& manifest_path, const CheckOptions& options) {

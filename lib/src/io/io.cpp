@@ -12,7 +12,6 @@
 #include "dmlbits/dtype.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/front_end.hpp"
-#include "dmlbits/process.hpp"
 #include "files.hpp"
 
 namespace dmlbits {

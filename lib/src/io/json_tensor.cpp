@@ -1,6 +1,5 @@
 #include "json_tensor.hpp"
 
-#include "dmlbits/option_error.hpp"
 
 #include <algorithm>
 #include <cfenv>

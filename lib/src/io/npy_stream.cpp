@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "dmlbits/error.hpp"
-#include "dmlbits/process.hpp"
 
 namespace dmlbits {
 namespace {

@@ -1,6 +1,5 @@
 #include "operand.hpp"
 
-#include "dmlbits/option_error.hpp"
 
 #include <algorithm>
 #include <array>

@@ -31,7 +31,7 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
   // Which device or implementation runs the op, for -v and timing reports (as data: the faces
-  // word it, device_text in dmlbits/describe.hpp).
+  // word it, device_text in dmlbits/timing.hpp).
   virtual DeviceDescription device_description() const = 0;
   // The same for a run of `op` (one chunk's operation when `extra_threads` is not 0: a streamed
   // run that uses that many threads beside the computing one, stream.cpp's pipeline (1) or

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <utility>
 
-#include "dmlbits/process.hpp"
+#include "dmlbits/error.hpp"
 
 namespace dmlbits {
 namespace {

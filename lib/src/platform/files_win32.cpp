@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "dmlbits/process.hpp"
+#include "dmlbits/error.hpp"
 #include "files.hpp"
 #include "win32.hpp"
 

@@ -1,8 +1,7 @@
-#include "dmlbits/process.hpp"
+#include "dmlbits/error.hpp"
 
 #include <atomic>
 
-#include "dmlbits/error.hpp"
 
 namespace dmlbits {
 namespace {

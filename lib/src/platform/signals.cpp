@@ -8,7 +8,7 @@
 #include <csignal>
 
 #include "dmlbits/front_end.hpp"
-#include "dmlbits/process.hpp"
+#include "dmlbits/error.hpp"
 
 namespace dmlbits {
 namespace {

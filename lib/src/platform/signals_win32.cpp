@@ -4,7 +4,7 @@
 #include <atomic>
 
 #include "dmlbits/front_end.hpp"
-#include "dmlbits/process.hpp"
+#include "dmlbits/error.hpp"
 #include "signals.hpp"
 #include "win32.hpp"
 

@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <string>
 
-#include "dmlbits/describe.hpp"
+#include "dmlbits/timing.hpp"
 
 namespace dmlbits {
 
@@ -59,7 +59,7 @@ struct AutoRates {
 };
 
 // The rule: d3d12 (AutoEstimate::gpu) only when the adapter is hardware and its estimated time is
-// below the CPU's. auto_estimate_text (dmlbits/describe.hpp) words the estimate.
+// below the CPU's. auto_estimate_text (dmlbits/timing.hpp) words the estimate.
 AutoEstimate decide_auto(const AutoAdapter& adapter, const AutoWork& work, const AutoRates& rates = {});
 
 }  // namespace dmlbits

@@ -42,14 +42,17 @@ constexpr std::array<BackendKind, 5> kBackendKinds{BackendKind::automatic, Backe
 
 const BackendRow& row(BackendKind kind) { return kBackends[static_cast<std::size_t>(kind)]; }
 
-// The backends that take an adapter, auto last: it takes one for the d3d12 backend it may choose.
-std::vector<std::string> adapter_backends() {
+}  // namespace
+
+std::vector<std::string> adapter_backend_names() {
   std::vector<std::string> names;
   for (const auto& b : kBackends)
     if (b.uses_adapter && b.kind != BackendKind::automatic) names.emplace_back(b.name);
   if (row(BackendKind::automatic).uses_adapter) names.emplace_back(row(BackendKind::automatic).name);
   return names;
 }
+
+namespace {
 
 // A backend chosen by `auto`: itself in every way, plus the reason it was chosen.
 class ChosenBackend final : public Backend {
@@ -184,7 +187,7 @@ void check_backend_choice(BackendKind kind, const std::string& isa, const std::s
     check_threads_option(*threads);
   }
   if (!adapter.empty() && !backend_uses_adapter(kind))
-    throw OptionError(OptionKey::adapter, OptionRule::not_for_backend, adapter, std::string(name), adapter_backends());
+    throw OptionError(OptionKey::adapter, OptionRule::not_for_backend, adapter, std::string(name), adapter_backend_names());
   if (threads && *threads == 0) check_threads_option(0);  // refused as a count, whatever the backend
   if (!isa.empty()) require_isa(*parse_isa(isa));
   // The variables that stand for an option are checked wherever that option would be, for every

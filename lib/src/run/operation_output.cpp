@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "dmlbits/error.hpp"
-#include "dmlbits/process.hpp"
 #include "io.hpp"
 #include "run.hpp"
 #include "standard_streams.hpp"

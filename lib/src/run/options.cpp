@@ -4,6 +4,7 @@
 
 #include "cpu_backend.hpp"
 #include "cpu_isa.hpp"
+#include "thread_rule.hpp"
 
 namespace dmlbits {
 namespace {
@@ -66,6 +67,12 @@ std::string parse_isa_option(std::string_view text) {
 unsigned parse_threads_option(std::string_view text) {
   if (const auto n = parse_thread_count(text)) return *n;
   throw OptionError(OptionKey::threads, OptionRule::not_a_count, std::string(text), std::to_string(kMaxThreads));
+}
+
+ThreadDefaults thread_defaults() {
+  // One figure for the SIMD kernels: thread_rule_test checks that every SIMD set has it.
+  return {.most = knee_threads(Isa::avx2), .most_scalar = knee_threads(Isa::scalar),
+          .parallel_min_bytes = kParallelMinBytes};
 }
 
 unsigned check_threads_option(unsigned threads) {

@@ -54,11 +54,11 @@ void check_in_place(const OperationRequest& r, const OpInfo& op) {
     if (dml.starts_with("DML_OPERATOR_ELEMENT_WISE_")) dml.erase(0, std::strlen("DML_OPERATOR_ELEMENT_WISE_"));
     throw OptionError(OptionKey::in_place, OptionRule::not_offered, {}, dml);
   }
-  if (!r.path.empty() || r.output == OutputKind::file) throw Error(Errc::usage, "--in-place and -o cannot be combined");
+  if (!r.path.empty() || r.output == OutputKind::file) throw OptionError(OptionKey::in_place, OptionRule::with_output);
   if (const auto* text = std::get_if<std::string>(&r.operands.front())) {
     if (classify_operand(*text) != OperandKind::file) throw Error(Errc::usage, "--in-place needs input A to be a file");
   } else if (!std::get<BorrowedTensor>(r.operands.front()).writable) {
-    throw Error(Errc::usage, "in place: operand A is borrowed read-only");
+    throw OptionError(OptionKey::in_place, OptionRule::read_only);
   }
 }
 

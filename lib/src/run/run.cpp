@@ -343,19 +343,15 @@ RunResult run_operation(const PreparedRequest& p, const RunHooks& hooks, Backend
   MutableTensorView out;
   if (spec.in_place) {
     out = {m.inputs[0].dtype(), m.inputs[0].shape(), m.inputs[0].writable_data()};
-    if (!out.data) throw Error(Errc::usage, "in place: operand A is borrowed read-only");
+    if (!out.data) throw OptionError(OptionKey::in_place, OptionRule::read_only);
   } else if (spec.output == OutputKind::buffer) {
     out = *spec.buffer;
-    // Python's out=: the caller's argument, a usage error in its words.
-    const bool python = spec.face == RequestFace::python;
-    const Errc code = python ? Errc::usage : Errc::invalid_input;
-    const char* name = python ? "out" : "the output buffer";
+    // The caller's argument (Python's out=): a usage error, which each face words.
     if (out.dtype != r.op->output_dtype())
-      throw Error(code, fmt::format("{}: the result is {}, but {} has dtype {}", name,
-                                    dtype_info(r.op->output_dtype()).numpy_name, name, dtype_info(out.dtype).numpy_name));
+      throw OptionError(OptionKey::out, OptionRule::wrong_dtype, std::string(dtype_info(out.dtype).numpy_name),
+                        std::string(dtype_info(r.op->output_dtype()).numpy_name));
     if (!(out.shape == r.op->output_shape()))
-      throw Error(code, fmt::format("{}: the result has shape {}, but {} has shape {}", name,
-                                    r.op->output_shape().to_string(), name, out.shape.to_string()));
+      throw OptionError(OptionKey::out, OptionRule::wrong_shape, out.shape.to_string(), r.op->output_shape().to_string());
     m.output_view = out;
   } else if (spec.output == OutputKind::memory && hooks.allocate_result) {
     out = hooks.allocate_result(r.op->output_dtype(), r.op->output_shape());

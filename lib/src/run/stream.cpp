@@ -16,7 +16,6 @@
 #include "cpu_backend.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/front_end.hpp"
-#include "dmlbits/process.hpp"
 #include "io.hpp"
 #include "npy_stream.hpp"
 #include "signals.hpp"
