@@ -100,6 +100,12 @@ class CommandSetup {
                                  const std::string& description) {
     return asked_.wants(names) ? app::add_parsed_option(command_, names, std::move(parse), description) : unused();
   }
+  // The same with a description worded from the tables (formatted): worded only for an option
+  // that is set up, so that a run does not format the help of options it was not given.
+  CLI::Option* add_parsed_option(std::string names, std::function<void(const std::string&)> parse,
+                                 const std::function<std::string()>& describe) {
+    return asked_.wants(names) ? app::add_parsed_option(command_, names, std::move(parse), describe()) : unused();
+  }
   // What the command runs once the command line is parsed.
   void final_callback(std::function<void()> run) { command_.final_callback(std::move(run)); }
   // The program's CLI11 app, with every command (completion lists them).

@@ -127,7 +127,7 @@ void setup_check(CommandSetup* sub) {
                       check_adapter_option(s);
                       opt->check.adapter = s;
                     },
-                    adapter_backends_text() + ": run on this adapter, an index or part of its name");
+                    [] { return adapter_backends_text() + ": run on this adapter, an index or part of its name"; });
   sub->add_option("--show", opt->check.max_listed, "List at most N differing elements per case")
       ->type_name("N")
       ->check(count_validator())

@@ -355,8 +355,10 @@ void setup_op(CommandSetup* sub, const OpInfo& op) {
       sub->add_flag("--in-place", opt->popcount_in_place)->group("");
     sub->add_parsed_option("-l,--feature-level",
                       [opt](const std::string& s) { opt->level = parse_feature_level_option(s); },
-                      "DirectML feature level: " + choices_text(OptionKey::feature_level) +
-                          " (also 4.1, DML_FEATURE_LEVEL_4_1)")
+                      [] {
+                        return "DirectML feature level: " + choices_text(OptionKey::feature_level) +
+                               " (also 4.1, DML_FEATURE_LEVEL_4_1)";
+                      })
         ->default_str(newest_feature_level().short_name());
     if (op.shift)
       sub->add_parsed_option("--shift-overflow",
@@ -368,24 +370,30 @@ void setup_op(CommandSetup* sub, const OpInfo& op) {
     if (!op.output_dtype_is_input_dtype())
       sub->add_parsed_option("--out-dtype",
                         [opt](const std::string& s) { opt->out_dtype = parse_dtype_option(s, OptionKey::out_dtype); },
-                        "Output data type: " + out_dtype_help(op));
+                        [&op] { return "Output data type: " + out_dtype_help(op); });
     sub->add_parsed_option("--dtype", [opt](const std::string& s) { opt->dtype = parse_dtype_option(s); },
                       "Data type for literals and JSON inputs that name none (default: the other operand's)");
     sub->add_parsed_option("--backend", [opt](const std::string& s) { opt->backend = parse_backend_option(s); },
-                      fmt::format("Backend: {} (auto: cpu, or from {} of output d3d12 on a hardware adapter where its "
-                                  "estimated time is lower; -v says why)",
-                                  choices_text(OptionKey::backend), format_byte_size(kAutoGpuMinBytes)))
+                      [] {
+                        return fmt::format("Backend: {} (auto: cpu, or from {} of output d3d12 on a hardware adapter "
+                                           "where its estimated time is lower; -v says why)",
+                                           choices_text(OptionKey::backend), format_byte_size(kAutoGpuMinBytes));
+                      })
         ->default_str(std::string(backend_name(BackendKind::automatic)));
     sub->add_parsed_option("--adapter", [opt](const std::string& s) { opt->adapter = s; },
-                    adapter_backends_text() + ": run on this adapter, an index or part of its name (see dmlbits devices)");
+                    [] { return adapter_backends_text() + ": run on this adapter, an index or part of its name (see dmlbits devices)"; });
     sub->add_parsed_option("--isa", [opt](const std::string& s) { opt->isa = parse_isa_option(s); },
-                      fmt::format("CPU backend: run only this instruction set's kernels ({}) instead of the "
-                                  "per-operation choice", choices_text(OptionKey::isa)));
+                      [] {
+                        return fmt::format("CPU backend: run only this instruction set's kernels ({}) instead of the "
+                                           "per-operation choice", choices_text(OptionKey::isa));
+                      });
     sub->add_parsed_option("--threads", [opt](const std::string& s) { opt->threads = parse_threads_option(s); },
-                    fmt::format("CPU backends: compute on at most N threads (default: the CPUs this process may run on, "
-                                "at most {}, for outputs of {} or more, see dmlbits devices; 1 also reads and writes a "
-                                "streamed run on one thread; default DMLBITS_THREADS)",
-                                thread_defaults().most, format_byte_size(thread_defaults().parallel_min_bytes)))
+                    [] {
+                      return fmt::format("CPU backends: compute on at most N threads (default: the CPUs this process may "
+                                         "run on, at most {}, for outputs of {} or more, see dmlbits devices; 1 also reads "
+                                         "and writes a streamed run on one thread; default DMLBITS_THREADS)",
+                                         thread_defaults().most, format_byte_size(thread_defaults().parallel_min_bytes));
+                    })
         ->type_name("N");
     sub->add_flag("--hex", opt->hex, "JSON output: every value as its bit pattern in hex");
     sub->add_flag("--explain", opt->explain, "Print the DirectML operator description as JSON and exit without running");
