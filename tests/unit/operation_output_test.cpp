@@ -124,6 +124,35 @@ TEST(OutputStreamsTest, StreamsOnlyASingleRunToAnNpyThatNothingKeeps) {
   EXPECT_FALSE(output_streams(prepare_request(explain), none, TensorFormat::npy));
 }
 
+// Whether the .npy output will be a new file (slices write it at offsets) is learnt with the
+// target, before the run: never for standard output or a device, never asked of JSON.
+TEST_F(OperationOutputTest, TheTargetSaysWhetherTheOutputIsANewFile) {
+  OperationRequest spec;
+  spec.op = OpKind::bit_and;
+  spec.operands = {"1", "2"};
+  EXPECT_TRUE(output_target(to_file(spec, path("out.npy"))).new_file);
+  EXPECT_THROW((void)output_target(to_file(spec, path("out"))), Error);
+  OperationRequest npy_to_null = to_file(spec, "/dev/null");
+  const OutputTarget null_target = output_target(npy_to_null);
+  EXPECT_EQ(null_target.format, TensorFormat::npy);
+  EXPECT_FALSE(null_target.new_file);
+  OperationRequest json = to_file(spec, path("out.json"));
+  EXPECT_FALSE(output_target(json).new_file);
+  EXPECT_TRUE(output_is_new_file(path("absent.npy")));
+  EXPECT_FALSE(output_is_new_file("-"));
+  EXPECT_FALSE(output_is_new_file("/dev/null"));
+}
+
+// A streamed run takes its backend from the cache, as an in-memory one does.
+TEST_F(OperationOutputTest, AStreamedRunUsesTheBackendCache) {
+  BackendCache cache;
+  const OperationRequest spec = to_file(and_spec(1000), path("out.npy"));
+  for (int i = 0; i < 2; ++i) EXPECT_TRUE(run(prepare_request(spec), {}, &cache).streamed);
+  ASSERT_EQ(cached_backends(cache).backends.size(), 1u);
+  EXPECT_EQ(cached_backends(cache).backends[0].validated.size(), 1u);
+  expect_and(read_tensor(path("out.npy")).tensor, 1000);
+}
+
 TEST_F(OperationOutputTest, StreamsToAnNpyInChunksAndTimesTheWrite) {
   const std::uint64_t n = 3 * (kStreamChunkBytes) + 100;  // four chunks, the last short
   const std::string out = path("out.npy");

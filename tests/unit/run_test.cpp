@@ -1,7 +1,7 @@
 // One operation in memory (run.hpp): run_operation's result for hand-worked operands, its
 // phases in the order they ran, --repeat/--warmup/--in-place refusals (prepare_request's, before
 // anything is read), errors that name the operand, and the helpers shared with stream_operation
-// (backend_options, make_operation_backend, validate_operation).
+// (make_operation_backend, validate_operation).
 #include <gtest/gtest.h>
 
 #include <optional>

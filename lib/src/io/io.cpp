@@ -399,6 +399,8 @@ bool writes_in_place(const std::string& path) {
   return st && st->type == FileType::other;
 }
 
+bool output_is_new_file(const std::string& path) { return path != "-" && !is_device_or_pipe(path); }
+
 OutputFile::OutputFile(std::string path) : path_(std::move(path)), file_(std::make_unique<File>()) {
   with_context(fmt::format("writing {}", path_ == "-" ? std::string("standard output") : quote_path(path_)), [&] {
     if (path_ == "-") {

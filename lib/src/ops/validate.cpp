@@ -60,6 +60,20 @@ ValidatedOp validate(const OpRequest& r) {
     refuse(op, fmt::format("output data type {} differs from the input data type {} (only popcount "
                            "chooses its output type)", dtype_info(out).dml_name, dtype_info(in).dml_name));
 
+  // The operation as DirectML would be given it; what follows judges it against the tables.
+  ValidatedOp v;
+  v.desc_.op = r.op;
+  v.desc_.level = r.level;
+  v.desc_.shift_overflow = r.shift_overflow;
+  for (const auto& input : r.inputs) {
+    v.desc_.inputs.push_back(make_tensor_desc(in, input.shape, out_shape));
+    v.input_shapes_.push_back(input.shape);
+  }
+  v.desc_.output = make_tensor_desc(out, out_shape, out_shape);
+  v.desc_.empty = out_shape.element_count() == 0;
+  v.output_shape_ = out_shape;
+  v.in_place_ = r.in_place;
+
   // The lowest level accepting the whole operation is what every refusal below points to.
   const auto lowest = lowest_accepting(op, in, out, dims);
   bool dtype_ever = false;
@@ -123,18 +137,6 @@ ValidatedOp validate(const OpRequest& r) {
                              r.inputs[0].shape.to_string(), out_shape.to_string()));
   }
 
-  ValidatedOp v;
-  v.desc_.op = r.op;
-  v.desc_.level = r.level;
-  v.desc_.shift_overflow = r.shift_overflow;
-  for (const auto& input : r.inputs) {
-    v.desc_.inputs.push_back(make_tensor_desc(in, input.shape, out_shape));
-    v.input_shapes_.push_back(input.shape);
-  }
-  v.desc_.output = make_tensor_desc(out, out_shape, out_shape);
-  v.desc_.empty = out_shape.element_count() == 0;
-  v.output_shape_ = out_shape;
-  v.in_place_ = r.in_place;
   return v;
 }
 

@@ -46,6 +46,7 @@ OutputTarget output_target(const OperationRequest& r) {
     throw Error(Errc::usage, "refusing to write binary .npy to a terminal; redirect it, or use --format json");
   OutputTarget target{path, *format};
   target.json.hex = r.hex;
+  if (*format == TensorFormat::npy) target.new_file = output_is_new_file(path);
   return target;
 }
 
@@ -54,16 +55,20 @@ bool output_streams(const PreparedRequest& p, const RunHooks& hooks, TensorForma
 }
 
 // The target is learnt before anything is read when the run could stream, so that a target
-// refused fails before the work; otherwise after the run (run_operation).
+// refused fails before the work; otherwise after the run (finish_in_memory).
 RunResult run(const PreparedRequest& p, const RunHooks& hooks, BackendCache* backends) {
   const OperationRequest& r = p.request();
   std::optional<OutputTarget> target;
-  if (may_stream(p, hooks)) {
-    target = output_target(r);
-    if (output_streams(p, hooks, target->format)) return stream_operation(p, target->path, hooks);
+  if (may_stream(p, hooks)) target = output_target(r);
+  const bool streams = target && output_streams(p, hooks, target->format);
+  StartedRun started = start_run(p, streams ? LoadMode::streams : in_memory_load_mode(p, hooks), backends,
+                                 streams || run_is_timed(p, hooks));
+  if (!streams) {
+    if (!writes_a_file(r)) return finish_in_memory(p, std::move(started), hooks);
+    return finish_in_memory(p, std::move(started), hooks,
+                            [&] { return target ? *std::move(target) : output_target(r); });
   }
-  if (!writes_a_file(r)) return run_operation(p, hooks, backends);
-  return run_operation(p, hooks, backends, [&] { return target ? *std::move(target) : output_target(r); });
+  return finish_streamed(p, std::move(started), target->path, target->new_file, hooks);
 }
 
 }  // namespace dmlbits

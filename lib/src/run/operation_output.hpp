@@ -1,6 +1,7 @@
 // One operation from its operands to its output, for every face: run() (dmlbits/request.hpp)
-// decides whether the result goes straight to an .npy output chunk by chunk (stream_operation)
-// or is computed whole in memory and then written (run_operation), and where the output goes.
+// learns where the output goes, starts the run (start_run: read, backend, validate) and finishes
+// it either straight into an .npy output chunk by chunk (finish_streamed) or whole in memory,
+// then written (finish_in_memory).
 #pragma once
 
 #include "dmlbits/request.hpp"

@@ -31,9 +31,13 @@ std::unique_ptr<Backend> make_operation_backend(const PreparedRequest& p, const 
   return make_backend(p, operand_infos(inputs));
 }
 
+namespace {
+
+// The backend for `p` from `backends` (created and kept there on first use; `entry` is then its
+// entry), or, without a cache, a new one held by `owned` (`entry` null).
 Backend& operation_backend(const PreparedRequest& p, const std::vector<LoadedOperand>& inputs, BackendCache* backends,
-                           std::unique_ptr<Backend>& owned, CachedBackends::Entry** entry) {
-  if (entry) *entry = nullptr;
+                           std::unique_ptr<Backend>& owned, CachedBackends::Entry*& entry) {
+  entry = nullptr;
   if (!backends) {
     owned = make_operation_backend(p, inputs);
     return *owned;
@@ -51,16 +55,18 @@ Backend& operation_backend(const PreparedRequest& p, const std::vector<LoadedOpe
   for (auto& e : cache)
     if (e.key.kind == p.backend() && e.key.large == large && e.key.threads == threads && e.key.isa == r.isa &&
         e.key.adapter == adapter && e.key.isa_variable == isa_env && e.key.threads_variable == threads_env) {
-      if (entry) *entry = &e;
+      entry = &e;
       return *e.backend;
     }
   if (cache.size() >= 64) cache.clear();  // options made and dropped by the thousand: start again
   CachedBackends::Key key{p.backend(), r.isa, threads, adapter, large, std::move(isa_env), std::move(threads_env)};
   std::shared_ptr<Backend> made = make_backend(p, operands);
   cache.push_back({std::move(key), std::move(made), {}, 0});
-  if (entry) *entry = &cache.back();
+  entry = &cache.back();
   return *cache.back().backend;
 }
+
+}  // namespace
 
 std::string isa_variable(const std::string& isa) {
   return isa.empty() ? environment_variable("DMLBITS_ISA").value_or("") : std::string();
@@ -192,33 +198,6 @@ ValidatedOp validate_operation(const PreparedRequest& p, const std::vector<Loade
 
 namespace {
 
-// The phases of a run, timed when run_is_timed (else nothing is measured: no clock is read).
-class PhaseClock {
- public:
-  PhaseClock(bool on, RunTiming& timing) : timing_(timing), on_(on) {
-    if (on) {
-      start_ = last_ = std::chrono::steady_clock::now();
-      timing_.phases.reserve(7);  // read, backend, validate, allocate, warmup, execute, write
-    }
-  }
-  bool on() const { return on_; }
-  void lap(const char* name) {
-    if (!on_) return;
-    const auto now = std::chrono::steady_clock::now();
-    timing_.phases.push_back({name, std::chrono::duration<double>(now - last_).count()});
-    last_ = now;
-  }
-  double total_seconds() const {
-    return on_ ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() : 0;
-  }
-
- private:
-  RunTiming& timing_;
-  bool on_;
-  // Time points rather than Stopwatches, which read the clock when made: off, none is read.
-  std::chrono::steady_clock::time_point start_{}, last_{};
-};
-
 bool same_operation(const OpRequest& kept, const PreparedRequest& p, const std::vector<LoadedOperand>& inputs) {
   const OperationRequest& r = p.request();
   if (kept.op != r.op || kept.level != p.level() || kept.out_dtype != r.out_dtype ||
@@ -229,9 +208,8 @@ bool same_operation(const OpRequest& kept, const PreparedRequest& p, const std::
   return true;
 }
 
-}  // namespace
-
-// validate_operation, or the operation `entry`'s backend validated before for the same request.
+// validate_operation, or the operation `entry`'s backend accepted before for the same request
+// (entry null: validated afresh).
 std::shared_ptr<const ValidatedOp> validated_operation(const PreparedRequest& p, const std::vector<LoadedOperand>& inputs,
                                                        const Backend& backend, CachedBackends::Entry* entry) {
   if (!entry) return std::make_shared<const ValidatedOp>(validate_operation(p, inputs, backend));
@@ -248,12 +226,9 @@ std::shared_ptr<const ValidatedOp> validated_operation(const PreparedRequest& p,
   return op;
 }
 
-
-namespace {
-
 // An in-memory run's operands as read and the memory of its result.
 struct InMemory {
-  std::vector<LoadedOperand> inputs;
+  std::vector<LoadedOperand>& inputs;  // the StartedRun's
   TensorView output_view;  // the request's buffer, or allocate_result's memory, when it had one
   Tensor output;           // empty when in place (the result is inputs[0]) or with an output_view
 
@@ -301,33 +276,47 @@ RunResult write_in_memory(const PreparedRequest& p, const RunHooks& hooks, const
 
 }  // namespace
 
+StartedRun start_run(const PreparedRequest& p, LoadMode mode, BackendCache* backends, bool timed) {
+  StartedRun s(timed);
+  RunTiming& t = s.result.timing;
+  if (timed) t.phases.reserve(7);  // read, backend, validate, allocate, warmup, execute, write
+  const OperationRequest& r = p.request();
+  s.inputs = load_operands(r.operands, r.dtype, mode);
+  s.clock.lap(t, "read");
+  s.backend = &operation_backend(p, s.inputs, backends, s.owned, s.cached);
+  s.clock.lap(t, "backend");
+  s.result.op = validated_operation(p, s.inputs, *s.backend, s.cached);
+  s.clock.lap(t, "validate");
+  if (timed) {
+    t.backend = std::string(s.backend->name());
+    t.selection = s.backend->selection();
+    t.threads = s.backend->thread_team();
+  }
+  return s;
+}
+
+LoadMode in_memory_load_mode(const PreparedRequest& p, const RunHooks& hooks) {
+  const OperationRequest& r = p.request();
+  const bool convert_in_chunks = !run_is_timed(p, hooks) && r.repeat == 1 && r.warmup == 0 && !r.in_place;
+  return convert_in_chunks ? LoadMode::borrowed_as_is : LoadMode::whole;
+}
+
 RunResult run_operation(const PreparedRequest& p, const RunHooks& hooks, BackendCache* backends,
                         const std::function<OutputTarget()>& target) {
+  return finish_in_memory(p, start_run(p, in_memory_load_mode(p, hooks), backends, run_is_timed(p, hooks)), hooks,
+                          target);
+}
+
+RunResult finish_in_memory(const PreparedRequest& p, StartedRun&& run, const RunHooks& hooks,
+                           const std::function<OutputTarget()>& target) {
   const OperationRequest& spec = p.request();
-  const bool timed = run_is_timed(p, hooks);
-  RunResult r;
+  RunResult& r = run.result;
   r.warmup = spec.warmup;
-  InMemory m;
-  PhaseClock clock(timed, r.timing);
-
-  // Borrowed operands in another layout or byte order are converted during the execution
-  // where it runs once, untimed (a timed run measures the kernels alone), else before.
-  const bool convert_in_chunks = !timed && spec.repeat == 1 && spec.warmup == 0 && !spec.in_place;
-  m.inputs = load_operands(spec.operands, spec.dtype, convert_in_chunks ? LoadMode::borrowed_as_is : LoadMode::whole);
-  clock.lap("read");
-  std::unique_ptr<Backend> owned;
-  CachedBackends::Entry* entry = nullptr;
-  Backend* backend = &operation_backend(p, m.inputs, backends, owned, &entry);
-  clock.lap("backend");
-
-  r.op = validated_operation(p, m.inputs, *backend, entry);
-  clock.lap("validate");
-  if (clock.on()) {
-    r.timing.backend = std::string(backend->name());
-    r.timing.device = backend->device_description_for(*r.op, false);
-    r.timing.selection = backend->selection();
-    r.timing.threads = backend->thread_team();
-  }
+  InMemory m{run.inputs, {}, {}};
+  Backend* backend = run.backend;
+  PhaseClock& clock = run.clock;
+  const bool timed = clock.on();
+  if (timed) r.timing.device = backend->device_description_for(*r.op, false);
   if (spec.explain_only) return write_in_memory(p, hooks, target, timed, std::move(r), m);
   const bool converting =
       std::any_of(m.inputs.begin(), m.inputs.end(), [](const LoadedOperand& in) { return in.converts(); });
@@ -363,12 +352,12 @@ RunResult run_operation(const PreparedRequest& p, const RunHooks& hooks, Backend
     out = m.output.mutable_view();
   }
   buffers.output = {out.data, out.byte_size()};
-  clock.lap("allocate");  // allocation is not execution
+  clock.lap(r.timing, "allocate");  // allocation is not execution
   for (int i = 0; i < spec.warmup; ++i) {
     execute(hooks.between_chunks, *backend, *r.op, buffers);
     if (hooks.between_chunks) hooks.between_chunks();
   }
-  if (spec.warmup > 0) clock.lap("warmup");
+  if (spec.warmup > 0) clock.lap(r.timing, "warmup");
   if (clock.on()) r.execute_samples.reserve(static_cast<std::size_t>(spec.repeat));
   if (chunked) {  // (untimed, once: convert_in_chunks)
     execute_converting(hooks.between_chunks, *backend, *r.op, m.inputs, buffers.output);
@@ -383,7 +372,7 @@ RunResult run_operation(const PreparedRequest& p, const RunHooks& hooks, Backend
     }
     if (hooks.between_chunks && i + 1 < spec.repeat) hooks.between_chunks();
   }
-  clock.lap("execute");  // every measured run: the phases add up
+  clock.lap(r.timing, "execute");  // every measured run: the phases add up
   r.timing.execute_runs = spec.repeat;
   if (clock.on()) r.timing.backend_phases = backend->detail_phases();
   r.timing.execute_bytes = out.byte_size();
@@ -441,18 +430,15 @@ std::optional<OperationPlan> plan_operation(const PreparedRequest& prepared, Bac
     const auto* t = std::get_if<BorrowedTensor>(&operand);
     if (!t || !t->strides.empty() || t->byte_swapped) return std::nullopt;
   }
-  const std::vector<LoadedOperand> inputs = load_operands(r.operands, r.dtype);
-  std::unique_ptr<Backend> owned;
-  CachedBackends::Entry* entry = nullptr;
-  operation_backend(prepared, inputs, &backends, owned, &entry);
+  StartedRun s = start_run(prepared, LoadMode::whole, &backends, false);
   auto plan = std::make_unique<OperationPlan::Impl>();
-  plan->backend = entry->backend;
-  plan->op = validated_operation(prepared, inputs, *entry->backend, entry);
-  for (const auto& in : inputs) plan->operands.emplace_back(in.dtype(), in.shape());
+  plan->backend = s.cached->backend;
+  plan->op = std::move(s.result.op);
+  for (const auto& in : s.inputs) plan->operands.emplace_back(in.dtype(), in.shape());
   plan->isa = r.isa;
-  plan->isa_variable = entry->key.isa_variable;
+  plan->isa_variable = isa_variable(r.isa);
   plan->threads = r.threads.value_or(0);
-  plan->threads_variable = entry->key.threads_variable;
+  plan->threads_variable = threads_variable(plan->threads);
   return OperationPlan(std::move(plan));
 }
 

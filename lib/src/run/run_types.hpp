@@ -32,6 +32,9 @@ struct OutputTarget {
   std::string path;  // a file (written atomically), or "-" for standard output
   TensorFormat format;
   JsonWriteOptions json;  // TensorFormat::json only
+  // TensorFormat::npy only: the output will be a new file (not "-", a device or a FIFO), which a
+  // streamed run may write at offsets.
+  bool new_file = false;
 };
 
 // A BackendCache's backends: one per (kind, isa, threads, adapter, large output for auto).

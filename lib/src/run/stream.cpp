@@ -221,40 +221,6 @@ struct PhaseSeconds {
   double read = 0, execute = 0, write = 0;
 };
 
-// The steps a streamed run shares with an in-memory one: read the operands (as streams where
-// they can be), make the backend and validate. `r` gets the operation, the backend's
-// description and the read, backend and validate phases.
-std::unique_ptr<Backend> load_and_validate(const PreparedRequest& p, const std::string& out_path,
-                                           const StreamOptions& options, std::vector<LoadedOperand>& inputs,
-                                           RunResult& r, Stopwatch& phase) {
-  const OperationRequest& spec = p.request();
-  inputs = load_operands(spec.operands, spec.dtype, LoadMode::streams);
-  const double read_s = phase.lap();
-  auto backend = make_operation_backend(p, inputs);
-  const double backend_s = phase.lap();
-
-  r.op = std::make_shared<const ValidatedOp>(validate_operation(p, inputs, *backend));
-  r.timing.backend = std::string(backend->name());
-  // The device as this run uses it: a streamed run computes chunk by chunk (ChunkWriter).
-  const ValidatedOp& v = *r.op;
-  if (v.is_flat_streamable()) {
-    const std::uint64_t count = v.output_shape().element_count();
-    // The output is not created yet: whether it will be a new file (OutputFile) from its path.
-    const bool output_at_offsets = out_path != "-" && !is_device_or_pipe(out_path);
-    const ThreadChoice choice = thread_choice(v, inputs, *backend, spec.threads.value_or(0), output_at_offsets, options);
-    r.timing.device = backend->device_description_for(v.flat_chunk(std::min<std::uint64_t>(chunk_elements(v), count)),
-                                                      choice.threads - 1, choice.why);
-  } else {
-    r.timing.device = backend->device_description_for(v, false);
-  }
-  r.timing.selection = backend->selection();
-  r.timing.threads = backend->thread_team();
-  r.timing.phases.push_back({"read", read_s});
-  r.timing.phases.push_back({"backend", backend_s});
-  r.timing.phases.push_back({"validate", phase.lap()});
-  return backend;
-}
-
 // Inputs that are not full-size runs of the output are read whole: broadcast operands and
 // everything when the operation broadcasts along an axis. Returns whether the rest streams.
 bool materialize_unstreamable(const ValidatedOp& v, std::vector<LoadedOperand>& inputs) {
@@ -264,18 +230,17 @@ bool materialize_unstreamable(const ValidatedOp& v, std::vector<LoadedOperand>& 
   return streamed;
 }
 
-// An operation that does not stream: computed whole in memory, then written after the header.
-void write_whole(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs, Backend& backend, OutputFile& out,
-                 Stopwatch& phase, PhaseSeconds& s) {
+// An operation that does not stream (it broadcasts along an axis): computed whole in memory,
+// before its output is created, and then written after the header.
+Tensor compute_whole(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs, Backend& backend, PhaseClock& phase,
+                     PhaseSeconds& s) {
   Tensor result(v.output_dtype(), v.output_shape());
   ExecuteBuffers buffers;
   for (const auto& in : inputs) buffers.inputs.push_back(in.view().bytes());
   buffers.output = {result.data(), result.byte_size()};
-  s.write += phase.lap();  // creating the output and writing its header
   backend.run(v, buffers);
-  s.execute = phase.lap();
-  out.write(result.view().bytes());
-  s.write += phase.lap();
+  s.execute += phase.lap();
+  return result;
 }
 
 // A streamed operation's chunks. A slot is one chunk's input buffers and result. compute(c)
@@ -479,7 +444,7 @@ class ChunkWriter {
 // at offsets in a new file, in order otherwise; interrupts and progress come between the
 // backend's pieces. Returns false, having done nothing, when the backend does not.
 bool write_staged(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Backend& backend, OutputFile& out,
-                  std::uint64_t data_offset, const ProgressFn& progress, Stopwatch& phase, PhaseSeconds& s) {
+                  std::uint64_t data_offset, const ProgressFn& progress, PhaseClock& phase, PhaseSeconds& s) {
   class Io final : public StagedIo {
    public:
     Io(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, OutputFile& out, std::uint64_t data_offset,
@@ -541,7 +506,7 @@ bool write_staged(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Back
 // thread or two (thread_choice).
 void write_chunks(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Backend& backend, unsigned threads,
                   const StreamOptions& options, OutputFile& out, std::uint64_t data_offset, const ProgressFn& progress,
-                  Stopwatch& phase, PhaseSeconds& s) {
+                  PhaseClock& phase, PhaseSeconds& s) {
   const ThreadChoice choice = thread_choice(v, inputs, backend, threads, out.writes_at_offsets(), options);
   Split split = choice.split;
   // On the default thread count, what the process's other runs leave of the budget (calls from
@@ -604,35 +569,52 @@ void record_phases(RunTiming& t, const PhaseSeconds& s, const ValidatedOp& v, co
 
 }  // namespace
 
-RunResult stream_operation(const PreparedRequest& p, const std::string& out_path, const RunHooks& hooks,
-                           const StreamOptions& options) {
+RunResult finish_streamed(const PreparedRequest& p, StartedRun&& run, const std::string& out_path, bool output_at_offsets,
+                          const RunHooks& hooks, const StreamOptions& options) {
   const OperationRequest& spec = p.request();
-  if (spec.repeat != 1 || spec.warmup != 0) throw Error(Errc::internal, "stream_operation runs once");
-  Stopwatch total;
-  Stopwatch phase;
-  RunResult r;
-  std::vector<LoadedOperand> inputs;
-  const std::unique_ptr<Backend> backend = load_and_validate(p, out_path, options, inputs, r, phase);
+  if (spec.repeat != 1 || spec.warmup != 0 || !run.clock.on()) throw Error(Errc::internal, "finish_streamed runs once, timed");
+  RunResult& r = run.result;
+  Backend& backend = *run.backend;
+  PhaseClock& phase = run.clock;
+  std::vector<LoadedOperand>& inputs = run.inputs;
   const ValidatedOp& v = *r.op;
+  const unsigned threads = spec.threads.value_or(0);
+  // The device as this run uses it: a streamed run computes chunk by chunk (ChunkWriter).
+  if (v.is_flat_streamable()) {
+    const std::uint64_t count = v.output_shape().element_count();
+    const ThreadChoice choice = thread_choice(v, inputs, backend, threads, output_at_offsets, options);
+    r.timing.device = backend.device_description_for(v.flat_chunk(std::min<std::uint64_t>(chunk_elements(v), count)),
+                                                     choice.threads - 1, choice.why);
+  } else {
+    r.timing.device = backend.device_description_for(v, false);
+  }
   if (hooks.on_validated) hooks.on_validated(v, r.timing);
 
   r.streamed = materialize_unstreamable(v, inputs);
   PhaseSeconds s;
   s.read = phase.lap();
+  std::optional<Tensor> whole;
+  if (!r.streamed) whole = compute_whole(v, inputs, backend, phase, s);
   OutputFile out(out_path);
   const std::string header = npy_header(v.output_dtype(), v.output_shape());
   out.write(header);
-  if (!r.streamed) write_whole(v, inputs, *backend, out, phase, s);
-  else if (!write_staged(v, inputs, *backend, out, header.size(), hooks.progress, phase, s))
-    write_chunks(v, inputs, *backend, spec.threads.value_or(0), options, out, header.size(), hooks.progress, phase, s);
+  if (whole) out.write(whole->view().bytes());
+  else if (!write_staged(v, inputs, backend, out, header.size(), hooks.progress, phase, s))
+    write_chunks(v, inputs, backend, threads, options, out, header.size(), hooks.progress, phase, s);
   for (auto& in : inputs)
     if (in.stream) in.stream->close();  // --in-place: A is replaced next
   out.commit();
   s.write += phase.lap();
-  record_phases(r.timing, s, v, inputs, *backend);
-  r.timing.total_seconds = total.seconds();
+  record_phases(r.timing, s, v, inputs, backend);
+  r.timing.total_seconds = phase.total_seconds();
   r.execute_samples = {r.timing.phase("execute")};
-  return r;
+  return std::move(r);
+}
+
+RunResult stream_operation(const PreparedRequest& p, const std::string& out_path, const RunHooks& hooks,
+                           const StreamOptions& options) {
+  return finish_streamed(p, start_run(p, LoadMode::streams, nullptr, true), out_path, output_is_new_file(out_path), hooks,
+                         options);
 }
 
 }  // namespace dmlbits

@@ -46,12 +46,20 @@ struct StreamOptions {
   std::uint64_t halves_min_output_bytes = kHalvesMinOutputBytes;
 };
 
-// Runs `request` (repeat and warmup must be 1 and 0; checked by prepare_request) and writes the
-// result as .npy to `out_path` ("-" for standard output) atomically. hooks.on_validated runs once
-// the operation is validated and before any output is created (for -v and --explain-json);
-// hooks.progress after each chunk. RunResult's phases: read, backend, validate, execute, write,
-// each summed over the chunks, and one execute sample (the execute phase); `streamed` is false
-// where the operation broadcasts along an axis and ran in memory.
+// Finishes `run` (started with LoadMode::streams, timed; repeat and warmup must be 1 and 0,
+// checked by prepare_request) and writes the result as .npy to `out_path` ("-" for standard
+// output) atomically. `output_at_offsets`: whether the output will be a new file (not "-", a
+// device or a FIFO), which slices can write at offsets; known before it is created, for the
+// device's description. hooks.on_validated runs before any output is created (for -v and
+// --explain-json); hooks.progress after each chunk. RunResult's phases: read, backend, validate,
+// execute, write, each summed over the chunks, and one execute sample (the execute phase);
+// `streamed` is false where the operation broadcasts along an axis and ran in memory (computed
+// before its output is created).
+RunResult finish_streamed(const PreparedRequest& request, StartedRun&& run, const std::string& out_path,
+                          bool output_at_offsets, const RunHooks& hooks = {}, const StreamOptions& options = {});
+
+// start_run (LoadMode::streams, no BackendCache) and finish_streamed, the output probed for
+// output_at_offsets.
 RunResult stream_operation(const PreparedRequest& request, const std::string& out_path, const RunHooks& hooks = {},
                            const StreamOptions& options = {});
 
