@@ -436,9 +436,9 @@ std::optional<OperationPlan> plan_operation(const PreparedRequest& prepared, Bac
   plan->op = std::move(s.result.op);
   for (const auto& in : s.inputs) plan->operands.emplace_back(in.dtype(), in.shape());
   plan->isa = r.isa;
-  plan->isa_variable = isa_variable(r.isa);
+  plan->isa_variable = s.cached->key.isa_variable;
   plan->threads = r.threads.value_or(0);
-  plan->threads_variable = threads_variable(plan->threads);
+  plan->threads_variable = s.cached->key.threads_variable;
   return OperationPlan(std::move(plan));
 }
 
