@@ -13,8 +13,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "dmlbits/ops.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/ops.hpp"
 #include "dmlbits/request.hpp"
 
 namespace dmlbits::app {
@@ -44,7 +44,7 @@ inline CLI::Validator file_name_validator() {
 std::string option_error_text(const OptionError& e);
 // The backends --adapter applies to, from the backend table: "d3d12, directml and auto".
 std::string adapter_backends_text();
-// An option whose value the library's parser for its kind reads (options.hpp: `parse` calls it
+// An option whose value the library's parser for its kind reads (request.hpp: `parse` calls it
 // and keeps the value) as CLI11 reads the option; a refusal is an OptionError, which main() words.
 CLI::Option* add_parsed_option(CLI::App& sub, const std::string& name, std::function<void(const std::string&)> parse,
                                const std::string& help);

@@ -8,7 +8,7 @@
 #include "dmlbits/check.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/front_end.hpp"
-#include "dmlbits/options.hpp"
+#include "dmlbits/request.hpp"
 #include "dmlbits/tensor.hpp"
 
 namespace dmlbits::app {

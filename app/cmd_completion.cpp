@@ -11,11 +11,10 @@
 #include <fmt/format.h>
 
 #include "app.hpp"
-#include "dmlbits/request.hpp"
 #include "dmlbits/dtype.hpp"
-#include "dmlbits/options.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/ops.hpp"
+#include "dmlbits/request.hpp"
 
 namespace dmlbits::app {
 namespace {

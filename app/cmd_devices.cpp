@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "app.hpp"
-#include "dmlbits/devices.hpp"
 #include "dmlbits/front_end.hpp"
+#include "dmlbits/request.hpp"
 
 namespace dmlbits::app {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "app.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/options.hpp"
+#include "dmlbits/request.hpp"
 #include "dmlbits/tensor.hpp"
 #include "report.hpp"
 

@@ -7,11 +7,10 @@
 
 #include "app.hpp"
 #include "dmlbits/check.hpp"
-#include "dmlbits/options.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/front_end.hpp"
-#include "dmlbits/tensor.hpp"
 #include "dmlbits/request.hpp"
+#include "dmlbits/tensor.hpp"
 #include "report.hpp"
 
 namespace dmlbits::app {

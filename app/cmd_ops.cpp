@@ -6,7 +6,7 @@
 #include "app.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/ops.hpp"
-#include "dmlbits/options.hpp"
+#include "dmlbits/request.hpp"
 #include "report.hpp"
 
 namespace dmlbits::app {

@@ -12,10 +12,10 @@
 #include <fmt/format.h>
 
 #include "app.hpp"
-#include "dmlbits/devices.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/front_end.hpp"
 #include "dmlbits/ops.hpp"
+#include "dmlbits/request.hpp"
 #include "report.hpp"
 
 namespace {

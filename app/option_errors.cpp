@@ -1,12 +1,12 @@
 // The command line's face for option words: its spelling of an option (--out-dtype) in the
 // library's refusals (error.hpp), and the operators' options read by the library's
-// parsers (options.hpp) as CLI11 reads them.
+// parsers (request.hpp) as CLI11 reads them.
 #include <algorithm>
 
 #include <fmt/format.h>
 
 #include "app.hpp"
-#include "dmlbits/options.hpp"
+#include "dmlbits/request.hpp"
 
 namespace dmlbits::app {
 namespace {

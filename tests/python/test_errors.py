@@ -171,7 +171,7 @@ def test_option_refusals_name_the_keywords():
 
 
 def test_each_keyword_is_read_by_the_librarys_parser():
-    # One parser per kind in the library (options.hpp); the module words its refusal with the
+    # One parser per kind in the library (request.hpp); the module words its refusal with the
     # keyword. threads= is read there too: only a Python int from 1 to 256 is a count.
     a = np.zeros(4, np.uint8)
     for bad, text in [(0, "threads: 0 is not from 1 to 256"),

@@ -1,4 +1,4 @@
-// What `dmlbits devices` reports (dmlbits/devices.hpp): the CPU backends with the instruction
+// What `dmlbits devices` reports (dmlbits/request.hpp): the CPU backends with the instruction
 // sets this CPU has, the D3D12 runtime and adapters as d3d12_backend.hpp sees them, and the
 // adapter auto would pick for a large output, which must be the one make_backend(test::kind("auto")) takes.
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include "d3d12_backend.hpp"
 #include "backend.hpp"
 #include "make_backend.hpp"
-#include "dmlbits/devices.hpp"
+#include "dmlbits/request.hpp"
 
 namespace dmlbits {
 namespace {

@@ -1,4 +1,4 @@
-// Option words (options.hpp, error.hpp): each parser takes the names of its table and
+// Option words (request.hpp, error.hpp): each parser takes the names of its table and
 // refuses anything else as an OptionError that says which option, which rule and which value;
 // option_error_text words it for a face's spelling. The spellings here are the command line's
 // and Python's as those faces define them (app/option_errors.cpp, the module's translator); the
@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <string>
 
-#include "dmlbits/options.hpp"
+#include "dmlbits/request.hpp"
 #include "unit_support.hpp"
 
 namespace dmlbits {

@@ -68,7 +68,7 @@ std::string quote_path(std::string_view path);
 // throws an OptionError and never spells an option as a face does: each face (the command line
 // in app/, `check` manifests in lib/src/golden/check.cpp, the Python module) renders it in its
 // own spelling (--out-dtype, "out_dtype", out_dtype=) through option_error_text(). The parsers
-// that throw it, one per kind of value, are in options.hpp. what() is the sentence in the
+// that throw it, one per kind of value, are in request.hpp. what() is the sentence in the
 // library's own words, the keywords of OperationRequest's fields (threads, out_dtype), for a
 // caller with no spelling of its own.
 

@@ -16,6 +16,9 @@
 // - Borrowed operands are read in place, never copied, when C-contiguous; they must stay alive
 //   and unchanged until run() returns. A result asked for in memory comes back as an owning,
 //   64-byte-aligned Tensor that the caller may keep (the Python module hands it to NumPy).
+//
+// Also here, for every face: the options' values and their parsers (below) and what dmlbits can
+// run on (the devices, at the end).
 #pragma once
 
 #include <cstdint>
@@ -27,12 +30,92 @@
 #include <string_view>
 #include <vector>
 
+#include "dmlbits/error.hpp"
 #include "dmlbits/ops.hpp"
-#include "dmlbits/options.hpp"
 #include "dmlbits/tensor.hpp"
 #include "dmlbits/timing.hpp"
 
 namespace dmlbits {
+
+// ---- The options' values -----------------------------------------------------------------
+// Option words parsed once: one parser per kind of option value, each over its kind's own table
+// (backend_kinds(), dtype_table(), feature_levels(), shift_overflow_modes(), isa_names()) and
+// one check per numeric rule. Every face calls these: the command line as CLI11 checks
+// (app/option_errors.cpp), `check` manifests for their keys, the Python module for its keywords.
+//
+// Contract: each returns the value's type or throws OptionError (error.hpp), Errc::usage,
+// naming the option by OptionKey and never in a face's words; the face renders it.
+// The backend table is here too.
+
+// The backends, in --help order. Chosen by this enum everywhere; the names are for faces only.
+enum class BackendKind : std::uint8_t {
+  automatic,      // "auto": cpu, or from kAutoGpuMinBytes of output d3d12 where estimated faster (auto_rule.hpp)
+  cpu,            // "cpu": the SIMD kernels
+  d3d12,          // "d3d12": compute shaders on a D3D12 device (vkd3d on Linux)
+  directml,       // "directml": Microsoft's DirectML (Windows only; never chosen by automatic)
+  cpu_reference,  // "cpu-reference": the scalar reference, the executable spec
+};
+std::span<const BackendKind> backend_kinds();
+std::string_view backend_name(BackendKind kind);
+std::optional<BackendKind> parse_backend(std::string_view name);
+// "auto, cpu, d3d12, directml, cpu-reference", for messages and --help.
+std::string backend_names_help();
+// Whether the backend computes on CPU threads (--threads, --isa apply) or on an adapter
+// (--adapter applies). automatic is both.
+bool backend_uses_cpu(BackendKind kind);
+bool backend_uses_adapter(BackendKind kind);
+// The names of the backends that take an adapter, auto last (it takes one for the d3d12 backend
+// it may choose): "d3d12", "directml", "auto".
+std::vector<std::string> adapter_backend_names();
+// The backends this build contains, in backend_kinds()' order without automatic: a backend built
+// as a stub that only says "not built" (d3d12 without its headers, directml outside Windows) is
+// left out. Whether the runtime it loads is present is another matter: the devices, below.
+std::vector<BackendKind> built_backends();
+// The instruction sets the cpu backend has kernels for (--isa's values), narrowest first,
+// whether or not this CPU runs them.
+std::vector<std::string_view> isa_names();
+
+// auto considers a hardware D3D12 adapter for outputs of at least this many bytes, if there is
+// one, and takes it where its estimated time is below the CPU's (lib/src/run/auto_rule.hpp).
+// Below it the CPU wins without looking: creating a vkd3d device alone costs tens of
+// milliseconds (testdata/benchmarks.md, "D3D12 start-up").
+inline constexpr std::uint64_t kAutoGpuMinBytes = std::uint64_t{16} << 20;
+// The most threads a request may ask for.
+inline constexpr unsigned kMaxThreads = 256;
+// The default thread count's rule (dmlbits(1), --threads), as data for help texts: the CPUs this
+// process may run on, at most `most` for the SIMD kernels and `most_scalar` for the scalar ones
+// (the memory saturates at about that many cores), and one thread for runs of under
+// `parallel_min_bytes` (the wider of output and input).
+struct ThreadDefaults {
+  unsigned most = 0;
+  unsigned most_scalar = 0;
+  std::uint64_t parallel_min_bytes = 0;
+};
+ThreadDefaults thread_defaults();
+
+// --backend: a name of backend_kinds() ("auto", "cpu-reference").
+BackendKind parse_backend_option(std::string_view text);
+// --dtype and --out-dtype (`key`): any spelling parse_dtype_name() takes ("uint8", "u1", "UINT8").
+DType parse_dtype_option(std::string_view text, OptionKey key = OptionKey::dtype);
+// --feature-level: "4_1", "4.1" or "DML_FEATURE_LEVEL_4_1" of a level feature_levels() holds.
+FeatureLevel parse_feature_level_option(std::string_view text);
+// --shift-overflow: a name of shift_overflow_modes().
+ShiftOverflow parse_shift_overflow_option(std::string_view text);
+// --isa: a name of isa_names(), returned as the table spells it (whether this CPU runs it is
+// prepare_request()'s question: Errc::unsupported).
+std::string parse_isa_option(std::string_view text);
+// --threads as text: a whole number from 1 to kMaxThreads (OptionRule::not_a_count).
+unsigned parse_threads_option(std::string_view text);
+// A thread count given as a number: 1 to kMaxThreads (OptionRule::zero, above_maximum).
+unsigned check_threads_option(unsigned threads);
+// --repeat at least 1 and --warmup at least 0 (OptionRule::too_few).
+void check_repeat_option(int repeat, int warmup);
+// --adapter: an index or part of a name, so not empty (OptionRule::empty).
+void check_adapter_option(std::string_view adapter);
+
+// The names an option of a table takes, in the table's order (the default first where the
+// table says so), for help, completion and OptionError::choices(); empty for other options.
+std::vector<std::string> option_choices(OptionKey key);
 
 // Operands are Operand values (tensor.hpp): text as on the command line, or a BorrowedTensor
 // (a NumPy buffer: dtype, shape, byte strides, data), read in place when C-contiguous.
@@ -251,5 +334,119 @@ DxDispatchFiles dxdispatch_file_names(const std::string& file, int arity);
 // again ("" = use inputs[0]).
 DxDispatchFiles write_dxdispatch_model(const std::string& file, const ValidatedOp& op,
                                        const std::vector<TensorView>& inputs, const std::string& reread_a = "");
+
+// ---- The devices -------------------------------------------------------------------------
+// What dmlbits can run on, as data: the CPU backends, the D3D12 runtime with each adapter and the
+// device it creates, DirectML (whether DirectML.dll loads, its version, the highest feature level
+// its device reports), and what `--backend auto` picks for a large output. The faces format it:
+// `dmlbits devices` prints text (app/cmd_devices.cpp), and its --json and Python's
+// dmlbits.devices() print devices_json(), the one writer of that document. Both word the data
+// with dmlbits/timing.hpp's functions and the two below (auto_large_outputs_text,
+// auto_reason_text), so that the text and the JSON say the same.
+
+// "cpu" and "cpu-reference".
+struct CpuDevice {
+  BackendKind backend{};
+  DeviceDescription device;       // the device a run reports (RunTiming::device)
+  std::vector<std::string> isas;  // cpu: every instruction set --isa takes on this CPU
+  std::string isa;                // cpu: the one a run uses unless told
+  unsigned threads = 0;           // cpu: the threads a run uses unless told
+  ThreadTeam team;                // cpu: those threads and why (thread_team_reason: "2 CPUs this process may run on")
+};
+
+// One D3D12 adapter and the device created on it.
+struct AdapterDevice {
+  unsigned index = 0;  // what --adapter takes
+  std::string name, vendor;
+  std::uint32_t vendor_id = 0, device_id = 0;
+  std::string type;    // Vulkan's device type; "" where DXGI says nothing
+  bool software = false;
+  std::uint64_t memory_bytes = 0;
+  std::string api, api_version;  // "Vulkan" or "DXGI", and its version
+  bool is_default = false;       // the d3d12 backend's default adapter
+  bool has_device = false;       // a D3D12 device could be created on it
+  std::string feature_level, shader_model;  // the device's ("11_0", "5.1")
+  std::uint64_t timestamp_frequency = 0;
+  bool uma = false, cache_coherent_uma = false;
+  std::string error;  // no device: the device's error, or "" where the backend as a whole is unavailable
+};
+
+// Why the d3d12 backend cannot run here.
+enum class D3d12Unavailable : std::uint8_t {
+  none,        // it can
+  runtime,     // not built, or its runtime does not load: `detail` says why
+  no_adapter,  // no adapter was enumerated: `detail` is the enumeration's error
+  no_device,   // no adapter could create a D3D12 device
+};
+
+struct D3d12Devices {
+  bool built = false;
+  bool available = false;  // built, the runtime loads and some adapter creates a device
+  D3d12Unavailable unavailable = D3d12Unavailable::none;  // not available: why (d3d12_unavailable_text)
+  std::string detail;      // the runtime's or the enumeration's message
+  std::vector<AdapterDevice> adapters;
+  double enumeration_s = 0;
+  DeviceDescription device;  // available: the default adapter's device as a run reports it (DeviceKind::none if none)
+};
+
+struct DirectmlDevice {
+  bool built = false, found = false, available = false;
+  std::string library, path, version;
+  std::optional<FeatureLevel> max_feature_level;
+  std::string adapter;  // the D3D12 adapter its device was created on
+  std::string reason;   // not found or no device: why
+  DeviceDescription device;  // available: its device, with the highest feature level it reports
+};
+
+// What `--backend auto` does with an output of kAutoGpuMinBytes or more: cpu, unless its cost
+// rule (lib/src/run/auto_rule.hpp) estimates the hardware adapter faster for a typical large
+// run (an `and` of two kAutoExampleBytes inputs).
+inline constexpr std::uint64_t kAutoExampleBytes = std::uint64_t{256} << 20;
+struct AutoDevices {
+  std::uint64_t gpu_min_bytes = 0;            // kAutoGpuMinBytes
+  std::optional<unsigned> large_adapter;      // where a large output runs: d3d12 on this adapter,
+  std::string large_adapter_name;             // or the cpu when none
+  // Why: decide_auto's estimate for kAutoExampleBytes on the hardware adapter auto would look
+  // at; none when there is no such adapter with a device.
+  std::optional<AutoEstimate> estimate;
+};
+// "no adapter could create a D3D12 device", "no adapter: ...", the runtime's message; "" if available.
+std::string d3d12_unavailable_text(const D3d12Devices& d3d12);
+// Why an adapter has no device: its own error, else why the backend is unavailable.
+std::string adapter_error_text(const D3d12Devices& d3d12, const AdapterDevice& adapter);
+// "d3d12 on adapter 0 (NAME)" or "cpu"
+std::string auto_large_outputs_text(const AutoDevices& automatic);
+// "no hardware adapter", or "an `and` of two 256 MiB inputs: adapter 0 (...) is discrete:
+// estimated ... s on d3d12 (...) against ... s on the CPU backend's 2 threads; ..."
+std::string auto_reason_text(const AutoDevices& automatic);
+
+struct DeviceList {
+  std::vector<CpuDevice> cpu;
+  D3d12Devices d3d12;
+  DirectmlDevice directml;
+  AutoDevices automatic;
+};
+
+// Creates (or reuses) a D3D12 device on every adapter, a few tens of milliseconds each. Never
+// throws for a missing runtime or a failed device: the list says why.
+DeviceList list_devices();
+
+// Releases the GPU devices that runs have left (the D3D12 devices, and under vkd3d the Vulkan
+// devices and instances), now. Call it before the process ends, from the thread that ends it,
+// after the last run: the CLI's main does, and so does the Python module at interpreter exit.
+// Devices are never released otherwise, neither by static destructors nor exit handlers, since a
+// Vulkan driver's own exit handler may already have run by then; a device some backend still
+// holds at this call (a run on another thread) stays, and is never released. A later run
+// creates a device again. Thread-safe; never throws.
+void release_gpu_devices();
+
+// `dmlbits devices --json`: {"backends" (those a run can use, each with its "device"), "d3d12",
+// "directml", "auto"}, indented, with a final newline.
+std::string devices_json(const DeviceList& devices);
+
+// The threads the CPU backend's large runs use by the machine's rule, whatever DMLBITS_THREADS
+// says: the CPUs this process may run on (affinity mask, cgroup quota), at most where more stop
+// paying. For faces that share them between tasks running at once (dmlbits.dask).
+unsigned machine_cpu_threads();
 
 }  // namespace dmlbits

@@ -23,9 +23,7 @@
 
 #include "arrays.hpp"
 #include "dmlbits/check.hpp"
-#include "dmlbits/devices.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/options.hpp"
 #include "dmlbits/request.hpp"
 #include "files.hpp"
 

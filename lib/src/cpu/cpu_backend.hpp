@@ -111,7 +111,7 @@ bool cpu_threads_are_default(unsigned requested);
 // The most threads the CPU backend computes on (--threads, DMLBITS_THREADS).
 inline constexpr unsigned kMaxCpuThreads = 256;
 // A thread count as text (--threads, DMLBITS_THREADS): decimal digits only, 1 to
-// kMaxCpuThreads; nullopt for anything else. The one reader of that text (options.hpp's
+// kMaxCpuThreads; nullopt for anything else. The one reader of that text (request.hpp's
 // parse_threads_option refuses for the faces, threads_variable_count for the variable).
 std::optional<unsigned> parse_thread_count(std::string_view text);
 

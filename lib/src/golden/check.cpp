@@ -14,7 +14,7 @@
 #include "operand.hpp"
 #include "make_backend.hpp"
 #include "dmlbits/error.hpp"
-#include "dmlbits/options.hpp"
+#include "dmlbits/request.hpp"
 #include "io.hpp"
 #include "dmlbits/timing.hpp"
 #include "files.hpp"

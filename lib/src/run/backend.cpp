@@ -16,7 +16,6 @@
 #include "dml_desc.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/front_end.hpp"
-#include "dmlbits/options.hpp"
 #include "dmlbits/request.hpp"
 
 namespace dmlbits {

@@ -1,4 +1,4 @@
-#include "dmlbits/options.hpp"
+#include "dmlbits/request.hpp"
 
 #include <fmt/format.h>
 

@@ -11,7 +11,6 @@
 #include "io.hpp"
 #include "dmlbits/timing.hpp"
 #include "make_backend.hpp"
-#include "dmlbits/options.hpp"
 #include "stats_json.hpp"
 
 namespace dmlbits {
