@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dmlbits/error.hpp"
+#include "dmlbits/front_end.hpp"
 #include "io.hpp"
 #include "operation_output.hpp"
 #include "stream.hpp"
@@ -138,9 +139,9 @@ TEST_F(OperationOutputTest, TheTargetSaysWhetherTheOutputIsANewFile) {
   EXPECT_FALSE(null_target.new_file);
   OperationRequest json = to_file(spec, path("out.json"));
   EXPECT_FALSE(output_target(json).new_file);
-  EXPECT_TRUE(output_is_new_file(path("absent.npy")));
-  EXPECT_FALSE(output_is_new_file("-"));
-  EXPECT_FALSE(output_is_new_file("/dev/null"));
+  EXPECT_FALSE(writes_in_place(path("absent.npy")));
+  EXPECT_TRUE(writes_in_place("-"));
+  EXPECT_TRUE(writes_in_place("/dev/null"));
 }
 
 // A streamed run takes its backend from the cache, as an in-memory one does.

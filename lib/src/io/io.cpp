@@ -392,14 +392,7 @@ std::string named_temporary_reason() {
   return named_reason;
 }
 
-bool writes_in_place(const std::string& path) {
-  if (path == "-") return true;
-  if (names_open_descriptor(path)) return true;
-  const auto st = file_info(path);
-  return st && st->type == FileType::other;
-}
-
-bool output_is_new_file(const std::string& path) { return path != "-" && !is_device_or_pipe(path); }
+bool writes_in_place(const std::string& path) { return path == "-" || is_device_or_pipe(path); }
 
 OutputFile::OutputFile(std::string path) : path_(std::move(path)), file_(std::make_unique<File>()) {
   with_context(fmt::format("writing {}", path_ == "-" ? std::string("standard output") : quote_path(path_)), [&] {

@@ -154,10 +154,6 @@ class OutputFile {
 // (/dev/stdout): written in place, never replaced.
 bool is_device_or_pipe(const std::string& path);
 
-// Whether an OutputFile for `path` will be a new file, named on commit and writable at offsets
-// (OutputFile::writes_at_offsets): not "-" and not is_device_or_pipe. Known before it is made.
-bool output_is_new_file(const std::string& path);
-
 // Writes `t` in `format` to `path` ("-" for standard output), atomically for files.
 void write_tensor(const TensorView& t, const std::string& path, TensorFormat format,
                   const JsonWriteOptions& json = {});

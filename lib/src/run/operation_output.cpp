@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "dmlbits/error.hpp"
+#include "dmlbits/front_end.hpp"
 #include "io.hpp"
 #include "run.hpp"
 #include "standard_streams.hpp"
@@ -46,7 +47,7 @@ OutputTarget output_target(const OperationRequest& r) {
     throw Error(Errc::usage, "refusing to write binary .npy to a terminal; redirect it, or use --format json");
   OutputTarget target{path, *format};
   target.json.hex = r.hex;
-  if (*format == TensorFormat::npy) target.new_file = output_is_new_file(path);
+  if (*format == TensorFormat::npy) target.new_file = !writes_in_place(path);
   return target;
 }
 

@@ -613,7 +613,7 @@ RunResult finish_streamed(const PreparedRequest& p, StartedRun&& run, const std:
 
 RunResult stream_operation(const PreparedRequest& p, const std::string& out_path, const RunHooks& hooks,
                            const StreamOptions& options) {
-  return finish_streamed(p, start_run(p, LoadMode::streams, nullptr, true), out_path, output_is_new_file(out_path), hooks,
+  return finish_streamed(p, start_run(p, LoadMode::streams, nullptr, true), out_path, !writes_in_place(out_path), hooks,
                          options);
 }
 
