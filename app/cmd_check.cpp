@@ -79,15 +79,18 @@ void run_check_cmd(CheckCmdOptions& o) {
     for (const auto& m : manifests)
       for (const auto& c : m.cases)
         if (!c.golden.empty()) check_output_path(c.golden);
-  std::size_t failed = 0, total = 0, updated = 0;
+  std::size_t failed = 0, total = 0, updated = 0, not_run = 0;
   std::vector<CheckSummary> summaries = run_manifests(manifests, options);
+  const bool interrupted = !summaries.empty() && summaries.front().interrupted;
   for (const auto& s : summaries) {
     for (const auto& c : s.cases) {
+      // An interrupted check lists the cases it finished; the summary counts the others.
+      if (c.outcome == CaseResult::Outcome::not_run) continue;
       const char* tag = c.outcome == CaseResult::Outcome::pass ? (c.updated ? "UPDATED" : "ok") :
                         c.outcome == CaseResult::Outcome::fail ? "FAIL" : "ERROR";
       out << fmt::format("{:<8}{}", tag, c.name);
       const std::string detail = case_detail(c), report = case_report(c);
-      if (!detail.empty() && (c.outcome != CaseResult::Outcome::pass || c.updated)) out << ": " << detail;
+      if (!detail.empty() && (c.outcome != CaseResult::Outcome::pass || c.updated || interrupted)) out << ": " << detail;
       out << '\n';
       if (!report.empty() && (o.verbose || c.outcome != CaseResult::Outcome::pass)) {
         // The full report, indented under its case, skipping the line already shown.
@@ -97,7 +100,16 @@ void run_check_cmd(CheckCmdOptions& o) {
       updated += c.updated;
     }
     failed += s.failed();
+    not_run += s.not_run();
     total += s.cases.size();
+  }
+  if (interrupted) {
+    // Not a mismatch: the check did not finish. No golden changed and no --junit file is
+    // written (an interrupted command leaves no output file); the status is 130.
+    out << fmt::format("interrupted: {} passed, {} failed, {} not run{}\n", total - failed - not_run, failed, not_run,
+                       options.update ? "; no golden file was updated" : "");
+    out.flush();
+    throw Error(Errc::interrupted, fmt::format("interrupted after {} of {} cases", total - not_run, total));
   }
   out << fmt::format("{} passed, {} failed", total - failed, failed);
   if (updated) out << fmt::format(", {} golden file{} updated", updated, updated == 1 ? "" : "s");

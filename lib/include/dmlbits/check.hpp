@@ -66,6 +66,11 @@ struct GoldenCheck {
   bool created = false;  // updated, and there was no golden file before
 };
 
+// Reads a golden file as check_golden does: .npy, or JSON that names its data type (else
+// OptionError(OptionKey::dtype, OptionRule::not_for_golden), Errc::invalid_input: a data type given
+// for the inputs is never the golden's). Errors carry the context "reading 'PATH'".
+Tensor read_golden_file(const std::string& path);
+
 // Compares `actual` with the tensor in the golden file `path`. With `update`, a golden that
 // differs, is missing or cannot be read is (re)written with `actual`, atomically, in the
 // golden's own format (or its extension's for a new file; .npy if it has none). Without
@@ -93,7 +98,9 @@ struct CheckOptions {
 
 struct CaseResult {
   std::string name;
-  enum class Outcome { pass, fail, error } outcome = Outcome::pass;
+  // not_run: an interrupt (request_interrupt: SIGINT, SIGTERM) stopped the check before this
+  // case finished, or before it started; the case neither passed nor failed.
+  enum class Outcome { pass, fail, error, not_run } outcome = Outcome::pass;
   std::string detail;        // one line: why it failed or what was updated; "" for a mismatch (comparison)
   std::optional<CompareReport> comparison;  // a mismatch with the golden: the comparison, as data
   double seconds = 0;
@@ -120,8 +127,12 @@ struct CheckSummary {
   std::vector<OtherShardCase> other_shards;
   std::size_t shard_index = 0, shard_count = 1;
   double seconds = 0;
+  // An interrupt stopped the check: the cases it did not finish are not_run, and no golden was
+  // updated (run_manifests).
+  bool interrupted = false;
   std::size_t passed() const;
-  std::size_t failed() const;  // fail + error
+  std::size_t failed() const;   // fail + error
+  std::size_t not_run() const;  // not_run: only in an interrupted check
 };
 
 // Throws Errc::usage (or Errc::unsupported for an instruction set this CPU lacks) for options
@@ -168,6 +179,9 @@ void check_case_files(std::span<const Manifest> manifests, const CheckOptions& o
 // then the goldens to rewrite are prepared while the cases run and all take their
 // names at the end, after every case: none is written if one cannot be (Errc::io, "... (no
 // golden file was updated)"), and a kill at any moment leaves each golden old or new.
+// An interrupt (request_interrupt) stops the check: no case starts after it, the cases it cut
+// short are not_run, every summary says `interrupted`, and no golden takes its new content (the
+// interrupted check is a result, not an error: the face says so and exits as interrupted).
 std::vector<CheckSummary> run_manifests(std::span<const Manifest> manifests, const CheckOptions& options);
 // run_manifests for one manifest.
 CheckSummary run_manifest(const Manifest& manifest, const CheckOptions& options);

@@ -252,7 +252,11 @@ CaseResult run_case(const CaseSpec& cs, const CheckOptions& options, GoldenUpdat
     }
   } catch (const Error& e) {
     const std::string name(errc_info(e.code()).name);
-    if (cs.expect_error.empty()) {
+    if (e.code() == Errc::interrupted) {
+      // Stopped by the interrupt that stops the whole check: neither a pass nor a failure.
+      r.outcome = CaseResult::Outcome::not_run;
+      r.detail = "interrupted";
+    } else if (cs.expect_error.empty()) {
       r.outcome = CaseResult::Outcome::error;
       r.detail = fmt::format("{} error: {}", name, case_error_text(e));
     } else if (name != cs.expect_error) {
@@ -296,7 +300,13 @@ std::size_t CheckSummary::passed() const {
   return n;
 }
 
-std::size_t CheckSummary::failed() const { return cases.size() - passed(); }
+std::size_t CheckSummary::failed() const { return cases.size() - passed() - not_run(); }
+
+std::size_t CheckSummary::not_run() const {
+  std::size_t n = 0;
+  for (const auto& c : cases) n += c.outcome == CaseResult::Outcome::not_run;
+  return n;
+}
 
 void check_check_options(const CheckOptions& options) {
   // The backend every case would take, or the CPU's for --isa alone (an unknown set is refused
@@ -387,8 +397,14 @@ std::vector<CheckSummary> run_manifests(std::span<const Manifest> manifests, con
     summaries[m].cases.resize(manifests[m].cases.size());
   }
   for (std::size_t m = 0; m < manifests.size(); ++m)
-    for (std::size_t i = 0; i < manifests[m].cases.size(); ++i)
+    for (std::size_t i = 0; i < manifests[m].cases.size(); ++i) {
       slots.push_back({&manifests[m].cases[i], &summaries[m].cases[i], {}});
+      // What a case that never starts (an interrupt came first) reports.
+      summaries[m].cases[i].name = manifests[m].cases[i].name;
+      summaries[m].cases[i].golden = manifests[m].cases[i].golden;
+      summaries[m].cases[i].outcome = CaseResult::Outcome::not_run;
+      summaries[m].cases[i].detail = "interrupted";
+    }
   // The CPUs this process may run on (its affinity mask and cgroup quota). The cases' CPU runs
   // share those with the workers: runs on the default thread count lease from one budget
   // (ThreadLease), so J workers leave each about cores / J threads, not a full team apiece.
@@ -397,7 +413,8 @@ std::vector<CheckSummary> run_manifests(std::span<const Manifest> manifests, con
   std::vector<Stopwatch> clocks(manifests.size());
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < slots.size();)
+    // No case starts once an interrupt was requested.
+    for (std::size_t i; !interrupt_requested() && (i = next.fetch_add(1)) < slots.size();)
       *slots[i].result = run_case(*slots[i].spec, options, slots[i].update);
   };
   std::vector<std::thread> threads;
@@ -405,6 +422,18 @@ std::vector<CheckSummary> run_manifests(std::span<const Manifest> manifests, con
   worker();
   for (auto& t : threads) t.join();
   for (std::size_t m = 0; m < manifests.size(); ++m) summaries[m].seconds = clocks[m].seconds();
+  // An interrupted check updates no golden: the prepared ones are dropped, unnamed. (The
+  // renames below do not look at the flag: an interrupt that comes during them finds the
+  // check complete.)
+  if (interrupt_requested()) {
+    for (auto& s : summaries) s.interrupted = true;
+    for (auto& s : slots)
+      if (s.result->updated) {
+        s.result->updated = false;
+        s.result->detail = fmt::format("{} was not updated (interrupted)", quote_path(s.result->golden));
+      }
+    return summaries;
+  }
   // The new goldens were prepared complete and unnamed: they take their names only now, all of
   // them, or none if any could not be written. Each golden is then the old file or the new.
   for (const Slot& s : slots)
