@@ -476,3 +476,98 @@ TEST_F(RequestEnvironment, AChangedVariableIsHonouredByTheNextRun) {
 
 }  // namespace
 }  // namespace dmlbits
+
+namespace dmlbits {
+namespace {
+
+// What a program linking the library may hand it that no face's parser makes (#44 items 3, 4):
+// a dmlbits::Error with the command line's code for the same mistake, never a crash or a
+// std:: exception, and no file written.
+TEST(RequestFromAProgram, RefusesWhatItIsHandedAsTheCommandLineDoes) {
+  const std::vector<std::uint8_t> a(4, 1);
+  const auto refused = [&](auto change) -> std::optional<Error> {
+    OperationRequest r = not_request(a);
+    r.face = RequestFace::command_line;
+    change(r);
+    try {
+      (void)run(prepare_request(std::move(r)));
+    } catch (const Error& e) {
+      return e;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "not a dmlbits::Error: " << e.what();
+      return std::nullopt;
+    }
+    ADD_FAILURE() << "accepted";
+    return std::nullopt;
+  };
+  const auto expect = [&](auto change, Errc code, const std::string& message) {
+    const auto e = refused(change);
+    ASSERT_TRUE(e.has_value()) << message;
+    EXPECT_EQ(e->code(), code) << e->what();
+    EXPECT_NE(std::string(e->what()).find(message), std::string::npos) << e->what() << " | wanted: " << message;
+  };
+  // A forgotten data pointer (a SIGSEGV in run() before).
+  expect([](OperationRequest& r) { std::get<BorrowedTensor>(r.operands[0]).data = nullptr; }, Errc::usage,
+         "input A: a borrowed tensor of shape [4] has no data (null)");
+  expect([](OperationRequest& r) { std::get<BorrowedTensor>(r.operands[0]).strides = {1, 1}; }, Errc::usage,
+         "input A: 2 strides for a tensor of 1 dimensions");
+  expect([](OperationRequest& r) { std::get<BorrowedTensor>(r.operands[0]).dtype = static_cast<DType>(99); }, Errc::usage,
+         "data type 99 is not in the data type table");
+  // An output file with no name (JSON on standard output before), as the command line's -o ''.
+  expect([](OperationRequest& r) { r.output = OutputKind::file; }, Errc::usage, "output: an empty file name names no file");
+  // An empty operand name, as the command line's `dmlbits and a.npy ''` (status 5 before).
+  expect([](OperationRequest& r) { r.operands[0] = std::string(); }, Errc::usage, "input A: an empty name names no file");
+  // A level DirectML does not define, and an operator outside the table (std::out_of_range before).
+  expect([](OperationRequest& r) { r.level = FeatureLevel(4, 2); }, Errc::usage, "unknown level '4_2'");
+  expect([](OperationRequest& r) { r.op = static_cast<OpKind>(99); }, Errc::usage,
+         "operator 99 is not in the operator table");
+  expect([](OperationRequest& r) { r.out_dtype = static_cast<DType>(99); r.op = OpKind::popcount; }, Errc::usage,
+         "data type 99 is not in the data type table");
+  // An output buffer with no memory.
+  expect([](OperationRequest& r) {
+    r.output = OutputKind::buffer;
+    r.buffer = MutableTensorView{DType::uint8, Shape{4}, nullptr};
+  }, Errc::usage, "the output buffer of shape [4] has no data (null)");
+  // A zero-element tensor needs no data.
+  {
+    OperationRequest r = not_request(a);
+    auto& t = std::get<BorrowedTensor>(r.operands[0]);
+    t.shape = Shape{0};
+    t.data = nullptr;
+    EXPECT_EQ(run(prepare_request(std::move(r))).result->element_count(), 0u);
+  }
+}
+
+TEST(RequestFromAProgram, AFileOutputIsNoneOfItsInputs) {
+  test::TempDir dir("same-file");
+  const std::string path = dir.file("a.npy");
+  {
+    const std::vector<std::uint8_t> a{1, 2, 3};
+    OperationRequest r = not_request(a);
+    r.output = OutputKind::file;
+    r.path = path;
+    (void)run(prepare_request(std::move(r)));
+  }
+  const std::string before = test::read_file(path);
+  ASSERT_FALSE(before.empty());
+  for (OutputKind kind : {OutputKind::file, OutputKind::automatic}) {
+    OperationRequest r;
+    r.op = OpKind::bit_not;
+    r.backend = BackendKind::cpu;
+    r.operands.emplace_back(path);
+    r.output = kind;
+    r.path = path;
+    try {
+      (void)run(prepare_request(std::move(r)));
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::usage);
+      EXPECT_EQ(std::string(e.what()), "input A and the output name the same file '" + path + "'");
+    }
+    EXPECT_EQ(test::read_file(path), before);  // left as it was
+    EXPECT_EQ(dir.names(), std::set<std::string>{"a.npy"});
+  }
+}
+
+}  // namespace
+}  // namespace dmlbits

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "dmlbits/error.hpp"
+
 namespace dmlbits {
 namespace {
 
@@ -35,7 +37,11 @@ std::string DTypeInfo::numpy_descr() const {
 
 std::span<const DTypeInfo> dtype_table() { return kTable; }
 
-const DTypeInfo& dtype_info(DType t) { return kTable.at(static_cast<std::size_t>(t)); }
+const DTypeInfo& dtype_info(DType t) {
+  const auto i = static_cast<std::size_t>(t);
+  if (i >= kTable.size()) throw Error(Errc::usage, fmt::format("data type {} is not in the data type table (0 to {})", i, kTable.size() - 1));
+  return kTable[i];
+}
 
 std::optional<DType> parse_dtype_name(std::string_view name) {
   constexpr std::string_view kDmlPrefix = "DML_TENSOR_DATA_TYPE_";

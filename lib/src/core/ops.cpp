@@ -4,6 +4,10 @@
 #include <bit>
 #include <cctype>
 
+#include <fmt/format.h>
+
+#include "dmlbits/error.hpp"
+
 namespace dmlbits {
 namespace {
 
@@ -163,7 +167,13 @@ const OpTier* OpInfo::tier_at(FeatureLevel level) const {
 
 std::span<const OpInfo> op_table() { return kOps; }
 
-const OpInfo& op_info(OpKind kind) { return kOps.at(static_cast<std::size_t>(kind)); }
+const OpInfo& op_info(OpKind kind) {
+  // A program may cast any number to an OpKind: refused as the library refuses what it is
+  // handed, never as std::out_of_range.
+  const auto i = static_cast<std::size_t>(kind);
+  if (i >= kOps.size()) throw Error(Errc::usage, fmt::format("operator {} is not in the operator table (0 to {})", i, kOps.size() - 1));
+  return kOps[i];
+}
 
 const OpInfo* find_op(std::string_view name) {
   for (const auto& op : kOps) {

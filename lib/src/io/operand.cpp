@@ -312,7 +312,10 @@ std::vector<LoadedOperand> load_operands(const std::vector<Operand>& operands, s
     with_operand_context(i, p, [&] {
       if (lo.stream) return;
       if (p.kind == OperandKind::borrowed) {
-        if (p.borrowed->read_in_place() || mode == LoadMode::borrowed_as_is) lo.borrowed = *p.borrowed;
+        // No elements: nothing to read, and `data` may be null (which marks an operand no longer
+        // borrowed): an empty tensor of its own.
+        if (p.borrowed->shape.element_count() == 0) lo.tensor = Tensor(p.borrowed->dtype, p.borrowed->shape);
+        else if (p.borrowed->read_in_place() || mode == LoadMode::borrowed_as_is) lo.borrowed = *p.borrowed;
         else lo.tensor = copy_to_c_order(*p.borrowed);
         return;
       }

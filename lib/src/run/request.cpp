@@ -1,5 +1,6 @@
 #include "dmlbits/request.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -67,14 +68,57 @@ void check_repeat(int repeat, int warmup, bool in_place) {
   if (in_place && repeat + warmup > 1) throw OptionError(OptionKey::in_place, OptionRule::runs_once);
 }
 
+// What a program may hand the library that no face's parser would make: refused as the faces
+// refuse their own mistakes (Errc::usage), never a crash. An empty name is a usage error
+// wherever it appears (the command line's -o '' is one).
+void check_operands(const OperationRequest& r) {
+  const Errc code = r.face == RequestFace::manifest ? Errc::invalid_input : Errc::usage;
+  for (std::size_t i = 0; i < r.operands.size(); ++i) {
+    const char name = static_cast<char>('A' + i);
+    if (const auto* text = std::get_if<std::string>(&r.operands[i])) {
+      if (text->empty()) throw Error(code, fmt::format("input {}: an empty name names no file", name));
+      continue;
+    }
+    const BorrowedTensor& t = std::get<BorrowedTensor>(r.operands[i]);
+    dtype_info(t.dtype);  // a DType outside the table is refused there
+    if (!t.strides.empty() && t.strides.size() != t.shape.rank())
+      throw Error(Errc::usage, fmt::format("input {}: {} strides for a tensor of {} dimensions", name, t.strides.size(),
+                                           t.shape.rank()));
+    if (t.data == nullptr && t.shape.element_count() != 0)
+      throw Error(Errc::usage, fmt::format("input {}: a borrowed tensor of shape {} has no data (null)", name,
+                                           t.shape.to_list_string()));
+  }
+}
+
+void check_output(const OperationRequest& r) {
+  if (r.output == OutputKind::file && r.path.empty())
+    throw OptionError(OptionKey::output, OptionRule::empty);
+  if (r.output == OutputKind::buffer) {
+    if (!r.buffer) throw Error(Errc::usage, "an output buffer is needed");
+    dtype_info(r.buffer->dtype);
+    if (r.buffer->data == nullptr && r.buffer->shape.element_count() != 0)
+      throw Error(Errc::usage, fmt::format("the output buffer of shape {} has no data (null)", r.buffer->shape.to_list_string()));
+  }
+}
+
 }  // namespace
 
 PreparedRequest prepare_request(OperationRequest r) {
   const OpInfo& op = op_info(r.op);
+  check_operands(r);
+  check_output(r);
+  if (r.level && std::find(feature_levels().begin(), feature_levels().end(), *r.level) == feature_levels().end())
+    throw OptionError(OptionKey::feature_level, OptionRule::unknown_name, r.level->short_name(), {},
+                      option_choices(OptionKey::feature_level));
+  if (r.dtype) dtype_info(*r.dtype);
+  if (r.out_dtype) dtype_info(*r.out_dtype);
+  if (r.shift_overflow && std::find(shift_overflow_modes().begin(), shift_overflow_modes().end(), *r.shift_overflow) ==
+                              shift_overflow_modes().end())
+    throw OptionError(OptionKey::shift_overflow, OptionRule::unknown_name, std::to_string(static_cast<int>(*r.shift_overflow)),
+                      {}, option_choices(OptionKey::shift_overflow));
   check_operator_options(r, op);
   check_in_place(r, op);
   if (r.adapter) check_adapter_option(*r.adapter);
-  if (r.output == OutputKind::buffer && !r.buffer) throw Error(Errc::usage, "an output buffer is needed");
   if (!r.backend) r.backend = BackendKind::automatic;
   check_backend_choice(*r.backend, r.isa, r.adapter.value_or(""), r.threads);
   check_repeat(r.repeat, r.warmup, r.in_place);

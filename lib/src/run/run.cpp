@@ -274,6 +274,22 @@ RunResult write_in_memory(const PreparedRequest& p, const RunHooks& hooks, const
   return r;
 }
 
+// The run's own files: its output must not be one of its inputs (in place, the one way to write
+// over an input, has no output file). A face checks its other files with them (the command
+// line's --expect, --time-json, ...) before it calls run(); a program that calls run() alone
+// gets the same refusal here.
+void check_run_files(const OperationRequest& r) {
+  const bool file_output = r.output == OutputKind::file || (r.output == OutputKind::automatic && !r.path.empty());
+  if (!file_output) return;
+  std::vector<FileUse> uses;
+  for (std::size_t i = 0; i < r.operands.size(); ++i)
+    if (const auto* text = std::get_if<std::string>(&r.operands[i]); text && classify_operand(*text) == OperandKind::file)
+      uses.push_back({*text, fmt::format("input {}", static_cast<char>('A' + i)), false, true, false});
+  if (uses.empty()) return;
+  uses.push_back({r.path, "the output", true});
+  check_file_uses(uses);
+}
+
 }  // namespace
 
 StartedRun start_run(const PreparedRequest& p, LoadMode mode, BackendCache* backends, bool timed) {
@@ -281,6 +297,7 @@ StartedRun start_run(const PreparedRequest& p, LoadMode mode, BackendCache* back
   RunTiming& t = s.result.timing;
   if (timed) t.phases.reserve(7);  // read, backend, validate, allocate, warmup, execute, write
   const OperationRequest& r = p.request();
+  check_run_files(r);
   s.inputs = load_operands(r.operands, r.dtype, mode);
   s.clock.lap(t, "read");
   s.backend = &operation_backend(p, s.inputs, backends, s.owned, s.cached);
