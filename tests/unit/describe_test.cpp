@@ -84,6 +84,16 @@ TEST(DescribeTest, EveryRuleOfAutosChoice) {
   s.output_bytes = 3 * kMiB;
   s.min_bytes = 16 * kMiB;
   EXPECT_EQ(selection_text(s), "auto chose cpu: the output (3 MiB) is below 16 MiB, where the CPU beats starting a GPU device");
+  // Rounding never makes the comparison read as its contradiction ("16.0 MiB is below 16 MiB").
+  s.output_bytes = 16 * kMiB - 1;
+  EXPECT_EQ(selection_text(s),
+            "auto chose cpu: the output (16777215 bytes) is below 16 MiB, where the CPU beats starting a GPU device");
+  s.output_bytes = 16 * kMiB - 50000;  // 15.952 MiB: still "16.0 MiB" rounded
+  EXPECT_EQ(selection_text(s),
+            "auto chose cpu: the output (16727216 bytes) is below 16 MiB, where the CPU beats starting a GPU device");
+  s.output_bytes = 16 * kMiB - 60000;  // 15.94 MiB
+  EXPECT_EQ(selection_text(s),
+            "auto chose cpu: the output (15.9 MiB) is below 16 MiB, where the CPU beats starting a GPU device");
   s.rule = SelectionRule::d3d12_not_built;
   s.detail = "not built into this dmlbits";
   EXPECT_EQ(selection_text(s), "auto chose cpu: the d3d12 backend is not built into this dmlbits");

@@ -1,5 +1,7 @@
 #include "dmlbits/timing.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "dmlbits/dtype.hpp"
@@ -24,6 +26,18 @@ std::string thread_why_text(const ThreadWhy& why) {
     case ThreadUse::narrower: return "narrower outputs run on one";
   }
   return "";
+}
+
+// A size said to be below `bound`, rounded as format_byte_size rounds unless the rounding would
+// make it read as the bound or above (16 MiB less a byte is "16.0 MiB"): then in bytes.
+std::string below_text(std::uint64_t bytes, std::uint64_t bound) {
+  std::uint64_t unit = 1;
+  while (unit < (std::uint64_t{1} << 60) && bytes >= unit * 1024) unit *= 1024;
+  const double rounded = unit == 1 ? static_cast<double>(bytes)
+                                   : std::round(static_cast<double>(bytes) / static_cast<double>(unit) * 10) / 10 *
+                                         static_cast<double>(unit);
+  if (rounded < static_cast<double>(bound)) return format_byte_size(bytes, false);
+  return fmt::format("{} bytes", bytes);
 }
 
 std::string cpu_device_text(const DeviceDescription& d) {
@@ -76,13 +90,13 @@ std::string device_text(const DeviceDescription& d) {
 
 std::string auto_estimate_text(const AutoEstimate& e) {
   const std::string label = fmt::format("adapter {} ({})", e.adapter_index, e.adapter_name);
-  if (e.software) return label + " is software, slower than the CPU backend; --backend d3d12 uses it anyway";
+  if (e.software) return label + " is software, slower than the CPU backend; named as the backend, d3d12 uses it anyway";
   const std::string_view path = e.uma ? "every byte copied into and out of its heaps by one thread"
                                       : "every byte copied into and out of its heaps by one thread, and over the bus";
   return fmt::format("{} is {}: estimated {:.3g} s on d3d12 ({}, the device's creation) against {:.3g} s on the CPU "
                      "backend's {}{}",
                      label, e.uma ? "UMA" : "discrete", e.gpu_seconds, path, e.cpu_seconds, plural(e.cpu_threads, "thread"),
-                     e.gpu ? "" : "; --backend d3d12 uses it anyway");
+                     e.gpu ? "" : "; named as the backend, d3d12 uses it anyway");
 }
 
 std::string selection_text(const Selection& s) {
@@ -90,8 +104,8 @@ std::string selection_text(const Selection& s) {
   switch (s.rule) {
     case SelectionRule::named: return "";
     case SelectionRule::small_output:
-      why = fmt::format("the output ({}) is below {} MiB, where the CPU beats starting a GPU device",
-                        format_byte_size(s.output_bytes, false), s.min_bytes >> 20);
+      why = fmt::format("the output ({}) is below {}, where the CPU beats starting a GPU device",
+                        below_text(s.output_bytes, s.min_bytes), format_byte_size(s.min_bytes, false));
       break;
     case SelectionRule::d3d12_not_built: why = "the d3d12 backend is " + s.detail; break;
     case SelectionRule::no_hardware: why = fmt::format("no hardware adapter ({})", s.detail); break;
