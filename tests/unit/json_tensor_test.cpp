@@ -764,3 +764,55 @@ TEST(JsonTensorTest, ParseScalarLiteralBeyond64BitsKeepsItsValueForFloats) {
 
 }  // namespace
 }  // namespace dmlbits
+
+namespace dmlbits {
+namespace {
+
+// NumPy's tolist() of an empty shape stops at the first empty level: [2, 0, 3] is [[], []]
+// (#44 item 7). Every such nesting reads with its declared shape; a wrong one is refused.
+TEST(JsonTensorEmpty, TheNestedFormOfEveryEmptyShapeReads) {
+  struct Case {
+    const char* shape;
+    const char* data;  // np.empty(shape).tolist()
+  };
+  for (const Case& c : {Case{"[2, 0, 3]", "[[], []]"}, Case{"[0, 3]", "[]"}, Case{"[2, 3, 0]", "[[[], [], []], [[], [], []]]"},
+                        Case{"[1, 0]", "[[]]"}, Case{"[3, 0, 0, 2]", "[[], [], []]"}, Case{"[2, 1, 0, 5]", "[[[]], [[]]]"}}) {
+    const std::string text = fmt::format(R"({{"dtype": "uint8", "shape": {}, "data": {}}})", c.shape, c.data);
+    const Tensor t = read(text);
+    EXPECT_EQ(fmt::format("[{}]", fmt::join(dims_of(t), ", ")), c.shape) << text;
+    EXPECT_EQ(t.element_count(), 0u);
+  }
+  EXPECT_HAS(read_error(R"({"dtype": "uint8", "shape": [3, 0, 3], "data": [[], []]})"), "does not match the data");
+  EXPECT_HAS(read_error(R"({"dtype": "uint8", "shape": [2, 1, 3], "data": [[], []]})"), "does not match the data");
+  EXPECT_HAS(read_error(R"({"dtype": "uint8", "shape": [2], "data": [[], []]})"), "does not match the data");
+}
+
+// A NaN with its sign and float64 payload, "nan(0x...)", converts as NumPy converts the float64
+// (#44 item 2). Expected bits from NumPy 1.24: np.float32(x), np.float16(x) of the double x.
+TEST(JsonTensorNan, APayloadConvertsAsNumPyConvertsTheDouble) {
+  struct Case {
+    const char* text;
+    std::uint64_t f64;
+    std::uint32_t f32;
+    std::uint16_t f16;
+  };
+  for (const Case& c : {Case{"nan", 0x7ff8000000000000, 0x7fc00000, 0x7e00},
+                        Case{"-nan", 0xfff8000000000000, 0xffc00000, 0xfe00},
+                        Case{"-nan(0x8000000000000)", 0xfff8000000000000, 0xffc00000, 0xfe00},
+                        Case{"nan(0x1)", 0x7ff0000000000001, 0x7fc00000, 0x7c01},
+                        Case{"nan(0x4000000000000)", 0x7ff4000000000000, 0x7fe00000, 0x7d00},
+                        Case{"-nan(0x400)", 0xfff0000000000400, 0xffc00000, 0xfc01},
+                        Case{"nan(0xc000000000000)", 0x7ffc000000000000, 0x7fe00000, 0x7f00},
+                        Case{"nan(0x40000000000)", 0x7ff0040000000000, 0x7fc02000, 0x7c01}}) {
+    const std::string text = fmt::format(R"(["{}"])", c.text);
+    EXPECT_EQ(bits_of(read(text, DType::float64)), std::vector<std::uint64_t>{c.f64}) << c.text;
+    EXPECT_EQ(bits_of(read(text, DType::float32)), std::vector<std::uint64_t>{c.f32}) << c.text;
+    EXPECT_EQ(bits_of(read(text, DType::float16)), std::vector<std::uint64_t>{c.f16}) << c.text;
+  }
+  EXPECT_HAS(read_error(R"j(["nan(0x0)"])j", DType::float32), "from 0x1 to 0xfffffffffffff");
+  EXPECT_HAS(read_error(R"j(["nan(0x10000000000000)"])j", DType::float32), "from 0x1 to 0xfffffffffffff");
+  EXPECT_HAS(read_error(R"j(["nan(0xg)"])j", DType::float32), "hexadecimal digits");
+}
+
+}  // namespace
+}  // namespace dmlbits

@@ -20,7 +20,13 @@ float half_to_float(std::uint16_t h) {
 
 std::uint16_t double_to_half(double d) {
   const std::uint16_t sign = std::signbit(d) ? 0x8000 : 0;
-  if (std::isnan(d)) return sign | 0x7e00;
+  if (std::isnan(d)) {
+    // NumPy's rule (npy_double_to_half): the payload's top 10 bits, kept a NaN, no quiet bit
+    // added; so np.float16(x) and a literal of x give the same bits, payloads included.
+    const std::uint64_t fraction = std::bit_cast<std::uint64_t>(d) & 0x000fffffffffffffu;
+    const auto top = static_cast<std::uint16_t>(fraction >> 42);
+    return static_cast<std::uint16_t>(sign | 0x7c00 | (top == 0 ? 1 : top));
+  }
   const double a = std::fabs(d);
   if (std::isinf(a)) return sign | 0x7c00;
   if (a < 0x1p-14) {

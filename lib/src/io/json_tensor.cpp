@@ -196,6 +196,23 @@ std::uint64_t leaf_to_bits(const Leaf& l, DType dtype, const std::string& where)
   }
 }
 
+// "nan(0xF)" or "-nan(0xF)": the float64 NaN whose 52 fraction bits are F (1 to 2^52 - 1), as a
+// Python float NaN of any sign and payload is written (the Python module); converted to the
+// element type as NumPy converts a float64 (a C cast for float32, npy_double_to_half).
+std::optional<double> nan_payload(std::string_view s) {
+  const bool negative = s.starts_with('-');
+  if (negative) s.remove_prefix(1);
+  if (!s.starts_with("nan(0x") || !s.ends_with(')')) return std::nullopt;
+  const std::string_view digits = s.substr(6, s.size() - 7);
+  std::uint64_t fraction = 0;
+  const auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), fraction, 16);
+  if (ec != std::errc() || p != digits.data() + digits.size() || digits.empty())
+    fail(fmt::format("\"{}\": a NaN's payload is written nan(0x...), in hexadecimal digits", s));
+  if (fraction == 0 || fraction >= (std::uint64_t{1} << 52))
+    fail(fmt::format("\"{}\": a NaN's payload is a float64 fraction from 0x1 to 0xfffffffffffff", s));
+  return std::bit_cast<double>((negative ? std::uint64_t{1} << 63 : 0) | 0x7ff0000000000000u | fraction);
+}
+
 std::optional<Leaf> parse_string_value(std::string_view s) {
   if (auto b = parse_bits(s)) return b;
   std::string lower(s);
@@ -203,6 +220,7 @@ std::optional<Leaf> parse_string_value(std::string_view s) {
   Leaf l{Leaf::special};
   if (lower == "nan") l.d = std::numeric_limits<double>::quiet_NaN();
   else if (lower == "-nan") l.d = -std::numeric_limits<double>::quiet_NaN();
+  else if (auto payload = nan_payload(lower)) l.d = *payload;
   else if (lower == "inf" || lower == "+inf" || lower == "infinity") l.d = std::numeric_limits<double>::infinity();
   else if (lower == "-inf" || lower == "-infinity") l.d = -std::numeric_limits<double>::infinity();
   else return std::nullopt;
@@ -506,7 +524,16 @@ Tensor JsonTensorDocument::to_tensor(std::optional<DType> fallback) const {
     const bool nested_match = d.inferred == declared;
     const bool flat_match = d.inferred.rank() == 1 && d.inferred[0] == count;
     const bool scalar_match = d.inferred.rank() == 0 && count == 1;
-    if (!nested_match && !flat_match && !scalar_match)
+    // Nested data stops at its first empty level: NumPy's tolist() of shape [2, 0, 3] is
+    // [[], []], whose own shape [2, 0] begins the declared one.
+    const bool empty_prefix_match = [&] {
+      const std::size_t n = d.inferred.rank();
+      if (n == 0 || n > declared.rank() || d.inferred[n - 1] != 0) return false;
+      for (std::size_t k = 0; k < n; ++k)
+        if (d.inferred[k] != declared[k]) return false;
+      return true;
+    }();
+    if (!nested_match && !flat_match && !scalar_match && !empty_prefix_match)
       fail(fmt::format("shape {} ({} element{}) does not match the data, which has shape {}",
                        declared.to_list_string(), count, count == 1 ? "" : "s", d.inferred.to_list_string()));
     shape = declared;
