@@ -86,7 +86,7 @@ enum class OptionRule : std::uint8_t {
   not_a_count,       // threads as text: not a whole number from 1 to subject()
   zero,              // threads: 0 (subject(): the most, kMaxThreads)
   above_maximum,     // threads: more than subject()
-  empty,             // adapter: an empty name
+  empty,             // adapter: an empty name; output: an empty file name
   too_few,           // repeat below 1 or warmup below 0 (one rule for the two)
   no_such_adapter,   // adapter: an index or name part that matches no adapter; choices() are the adapters
   ambiguous,         // adapter: part of subject() adapters' names; choices() are the adapters
@@ -103,6 +103,7 @@ enum class OptionRule : std::uint8_t {
   wrong_dtype,       // out: of dtype value(), where the result is subject()
   wrong_shape,       // out: of shape value(), where the result has shape subject()
   needed,            // dtype: no operand names one (subject(): where it was needed: "operand", "json")
+  not_for_golden,    // dtype: a golden file names none, and the option gives inputs theirs, never a golden's
 };
 
 class OptionError : public Error {

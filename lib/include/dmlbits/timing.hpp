@@ -126,7 +126,7 @@ std::string thread_team_text(const ThreadTeam& team);
 // one)", "NAME, hardware adapter 0, D3D feature level 12_1, shader model 6.0", ...; "" for none.
 std::string device_text(const DeviceDescription& device);
 // "adapter 0 (NAME) is discrete: estimated 0.412 s on d3d12 (...) against 0.067 s on the CPU
-// backend's 2 threads; --backend d3d12 uses it anyway"
+// backend's 2 threads; named as the backend, d3d12 uses it anyway"
 std::string auto_estimate_text(const AutoEstimate& estimate);
 // "auto chose cpu: the output (1 KiB) is below 16 MiB, ..."; "" for a named backend.
 std::string selection_text(const Selection& selection);

@@ -5,10 +5,12 @@ to worker processes; pybind11 2.10's own functions cannot be pickled.
 """
 
 import dataclasses
+import decimal
 import functools
 import json
 import math
 import os
+import struct
 
 from . import _dmlbits
 
@@ -43,19 +45,33 @@ def _text(level):
     return str(level)
 
 
+def _float_text(v):
+    # A float as the literal text of its exact value, so that the reader rounds it once to the
+    # dtype, as np.float32(v) rounds the double v (the shortest repr would be rounded again:
+    # "1.0000000596046448", 1 + 2**-24, would round up to float32 where NumPy rounds to even).
+    # NaN keeps its sign and payload ("-nan(0x8000000000000)"), infinities are named.
+    if math.isnan(v):
+        bits = struct.unpack("<Q", struct.pack("<d", v))[0]
+        return json.dumps(f"{'-' if bits >> 63 else ''}nan({bits & 0xFFFFFFFFFFFFF:#x})")
+    if math.isinf(v):
+        return '"inf"' if v > 0 else '"-inf"'
+    text = str(decimal.Decimal(v))
+    return text if any(c in text for c in ".eE") else text + ".0"  # "-0" and "1" read as integers
+
+
 def _operand(x):
     # Lists and tuples are JSON array literals, as on the command line ('[1, 2]'): they take the
-    # other operand's dtype. NaN and infinities are written as the JSON reader takes them.
+    # other operand's dtype. Floats are written as _float_text writes them.
     if isinstance(x, (list, tuple)):
-        def clean(v):
+        def text(v):
             if isinstance(v, (list, tuple)):
-                return [clean(e) for e in v]
-            if isinstance(v, float) and not math.isfinite(v):
-                return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+                return "[" + ", ".join(text(e) for e in v) + "]"
             if isinstance(v, bool):
-                return int(v)
-            return v
-        return json.dumps(clean(x))
+                return str(int(v))
+            if isinstance(v, float):
+                return _float_text(v)
+            return json.dumps(v)
+        return text(x)
     return x
 
 

@@ -21,7 +21,7 @@ def assert_bits_equal(actual, expected, /, *, max_listed=10, label=None):
         path = os.fspath(expected)
         if label is None:
             label = f"'{path}'"
-        expected = _dmlbits.read_tensor(path, None)
+        expected = _dmlbits.read_golden(path)
     equal, report = _dmlbits.compare(actual, expected, int(max_listed), label or "expected")
     if not equal:
         raise MismatchError(report.rstrip("\n"))

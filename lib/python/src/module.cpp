@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <atomic>
 #include <functional>
 #include <unordered_map>
@@ -46,7 +47,14 @@ std::string keyword_name(OptionKey key) {
 std::string keyword_argument(OptionKey key) {
   return key == OptionKey::in_place ? keyword_name(key) : fmt::format("{}=", option_keyword(key));
 }
-std::string option_text(const OptionError& e) { return option_error_text(e, {&keyword_name, &keyword_argument, '\''}); }
+std::string option_text(const OptionError& e) {
+  // No Python function that reads a golden takes dtype=: the rule without the keyword.
+  if (e.rule() == OptionRule::not_for_golden) {
+    const std::string text = option_error_text(e, {&keyword_name, &keyword_argument, '\''});
+    return text.substr(0, text.rfind(" ("));
+  }
+  return option_error_text(e, {&keyword_name, &keyword_argument, '\''});
+}
 
 // dtype= or out_dtype= (`key`) as given: None, a name ("uint8", "u1"), or anything
 // numpy.dtype() takes (numpy.uint8, a dtype), by its NumPy name; parsed by the library's parser.
@@ -126,9 +134,14 @@ OperationRequest new_request(int op_index, const CallOptions& o) {
 // text that reads back as x, "{}", is not x: 1 + 2**-24 would round up to float32 from
 // "1.0000000596046448" where NumPy rounds the double to even; and "-0" reads as the integer 0.)
 // `%.767g` holds every significant digit a double has; the CLI writes a float as a one-element
-// array literal ('[1.5]', '["nan"]').
+// array literal ('[1.5]', '["nan"]'). A NaN keeps its sign and payload ("-nan(0x1)"), so that
+// it converts as np.float32(x) converts it (dmlbits._core._operand writes a list's NaNs alike).
 std::string float_literal_text(double x) {
-  if (std::isnan(x)) return "[\"nan\"]";
+  if (std::isnan(x)) {
+    const auto bits = std::bit_cast<std::uint64_t>(x);
+    const std::uint64_t fraction = bits & 0x000fffffffffffffu;
+    return fmt::format("[\"{}nan({:#x})\"]", bits >> 63 ? "-" : "", fraction);
+  }
   if (std::isinf(x)) return x > 0 ? "[\"inf\"]" : "[\"-inf\"]";
   std::array<char, 1100> buf{};
   buf[0] = '[';
@@ -641,6 +654,15 @@ py::array read_tensor_array(const std::string& path, py::handle dtype) {
   return tensor_array(std::move(t));
 }
 
+// A golden file, read as check() and assert_bits_equal() read one: it names its data type.
+py::array read_golden_array(const std::string& path) {
+  Tensor t = [&] {
+    py::gil_scoped_release release;
+    return read_golden_file(path);
+  }();
+  return tensor_array(std::move(t));
+}
+
 void write_tensor_array(py::object array, const std::string& path, const std::string& format_name, bool hex) {
   const CArray a = c_array(array);
   py::gil_scoped_release release;
@@ -659,6 +681,8 @@ py::list check(const std::string& manifest, const CheckOptions& options) {
     py::gil_scoped_release release;
     return run_check(manifest, options);
   }();
+  // An interrupted check (no golden updated) is KeyboardInterrupt, as an interrupted run is.
+  if (summary.interrupted) throw Error(Errc::interrupted, "interrupted");
   py::list cases;
   for (const auto& c : summary.cases) {
     const char* outcome = c.outcome == CaseResult::Outcome::pass ? "pass" : c.outcome == CaseResult::Outcome::fail ? "fail" : "error";
@@ -737,6 +761,7 @@ PYBIND11_MODULE(_dmlbits, m) {
   py::module_::import("atexit").attr("register")(m.attr("_release_devices"));
   m.def("machine_threads", &machine_cpu_threads);
   m.def("read_tensor", &read_tensor_array);
+  m.def("read_golden", &read_golden_array);
   m.def("write_tensor", &write_tensor_array);
   m.def("compare", &compare);
 

@@ -78,7 +78,8 @@ std::string option_error_text(const OptionError& e, const OptionSpelling& s) {
     case OptionRule::zero: text = fmt::format("{}: 0 is not from 1 to {}", name, subject); break;
     case OptionRule::above_maximum: text = fmt::format("{}: {} is more than {}", name, e.value(), subject); break;
     case OptionRule::empty:
-      text = fmt::format("{}: an empty name matches no adapter (give an index or part of a name)", name);
+      text = e.key() == OptionKey::output ? fmt::format("{}: an empty file name names no file", name)
+                                          : fmt::format("{}: an empty name matches no adapter (give an index or part of a name)", name);
       break;
     case OptionRule::too_few:
       text = fmt::format("{} must be at least 1 and {} at least 0", s.name(OptionKey::repeat), s.name(OptionKey::warmup));
@@ -121,6 +122,10 @@ std::string option_error_text(const OptionError& e, const OptionSpelling& s) {
       break;
     case OptionRule::wrong_shape:
       text = fmt::format("{}: the result has shape {}, but {} has shape {}", name, subject, name, e.value());
+      break;
+    case OptionRule::not_for_golden:
+      text = fmt::format("a golden file must name its data type: write it as {{\"dtype\": ..., \"data\": ...}} ({} "
+                         "applies to inputs, not to goldens)", arg);
       break;
     case OptionRule::needed:
       text = subject == "json"

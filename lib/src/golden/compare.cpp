@@ -40,13 +40,14 @@ LoadedTensor read_golden(const std::string& path) {
   with_context(fmt::format("reading {}", quote_path(path)), [&] {
     const std::string_view text(reinterpret_cast<const char*>(in.json->bytes().data()), in.json->bytes().size());
     if (!JsonTensorDocument::parse(text).declared_dtype())
-      throw Error(Errc::invalid_input, "a golden file must name its data type: write it as {\"dtype\": ..., "
-                                       "\"data\": ...} (--dtype applies to inputs, not to goldens)");
+      throw OptionError(OptionKey::dtype, OptionRule::not_for_golden, {}, {}, {}, Errc::invalid_input);
   });
   return read_tensor_bytes(in.json->bytes(), path);
 }
 
 }  // namespace
+
+Tensor read_golden_file(const std::string& path) { return std::move(read_golden(path).tensor); }
 
 CompareReport compare_tensors(const TensorView& expected, const TensorView& actual, std::size_t max_listed) {
   CompareReport r;

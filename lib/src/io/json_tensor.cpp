@@ -136,7 +136,10 @@ std::uint64_t leaf_to_bits(const Leaf& l, DType dtype, const std::string& where)
   // `where` is empty for a command-line literal, whose context the caller adds.
   const std::string at = where.empty() ? std::string() : where + ": ";
   const auto out_of_range = [&]() -> std::uint64_t {
-    fail(fmt::format("{}value {} is out of range for {}", at, describe(l), info.numpy_name));
+    // A float past the type's largest is refused, not rounded to infinity as np.float32(x)
+    // would (with a warning): a literal means its value. Infinity is asked for by name.
+    fail(fmt::format("{}value {} is out of range for {}{}", at, describe(l), info.numpy_name,
+                     info.kind == DTypeKind::floating ? " (infinity is given as inf, not by overflow)" : ""));
   };
   if (l.kind == Leaf::bits) {
     if (l.bit_width > info.bits())
