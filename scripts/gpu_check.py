@@ -9,10 +9,12 @@ dmlbits binary on the machine's D3D12 adapter (vkd3d over its Vulkan driver), wi
      NumPy's model (tests/numpy/differential_test.py's MODELS, packed beside this file)
   4. for each of SIZES (MiB of one uint32 input): `and`, `shl` (counts 0-39, past the width) and
      `popcount` on d3d12, chunked by the backend's 256 MiB buffers, against NumPy
-  5. the timing table: d3d12 execute (median) and kernel (GPU timestamps), upload and readback per
-     run and their rates (bytes in over upload, bytes out over readback), a streamed file-to-file
-     run (its pieces through the heaps: the wall time of the backend's streamed phase), the CPU
-     backend on its default threads and on every core, PyTorch CUDA where it imports
+  5. the timing table (OUT/timing.md, its d3d12 figures in OUT/timing.json): d3d12 execute
+     (median; mean) and kernel (GPU timestamps), upload and readback per measured run, the
+     warm-ups left out (measured_per_run), and their rates (bytes in over upload, bytes out over
+     readback), a streamed file-to-file run (its pieces through the heaps: the wall time of the
+     backend's streamed phase), the CPU backend on its default threads and on every core,
+     PyTorch CUDA where it imports
   Any dmlbits process that dies of a signal is a crash: it is run again under gdb (or cuda-gdb),
   whose backtrace goes to OUT/crashes/, and the check exits 2. Other failures exit 1.
 
@@ -28,13 +30,28 @@ import subprocess
 import sys
 import time
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 DMLBITS = os.path.join(HERE, "bin", "dmlbits")
-os.environ["DMLBITS"] = DMLBITS  # read by dmlbits_testlib when differential_test is imported
-sys.path.insert(0, os.path.join(HERE, "py"))
-import differential_test as diff  # noqa: E402  the operators' NumPy models, one source of truth
+np = None    # NumPy, and
+diff = None  # differential_test: the operators' NumPy models, one source of truth (import_numpy)
+
+
+def import_numpy():
+    """Imports NumPy and the models once the arguments are read (--help needs neither); where
+    NumPy is missing, says what the check needs and exits 2."""
+    global np, diff
+    try:
+        import numpy
+    except ImportError as e:
+        print("gpu_check: needs python3 with NumPy, which %s lacks (%s): install NumPy there, or run with "
+              "PYTHON=... naming a python3 that has it" % (sys.executable, str(e).splitlines()[0] if str(e) else
+                                                           type(e).__name__), file=sys.stderr)
+        sys.exit(2)
+    np = numpy
+    os.environ["DMLBITS"] = DMLBITS  # read by dmlbits_testlib when differential_test is imported
+    sys.path.insert(0, os.path.join(HERE, "py"))
+    import differential_test
+    diff = differential_test
 
 
 class Runner:
@@ -198,6 +215,23 @@ def timed(runner, args, what, out):
         return json.load(f)
 
 
+PER_RUN = ("upload", "dispatch", "readback")  # the d3d12 backend's phases that every run pays
+
+
+def measured_per_run(g):
+    """The d3d12 backend's upload, dispatch (kernel) and readback seconds per measured run of `g`
+    (a --repeat R --warmup W timing JSON): execute.backend_phases, the measured runs' own phases
+    (g["backend_phases"] sum every run of the backend, the warm-ups included, whose first dispatch
+    may compile the shader: divided by the runs, a kernel read slower than the whole execution)."""
+    own = g["execute"]["backend_phases"]
+    return {k: own.get(k + "_s", 0) / g["execute_runs"] for k in PER_RUN}
+
+
+def time_and_rate(seconds, nbytes):
+    """'1.2 ms (3.4 GB/s)' for a phase of `seconds` that moves nbytes."""
+    return "%.3g ms (%s)" % (seconds * 1e3, "%.3g GB/s" % (nbytes / seconds / 1e9) if seconds else "-")
+
+
 def torch_times(op, n, repeat):
     """PyTorch CUDA on the same bits (int32 views): (kernel GB/s, pageable H2D + op + D2H ms), or None."""
     try:
@@ -230,11 +264,12 @@ def torch_times(op, n, repeat):
 def timing(runner, sizes, repeat, warmup, work, out):
     section("timing (uint32; --repeat %d --warmup %d; GB/s count bytes read and written)" % (repeat, warmup))
     cores = os.cpu_count() or 1
-    rows = ["| op, one input | d3d12 execute (median) | d3d12 kernel (GPU timestamps) | d3d12 upload / readback per run "
-            "| d3d12 streamed file to file | cpu backend, default threads | cpu backend, %d threads | torch CUDA kernel "
-            "| torch pageable H2D + op + D2H |" % cores,
+    rows = ["| op, one input | d3d12 execute (median; mean) | d3d12 kernel per run (GPU timestamps) "
+            "| d3d12 upload / readback per run | d3d12 streamed file to file | cpu backend, default threads "
+            "| cpu backend, %d threads | torch CUDA kernel | torch pageable H2D + op + D2H |" % cores,
             "|---|---|---|---|---|---|---|---|---|"]
     print("\n".join(rows), flush=True)
+    table = []  # the d3d12 rows' figures, for timing.json
     for mib in sizes:
         n = (mib << 20) // 4
         rng = np.random.default_rng(7)
@@ -248,16 +283,16 @@ def timing(runner, sizes, repeat, warmup, work, out):
             g = timed(runner, base + ["--backend", "d3d12"], "time %s %d MiB d3d12" % (op, mib), os.path.join(out, "t_%s_%d_d3d12.json" % (op, mib)))
             if g:
                 med = g["execute"]["stats_s"]["median"]
-                runs = g["execute_runs"] + g["execute"]["warmup"]
-                p = g["backend_phases"]
-                cells.append("%.2f ms (%.1f GB/s)" % (med * 1e3, g["execute_bytes"] / med / 1e9))
-                cells.append("%.3g GB/s" % (g["execute_bytes"] * runs / p["dispatch_s"] / 1e9) if p.get("dispatch_s") else "-")
+                per_run = measured_per_run(g)
                 in_bytes = n * 4 * len(ins)
                 out_bytes = g["execute_bytes"] - in_bytes
-                up, down = p["upload_s"] / runs, p["readback_s"] / runs
-                cells.append("%.1f / %.1f ms (%s / %s GB/s)" % (
-                    up * 1e3, down * 1e3, "%.1f" % (in_bytes / up / 1e9) if up else "-",
-                    "%.1f" % (out_bytes / down / 1e9) if down else "-"))
+                cells.append("%.2f ms (%.1f GB/s); %.2f ms" % (med * 1e3, g["execute_bytes"] / med / 1e9,
+                                                             g["execute"]["stats_s"]["mean"] * 1e3))
+                cells.append(time_and_rate(per_run["dispatch"], g["execute_bytes"]))
+                cells.append("%s / %s" % (time_and_rate(per_run["upload"], in_bytes),
+                                          time_and_rate(per_run["readback"], out_bytes)))
+                table.append({"op": op, "mib": mib, "execute_mean_s": g["execute"]["stats_s"]["mean"],
+                              "execute_median_s": med, "per_run_s": per_run})
             else:
                 cells += ["-", "-", "-"]
             # Streamed: one run from the files to a file, through the heaps piece by piece.
@@ -292,8 +327,13 @@ def timing(runner, sizes, repeat, warmup, work, out):
             rows.append("| %s %d MiB | %s |" % (op, mib, " | ".join(cells)))
             print(rows[-1], flush=True)
         os.remove(pa), os.remove(pb)
+    notes = ["The d3d12 kernel, upload and readback: the mean of the measured runs, without the warm-ups."]
+    rows += [""] + notes
+    print("\n".join(notes), flush=True)
     with open(os.path.join(out, "timing.md"), "w") as f:
         f.write("\n".join(rows) + "\n")
+    with open(os.path.join(out, "timing.json"), "w") as f:
+        json.dump(table, f, indent=2)
     print("(the table: %s)" % os.path.join(out, "timing.md"))
 
 
@@ -307,6 +347,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(os.getcwd(), "gpu-check-results"))
     ap.add_argument("--skip-timing", action="store_true")
     o = ap.parse_args()
+    import_numpy()
     sizes = [int(s) for s in o.sizes_mib.split()]
     out = os.path.abspath(o.out)
     work = os.path.join(out, "work")

@@ -310,7 +310,8 @@ RunResult run(const PreparedRequest& request, const RunHooks& hooks = {}, Backen
 // The run's timing as JSON text indented by 2 with a final newline: what --time-json writes and
 // Python's timing=True returns (op, dtype, shape, feature_level, backend, device, selection,
 // phases, backend_phases, total_s, execute_bytes, execute_runs, execute_gbps, and execute:
-// warmup, samples_s, stats_s, gbps_at_median). The one writer of that format.
+// warmup, samples_s, backend_phases (the measured runs' own, warm-ups left out), stats_s,
+// gbps_at_median). The one writer of that format.
 std::string timing_json(const RunResult& result);
 
 // --emit-dxdispatch: the operation as a model for Microsoft's DxDispatch tool, to reproduce it on

@@ -170,6 +170,9 @@ struct RunTiming {
   // The backend's own phases (Backend::detail_phases): summed over every run of the backend,
   // warm-up runs and chunks included, plus its device creation. Empty for the CPU backends.
   std::vector<PhaseTime> backend_phases;
+  // The same phases over the measured executions only (their `execute_runs`), the warm-ups
+  // left out: a first dispatch that compiles a shader is not a kernel's time. In-memory runs.
+  std::vector<PhaseTime> measured_backend_phases;
 
   double phase(const std::string& name) const;
   // execute_bytes / execute seconds, in GB/s (10^9 bytes); 0 if the step took no time.

@@ -140,6 +140,8 @@ std::string timing_json(const RunResult& r) {
   const SampleStats s = compute_stats(r.execute_samples);
   nlohmann::json backend_phases = nlohmann::json::object();
   for (const auto& p : t.backend_phases) backend_phases[p.name + "_s"] = p.seconds;
+  nlohmann::json measured_backend_phases = nlohmann::json::object();
+  for (const auto& p : t.measured_backend_phases) measured_backend_phases[p.name + "_s"] = p.seconds;
   const OperationSummary what = summarize(*r.op);
   const nlohmann::json j = {
       {"op", op_info(what.op).verb},
@@ -158,6 +160,7 @@ std::string timing_json(const RunResult& r) {
       {"execute",
        {{"warmup", r.warmup},
         {"samples_s", r.execute_samples},
+        {"backend_phases", measured_backend_phases},
         {"stats_s", to_json(s)},
         {"gbps_at_median", s.median > 0 ? static_cast<double>(t.execute_bytes) / s.median / 1e9 : 0.0}}}};
   return j.dump(2) + "\n";

@@ -375,7 +375,13 @@ RunResult finish_in_memory(const PreparedRequest& p, StartedRun&& run, const Run
     if (hooks.between_chunks) hooks.between_chunks();
   }
   if (spec.warmup > 0) clock.lap(r.timing, "warmup");
-  if (clock.on()) r.execute_samples.reserve(static_cast<std::size_t>(spec.repeat));
+  // The backend's phases so far (its creation, earlier runs, the warm-ups): taken from its totals
+  // after the measured runs, so that those runs' own phases are known.
+  std::vector<PhaseTime> before_measured;
+  if (clock.on()) {
+    r.execute_samples.reserve(static_cast<std::size_t>(spec.repeat));
+    before_measured = backend->detail_phases();
+  }
   if (chunked) {  // (untimed, once: convert_in_chunks)
     execute_converting(hooks.between_chunks, *backend, *r.op, m.inputs, buffers.output);
   }
@@ -391,7 +397,15 @@ RunResult finish_in_memory(const PreparedRequest& p, StartedRun&& run, const Run
   }
   clock.lap(r.timing, "execute");  // every measured run: the phases add up
   r.timing.execute_runs = spec.repeat;
-  if (clock.on()) r.timing.backend_phases = backend->detail_phases();
+  if (clock.on()) {
+    r.timing.backend_phases = backend->detail_phases();
+    for (const PhaseTime& phase : r.timing.backend_phases) {
+      double earlier = 0;
+      for (const PhaseTime& b : before_measured)
+        if (b.name == phase.name) earlier = b.seconds;
+      r.timing.measured_backend_phases.push_back({phase.name, phase.seconds - earlier});
+    }
+  }
   r.timing.execute_bytes = out.byte_size();
   for (const auto& in : m.inputs) r.timing.execute_bytes += in.shape().byte_size(dtype_info(in.dtype()).size);
   r.timing.total_seconds = clock.total_seconds();
