@@ -313,19 +313,24 @@ void keep_plan(PlanKey key, OperationPlan plan) {
 
 // `obj` as an operand for a plan: a C-contiguous, aligned, native-endian ndarray (not a
 // subclass: a masked array is refused on the full path) of a DirectML dtype (bool is uint8, as
-// array_operand reads it). False for anything else, which the full path converts.
-bool plan_operand(PyObject* obj, BorrowedTensor& t) {
+// array_operand reads it). False for anything else, which the full path converts. `fortran`:
+// a Fortran-contiguous one (and not C-contiguous) instead, as its transpose, which is in C order
+// (the full path runs such calls on the transposes: runs_transposed).
+bool plan_operand(PyObject* obj, BorrowedTensor& t, bool fortran = false) {
   auto& api = py::detail::npy_api::get();
   if (Py_TYPE(obj) != reinterpret_cast<PyTypeObject*>(api.PyArray_Type_)) return false;
   const auto* a = py::detail::array_proxy(obj);
-  constexpr int needed = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ | py::detail::npy_api::NPY_ARRAY_ALIGNED_;
+  constexpr int c_order = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_;
+  const int needed = (fortran ? py::detail::npy_api::NPY_ARRAY_F_CONTIGUOUS_ : c_order) | py::detail::npy_api::NPY_ARRAY_ALIGNED_;
   if ((a->flags & needed) != needed || a->nd > static_cast<int>(kMaxRank)) return false;
+  if (fortran && (a->flags & c_order)) return false;
   const auto* d = py::detail::array_descriptor_proxy(a->descr);
   if (d->byteorder == '>') return false;
   const auto dtype = dtype_of_type_number(d->type_num);
   if (!dtype) return false;
   std::array<std::uint64_t, kMaxRank> dims{};
-  for (int i = 0; i < a->nd; ++i) dims[static_cast<std::size_t>(i)] = static_cast<std::uint64_t>(a->dimensions[i]);
+  for (int i = 0; i < a->nd; ++i)
+    dims[static_cast<std::size_t>(fortran ? a->nd - 1 - i : i)] = static_cast<std::uint64_t>(a->dimensions[i]);
   t.dtype = *dtype;
   t.shape = Shape(std::span<const std::uint64_t>(dims.data(), static_cast<std::size_t>(a->nd)));
   t.data = reinterpret_cast<const std::byte*>(a->data);
@@ -347,9 +352,19 @@ py::object planned_call(int op_index, py::handle a, py::handle b, py::handle out
   if (plans.empty()) return {};
   std::array<BorrowedTensor, 2> operands;
   const std::size_t n = b.is_none() ? 1 : 2;
-  if (!plan_operand(a.ptr(), operands[0]) || (n == 2 && !plan_operand(b.ptr(), operands[1]))) return {};
-  MutableTensorView buffer;
   const bool to_out = !out.is_none();
+  const auto operands_fit = [&](bool fortran) {
+    return plan_operand(a.ptr(), operands[0], fortran) && (n == 1 || plan_operand(b.ptr(), operands[1], fortran));
+  };
+  // Fortran-ordered operands without out=: their transposes, as the full path runs them (the
+  // plan it kept is for those), the result Fortran-ordered.
+  bool transposed = false;
+  if (!operands_fit(false)) {
+    if (to_out || !operands_fit(true)) return {};
+    if (n == 2 && !(operands[0].shape == operands[1].shape)) return {};  // runs_transposed's rule: one shape
+    transposed = true;
+  }
+  MutableTensorView buffer;
   if (to_out) {
     BorrowedTensor o;
     if (!plan_operand(out.ptr(), o) || !(py::detail::array_proxy(out.ptr())->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) ||
@@ -370,7 +385,16 @@ py::object planned_call(int op_index, py::handle a, py::handle b, py::handle out
     buffer.shape = plan.output_shape();
   }
   if (!plan.fits(given, buffer)) return {};
-  py::object result = to_out ? py::reinterpret_borrow<py::object>(out) : py::object(new_array(buffer.dtype, buffer.shape));
+  py::object result;
+  if (to_out) {
+    result = py::reinterpret_borrow<py::object>(out);
+  } else if (transposed) {
+    Shape dims = buffer.shape;  // the operands' own shape, laid out in Fortran order
+    for (std::size_t i = 0; i < dims.rank(); ++i) dims[i] = buffer.shape[dims.rank() - 1 - i];
+    result = new_array(buffer.dtype, dims, true);
+  } else {
+    result = new_array(buffer.dtype, buffer.shape);
+  }
   if (!to_out) buffer.data = reinterpret_cast<std::byte*>(py::detail::array_proxy(result.ptr())->data);
   plan.run(given, buffer);
   return to_out ? result : numpy_result(std::move(result));
