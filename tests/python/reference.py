@@ -62,6 +62,10 @@ MODELS = {
     "shl": lambda a, b, overflow, out_dtype: _shift(a, np.asarray(b), overflow, True),
     "shr": lambda a, b, overflow, out_dtype: _shift(a, np.asarray(b), overflow, False),
 }
+# NumPy's name of each operator where NumPy has the operation (numpy.bitwise_count is NumPy 2's),
+# an expectation of its own: the module's functions, made from the operator table, must carry it.
+NUMPY_NAMES = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor", "not": "bitwise_not",
+               "popcount": "bitwise_count", "shl": "left_shift", "shr": "right_shift"}
 # The --shift-overflow modes _shift computes.
 SHIFT_MODES = {"directml", "zero", "wrap"}
 

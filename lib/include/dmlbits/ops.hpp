@@ -101,6 +101,14 @@ struct OpInfo {
   ShaderFamily shader = ShaderFamily::none;
   std::string_view kernel_name;  // the CPU kernels' operation name: "and" in x32_and__avx2
   ReferenceFn reference = nullptr;
+  // The faces' words, from which they are generated: the Python function (NumPy's name where
+  // NumPy has the operator) and its other name ("" for none), C's operator symbol ("" for none:
+  // an expression calls the operator by its verb), and what a Python user must know of its
+  // semantics beyond `summary`, in Python's words (its docstring, the Python guide).
+  std::string_view python_name;   // "bitwise_and"
+  std::string_view python_alias;  // "invert" for not, "popcount" for bitwise_count
+  std::string_view symbol;        // "&", "~", "<<"
+  std::string_view python_notes;
 
   std::string dml_operator_name() const;  // "DML_OPERATOR_ELEMENT_WISE_BIT_AND"
   std::string dml_desc_name() const;      // "DML_ELEMENT_WISE_BIT_AND_OPERATOR_DESC"

@@ -8,8 +8,8 @@ NumPy's names with DirectML's semantics and the dmlbits CLI's answers, bit for b
     >>> dmlbits.left_shift(np.uint32(1), np.uint32(32))       # DirectML's rule, not NumPy's 0
     1
 
-Operators: bitwise_and, bitwise_or, bitwise_xor, bitwise_not (invert), left_shift, right_shift,
-bitwise_count (popcount). Keywords, as the CLI's options: backend ("auto", "cpu", "d3d12",
+Operators: NumPy's names for DirectML's (``dmlbits.OPERATORS`` lists them with their aliases;
+``ops()`` is the table they are made from). Keywords, as the CLI's options: backend ("auto", "cpu", "d3d12",
 "cpu-reference"), feature_level ("6_4", "4.1"), shift_overflow ("directml", "zero", "wrap"),
 out_dtype (bitwise_count: "uint8" or "uint32"), threads, isa, adapter, dtype (for literals),
 out= (a writeable array of the result's dtype and shape; it is returned), timing=True (returns
@@ -24,9 +24,11 @@ source tree.
 from ._errors import (Error, UsageError, InvalidInputError, UnsupportedError, FileError,
                       BackendError, InternalError, MismatchError, error_for_code as _error_for_code)
 from . import _dmlbits
-from ._core import (bitwise_and, bitwise_or, bitwise_xor, bitwise_not, invert, left_shift, right_shift,
-                    bitwise_count, popcount, explain, ops, devices, read_tensor, write_tensor, check,
-                    CaseResult, CheckResult)
+from ._core import OPERATORS
+from ._core import explain, ops, devices, read_tensor, write_tensor, check, CaseResult, CheckResult
+
+# The operators' functions (bitwise_and, ..., and their aliases), made from the operator table.
+globals().update(OPERATORS)
 
 __version__ = _dmlbits.version()
 
@@ -35,11 +37,9 @@ for _code, _status, _description in _dmlbits.errc_table():
         _error_for_code(_code).exit_status = _status
 del _code, _status, _description
 
-__all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "invert", "left_shift",
-           "right_shift", "bitwise_count", "popcount", "explain", "ops", "devices", "read_tensor",
-           "write_tensor", "check", "CaseResult", "CheckResult", "Error", "UsageError",
-           "InvalidInputError", "UnsupportedError", "FileError", "BackendError", "InternalError",
-           "MismatchError", "testing"]
+__all__ = list(OPERATORS) + ["OPERATORS", "explain", "ops", "devices", "read_tensor", "write_tensor", "check", "CaseResult",
+                              "CheckResult", "Error", "UsageError", "InvalidInputError", "UnsupportedError",
+                              "FileError", "BackendError", "InternalError", "MismatchError", "testing"]
 
 
 def __getattr__(name):

@@ -10,18 +10,12 @@ import functools
 import json
 import math
 import os
+import re
 import struct
+import textwrap
 
 from . import _dmlbits
 
-_OP_INDEX = {name: i for i, name in enumerate(_dmlbits.op_names())}
-
-# NumPy's names for the CLI's verbs.
-_NUMPY_NAMES = {
-    "bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor", "bitwise_not": "not",
-    "invert": "not", "left_shift": "shl", "right_shift": "shr", "bitwise_count": "popcount",
-    "popcount": "popcount",
-}
 
 
 @functools.lru_cache(maxsize=256)
@@ -80,76 +74,79 @@ def _operand(x):
 # added a tenth of that). It turns lists and tuples into literals with _operand, and a dtype=
 # other than a name with numpy.dtype(...).name.
 _run = _dmlbits.run
-_AND, _OR, _XOR, _NOT, _SHL, _SHR, _POPCOUNT = (_OP_INDEX[v] for v in ("and", "or", "xor", "not", "shl", "shr",
-                                                                        "popcount"))
 
-
-def bitwise_and(x1, x2, /, out=None, *, dtype=None, backend="auto", feature_level=None, threads=None,
-                isa=None, adapter=None, timing=False, repeat=1, warmup=0):
-    """x1 & x2 bit for bit, as DirectML's ELEMENT_WISE_BIT_AND computes it.
-
-    Both operands must have the same dtype (no promotion); floats are and-ed as bit patterns.
-    Python ints, floats and lists are literals in the other operand's dtype (or ``dtype``).
-    See ``help(dmlbits)`` for the keywords; ``timing=True`` returns ``(result, timing_dict)``.
-    """
-    return _run(_AND, x1, x2, out, dtype,
-                _options(backend, feature_level, None, None, threads, isa, adapter), timing, repeat, warmup)
-
-
-def bitwise_or(x1, x2, /, out=None, *, dtype=None, backend="auto", feature_level=None, threads=None,
-               isa=None, adapter=None, timing=False, repeat=1, warmup=0):
-    """x1 | x2 bit for bit (DirectML's ELEMENT_WISE_BIT_OR); as bitwise_and."""
-    return _run(_OR, x1, x2, out, dtype,
-                _options(backend, feature_level, None, None, threads, isa, adapter), timing, repeat, warmup)
-
-
-def bitwise_xor(x1, x2, /, out=None, *, dtype=None, backend="auto", feature_level=None, threads=None,
-                isa=None, adapter=None, timing=False, repeat=1, warmup=0):
-    """x1 ^ x2 bit for bit (DirectML's ELEMENT_WISE_BIT_XOR); as bitwise_and."""
-    return _run(_XOR, x1, x2, out, dtype,
-                _options(backend, feature_level, None, None, threads, isa, adapter), timing, repeat, warmup)
-
-
-def bitwise_not(x, /, out=None, *, dtype=None, backend="auto", feature_level=None, threads=None,
-                isa=None, adapter=None, timing=False, repeat=1, warmup=0):
-    """~x bit for bit (DirectML's ELEMENT_WISE_BIT_NOT); floats' bit patterns too. Alias: invert."""
-    return _run(_NOT, x, None, out, dtype,
-                _options(backend, feature_level, None, None, threads, isa, adapter), timing, repeat, warmup)
-
-
-def left_shift(x1, x2, /, out=None, *, dtype=None, shift_overflow=None, backend="auto", feature_level=None,
-               threads=None, isa=None, adapter=None, timing=False, repeat=1, warmup=0):
-    """x1 << x2 (DirectML's ELEMENT_WISE_BIT_SHIFT_LEFT): unsigned types only, x2 of x1's dtype.
-
-    Counts at or past the width follow ``shift_overflow``: "directml" (the default: what
-    DirectML computes, see the manual), "zero" (NumPy's answer) or "wrap" (count modulo width).
-    """
-    return _run(_SHL, x1, x2, out, dtype,
-                _options(backend, feature_level, shift_overflow, None, threads, isa, adapter),
+# The operators' functions are made from the operator table (``ops()``: the library's one
+# table), so that an operator added there has its Python function, docstring, keywords, alias
+# and Dask wrapper without a line here. Each is a plain ``def`` (compiled from the text below),
+# as fast as a written one and pickled by reference.
+_OPERATOR_SOURCE = """
+def {name}({params}, /, out=None, *, dtype=None{keywords}, backend="auto", feature_level=None, threads=None,
+        isa=None, adapter=None, timing=False, repeat=1, warmup=0):
+    return _run({index}, {a}, {b}, out, dtype,
+                _options(backend, feature_level, {shift_overflow}, {out_dtype}, threads, isa, adapter),
                 timing, repeat, warmup)
+"""
 
 
-def right_shift(x1, x2, /, out=None, *, dtype=None, shift_overflow=None, backend="auto", feature_level=None,
-                threads=None, isa=None, adapter=None, timing=False, repeat=1, warmup=0):
-    """x1 >> x2, logical (DirectML's ELEMENT_WISE_BIT_SHIFT_RIGHT); as left_shift."""
-    return _run(_SHR, x1, x2, out, dtype,
-                _options(backend, feature_level, shift_overflow, None, threads, isa, adapter),
-                timing, repeat, warmup)
+def _params(row):
+    return ["x"] if row["arity"] == 1 else ["x1", "x2"]
 
 
-def bitwise_count(x, /, out=None, *, dtype=None, out_dtype=None, backend="auto", feature_level=None,
-                  threads=None, isa=None, adapter=None, timing=False, repeat=1, warmup=0):
-    """The number of set bits of each element's pattern (DirectML's ELEMENT_WISE_BIT_COUNT).
-
-    Counts every bit of the stored pattern: int8 -1 gives 8 (NumPy 2's bitwise_count counts the
-    absolute value's bits: 1). ``out_dtype`` is "uint8" (default) or "uint32". Alias: popcount.
-    """
-    return _run(_POPCOUNT, x, None, out, dtype,
-                _options(backend, feature_level, None, out_dtype, threads, isa, adapter), timing, repeat, warmup)
+def _operator_keywords(row):
+    """The keywords an operator takes beyond every operator's, by the table's columns."""
+    return (["shift_overflow"] if row["shift"] else []) + (["out_dtype"] if row["default_output_type"] else [])
 
 
-invert = bitwise_not
-popcount = bitwise_count
+def _operator_doc(row, keywords):
+    params = _params(row)
+    summary = row["summary"]
+    for letter, name in zip("AB", params):
+        summary = re.sub(rf"\b{letter}\b", name, summary)
+    symbol = row["symbol"]
+    head = (f"{symbol}{params[0]}" if row["arity"] == 1 else f"{params[0]} {symbol} {params[1]}") if symbol else \
+        f"{row['python_name']}({', '.join(params)})"
+    body = [row["python_notes"]]
+    if row["arity"] == 2:
+        body.append("Python ints, floats and lists are literals in the other operand's dtype (or ``dtype``).")
+    if "out_dtype" in keywords:
+        types = [t.lower() for t in row["tiers"][-1]["output_types"]]
+        body.append(f"The result is {types[0]} unless ``out_dtype`` is one of {', '.join(map(repr, types[1:]))}.")
+    body.append(f"The CLI's ``dmlbits {row['verb']}``{'; alias: ' + row['python_alias'] if row['python_alias'] else ''}. "
+                "See ``help(dmlbits)`` for the keywords; ``timing=True`` returns ``(result, timing_dict)``.")
+    head = f"{head}: the {summary}, as DirectML's {row['dml_operator'].replace('DML_OPERATOR_', '')} computes it."
+    return textwrap.fill(head, 96) + "\n\n" + textwrap.fill(" ".join(body), 96)
+
+
+def _operator_functions(rows, module="dmlbits"):
+    """{name: function} for the table's rows, aliases included, in table order: each row's
+    position is its operator index. ``rows`` is ``ops()["ops"]`` (a test passes others)."""
+    functions = {}
+    for index, row in enumerate(rows):
+        name, keywords = row["python_name"], _operator_keywords(row)
+        if not name.isidentifier() or name in functions:
+            raise ImportError(f"dmlbits: operator '{row['verb']}' has no usable Python name ({name!r})")
+        params = _params(row)
+        source = _OPERATOR_SOURCE.format(
+            name=name, params=", ".join(params), index=index, a=params[0], b=params[1] if len(params) > 1 else "None",
+            keywords="".join(f", {k}=None" for k in keywords),
+            shift_overflow="shift_overflow" if "shift_overflow" in keywords else "None",
+            out_dtype="out_dtype" if "out_dtype" in keywords else "None")
+        namespace = {}
+        exec(compile(source, f"<dmlbits operator {row['verb']}>", "exec"), globals(), namespace)
+        f = namespace[name]
+        f.__module__, f.__qualname__, f.__doc__ = module, name, _operator_doc(row, keywords)
+        functions[name] = f
+        if row["python_alias"]:
+            functions[row["python_alias"]] = f
+    return functions
+
+
+_OPS = _dmlbits.ops("")["ops"]
+_OP_INDEX = {row["verb"]: i for i, row in enumerate(_OPS)}
+# NumPy's names (and the aliases) for the CLI's verbs.
+_NUMPY_NAMES = {name: row["verb"] for row in _OPS for name in (row["python_name"], row["python_alias"]) if name}
+OPERATORS = _operator_functions(_OPS)
+globals().update(OPERATORS)
 
 
 def _verb(op):
@@ -254,7 +251,6 @@ def check(manifest, /, *, backend=None, isa=None, adapter=None, filter=None, upd
     return CheckResult(path, [CaseResult(*c) for c in _dmlbits.check(path, o)])
 
 
-for _f in (bitwise_and, bitwise_or, bitwise_xor, bitwise_not, left_shift, right_shift, bitwise_count,
-           explain, ops, devices, read_tensor, write_tensor, check, CaseResult, CheckResult):
+for _f in (explain, ops, devices, read_tensor, write_tensor, check, CaseResult, CheckResult):
     _f.__module__ = "dmlbits"
 del _f

@@ -50,13 +50,8 @@ import numpy as np
 
 from . import _core
 
-__all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "invert", "left_shift",
-           "right_shift", "bitwise_count", "popcount"]
-
-_FUNCTIONS = {
-    "and": _core.bitwise_and, "or": _core.bitwise_or, "xor": _core.bitwise_xor, "not": _core.bitwise_not,
-    "shl": _core.left_shift, "shr": _core.right_shift, "popcount": _core.bitwise_count,
-}
+# The module's function of each verb, from the operator table (dmlbits._core).
+_FUNCTIONS = {row["verb"]: _core.OPERATORS[row["python_name"]] for row in _core._OPS}
 
 
 def _is_literal(x):
@@ -229,57 +224,35 @@ def _opts(**kw):
     return {k: v for k, v in kw.items() if v is not None}
 
 
-def bitwise_and(x1, x2, /, *, dtype=None, backend=None, feature_level=None, threads=None, isa=None,
-                adapter=None):
-    """dmlbits.bitwise_and on Dask arrays, lazily (see this module's help)."""
-    return _apply("and", (x1, x2), _opts(dtype=dtype, backend=backend, feature_level=feature_level,
-                                         threads=threads, isa=isa, adapter=adapter))
+# The wrappers, made from the operator table as the module's functions are: each a plain def.
+_WRAPPER_SOURCE = """
+def {name}({params}, /, *, dtype=None{keywords}, backend=None, feature_level=None, threads=None, isa=None,
+        adapter=None):
+    return _apply({verb!r}, ({params},), _opts(dtype=dtype{keyword_args}, backend=backend,
+                  feature_level=feature_level, threads=threads, isa=isa, adapter=adapter))
+"""
 
 
-def bitwise_or(x1, x2, /, *, dtype=None, backend=None, feature_level=None, threads=None, isa=None,
-               adapter=None):
-    """dmlbits.bitwise_or on Dask arrays, lazily."""
-    return _apply("or", (x1, x2), _opts(dtype=dtype, backend=backend, feature_level=feature_level,
-                                        threads=threads, isa=isa, adapter=adapter))
+def _wrappers(rows):
+    """{name: wrapper} for the operator table's rows, aliases included (a test passes others)."""
+    wrappers = {}
+    for row in rows:
+        name, keywords, params = row["python_name"], _core._operator_keywords(row), _core._params(row)
+        source = _WRAPPER_SOURCE.format(name=name, params=", ".join(params), verb=row["verb"],
+                                        keywords="".join(f", {k}=None" for k in keywords),
+                                        keyword_args="".join(f", {k}={k}" for k in keywords))
+        namespace = {}
+        exec(compile(source, f"<dmlbits.dask operator {row['verb']}>", "exec"), globals(), namespace)
+        f = namespace[name]
+        f.__module__, f.__qualname__ = __name__, name
+        f.__doc__ = (f"dmlbits.{name} on Dask arrays, lazily: a Dask array, computed blockwise when it is "
+                     f"computed (see this module's help).{' Alias: ' + row['python_alias'] + '.' if row['python_alias'] else ''}")
+        wrappers[name] = f
+        if row["python_alias"]:
+            wrappers[row["python_alias"]] = f
+    return wrappers
 
 
-def bitwise_xor(x1, x2, /, *, dtype=None, backend=None, feature_level=None, threads=None, isa=None,
-                adapter=None):
-    """dmlbits.bitwise_xor on Dask arrays, lazily."""
-    return _apply("xor", (x1, x2), _opts(dtype=dtype, backend=backend, feature_level=feature_level,
-                                         threads=threads, isa=isa, adapter=adapter))
-
-
-def bitwise_not(x, /, *, dtype=None, backend=None, feature_level=None, threads=None, isa=None,
-                adapter=None):
-    """dmlbits.bitwise_not on a Dask array, lazily. Alias: invert."""
-    return _apply("not", (x,), _opts(dtype=dtype, backend=backend, feature_level=feature_level,
-                                     threads=threads, isa=isa, adapter=adapter))
-
-
-def left_shift(x1, x2, /, *, dtype=None, shift_overflow=None, backend=None, feature_level=None,
-               threads=None, isa=None, adapter=None):
-    """dmlbits.left_shift on Dask arrays, lazily (DirectML's shift rule unless shift_overflow)."""
-    return _apply("shl", (x1, x2), _opts(dtype=dtype, shift_overflow=shift_overflow, backend=backend,
-                                         feature_level=feature_level, threads=threads, isa=isa,
-                                         adapter=adapter))
-
-
-def right_shift(x1, x2, /, *, dtype=None, shift_overflow=None, backend=None, feature_level=None,
-                threads=None, isa=None, adapter=None):
-    """dmlbits.right_shift on Dask arrays, lazily."""
-    return _apply("shr", (x1, x2), _opts(dtype=dtype, shift_overflow=shift_overflow, backend=backend,
-                                         feature_level=feature_level, threads=threads, isa=isa,
-                                         adapter=adapter))
-
-
-def bitwise_count(x, /, *, dtype=None, out_dtype=None, backend=None, feature_level=None, threads=None,
-                  isa=None, adapter=None):
-    """dmlbits.bitwise_count on a Dask array, lazily (uint8 counts unless out_dtype). Alias: popcount."""
-    return _apply("popcount", (x,), _opts(dtype=dtype, out_dtype=out_dtype, backend=backend,
-                                          feature_level=feature_level, threads=threads, isa=isa,
-                                          adapter=adapter))
-
-
-invert = bitwise_not
-popcount = bitwise_count
+_WRAPPERS = _wrappers(_core._OPS)
+globals().update(_WRAPPERS)
+__all__ = list(_WRAPPERS)

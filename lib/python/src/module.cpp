@@ -748,11 +748,6 @@ PYBIND11_MODULE(_dmlbits, m) {
     for (const auto& e : errc_table()) rows.append(py::make_tuple(std::string(e.name), e.exit_status, std::string(e.description)));
     return rows;
   });
-  m.def("op_names", [] {
-    py::list names;
-    for (const auto& op : op_table()) names.append(std::string(op.verb));
-    return names;
-  });
   m.def("version", [] { return std::string(DMLBITS_VERSION); });
 
   m.def("run_options", [](const std::string& backend, const std::string& feature_level, const std::string& shift_overflow,

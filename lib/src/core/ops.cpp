@@ -75,25 +75,50 @@ std::uint64_t ref_shr(std::uint64_t a, std::uint64_t b, unsigned bits, ShiftOver
 constexpr std::array<OpInfo, 7> kOps{{
     {.kind = OpKind::shl, .verb = "shl", .dml_suffix = "BIT_SHIFT_LEFT", .dml_enum = 97, .arity = 2,
      .tiers = kShiftTiers, .summary = "logical shift left of A by B bits", .shift = true, .in_place = true,
-     .shader = ShaderFamily::shift, .kernel_name = "shl", .reference = ref_shl},
+     .shader = ShaderFamily::shift, .kernel_name = "shl", .reference = ref_shl,
+     .python_name = "left_shift", .python_alias = "", .symbol = "<<",
+     .python_notes =
+         "Unsigned types only, x2 of x1's dtype. Counts at or past the width follow shift_overflow: "
+         "\"directml\" (the default: what DirectML computes), \"zero\" (NumPy's answer) or \"wrap\" "
+         "(the count modulo the width)."},
     {.kind = OpKind::shr, .verb = "shr", .dml_suffix = "BIT_SHIFT_RIGHT", .dml_enum = 98, .arity = 2,
      .tiers = kShiftTiers, .summary = "logical shift right of A by B bits", .shift = true, .in_place = true,
-     .shader = ShaderFamily::shift, .kernel_name = "shr", .reference = ref_shr},
+     .shader = ShaderFamily::shift, .kernel_name = "shr", .reference = ref_shr,
+     .python_name = "right_shift", .python_alias = "", .symbol = ">>",
+     .python_notes =
+         "Logical (zeros shifted in). Unsigned types only, x2 of x1's dtype; counts at or past the width "
+         "as for left_shift."},
     {.kind = OpKind::bit_and, .verb = "and", .dml_suffix = "BIT_AND", .dml_enum = 121, .arity = 2,
      .tiers = kLogicTiers, .summary = "bitwise AND of A and B", .in_place = true,
-     .shader = ShaderFamily::bitwise, .kernel_name = "and", .reference = ref_and},
+     .shader = ShaderFamily::bitwise, .kernel_name = "and", .reference = ref_and,
+     .python_name = "bitwise_and", .python_alias = "", .symbol = "&",
+     .python_notes =
+         "Both operands of one dtype (no promotion); floats as bit patterns."},
     {.kind = OpKind::bit_or, .verb = "or", .dml_suffix = "BIT_OR", .dml_enum = 122, .arity = 2,
      .tiers = kLogicTiers, .summary = "bitwise OR of A and B", .in_place = true,
-     .shader = ShaderFamily::bitwise, .kernel_name = "or", .reference = ref_or},
+     .shader = ShaderFamily::bitwise, .kernel_name = "or", .reference = ref_or,
+     .python_name = "bitwise_or", .python_alias = "", .symbol = "|",
+     .python_notes =
+         "Both operands of one dtype (no promotion); floats as bit patterns."},
     {.kind = OpKind::bit_xor, .verb = "xor", .dml_suffix = "BIT_XOR", .dml_enum = 123, .arity = 2,
      .tiers = kLogicTiers, .summary = "bitwise exclusive OR of A and B", .in_place = true,
-     .shader = ShaderFamily::bitwise, .kernel_name = "xor", .reference = ref_xor},
+     .shader = ShaderFamily::bitwise, .kernel_name = "xor", .reference = ref_xor,
+     .python_name = "bitwise_xor", .python_alias = "", .symbol = "^",
+     .python_notes =
+         "Both operands of one dtype (no promotion); floats as bit patterns."},
     {.kind = OpKind::bit_not, .verb = "not", .dml_suffix = "BIT_NOT", .dml_enum = 124, .arity = 1,
      .tiers = kLogicTiers, .summary = "bitwise complement of A", .in_place = true,
-     .shader = ShaderFamily::bitwise, .kernel_name = "not", .reference = ref_not},
+     .shader = ShaderFamily::bitwise, .kernel_name = "not", .reference = ref_not,
+     .python_name = "bitwise_not", .python_alias = "invert", .symbol = "~",
+     .python_notes =
+         "Floats as bit patterns."},
     {.kind = OpKind::popcount, .verb = "popcount", .dml_suffix = "BIT_COUNT", .dml_enum = 125, .arity = 1,
      .tiers = kPopcountTiers, .summary = "number of set bits in each element of A", .in_place = false,
-     .shader = ShaderFamily::popcount, .kernel_name = "popcnt", .reference = ref_popcount},
+     .shader = ShaderFamily::popcount, .kernel_name = "popcnt", .reference = ref_popcount,
+     .python_name = "bitwise_count", .python_alias = "popcount", .symbol = "",
+     .python_notes =
+         "Counts every bit of the stored pattern: int8 -1 gives 8 (NumPy 2's bitwise_count counts the "
+         "absolute value's bits: 1)."},
 }};
 
 constexpr bool rows_in_kind_order() {

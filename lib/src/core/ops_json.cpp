@@ -32,7 +32,12 @@ nlohmann::json op_json(const OpInfo& op, std::optional<FeatureLevel> level) {
                       {"introduced", op.introduced().short_name()},
                       {"shift", op.shift},
                       {"in_place", op.allows_in_place()},
-                      {"gpu", op.shader != ShaderFamily::none}};
+                      {"gpu", op.shader != ShaderFamily::none},
+                      {"summary", op.summary},
+                      {"symbol", op.symbol},
+                      {"python_name", op.python_name},
+                      {"python_alias", op.python_alias},
+                      {"python_notes", op.python_notes}};
   // null: the input's type. Otherwise the same whatever the input (the first output type).
   j["default_output_type"] = op.output_dtype_is_input_dtype()
                                  ? nlohmann::json(nullptr)
