@@ -64,7 +64,11 @@ verbs=$(op_verbs)
 expect_offers dmlbits "" :: $verbs info ops check devices completion help
 expect_completion "xor" dmlbits x
 expect_completion "popcount" dmlbits po
-expect_completion "BIT_AND BIT_COUNT BIT_NOT BIT_OR BIT_SHIFT_LEFT BIT_SHIFT_RIGHT BIT_XOR" dmlbits BIT_
+# The aliases in DirectML's capitals, from the program's table (as the verbs above).
+bit_aliases=$("$DMLBITS" ops --json | "${PYTHON:-python3}" -c 'import json, sys
+print(" ".join(sorted(a for o in json.load(sys.stdin)["ops"] for a in o["aliases"] if a.startswith("BIT_"))))')
+[ "$(wc -w <<< "$bit_aliases")" -eq "$(wc -w <<< "$verbs")" ] || fail "not one BIT_ alias per operator: $bit_aliases"
+expect_completion "$bit_aliases" dmlbits BIT_
 expect_completion "bit-shift-left bit-shift-right" dmlbits bit-sh
 expect_completion "--help --version" dmlbits --
 expect_completion "popcount" dmlbits help pop
