@@ -215,7 +215,7 @@ struct RunHooks {
   // called between chunks and between warm-up and measured executions, never after the last.
   // It may throw (Error(Errc::interrupted), or the face's own exception) to stop the run, which
   // run() then rethrows; the run's own memory is released, a caller's buffer is left partly
-  // written. Unlike request_interrupt() (interrupt.hpp), it stops only this call: the Python
+  // written. Unlike request_interrupt() (error.hpp), it stops only this call: the Python
   // module checks for Ctrl-C here on the calling thread, leaving other threads' runs alone.
   std::function<void()> between_chunks;
   // OutputKind::memory: the memory of the result, once its dtype and shape are known (after

@@ -106,9 +106,9 @@ struct Avx512StreamPolicy {
     // Narrowing popcounts (2-8 bytes read per byte written) are bound by one thread's reads,
     // which are fastest from several distant streams; the others from neighbouring pages, four
     // for widening ones ("Avx512StreamPolicy::unary"). Same-width ones (not, popcount into its
-    // own width) read best from eight pages on the Intel host (1.03-1.04x memcpy, four 0.94x)
-    // and from four on the AMD one (Zen 4: four 1.14-1.24x memcpy, eight 0.98-1.02x), so the
-    // count is the maker's ("Avx512StreamPolicy::unary, by maker").
+    // own width) read best from eight pages on the Intel host and from four on the AMD one
+    // (Zen 4), so the count is the maker's (testdata/benchmarks.md, "Avx512StreamPolicy::unary,
+    // by maker", has the figures).
     if (in_width > out_width)
       return {.read = UnaryRead::parts, .lanes = 4, .prefetch_bytes = 512, .rest_prefetch_bytes = kPrefetchBytes};
     const std::size_t lanes = in_width == out_width && vendor != CpuVendor::amd ? 8 : 4;

@@ -1,6 +1,6 @@
 // The CPU threads that copy a D3D12 run's bytes into upload heaps and out of readback heaps.
-// One thread's memcpy is the limit of a transfer on a GPU host (about 8 GB/s each way on an H100
-// host, issue #36, where the bus carries 20 GB/s and more), so a run's large copies are split
+// One thread's memcpy is the limit of a transfer on a GPU host (its bus carries more than one
+// thread copies: testdata/benchmarks.md, issue #36), so a run's large copies are split
 // over several threads, taken from the process's thread budget (ThreadLease) as the CPU
 // backend's are: calls from several threads at once share the machine instead of each
 // starting a full team. The workers live for one run, so each piece's copy costs a wake-up, not

@@ -100,7 +100,8 @@ std::unique_ptr<Backend> make_auto(const OperationRequest& r, const std::vector<
   if (small && adapter.empty()) return cpu(too_small);
   if (!d3d12_built()) return cpu({.rule = SelectionRule::d3d12_not_built, .detail = *d3d12_runtime_unavailable_reason()});
   // The device nodes before the runtime: a few stats, where loading vkd3d (three libraries and
-  // theirs) cost 1.6-18 ms of every 16 MiB-and-larger run on a machine with no GPU (#29).
+  // theirs) cost milliseconds of every 16 MiB-and-larger run on a machine with no GPU
+  // (testdata/benchmarks.md, issue #29).
   if (adapter.empty())
     if (auto why = no_hardware_adapter_reason()) return cpu({.rule = SelectionRule::no_hardware, .detail = *why});
   if (auto why = d3d12_runtime_unavailable_reason()) return cpu({.rule = SelectionRule::no_runtime, .runtime = std::string(d3d12_runtime_name()), .detail = *why});

@@ -34,8 +34,7 @@ inline constexpr std::uint64_t kPipelineMinOutputBytes = std::uint64_t{64} << 20
 // Output bytes from which a streamed run whose streamed inputs are regular files and whose
 // output is a new file splits its chunks in slices, each read, computed and written at its
 // offsets by its own thread (stream.cpp, thread_choice): two (halves) from here, and one more per
-// half of it (8 MiB) up to the backend's threads. From here halves cost nothing in the median of
-// the sittings measured and gained 8-13% in the quietest (load 1.5); under it they lost
+// half of it (8 MiB) up to the backend's threads. Under it halves lost, from it they did not
 // (testdata/benchmarks.md, "Fifth pass").
 inline constexpr std::uint64_t kHalvesMinOutputBytes = std::uint64_t{16} << 20;
 
