@@ -88,7 +88,6 @@ void check_operand(const std::string& text, const char* name) {
 PreparedRequest make_request(const OpOptions& o) {
   const OpInfo& op = op_info(o.op);
   OperationRequest r;
-  r.face = RequestFace::command_line;
   r.op = o.op;
   r.operands = {o.a};
   if (op.arity == 2) r.operands.emplace_back(o.b);

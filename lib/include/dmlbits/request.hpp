@@ -129,14 +129,7 @@ enum class OutputKind : std::uint8_t {
   none,       // computed and discarded (for timing), or compared by the caller via keep_result
 };
 
-// Which face built the request. Not for words: a refused option is an OptionError
-// (error.hpp) that the face words. A manifest's wrong count of inputs is invalid input
-// (status 3) where the command line's and Python's are usage errors, and Python's text
-// operands are literals only (never a file).
-enum class RequestFace : std::uint8_t { command_line, manifest, python };
-
 struct OperationRequest {
-  RequestFace face = RequestFace::command_line;
   OpKind op{};
   std::vector<Operand> operands;            // the operator's arity of them
   std::optional<FeatureLevel> level;        // default: newest_feature_level()

@@ -117,7 +117,6 @@ CallOptions call_options(const std::string& backend, const std::string& feature_
 // A request with these options, from Python (its messages name options as keywords).
 OperationRequest new_request(int op_index, const CallOptions& o) {
   OperationRequest r;
-  r.face = RequestFace::python;
   r.op = op_table()[static_cast<std::size_t>(op_index)].kind;
   r.backend = o.backend;
   r.isa = o.isa;
@@ -183,7 +182,14 @@ Operands add_operands(OperationRequest& r, std::initializer_list<py::handle> obj
       obj = text;
     }
     if (py::isinstance<py::str>(obj)) {
-      r.operands.emplace_back(obj.cast<std::string>());
+      // Python's text operands are literals only (its numbers and lists written as the command
+      // line writes them, and the command line's strings): a file is read with read_tensor,
+      // never named as an operand.
+      std::string literal = obj.cast<std::string>();
+      if (const OperandKind kind = classify_operand(literal); kind == OperandKind::file || kind == OperandKind::standard_input)
+        throw Error(Errc::usage, fmt::format("operand {}: '{}' is not a literal (literals are integers: 5, -1, 0xff, "
+                                             "0b101, or JSON arrays: [1, 2])", static_cast<char>('A' + i), literal));
+      r.operands.emplace_back(std::move(literal));
     } else if (PyBool_Check(obj.ptr())) {
       r.operands.emplace_back(std::string(obj.ptr() == Py_True ? "1" : "0"));
     } else if (PyLong_CheckExact(obj.ptr())) {

@@ -96,7 +96,6 @@ CaseSpec parse_case(const json& defaults, const json& c, std::size_t index, cons
     const OpInfo* op = find_op(get_string(merged, "op"));
     if (!op) manifest_fail(fmt::format("\"op\": unknown op \"{}\"", get_string(merged, "op")));
     OperationRequest request;
-    request.face = RequestFace::manifest;
     request.op = op->kind;
     // Options the operator does not take are mistakes in a case (prepare_request refuses them);
     // in defaults they apply to the cases whose operator takes them.
@@ -137,6 +136,11 @@ CaseSpec parse_case(const json& defaults, const json& c, std::size_t index, cons
     } catch (const OptionError& e) {
       // A case's own key is a mistake in the manifest (status 3); the command line's options stay usage errors.
       throw Error(is_case_key(e.key()) ? Errc::invalid_input : e.code(), manifest_option_text(e));
+    } catch (const Error& e) {
+      // The request's other refusals (an operator given the wrong count of inputs) are the
+      // case's: the manifest is at fault (status 3), not the command line.
+      if (e.code() != Errc::usage) throw;
+      throw Error(Errc::invalid_input, e.what());
     }
     if (auto g = get_string(merged, "expected"); !g.empty()) cs.golden = path_to_utf8((root / path_from_utf8(g)).lexically_normal());
     cs.expect_error = get_string(merged, "expect_error");

@@ -34,17 +34,8 @@ void check_operator_options(const OperationRequest& r, const OpInfo& op) {
   if (r.shift_overflow && !op.shift)
     throw OptionError(OptionKey::shift_overflow, OptionRule::not_for_operator, std::string(shift_overflow_name(*r.shift_overflow)),
                       std::string(op.verb), verbs_taking([](const OpInfo& o) { return o.shift; }));
-  // A manifest's case that gives an operator the wrong count is invalid input (status 3).
-  const Errc code = r.face == RequestFace::manifest ? Errc::invalid_input : Errc::usage;
   if (r.operands.size() != static_cast<std::size_t>(op.arity))
-    throw Error(code, fmt::format("{} takes {} input(s), {} given", op.verb, op.arity, r.operands.size()));
-  // Python's text operands are literals only (its Python numbers and lists, written as the
-  // command line writes them): a file is read with read_tensor, never by naming it as an operand.
-  if (r.face == RequestFace::python)
-    for (std::size_t i = 0; i < r.operands.size(); ++i)
-      if (const auto* text = std::get_if<std::string>(&r.operands[i]); text && (classify_operand(*text) == OperandKind::file || classify_operand(*text) == OperandKind::standard_input))
-        throw Error(Errc::usage, fmt::format("operand {}: '{}' is not a literal (literals are integers: 5, -1, 0xff, "
-                                             "0b101, or JSON arrays: [1, 2])", static_cast<char>('A' + i), *text));
+    throw Error(Errc::usage, fmt::format("{} takes {} input(s), {} given", op.verb, op.arity, r.operands.size()));
 }
 
 void check_in_place(const OperationRequest& r, const OpInfo& op) {
@@ -72,11 +63,10 @@ void check_repeat(int repeat, int warmup, bool in_place) {
 // refuse their own mistakes (Errc::usage), never a crash. An empty name is a usage error
 // wherever it appears (the command line's -o '' is one).
 void check_operands(const OperationRequest& r) {
-  const Errc code = r.face == RequestFace::manifest ? Errc::invalid_input : Errc::usage;
   for (std::size_t i = 0; i < r.operands.size(); ++i) {
     const char name = static_cast<char>('A' + i);
     if (const auto* text = std::get_if<std::string>(&r.operands[i])) {
-      if (text->empty()) throw Error(code, fmt::format("input {}: an empty name names no file", name));
+      if (text->empty()) throw Error(Errc::usage, fmt::format("input {}: an empty name names no file", name));
       continue;
     }
     const BorrowedTensor& t = std::get<BorrowedTensor>(r.operands[i]);

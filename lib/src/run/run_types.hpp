@@ -20,7 +20,6 @@
 namespace dmlbits {
 
 enum class BackendKind : std::uint8_t;  // dmlbits/request.hpp
-enum class RequestFace : std::uint8_t;  // dmlbits/request.hpp
 class Backend;
 class BackendCache;
 
