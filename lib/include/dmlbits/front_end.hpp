@@ -99,9 +99,12 @@ class PendingOutputs {
   std::unique_ptr<Files> files_;
 };
 
-// --emit-dxdispatch's files (request.hpp: write_dxdispatch_model) added to `into` (the inputs,
-// then the model), named when the caller commits it: the command line names them once the run's
-// result is written. If it throws, `into` may hold some of them: drop it.
+// --emit-dxdispatch's files (FILE-a.npy[, FILE-b.npy], each `inputs[i]` as .npy, then the model
+// FILE.json: request.hpp, dxdispatch_file_names) added to `into`, named when the caller commits
+// it: the command line names them once the run's result is written. If it throws, `into` may
+// hold some of them: drop it. `inputs` are the tensors `op` was validated for. A run in place has
+// overwritten A in memory before RunHooks::before_write (where a face calls this) but not yet in
+// its file: `reread_a` names that file, and A is read from it again ("" = use inputs[0]).
 DxDispatchFiles prepare_dxdispatch_model(PendingOutputs& into, const std::string& file, const ValidatedOp& op,
                                          const std::vector<TensorView>& inputs, const std::string& reread_a = "");
 

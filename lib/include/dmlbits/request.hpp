@@ -58,8 +58,6 @@ enum class BackendKind : std::uint8_t {
 std::span<const BackendKind> backend_kinds();
 std::string_view backend_name(BackendKind kind);
 std::optional<BackendKind> parse_backend(std::string_view name);
-// "auto, cpu, d3d12, directml, cpu-reference", for messages and --help.
-std::string backend_names_help();
 // Whether the backend computes on CPU threads (--threads, --isa apply) or on an adapter
 // (--adapter applies). automatic is both.
 bool backend_uses_cpu(BackendKind kind);
@@ -320,14 +318,6 @@ struct DxDispatchFiles {
 // The paths for FILE and an operator of `arity` inputs. Throws Errc::usage for "-" or a FILE
 // without a file name ("dir/").
 DxDispatchFiles dxdispatch_file_names(const std::string& file, int arity);
-
-// Writes FILE-a.npy[, FILE-b.npy] (each `inputs[i]` as .npy) and then FILE.json, all prepared
-// before any takes its name, and returns their names. `inputs` are the tensors `op` was
-// validated for. A run in place has overwritten A in memory before RunHooks::before_write (where
-// a face calls this) but not yet in its file: `reread_a` names that file, and A is read from it
-// again ("" = use inputs[0]).
-DxDispatchFiles write_dxdispatch_model(const std::string& file, const ValidatedOp& op,
-                                       const std::vector<TensorView>& inputs, const std::string& reread_a = "");
 
 // ---- The devices -------------------------------------------------------------------------
 // What dmlbits can run on, as data: the CPU backends, the D3D12 runtime with each adapter and the

@@ -146,12 +146,6 @@ std::optional<BackendKind> parse_backend(std::string_view name) {
   return std::nullopt;
 }
 
-std::string backend_names_help() {
-  std::string out;
-  for (const auto& b : kBackends) out += fmt::format("{}{}", out.empty() ? "" : ", ", b.name);
-  return out;
-}
-
 bool backend_uses_cpu(BackendKind kind) { return row(kind).uses_cpu; }
 bool backend_uses_adapter(BackendKind kind) { return row(kind).uses_adapter; }
 

@@ -36,4 +36,11 @@ namespace dmlbits {
 nlohmann::json dxdispatch_model(const ValidatedOp& op, const std::vector<std::string>& input_npy_names,
                                 const std::string& output_npy_name);
 
+// Writes FILE-a.npy[, FILE-b.npy] (each `inputs[i]` as .npy) and then FILE.json, all prepared
+// before any takes its name, and returns their names: prepare_dxdispatch_model (front_end.hpp)
+// and the commit, as one call (for tests; a face adds the files to its own pending outputs).
+// `inputs` are the tensors `op` was validated for; `reread_a` as for prepare_dxdispatch_model.
+DxDispatchFiles write_dxdispatch_model(const std::string& file, const ValidatedOp& op,
+                                       const std::vector<TensorView>& inputs, const std::string& reread_a = "");
+
 }  // namespace dmlbits
