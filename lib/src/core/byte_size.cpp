@@ -1,4 +1,4 @@
-#include "dmlbits/front_end.hpp"
+#include "dmlbits/error.hpp"
 
 #include <iterator>
 

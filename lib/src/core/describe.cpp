@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "dmlbits/dtype.hpp"
-#include "dmlbits/front_end.hpp"
+#include "dmlbits/error.hpp"
 
 namespace dmlbits {
 namespace {
