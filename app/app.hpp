@@ -36,8 +36,8 @@ std::string format_choice(bool json, const std::string& format);
 // FILE options (-o, --time-json, --junit, ...): an empty value names no file and is refused,
 // not taken for "not given".
 inline CLI::Validator file_name_validator() {
-  return CLI::Validator([](std::string& s) { return s.empty() ? std::string("an empty file name names no file") : std::string(); },
-                        "");
+  return CLI::Validator(
+      [](std::string& s) { return s.empty() ? std::string("an empty file name names no file") : std::string(); }, "");
 }
 
 // An option's refusal in the command line's words: its flag (--out-dtype). app/option_errors.cpp

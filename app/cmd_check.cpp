@@ -86,11 +86,13 @@ void run_check_cmd(CheckCmdOptions& o) {
     for (const auto& c : s.cases) {
       // An interrupted check lists the cases it finished; the summary counts the others.
       if (c.outcome == CaseResult::Outcome::not_run) continue;
-      const char* tag = c.outcome == CaseResult::Outcome::pass ? (c.updated ? "UPDATED" : "ok") :
-                        c.outcome == CaseResult::Outcome::fail ? "FAIL" : "ERROR";
+      const char* tag = c.outcome == CaseResult::Outcome::pass   ? (c.updated ? "UPDATED" : "ok")
+                        : c.outcome == CaseResult::Outcome::fail ? "FAIL"
+                                                                 : "ERROR";
       out << fmt::format("{:<8}{}", tag, c.name);
       const std::string detail = case_detail(c), report = case_report(c);
-      if (!detail.empty() && (c.outcome != CaseResult::Outcome::pass || c.updated || interrupted)) out << ": " << detail;
+      if (!detail.empty() && (c.outcome != CaseResult::Outcome::pass || c.updated || interrupted))
+        out << ": " << detail;
       out << '\n';
       if (!report.empty() && (o.verbose || c.outcome != CaseResult::Outcome::pass)) {
         // The full report, indented under its case, skipping the line already shown.
@@ -122,30 +124,34 @@ void setup_check(CommandSetup* sub) {
   auto opt = std::make_shared<CheckCmdOptions>();
   sub->add_option("manifests", opt->manifests, "Manifest files (JSON)")->required();
   sub->add_option("--junit", opt->junit, "Write the results as JUnit XML to FILE")->check(file_name_validator());
-  sub->add_flag("--update", opt->check.update, "Rewrite golden files from the results (atomically) and say which changed");
+  sub->add_flag("--update", opt->check.update,
+                "Rewrite golden files from the results (atomically) and say which changed");
   sub->add_option("-j,--jobs", opt->check.jobs, "Cases to run in parallel (default: the number of CPUs)")
       ->type_name("N")
       ->check(count_validator());
   sub->add_option("--filter", opt->check.filter, "Run only cases whose name contains TEXT");
-  opt->shard_option = sub->add_option("--shard", opt->shard,
-                   "Run shard K of N (0-based): the i-th selected case of each manifest runs in shard i mod N")
-      ->type_name("K/N");
-  sub->add_parsed_option("--backend", [opt](const std::string& s) { opt->check.backend = parse_backend_option(s); },
-                    "Run every case on this backend");
-  sub->add_parsed_option("--isa", [opt](const std::string& s) { opt->check.isa = parse_isa_option(s); },
-                    "CPU backend: use this instruction set");
-  sub->add_parsed_option("--adapter",
-                    [opt](const std::string& s) {
-                      check_adapter_option(s);
-                      opt->check.adapter = s;
-                    },
-                    [] { return adapter_backends_text() + ": run on this adapter, an index or part of its name"; });
+  opt->shard_option =
+      sub->add_option("--shard", opt->shard,
+                      "Run shard K of N (0-based): the i-th selected case of each manifest runs in shard i mod N")
+          ->type_name("K/N");
+  sub->add_parsed_option(
+      "--backend", [opt](const std::string& s) { opt->check.backend = parse_backend_option(s); },
+      "Run every case on this backend");
+  sub->add_parsed_option(
+      "--isa", [opt](const std::string& s) { opt->check.isa = parse_isa_option(s); },
+      "CPU backend: use this instruction set");
+  sub->add_parsed_option(
+      "--adapter",
+      [opt](const std::string& s) {
+        check_adapter_option(s);
+        opt->check.adapter = s;
+      },
+      [] { return adapter_backends_text() + ": run on this adapter, an index or part of its name"; });
   sub->add_option("--show", opt->check.max_listed, "List at most N differing elements per case")
       ->type_name("N")
       ->check(count_validator())
       ->capture_default_str();
-  sub->add_flag("--sync", opt->sync,
-                "Flush the updated goldens and --junit's file to the disk before exiting (fsync)");
+  sub->add_flag("--sync", opt->sync, "Flush the updated goldens and --junit's file to the disk before exiting (fsync)");
   sub->add_flag("-v,--verbose", opt->verbose, "Print every report");
   sub->final_callback([opt] { run_check_cmd(*opt); });
 }

@@ -86,7 +86,8 @@ std::string quoted_words(const std::vector<std::string>& words) { return fmt::fo
 
 // `case` branch lines that set values for the options of `names`.
 void emit_value_case(std::string& out, const std::map<std::string, std::vector<std::string>>& by_values) {
-  for (const auto& [action, names] : by_values) out += fmt::format("        {}) {} ;;\n", fmt::join(names, "|"), action);
+  for (const auto& [action, names] : by_values)
+    out += fmt::format("        {}) {} ;;\n", fmt::join(names, "|"), action);
 }
 
 std::string lower(std::string s) {
@@ -126,7 +127,7 @@ std::string bash_script(CLI::App& root) {
       option_words.insert(option_words.end(), spellings_of.begin(), spellings_of.end());
       if (opt->get_expected_max() == 0) continue;  // a flag takes no value
       const Values v = option_values(*opt, op);
-      const std::string action = v.kind == Values::words ? "_dmlbits_words " + quoted_words(v.list) + "; return"
+      const std::string action = v.kind == Values::words   ? "_dmlbits_words " + quoted_words(v.list) + "; return"
                                  : v.kind == Values::files ? "_dmlbits_files; return"
                                                            : "return";  // a number or free text
       auto& names = by_values[action];
@@ -138,9 +139,10 @@ std::string bash_script(CLI::App& root) {
       emit_value_case(command_case, by_values);
       command_case += "      esac\n";
     }
-    command_case += operands.kind == Values::files   ? "      operands=files ;;\n"
-                    : operands.kind == Values::words ? fmt::format("      operands={} ;;\n", quoted_words(operands.list))
-                                                     : "      operands= ;;\n";
+    command_case += operands.kind == Values::files ? "      operands=files ;;\n"
+                    : operands.kind == Values::words
+                        ? fmt::format("      operands={} ;;\n", quoted_words(operands.list))
+                        : "      operands= ;;\n";
   }
   commands.push_back("help");
 
@@ -207,8 +209,8 @@ _dmlbits() {{
 }}
 complete -F _dmlbits dmlbits
 )",
-      fmt::arg("version", DMLBITS_VERSION), fmt::arg("alias_case", alias_case), fmt::arg("commands", quoted_words(commands)),
-      fmt::arg("command_case", command_case));
+      fmt::arg("version", DMLBITS_VERSION), fmt::arg("alias_case", alias_case),
+      fmt::arg("commands", quoted_words(commands)), fmt::arg("command_case", command_case));
   return out;
 }
 
@@ -221,8 +223,6 @@ void setup_completion(CommandSetup* sub) {
 
 }  // namespace
 
-Command completion_command() {
-  return {"completion", {}, "Print a shell completion script (bash)", setup_completion};
-}
+Command completion_command() { return {"completion", {}, "Print a shell completion script (bash)", setup_completion}; }
 
 }  // namespace dmlbits::app

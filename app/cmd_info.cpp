@@ -53,7 +53,8 @@ void setup_info(CommandSetup* sub) {
   auto opt = std::make_shared<InfoOptions>();
   sub->add_option("files", opt->files, "Tensor files (.npy or JSON; - for standard input)")->required();
   sub->add_flag("--json", opt->json, "Print a JSON array, one object per file (same as --format json)");
-  sub->add_option("--format", opt->format, "Output format: text (default) or json")->check(CLI::IsMember({"text", "json"}));
+  sub->add_option("--format", opt->format, "Output format: text (default) or json")
+      ->check(CLI::IsMember({"text", "json"}));
   sub->add_option("--dtype", opt->dtype, "Data type for JSON files that name none");
   sub->final_callback([opt] {
     const int status = run_info(*opt);

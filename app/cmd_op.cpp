@@ -76,10 +76,10 @@ void check_operand(const std::string& text, const char* name) {
                          unsigned_text[1] == 'x' ? "0-9 and a-f" : "0 and 1");
   else if (unsigned_text == "nan" || unsigned_text.starts_with("inf"))
     advice = fmt::format("write it as an array, '[\"{}\"]'", text);
-  else
-    advice = fmt::format("write other values as an array, '[{}]'", text[0] == '+' ? text.substr(1) : text);
+  else advice = fmt::format("write other values as an array, '[{}]'", text[0] == '+' ? text.substr(1) : text);
   throw Error(Errc::usage, fmt::format("operand {}: '{}' is not a literal (literals are integers: 5, -1, 0xff, 0b101) "
-                                       "and no such file exists; {}", name, text, advice));
+                                       "and no such file exists; {}",
+                                       name, text, advice));
 }
 
 // The command line's syntax turned into an OperationRequest, which prepare_request() holds to
@@ -120,11 +120,15 @@ PreparedRequest make_request(const OpOptions& o) {
   // --explain describes without running: every side output asked for is written
   // (--explain-json, --emit-dxdispatch) or, needing a run, refused.
   if (o.explain) {
-    const char* needs_run = !o.output.empty() ? "-o" : o.in_place ? "--in-place" : !o.expect.empty() ? "--expect"
-                          : o.time ? "--time" : !o.time_json.empty() ? "--time-json" : nullptr;
+    const char* needs_run = !o.output.empty()      ? "-o"
+                            : o.in_place           ? "--in-place"
+                            : !o.expect.empty()    ? "--expect"
+                            : o.time               ? "--time"
+                            : !o.time_json.empty() ? "--time-json"
+                                                   : nullptr;
     if (needs_run)
-      throw Error(Errc::usage, fmt::format("{} needs a run, and --explain describes the operation without running it",
-                                           needs_run));
+      throw Error(Errc::usage,
+                  fmt::format("{} needs a run, and --explain describes the operation without running it", needs_run));
   }
   check_operand(o.a, "A");
   if (op.arity == 2) check_operand(o.b, "B");
@@ -192,7 +196,8 @@ void check_output_paths(const OpOptions& o) {
   // Written in place, A would be cut short while it is still being read.
   if (o.in_place && writes_in_place(o.a))
     throw Error(Errc::usage, fmt::format("--in-place needs input A to be a regular file, which is replaced; {} is "
-                                         "written in place", quote_path(o.a)));
+                                         "written in place",
+                                         quote_path(o.a)));
   if (!o.output.empty()) check_output_path(o.output);
   if (!o.explain_json.empty()) check_output_path(o.explain_json);
   if (!o.time_json.empty()) check_output_path(o.time_json);
@@ -208,7 +213,8 @@ void check_output_paths(const OpOptions& o) {
 // A progress line on a terminal's standard error for runs longer than a second.
 class Progress {
  public:
-  Progress(bool enabled, std::string label) : enabled_(enabled && standard_error_is_terminal()), label_(std::move(label)) {}
+  Progress(bool enabled, std::string label)
+      : enabled_(enabled && standard_error_is_terminal()), label_(std::move(label)) {}
   ~Progress() {
     if (shown_) std::cerr << "\r\033[K" << std::flush;
   }
@@ -233,7 +239,8 @@ void report_validated(const OpOptions& o, const ValidatedOp& op, const RunTiming
   if (!o.explain_json.empty()) side.add_text(o.explain_json, explain_json(op));
   if (o.verbose) {
     const OperationSummary v = summarize(op);
-    if (t.selection.rule != SelectionRule::named) std::cerr << fmt::format("dmlbits: {}\n", selection_text(t.selection));
+    if (t.selection.rule != SelectionRule::named)
+      std::cerr << fmt::format("dmlbits: {}\n", selection_text(t.selection));
     if (t.threads.threads != 0) std::cerr << fmt::format("dmlbits: {}\n", thread_team_text(t.threads));
     std::cerr << fmt::format("dmlbits: {} runs on the {} backend ({}), {} at {}\n", op_info(v.op).verb, t.backend,
                              device_text(t.device), dtype_info(v.input_dtype).dml_name, v.level.enum_name());
@@ -243,8 +250,8 @@ void report_validated(const OpOptions& o, const ValidatedOp& op, const RunTiming
 void report_timing(const OpOptions& o, const RunResult& r, PendingOutputs& side) {
   if (o.time) {
     const OperationSummary v = summarize(*r.op);
-    const RunDescription what{std::string(op_info(v.op).verb), v.input_dtype, v.output_shape, v.level, o.warmup,
-                              r.execute_samples};
+    const RunDescription what{
+        std::string(op_info(v.op).verb), v.input_dtype, v.output_shape, v.level, o.warmup, r.execute_samples};
     std::cerr << timing_text(r.timing, what);
   }
   if (!o.time_json.empty()) side.add_text(o.time_json, timing_json(r));
@@ -286,9 +293,9 @@ void run_op(const OpOptions& o) {
     const TensorFileInfo a = inspect_tensor_file(o.a, std::nullopt, false);
     const bool big = a.byte_order == "big";  // never for one-byte types ("not applicable")
     if (a.fortran_order || big)
-      std::cerr << fmt::format("dmlbits: {} is {}; the result is written little-endian in C order\n", quote_path(o.a),
-                               a.fortran_order ? (big ? "big-endian and in Fortran order" : "in Fortran order")
-                                               : "big-endian");
+      std::cerr << fmt::format(
+          "dmlbits: {} is {}; the result is written little-endian in C order\n", quote_path(o.a),
+          a.fortran_order ? (big ? "big-endian and in Fortran order" : "in Fortran order") : "big-endian");
   }
   Progress progress(!o.quiet, std::string(op.verb));
   PendingOutputs side;
@@ -304,7 +311,8 @@ void run_op(const OpOptions& o) {
   if (!o.expect.empty()) check_expected(o, *r.result);
   if (o.verbose) {
     if (const std::string why = named_temporary_reason(); !why.empty())
-      std::cerr << fmt::format("dmlbits: outputs were written under a temporary name, which a kill would leave: {}\n", why);
+      std::cerr << fmt::format("dmlbits: outputs were written under a temporary name, which a kill would leave: {}\n",
+                               why);
   }
 }
 
@@ -333,95 +341,107 @@ std::string format_choice(bool json, const std::string& format) {
 namespace {
 
 void setup_op(CommandSetup* sub, const OpInfo& op) {
-    auto opt = std::make_shared<OpOptions>();
-    opt->op = op.kind;
-    const std::string operand_help =
-        "a .npy or JSON file, - for standard input, or a literal (5, 0xff, 0b101, [1,2,3]); ./NAME for a file named like a literal";
-    // One string per operand: a JSON array literal contains commas and must stay whole.
-    sub->add_option("A", opt->a, (op.arity == 2 ? "First input: " : "Input: ") + operand_help)->required();
-    if (op.arity == 2) sub->add_option("B", opt->b, "Second input (the shift count for shifts): " + operand_help)->required();
-    sub->add_option("-o,--output", opt->output,
-                    "Write the result to FILE (- for standard output, as .npy unless --format json); "
-                    "without -o the result is printed as JSON")
-        ->check(file_name_validator());
-    sub->add_option("--format", opt->format, "Output format (default: from the extension)")
-        ->check(CLI::IsMember({"npy", "json"}));
-    sub->add_flag("--json", opt->json, "Same as --format json");
-    if (op.allows_in_place())
-      sub->add_flag("--in-place", opt->in_place, "Write the result over input A (atomically)");
-    else  // hidden: refused with DirectML's reason rather than as an unknown option
-      sub->add_flag("--in-place", opt->popcount_in_place)->group("");
-    sub->add_parsed_option("-l,--feature-level",
-                      [opt](const std::string& s) { opt->level = parse_feature_level_option(s); },
-                      [] {
-                        return "DirectML feature level: " + choices_text(OptionKey::feature_level) +
-                               " (also 4.1, DML_FEATURE_LEVEL_4_1)";
-                      })
-        ->default_str(newest_feature_level().short_name());
-    if (op.shift)
-      sub->add_parsed_option("--shift-overflow",
-                        [opt](const std::string& s) { opt->shift_overflow = parse_shift_overflow_option(s); },
-                      "Counts >= the element width: directml (what DirectML computes; see the manual), "
-                      "zero (result 0) or wrap (count modulo width)")
-          // Short enough that the description shares the option's line (it names the modes).
-          ->option_text("MODE=" + std::string(shift_overflow_name(kDefaultShiftOverflow)));
-    if (!op.output_dtype_is_input_dtype())
-      sub->add_parsed_option("--out-dtype",
-                        [opt](const std::string& s) { opt->out_dtype = parse_dtype_option(s, OptionKey::out_dtype); },
-                        [&op] { return "Output data type: " + out_dtype_help(op); });
-    sub->add_parsed_option("--dtype", [opt](const std::string& s) { opt->dtype = parse_dtype_option(s); },
-                      "Data type for literals and JSON inputs that name none (default: the other operand's)");
-    sub->add_parsed_option("--backend", [opt](const std::string& s) { opt->backend = parse_backend_option(s); },
-                      [] {
-                        return fmt::format("Backend: {} (auto: cpu, or from {} of output d3d12 on a hardware adapter "
-                                           "where its estimated time is lower; -v says why)",
-                                           choices_text(OptionKey::backend), format_byte_size(kAutoGpuMinBytes));
-                      })
-        ->default_str(std::string(backend_name(BackendKind::automatic)));
-    sub->add_parsed_option("--adapter", [opt](const std::string& s) { opt->adapter = s; },
-                    [] { return adapter_backends_text() + ": run on this adapter, an index or part of its name (see dmlbits devices)"; });
-    sub->add_parsed_option("--isa", [opt](const std::string& s) { opt->isa = parse_isa_option(s); },
-                      [] {
-                        return fmt::format("CPU backend: run only this instruction set's kernels ({}) instead of the "
-                                           "per-operation choice", choices_text(OptionKey::isa));
-                      });
-    sub->add_parsed_option("--threads", [opt](const std::string& s) { opt->threads = parse_threads_option(s); },
-                    [] {
-                      return fmt::format("CPU backends: compute on at most N threads (default: the CPUs this process may "
-                                         "run on, at most {}, for outputs of {} or more, see dmlbits devices; 1 also reads "
-                                         "and writes a streamed run on one thread; default DMLBITS_THREADS)",
-                                         thread_defaults().most, format_byte_size(thread_defaults().parallel_min_bytes));
-                    })
-        ->type_name("N");
-    sub->add_flag("--hex", opt->hex, "JSON output: every value as its bit pattern in hex");
-    sub->add_flag("--explain", opt->explain, "Print the DirectML operator description as JSON and exit without running");
-    sub->add_option("--explain-json", opt->explain_json, "Run, and write the DirectML operator description to FILE")
-        ->check(file_name_validator());
-    sub->add_option("--expect", opt->expect,
-                    "Compare the result bit for bit with GOLDEN (.npy or JSON); exit 1 and report if it differs")
-        ->check(file_name_validator());
-    sub->add_flag("--update", opt->update, "With --expect: rewrite GOLDEN from the result instead of failing");
-    opt->show_option = sub->add_option("--show", opt->show, "With --expect: list at most N differing elements")
-                           ->type_name("N")
-                           ->check(count_validator())
-                           ->capture_default_str();
-    sub->add_option("--report-json", opt->report_json, "With --expect: write the full comparison report to FILE")
-        ->check(file_name_validator());
-    sub->add_option("--emit-dxdispatch", opt->emit_dxdispatch,
-                    "Also write FILE.json, a model for Microsoft's DxDispatch that runs this operator on DirectML, "
-                    "with the inputs as FILE-a.npy[, FILE-b.npy]")
-        ->check(file_name_validator());
-    sub->add_flag("--time", opt->time, "Print the time of each phase to standard error");
-    sub->add_option("--time-json", opt->time_json, "Write timings (phases, samples, statistics) to FILE as JSON")
-        ->check(file_name_validator());
-    sub->add_option("--repeat", opt->repeat, "Execute N measured times (data already resident)")->capture_default_str();
-    sub->add_option("--warmup", opt->warmup, "Execute W unmeasured times first")->capture_default_str();
-    sub->add_flag("--sync", opt->sync,
-                  "Flush every output file and its folder entry to the disk before exiting 0 (fsync), so that "
-                  "it survives a power cut");
-    sub->add_flag("-v,--verbose", opt->verbose, "Say which backend and device run the operator");
-    sub->add_flag("-q,--quiet", opt->quiet, "No progress line on a terminal for long runs");
-    sub->final_callback([opt] { run_op(*opt); });
+  auto opt = std::make_shared<OpOptions>();
+  opt->op = op.kind;
+  const std::string operand_help =
+      "a .npy or JSON file, - for standard input, or a literal (5, 0xff, 0b101, [1,2,3]); ./NAME for a file named like "
+      "a literal";
+  // One string per operand: a JSON array literal contains commas and must stay whole.
+  sub->add_option("A", opt->a, (op.arity == 2 ? "First input: " : "Input: ") + operand_help)->required();
+  if (op.arity == 2)
+    sub->add_option("B", opt->b, "Second input (the shift count for shifts): " + operand_help)->required();
+  sub->add_option("-o,--output", opt->output,
+                  "Write the result to FILE (- for standard output, as .npy unless --format json); "
+                  "without -o the result is printed as JSON")
+      ->check(file_name_validator());
+  sub->add_option("--format", opt->format, "Output format (default: from the extension)")
+      ->check(CLI::IsMember({"npy", "json"}));
+  sub->add_flag("--json", opt->json, "Same as --format json");
+  if (op.allows_in_place()) sub->add_flag("--in-place", opt->in_place, "Write the result over input A (atomically)");
+  else  // hidden: refused with DirectML's reason rather than as an unknown option
+    sub->add_flag("--in-place", opt->popcount_in_place)->group("");
+  sub->add_parsed_option(
+         "-l,--feature-level", [opt](const std::string& s) { opt->level = parse_feature_level_option(s); },
+         [] {
+           return "DirectML feature level: " + choices_text(OptionKey::feature_level) +
+                  " (also 4.1, DML_FEATURE_LEVEL_4_1)";
+         })
+      ->default_str(newest_feature_level().short_name());
+  if (op.shift)
+    sub->add_parsed_option(
+           "--shift-overflow", [opt](const std::string& s) { opt->shift_overflow = parse_shift_overflow_option(s); },
+           "Counts >= the element width: directml (what DirectML computes; see the manual), "
+           "zero (result 0) or wrap (count modulo width)")
+        // Short enough that the description shares the option's line (it names the modes).
+        ->option_text("MODE=" + std::string(shift_overflow_name(kDefaultShiftOverflow)));
+  if (!op.output_dtype_is_input_dtype())
+    sub->add_parsed_option(
+        "--out-dtype", [opt](const std::string& s) { opt->out_dtype = parse_dtype_option(s, OptionKey::out_dtype); },
+        [&op] { return "Output data type: " + out_dtype_help(op); });
+  sub->add_parsed_option(
+      "--dtype", [opt](const std::string& s) { opt->dtype = parse_dtype_option(s); },
+      "Data type for literals and JSON inputs that name none (default: the other operand's)");
+  sub->add_parsed_option(
+         "--backend", [opt](const std::string& s) { opt->backend = parse_backend_option(s); },
+         [] {
+           return fmt::format(
+               "Backend: {} (auto: cpu, or from {} of output d3d12 on a hardware adapter "
+               "where its estimated time is lower; -v says why)",
+               choices_text(OptionKey::backend), format_byte_size(kAutoGpuMinBytes));
+         })
+      ->default_str(std::string(backend_name(BackendKind::automatic)));
+  sub->add_parsed_option(
+      "--adapter", [opt](const std::string& s) { opt->adapter = s; },
+      [] {
+        return adapter_backends_text() + ": run on this adapter, an index or part of its name (see dmlbits devices)";
+      });
+  sub->add_parsed_option(
+      "--isa", [opt](const std::string& s) { opt->isa = parse_isa_option(s); },
+      [] {
+        return fmt::format(
+            "CPU backend: run only this instruction set's kernels ({}) instead of the "
+            "per-operation choice",
+            choices_text(OptionKey::isa));
+      });
+  sub->add_parsed_option(
+         "--threads", [opt](const std::string& s) { opt->threads = parse_threads_option(s); },
+         [] {
+           return fmt::format(
+               "CPU backends: compute on at most N threads (default: the CPUs this process may "
+               "run on, at most {}, for outputs of {} or more, see dmlbits devices; 1 also reads "
+               "and writes a streamed run on one thread; default DMLBITS_THREADS)",
+               thread_defaults().most, format_byte_size(thread_defaults().parallel_min_bytes));
+         })
+      ->type_name("N");
+  sub->add_flag("--hex", opt->hex, "JSON output: every value as its bit pattern in hex");
+  sub->add_flag("--explain", opt->explain, "Print the DirectML operator description as JSON and exit without running");
+  sub->add_option("--explain-json", opt->explain_json, "Run, and write the DirectML operator description to FILE")
+      ->check(file_name_validator());
+  sub->add_option("--expect", opt->expect,
+                  "Compare the result bit for bit with GOLDEN (.npy or JSON); exit 1 and report if it differs")
+      ->check(file_name_validator());
+  sub->add_flag("--update", opt->update, "With --expect: rewrite GOLDEN from the result instead of failing");
+  opt->show_option = sub->add_option("--show", opt->show, "With --expect: list at most N differing elements")
+                         ->type_name("N")
+                         ->check(count_validator())
+                         ->capture_default_str();
+  sub->add_option("--report-json", opt->report_json, "With --expect: write the full comparison report to FILE")
+      ->check(file_name_validator());
+  sub->add_option("--emit-dxdispatch", opt->emit_dxdispatch,
+                  "Also write FILE.json, a model for Microsoft's DxDispatch that runs this operator on DirectML, "
+                  "with the inputs as FILE-a.npy[, FILE-b.npy]")
+      ->check(file_name_validator());
+  sub->add_flag("--time", opt->time, "Print the time of each phase to standard error");
+  sub->add_option("--time-json", opt->time_json, "Write timings (phases, samples, statistics) to FILE as JSON")
+      ->check(file_name_validator());
+  sub->add_option("--repeat", opt->repeat, "Execute N measured times (data already resident)")->capture_default_str();
+  sub->add_option("--warmup", opt->warmup, "Execute W unmeasured times first")->capture_default_str();
+  sub->add_flag("--sync", opt->sync,
+                "Flush every output file and its folder entry to the disk before exiting 0 (fsync), so that "
+                "it survives a power cut");
+  sub->add_flag("-v,--verbose", opt->verbose, "Say which backend and device run the operator");
+  sub->add_flag("-q,--quiet", opt->quiet, "No progress line on a terminal for long runs");
+  sub->final_callback([opt] { run_op(*opt); });
 }
 
 }  // namespace

@@ -32,7 +32,8 @@ void setup_ops(CommandSetup* sub) {
   auto opt = std::make_shared<OpsOptions>();
   sub->add_option("--feature-level,-l", opt->feature_level, "Show what is supported at this level only");
   sub->add_flag("--json", opt->json, "Print JSON (same as --format json)");
-  sub->add_option("--format", opt->format, "Output format: text (default) or json")->check(CLI::IsMember({"text", "json"}));
+  sub->add_option("--format", opt->format, "Output format: text (default) or json")
+      ->check(CLI::IsMember({"text", "json"}));
   sub->add_flag("--roff", opt->roff, "Print the man page's table rows (for the man page test)")->group("");
   sub->final_callback([opt] { run_ops(*opt); });
 }

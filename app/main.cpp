@@ -159,7 +159,8 @@ std::string parse_error_text(const CLI::ParseError& e) {
     if (const auto is = what.find(" is required"); is != std::string::npos) {
       const std::string name = what.substr(0, is);
       if (name.starts_with("-")) return fmt::format("{} is required", name);
-      return fmt::format("missing operand {}", name == "files" || name == "manifests" ? name.substr(0, name.size() - 1) : name);
+      return fmt::format("missing operand {}",
+                         name == "files" || name == "manifests" ? name.substr(0, name.size() - 1) : name);
     }
   }
   if (dynamic_cast<const CLI::ConversionError*>(&e) && what.starts_with("Could not convert: ")) {
@@ -257,9 +258,10 @@ CommandLine read_command(std::vector<std::string> words) {
   if (w.size() < 2 || w[1][0] == '-') return line;
   const auto unknown = [](const std::string& word, bool offer_help) {
     const std::string near = nearest_command(word);
-    return Error(Errc::usage, fmt::format("unknown command '{}'{}", cut(word),
-                                          near.empty() || (near == "help" && !offer_help)
-                                              ? "" : fmt::format(" (did you mean '{}'?)", near)));
+    return Error(
+        Errc::usage,
+        fmt::format("unknown command '{}'{}", cut(word),
+                    near.empty() || (near == "help" && !offer_help) ? "" : fmt::format(" (did you mean '{}'?)", near)));
   };
   if (lower(w[1]) == "help") {
     w.erase(w.begin() + 1);
@@ -289,11 +291,14 @@ bool only_help_or_version(const std::vector<std::string>& words) {
 
 // Every command, in --help's order.
 std::vector<Command> commands() {
-  std::vector<Command> all{info_command(), ops_command(), check_command(),
-                                devices_command(), completion_command(),
-                                // Listed with the commands; never run as one: read_command() turns
-                                // `help [COMMAND]` into --help.
-                                {"help", {}, "Print this help, or a command's: dmlbits help COMMAND", {}}};
+  std::vector<Command> all{info_command(),
+                           ops_command(),
+                           check_command(),
+                           devices_command(),
+                           completion_command(),
+                           // Listed with the commands; never run as one: read_command() turns
+                           // `help [COMMAND]` into --help.
+                           {"help", {}, "Print this help, or a command's: dmlbits help COMMAND", {}}};
   for (const OpInfo& op : op_table()) all.push_back(op_command(op));
   return all;
 }
@@ -309,8 +314,7 @@ void add_commands(CLI::App& app, const CommandLine& line) {
   app.footer(footer);
   const bool every_command = line.command.empty() || line.command == "completion";
   const bool no_options = line.command.empty() && only_help_or_version(line.words);
-  const AskedOptions asked = every_command ? AskedOptions::every()
-                                                : AskedOptions(std::span(line.words).subspan(2));
+  const AskedOptions asked = every_command ? AskedOptions::every() : AskedOptions(std::span(line.words).subspan(2));
   for (Command& command : commands()) {
     if (!every_command && command.name != line.command) continue;
     CLI::App* sub = app.add_subcommand(command.name, command.description);

@@ -90,8 +90,7 @@ std::string ops_text(std::optional<FeatureLevel> level) {
   if (any) out += fmt::format("{:<9}{:<6}{:<{}}{}\n", "OP", "DIMS", "INPUT TYPES", types_width, "OUTPUT TYPES");
   for (const auto& op : op_table()) {
     const OpTier* t = op.tier_at(*level);
-    if (!t)
-      out += fmt::format("{:<9}not available (needs {})\n", op.verb, op.introduced().enum_name());
+    if (!t) out += fmt::format("{:<9}not available (needs {})\n", op.verb, op.introduced().enum_name());
     else
       out += fmt::format("{:<9}{:<6}{:<{}}{}\n", op.verb, dims_text(t->dims), t->inputs.to_string(), types_width,
                          outputs_text(*t));
@@ -117,8 +116,7 @@ std::string timing_text(const RunTiming& t, const RunDescription& what) {
     if (p.name == "execute" && t.execute_runs > 1)  // the phase is every measured run: say so
       out += fmt::format("  sum of {} runs of {} bytes, {:.2f} GB/s over them", t.execute_runs, t.execute_bytes,
                          t.execute_gbps());
-    else if (p.name == "execute")
-      out += fmt::format("  {} bytes, {:.2f} GB/s", t.execute_bytes, t.execute_gbps());
+    else if (p.name == "execute") out += fmt::format("  {} bytes, {:.2f} GB/s", t.execute_bytes, t.execute_gbps());
     out += "\n";
   }
   out += fmt::format("  {:<10}{:>12.3f} ms\n", "total", t.total_seconds * 1e3);
@@ -130,10 +128,11 @@ std::string timing_text(const RunTiming& t, const RunDescription& what) {
   if (what.execute_samples.size() > 1) {
     const SampleStats s = compute_stats(what.execute_samples);
     const auto ms = [](double v) { return v * 1e3; };
-    out += fmt::format("  execute over {} runs after {} warm-up: min {:.3f}, median {:.3f}, mean {:.3f}, p90 {:.3f}, "
-                       "max {:.3f}, stddev {:.3f} ms; {:.2f} GB/s at the median\n",
-                       s.count, what.warmup, ms(s.min), ms(s.median), ms(s.mean), ms(s.p90), ms(s.max), ms(s.stddev),
-                       s.median > 0 ? static_cast<double>(t.execute_bytes) / s.median / 1e9 : 0.0);
+    out += fmt::format(
+        "  execute over {} runs after {} warm-up: min {:.3f}, median {:.3f}, mean {:.3f}, p90 {:.3f}, "
+        "max {:.3f}, stddev {:.3f} ms; {:.2f} GB/s at the median\n",
+        s.count, what.warmup, ms(s.min), ms(s.median), ms(s.mean), ms(s.p90), ms(s.max), ms(s.stddev),
+        s.median > 0 ? static_cast<double>(t.execute_bytes) / s.median / 1e9 : 0.0);
   }
   return out;
 }

@@ -125,14 +125,15 @@ static void* producer(void* arg) {
 static void* half(void* second) {
   const size_t first = second ? chunks / 2 : 0, last = second ? chunks : chunks / 2;
   char* a = alloc(3 * chunk);
-  for (size_t c = first; c < last; ++c) full_pwrite(fo, a + 2 * chunk, produce(c, a, a + chunk, a + 2 * chunk), kHeader + c * chunk);
+  for (size_t c = first; c < last; ++c)
+    full_pwrite(fo, a + 2 * chunk, produce(c, a, a + chunk, a + 2 * chunk), kHeader + c * chunk);
   return 0;
 }
 
 // Modes m and M.
 static const char* opts;
-static char* out_map;                   // header + payload of the output
-static const char *in_a, *in_b;         // M: the inputs, header included
+static char* out_map;            // header + payload of the output
+static const char *in_a, *in_b;  // M: the inputs, header included
 static int verbose;
 
 static int has(char c) { return strchr(opts, c) != 0; }
@@ -140,7 +141,8 @@ static int has(char c) { return strchr(opts, c) != 0; }
 static void advise(void* p, size_t n, int advice, const char* what) {
   const uintptr_t page = 4096, lo = (uintptr_t)p / page * page, hi = ((uintptr_t)p + n + page - 1) / page * page;
   const int r = madvise((void*)lo, hi - lo, advice);
-  if (verbose) fprintf(stderr, "bench_floor: %s over %zu bytes: %s\n", what, (size_t)(hi - lo), r == 0 ? "ok" : strerror(errno));
+  if (verbose)
+    fprintf(stderr, "bench_floor: %s over %zu bytes: %s\n", what, (size_t)(hi - lo), r == 0 ? "ok" : strerror(errno));
 }
 
 // A mapping of len bytes of fd at a 2 MiB-aligned address (so that PMD-sized folios can be mapped whole).
@@ -255,7 +257,8 @@ int main(int argc, char** argv) {
     }
   } else if (mode == '2') {
     char* a = alloc(3 * chunk * kSlots);
-    for (int s = 0; s < kSlots; ++s) slot[s].a = a + 3 * chunk * s, slot[s].b = slot[s].a + chunk, slot[s].o = slot[s].b + chunk;
+    for (int s = 0; s < kSlots; ++s)
+      slot[s].a = a + 3 * chunk * s, slot[s].b = slot[s].a + chunk, slot[s].o = slot[s].b + chunk;
     pthread_t t;
     if (pthread_create(&t, 0, producer, 0) != 0) die("pthread_create");
     for (size_t c = 0; c < chunks; ++c) {

@@ -25,13 +25,22 @@ class Logic final : public Family {
  private:
   void apply(ProgramBuilder& b, Reg d, Reg a, Reg bv) const {
     switch (op_) {
-      case OpKind::bit_and: b.and_(d, a, bv); return;
-      case OpKind::bit_or: b.or_(d, a, bv); return;
-      case OpKind::bit_xor: b.xor_(d, a, bv); return;
-      case OpKind::bit_not: b.not_(d, a); return;  // bits above a narrow element are dropped by bfi
+      case OpKind::bit_and:
+        b.and_(d, a, bv);
+        return;
+      case OpKind::bit_or:
+        b.or_(d, a, bv);
+        return;
+      case OpKind::bit_xor:
+        b.xor_(d, a, bv);
+        return;
+      case OpKind::bit_not:
+        b.not_(d, a);
+        return;  // bits above a narrow element are dropped by bfi
       case OpKind::shl:
       case OpKind::shr:
-      case OpKind::popcount: break;  // other families (OpInfo::shader)
+      case OpKind::popcount:
+        break;  // other families (OpInfo::shader)
     }
     throw Error(Errc::internal, "bitwise kernel for a non-logic op");
   }

@@ -23,8 +23,8 @@ inline constexpr unsigned kMaxRank = 8;
 // One kernel program. Kernels are keyed by element width, not dtype: the ops act on raw bits.
 struct KernelKey {
   OpKind op{};
-  unsigned in_bits = 32;   // element width of the inputs: 8, 16, 32 or 64
-  unsigned out_bits = 32;  // == in_bits, except popcount: 8 or 32
+  unsigned in_bits = 32;                               // element width of the inputs: 8, 16, 32 or 64
+  unsigned out_bits = 32;                              // == in_bits, except popcount: 8 or 32
   ShiftOverflow shift_overflow = ShiftOverflow::zero;  // shl/shr only; zero for the others
   // false: every input is packed and has the output's shape, so element i of the output
   // reads element base+i of each input. true: element offsets come from sizes and strides.
@@ -34,9 +34,9 @@ struct KernelKey {
 
 // Root constants at register b0 (space 0), 32-bit each, in this order.
 struct KernelConstants {
-  std::uint32_t count = 0;      // output elements computed by this dispatch
-  std::uint32_t threads = 0;    // threads in the dispatch: groups * kThreadGroupSize
-  std::uint32_t base[2]{};      // element index of this dispatch's first element in t0 / t1
+  std::uint32_t count = 0;    // output elements computed by this dispatch
+  std::uint32_t threads = 0;  // threads in the dispatch: groups * kThreadGroupSize
+  std::uint32_t base[2]{};    // element index of this dispatch's first element in t0 / t1
   // Strided kernels only: the output's sizes right-aligned with leading 1s, and each input's
   // element strides (0 broadcasts) in the same positions.
   std::uint32_t sizes[kMaxRank]{};

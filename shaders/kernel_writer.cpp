@@ -24,9 +24,9 @@
 namespace dmlbits::gpu::shader {
 
 using dxbc::Dst;
+using dxbc::input;
 using dxbc::OperandType;
 using dxbc::RawBuffer;
-using dxbc::input;
 using dxbc::srv;
 using dxbc::uav;
 
@@ -352,7 +352,8 @@ class KernelWriter {
         b_.ld_raw(v, address, srv(t));
         return {v.x(), v.y()};
       }
-      default: throw Error(Errc::internal, "kernel for " + std::to_string(l_.in_bits) + "-bit elements");
+      default:
+        throw Error(Errc::internal, "kernel for " + std::to_string(l_.in_bits) + "-bit elements");
     }
   }
 

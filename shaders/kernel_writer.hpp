@@ -11,10 +11,10 @@
 
 namespace dmlbits::gpu::shader {
 
+using dxbc::imm;
 using dxbc::ProgramBuilder;
 using dxbc::Reg;
 using dxbc::Src;
-using dxbc::imm;
 
 // One element's value: `lo` holds elements of up to 32 bits (zero-extended); a 64-bit element
 // is the word pair lo (bits 0..31), hi (bits 32..63).

@@ -35,10 +35,14 @@ void check_key(const KernelKey& key) {
 dxbc::Program program(const KernelKey& key) {
   check_key(key);
   switch (op_info(key.op).shader) {
-    case ShaderFamily::bitwise: return shader::bitwise_kernel(key);
-    case ShaderFamily::shift: return shader::shift_kernel(key);
-    case ShaderFamily::popcount: return shader::popcount_kernel(key);
-    case ShaderFamily::none: break;  // refused by check_key
+    case ShaderFamily::bitwise:
+      return shader::bitwise_kernel(key);
+    case ShaderFamily::shift:
+      return shader::shift_kernel(key);
+    case ShaderFamily::popcount:
+      return shader::popcount_kernel(key);
+    case ShaderFamily::none:
+      break;  // refused by check_key
   }
   throw Error(Errc::internal, "no GPU kernel family for " + std::string(op_info(key.op).verb));
 }
@@ -59,7 +63,8 @@ std::uint32_t output_units(const KernelKey& key, std::uint32_t count) {
 
 DispatchGrid dispatch_grid(const KernelKey& key, std::uint32_t count) {
   const std::uint64_t units = output_units(key, count);
-  const std::uint64_t groups = std::clamp<std::uint64_t>((units + kThreadGroupSize - 1) / kThreadGroupSize, 1, kMaxGroups);
+  const std::uint64_t groups =
+      std::clamp<std::uint64_t>((units + kThreadGroupSize - 1) / kThreadGroupSize, 1, kMaxGroups);
   return {static_cast<std::uint32_t>(groups), static_cast<std::uint32_t>(groups * kThreadGroupSize)};
 }
 

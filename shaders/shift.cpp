@@ -62,7 +62,7 @@ class Shift final : public Family {
     const Reg far = b.scalar();
     if (mode_ == ShiftOverflow::directml) {
       b.and_(s, count.lo, imm(31));
-      b.xor_(inverse, s, imm(31));  // 31 - s
+      b.xor_(inverse, s, imm(31));          // 31 - s
       b.and_(amount, count.lo, imm(~31u));  // nonzero: big
     } else {
       b.and_(amount, count.lo, imm(63));  // count mod 64: the high word is a multiple of 2^32

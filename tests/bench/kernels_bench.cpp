@@ -93,7 +93,8 @@ void bench_kernel(benchmark::State& state, const KernelInfo* k, std::size_t byte
   state.counters["read"] = benchmark::Counter(static_cast<double>(state.iterations() * read),
                                               benchmark::Counter::kIsRate, benchmark::Counter::kIs1024);
   if (kernel_s > 0 && memcpy_s > 0)
-    state.counters["x_memcpy"] = (static_cast<double>(moved) / kernel_s) / (2.0 * static_cast<double>(bytes) / memcpy_s);
+    state.counters["x_memcpy"] =
+        (static_cast<double>(moved) / kernel_s) / (2.0 * static_cast<double>(bytes) / memcpy_s);
 }
 
 // Every runnable kernel of one (operation, width, output width), A and B both runs, in turns
@@ -116,7 +117,9 @@ void bench_choice(benchmark::State& state, std::vector<const KernelInfo*> kernel
   std::vector<std::vector<double>> seconds(kernels.size());
   std::vector<double> memcpy_s;
   std::size_t turn = 0;
-  const auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  const auto seconds_since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
   for (auto _ : state) {
     const auto t0 = Clock::now();
     for (int r = 0; r < reps; ++r) {
@@ -328,13 +331,14 @@ void register_all() {
   // Where a streaming unary kernel's plan depends on the CPU's maker (stream_policy.hpp), each
   // maker's plan, run on this host ("x32_not__avx512/256MiB/as:amd"), to compare them in one run.
   for (const KernelInfo& k : kernel_table()) {
-    const std::vector<CpuVendor> makers =
-        op_info(k.op).arity == 1 ? cpu::makers_of_each_unary_plan(k.isa, k.width, k.out_width) : std::vector<CpuVendor>{};
+    const std::vector<CpuVendor> makers = op_info(k.op).arity == 1
+                                              ? cpu::makers_of_each_unary_plan(k.isa, k.width, k.out_width)
+                                              : std::vector<CpuVendor>{};
     if (kernel_runnable(k) && makers.size() > 1)
       for (const CpuVendor maker : makers)
         benchmark::RegisterBenchmark(
-            (kernel_name(k) + "/" + size_name(kLarge) + "/as:" + std::string(cpu_vendor_name(maker))).c_str(), bench_kernel, &k,
-            kLarge, maker)
+            (kernel_name(k) + "/" + size_name(kLarge) + "/as:" + std::string(cpu_vendor_name(maker))).c_str(),
+            bench_kernel, &k, kLarge, maker)
             ->UseManualTime();
   }
   for (const std::size_t bytes : {kSmall, kLarge}) {
@@ -356,10 +360,11 @@ void register_all() {
     for (const OpKind op : {OpKind::bit_and, OpKind::bit_or, OpKind::bit_xor, OpKind::bit_not, OpKind::shl, OpKind::shr,
                             OpKind::popcount})
       for (const unsigned threads : {1u, 2u})
-        benchmark::RegisterBenchmark(("peer/" + std::string(op_info(op).verb) + "/" +
-                                      (n == 16 ? std::string("4x4") : size_name(n * 4)) + "/threads:" + std::to_string(threads))
-                                         .c_str(),
-                                     bench_peer, op, threads, n)
+        benchmark::RegisterBenchmark(
+            ("peer/" + std::string(op_info(op).verb) + "/" + (n == 16 ? std::string("4x4") : size_name(n * 4)) +
+             "/threads:" + std::to_string(threads))
+                .c_str(),
+            bench_peer, op, threads, n)
             ->UseManualTime();
   for (const OpKind op : {OpKind::bit_xor, OpKind::shl, OpKind::popcount})
     for (const unsigned threads : {1u, 2u})

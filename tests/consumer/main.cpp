@@ -7,8 +7,7 @@
 #include "dmlbits/dmlbits.hpp"
 
 int main() {
-  for (const dmlbits::OpInfo& op : dmlbits::op_table())
-    std::printf("%s %d\n", std::string(op.verb).c_str(), op.arity);
+  for (const dmlbits::OpInfo& op : dmlbits::op_table()) std::printf("%s %d\n", std::string(op.verb).c_str(), op.arity);
   dmlbits::OperationRequest request;
   request.op = dmlbits::OpKind::bit_and;
   request.operands = {std::string("12"), std::string("10")};

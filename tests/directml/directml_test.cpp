@@ -88,7 +88,8 @@ Tensor tensor_of(DType dtype, Shape shape, std::initializer_list<std::uint64_t> 
   return t;
 }
 
-Tensor run_directml(const ValidatedOp& v, const std::vector<const Tensor*>& inputs, std::uint64_t max_buffer_bytes = 0) {
+Tensor run_directml(const ValidatedOp& v, const std::vector<const Tensor*>& inputs,
+                    std::uint64_t max_buffer_bytes = 0) {
   DirectmlBackendOptions o;
   if (max_buffer_bytes) o.max_buffer_bytes = max_buffer_bytes;
   DirectmlBackend backend(o);
@@ -154,8 +155,7 @@ std::vector<Disagreement> compare_refusals(FeatureLevel level, std::string& tabl
       std::vector<DType> outs;
       if (op.kind == OpKind::popcount)
         for (const DTypeInfo& o : dtype_table()) outs.push_back(o.dtype);
-      else
-        outs.push_back(in.dtype);
+      else outs.push_back(in.dtype);
       for (DType out : outs) {
         table += fmt::format("{:<34}", fmt::format("{} {} -> {}", op.verb, in.dml_name, dtype_info(out).dml_name));
         for (std::size_t rank = 0; rank <= kMaxRankTried; ++rank) {
@@ -164,7 +164,8 @@ std::vector<Disagreement> compare_refusals(FeatureLevel level, std::string& tabl
           if (rank <= kMaxRank) ours = dmlbits_refusal(op, in.dtype, out, rank, level, v);
           else ours = "more dimensions than dmlbits' shapes hold";
           // What dmlbits would send (a 0-d tensor as 1 dimension), else the plain packed tensors.
-          const DmlOperatorDesc desc = v ? v->desc() : raw_desc(op, in.dtype, out, std::max<std::size_t>(rank, 1), level);
+          const DmlOperatorDesc desc =
+              v ? v->desc() : raw_desc(op, in.dtype, out, std::max<std::size_t>(rank, 1), level);
           const auto theirs = directml_create_operator(desc, level);
           if (rank == 0) {
             // DimensionCount 0 itself, which dmlbits never sends: DirectML's opinion, reported.
@@ -264,8 +265,12 @@ DmlOperatorDesc desc_from_explain_json(const std::string& text) {
 TEST(ExplainJson, EveryOperatorBuildsFromTheJson) {
   // Shapes as dmlbits broadcasts them: same shapes, a broadcast in each input and in both, a
   // scalar, a 0-d tensor, and 8 dimensions.
-  const std::vector<std::vector<Shape>> binary = {{{3, 5}, {3, 5}}, {{2, 3, 4}, {3, 1}}, {{4, 1}, {2, 1, 6}},
-                                                  {{4, 1}, {1, 5}}, {{7}, {}},           {{}, {}},
+  const std::vector<std::vector<Shape>> binary = {{{3, 5}, {3, 5}},
+                                                  {{2, 3, 4}, {3, 1}},
+                                                  {{4, 1}, {2, 1, 6}},
+                                                  {{4, 1}, {1, 5}},
+                                                  {{7}, {}},
+                                                  {{}, {}},
                                                   {{2, 1, 2, 1, 2, 1, 2, 3}, {1, 2, 1, 2, 1, 2, 1, 3}}};
   const std::vector<Shape> unary = {{3, 5}, {}, {1}, {2, 1, 2, 1, 2, 1, 2, 3}};
   int built = 0;
@@ -313,7 +318,8 @@ TEST(KnownAnswers, NumPyGoldensOnDirectml) {
     EXPECT_EQ(r.outcome, CaseResult::Outcome::pass) << r.name << ": " << case_detail(r) << "\n" << case_report(r);
     if (r.outcome == CaseResult::Outcome::pass) ++by_op[r.name.substr(0, r.name.find('_'))];
   }
-  std::printf("%zu of %zu golden cases (shifts in the directml mode only) pass on directml:", s.passed(), s.cases.size());
+  std::printf("%zu of %zu golden cases (shifts in the directml mode only) pass on directml:", s.passed(),
+              s.cases.size());
   for (const auto& [op, n] : by_op) std::printf(" %s %d", op.c_str(), n);
   std::printf("\n");
   EXPECT_GT(s.cases.size(), 50u);
@@ -329,8 +335,8 @@ TEST(KnownAnswers, ShiftsByHand) {
     r.op = k;
     r.inputs = {{DType::uint8, {4}}, {DType::uint8, {4}}};
     r.shift_overflow = ShiftOverflow::directml;
-    const std::vector<std::uint64_t> expected =
-        k == OpKind::shl ? std::vector<std::uint64_t>{0x02, 0xf0, 0x80, 0x10} : std::vector<std::uint64_t>{0x40, 0x0f, 0x00, 0x10};
+    const std::vector<std::uint64_t> expected = k == OpKind::shl ? std::vector<std::uint64_t>{0x02, 0xf0, 0x80, 0x10}
+                                                                 : std::vector<std::uint64_t>{0x40, 0x0f, 0x00, 0x10};
     EXPECT_EQ(bits_of(run_directml(validate(r), {&a, &b})), expected);
   }
 }
@@ -380,7 +386,8 @@ TEST(Adapter, ChosenAsForD3d12AndItsQueueShared) {
   DirectmlBackendOptions o;
   o.adapter = std::to_string(chosen.index);
   DirectmlBackend dml(o);
-  EXPECT_NE(device_text(dml.device_description()).find(chosen.name), std::string::npos) << device_text(dml.device_description());
+  EXPECT_NE(device_text(dml.device_description()).find(chosen.name), std::string::npos)
+      << device_text(dml.device_description());
   D3d12Backend d3d12(D3d12BackendOptions{o.adapter});
   for (int round = 0; round < 2; ++round) {
     EXPECT_EQ(run(dml), expected) << "directml, round " << round;

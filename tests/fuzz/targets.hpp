@@ -195,8 +195,8 @@ inline void json_round_trip(const Tensor& t) {
     try {
       back = read_json_tensor(text);
     } catch (const Error& e) {
-      throw Finding(fmt::format("JSON written for {} (hex {}) does not read back: {}\n{}", describe(t), hex,
-                                e.what(), text));
+      throw Finding(
+          fmt::format("JSON written for {} (hex {}) does not read back: {}\n{}", describe(t), hex, e.what(), text));
     }
     check(same_tensor(back, t),
           fmt::format("JSON round trip (hex {}) changed the bits of {}:\n{}", hex, describe(t), text));
@@ -309,15 +309,15 @@ inline void literal_target(Input in) {
         throw Finding(fmt::format("{} 0x{:x} prints as '{}', which does not read back: {}", info.numpy_name, bits,
                                   printed, e.what()));
       }
-      check(back == bits, fmt::format("{} 0x{:x} prints as '{}', which reads back as 0x{:x}", info.numpy_name,
-                                      bits, printed, back));
+      check(back == bits,
+            fmt::format("{} 0x{:x} prints as '{}', which reads back as 0x{:x}", info.numpy_name, bits, printed, back));
     }
     // "the way a JSON data value is parsed": where both accept the text, they agree.
     try {
       const Tensor t = read_json_tensor(text, JsonReadOptions{info.dtype});
       if (t.shape().rank() == 0 && t.dtype() == info.dtype)
-        check(t.bits_at(0) == bits, fmt::format("{}: literal gives 0x{:x}, JSON gives 0x{:x}", info.numpy_name,
-                                                bits, t.bits_at(0)));
+        check(t.bits_at(0) == bits,
+              fmt::format("{}: literal gives 0x{:x}, JSON gives 0x{:x}", info.numpy_name, bits, t.bits_at(0)));
     } catch (const Error&) {
       // JSON's grammar differs (no "-0x1", no unquoted "nan", leading zeros): no comparison.
     }
@@ -348,8 +348,8 @@ inline void names_target(Input in) {
   std::optional<DType> expected_dtype;
   for (const DTypeInfo& info : dtype_table()) {
     const std::string code = info.numpy_code();
-    std::set<std::string> spellings{std::string(info.numpy_name), std::string(info.dml_name),
-                                    info.dml_enum_name(), code};
+    std::set<std::string> spellings{std::string(info.numpy_name), std::string(info.dml_name), info.dml_enum_name(),
+                                    code};
     for (char mark : {'<', '>', '=', '|'}) spellings.insert(mark + code);
     if (spellings.count(std::string(text))) expected_dtype = info.dtype;
   }
@@ -373,7 +373,8 @@ inline void names_target(Input in) {
   check(op == expected_op, fmt::format("find_op('{}') disagrees with the operator table", text));
   if (op) {
     check(find_op(op->verb) == op, "an operator's verb does not find it");
-    for (const std::string& a : op->aliases()) check(find_op(a) == op, fmt::format("alias '{}' does not find its operator", a));
+    for (const std::string& a : op->aliases())
+      check(find_op(a) == op, fmt::format("alias '{}' does not find its operator", a));
   }
 
   if (const auto isa = parse_isa(text)) check(isa_name(*isa) == text, "parse_isa accepted a name it does not print");
@@ -445,16 +446,23 @@ inline std::uint64_t expected_element(const ValidatedOp& v, const std::vector<st
     const T a = static_cast<T>(operand[0]);
     const T b = static_cast<T>(operand[1]);
     switch (op) {
-      case OpKind::bit_not: return reference_not(a);
-      case OpKind::popcount: return reference_popcount(a);
-      default: return reference_binary<T>(op, a, b, mode);
+      case OpKind::bit_not:
+        return reference_not(a);
+      case OpKind::popcount:
+        return reference_popcount(a);
+      default:
+        return reference_binary<T>(op, a, b, mode);
     }
   };
   switch (size) {
-    case 1: return compute(std::uint8_t{});
-    case 2: return compute(std::uint16_t{});
-    case 4: return compute(std::uint32_t{});
-    default: return compute(std::uint64_t{});
+    case 1:
+      return compute(std::uint8_t{});
+    case 2:
+      return compute(std::uint16_t{});
+    case 4:
+      return compute(std::uint32_t{});
+    default:
+      return compute(std::uint64_t{});
   }
 }
 
@@ -489,12 +497,21 @@ inline bool op_target(Input in) {
   const std::uint8_t flags = r.take();
   const std::uint8_t out_byte = r.take();
   const std::uint8_t ranks = r.take();
-  req.shift_overflow = (flags & 1) ? ShiftOverflow::wrap : (out_byte & 0x80) ? ShiftOverflow::zero : kDefaultShiftOverflow;
+  req.shift_overflow = (flags & 1)         ? ShiftOverflow::wrap
+                       : (out_byte & 0x80) ? ShiftOverflow::zero
+                                           : kDefaultShiftOverflow;
   switch ((flags >> 1) & 3) {
-    case 1: req.out_dtype = DType::uint8; break;
-    case 2: req.out_dtype = DType::uint32; break;
-    case 3: req.out_dtype = dtype_table()[out_byte % kDTypeCount].dtype; break;
-    default: break;
+    case 1:
+      req.out_dtype = DType::uint8;
+      break;
+    case 2:
+      req.out_dtype = DType::uint32;
+      break;
+    case 3:
+      req.out_dtype = dtype_table()[out_byte % kDTypeCount].dtype;
+      break;
+    default:
+      break;
   }
   req.in_place = (flags & 8) != 0;
   const bool small_counts = (flags & 16) != 0;
@@ -535,8 +552,7 @@ inline bool op_target(Input in) {
   const DType out_dtype = v->output_dtype();
   if (req.op == OpKind::popcount)
     check(out_dtype == req.out_dtype.value_or(DType::uint8), "validate: wrong popcount output dtype");
-  else
-    check(out_dtype == dtype, "validate: output dtype differs from the input dtype");
+  else check(out_dtype == dtype, "validate: output dtype differs from the input dtype");
 
   // Input data: the remaining bytes, repeated; shift counts optionally brought near the width.
   const std::size_t in_size = dtype_info(dtype).size;
@@ -573,12 +589,13 @@ inline bool op_target(Input in) {
     try {
       backend.run(*v, eb);
     } catch (const Error& e) {
-      throw Finding(fmt::format("backend '{}' ({}) threw: {}", backend.name(), device_text(backend.device_description()),
-                                e.what()));
+      throw Finding(fmt::format("backend '{}' ({}) threw: {}", backend.name(),
+                                device_text(backend.device_description()), e.what()));
     }
     for (std::size_t i = alias ? 1 : 0; i < ins.size(); ++i)
       check(inputs[i].empty() || std::memcmp(ins[i].data(), inputs[i].data(), inputs[i].size()) == 0,
-            fmt::format("backend '{}' ({}) wrote to input {}", backend.name(), device_text(backend.device_description()), i));
+            fmt::format("backend '{}' ({}) wrote to input {}", backend.name(),
+                        device_text(backend.device_description()), i));
     const std::span<const std::byte> result = alias ? ins[0].cspan() : out.cspan();
     return std::vector<std::byte>(result.begin(), result.end());
   };
@@ -603,8 +620,8 @@ inline bool op_target(Input in) {
     std::size_t first = 0;
     while (first < got.size() && got[first] == expected[first]) ++first;
     throw Finding(fmt::format("backend '{}' ({}){} differs from the reference for {}: first at byte {} of {}",
-                              backend.name(), device_text(backend.device_description()), alias ? " in place" : "", what, first,
-                              expected.size()));
+                              backend.name(), device_text(backend.device_description()), alias ? " in place" : "", what,
+                              first, expected.size()));
   };
 
   if (v->in_place()) compare(reference, true);
@@ -687,8 +704,8 @@ inline const std::string& fuzz_scratch_dir() {
 
 // An operand's elements (native little-endian bytes, C order, of shape rows x cols or a 0-d
 // scalar) written as `layout` says; returns the operand's command-line text (a path or literal).
-inline std::string write_operand(const std::string& name, int layout, bool as_bool, DType dtype,
-                                 const Shape& shape, const std::vector<std::byte>& c_order) {
+inline std::string write_operand(const std::string& name, int layout, bool as_bool, DType dtype, const Shape& shape,
+                                 const std::vector<std::byte>& c_order) {
   const DTypeInfo& info = dtype_info(dtype);
   const std::size_t w = info.size;
   const std::uint64_t n = shape.element_count();
@@ -738,7 +755,8 @@ inline std::string write_operand(const std::string& name, int layout, bool as_bo
     const std::uint64_t i = fortran ? (k % rows) * cols + k / rows : k;
     const std::uint64_t bits = element(i);
     for (std::size_t b = 0; b < w; ++b)
-      out[header + static_cast<std::size_t>(k) * w + b] = static_cast<char>((bits >> (8 * (big ? w - 1 - b : b))) & 0xff);
+      out[header + static_cast<std::size_t>(k) * w + b] =
+          static_cast<char>((bits >> (8 * (big ? w - 1 - b : b))) & 0xff);
   }
   std::ofstream(path, std::ios::binary) << out;
   return path;
@@ -760,8 +778,9 @@ inline bool run_target(Input in) {
   spec.op = op.kind;
   spec.backend = BackendKind::cpu;
   spec.output = OutputKind::memory;
-  const ShiftOverflow shift_overflow =
-      (flags & 1) ? ShiftOverflow::wrap : (flags & 64) ? ShiftOverflow::zero : kDefaultShiftOverflow;
+  const ShiftOverflow shift_overflow = (flags & 1)    ? ShiftOverflow::wrap
+                                       : (flags & 64) ? ShiftOverflow::zero
+                                                      : kDefaultShiftOverflow;
   if (op.shift) spec.shift_overflow = shift_overflow;  // the others refuse it (prepare_request)
   if (op.kind == OpKind::popcount && (flags & 2)) spec.out_dtype = DType::uint32;
   const std::size_t w = dtype_info(dtype).size;
@@ -769,20 +788,35 @@ inline bool run_target(Input in) {
   const std::uint64_t chunk = kStreamChunkBytes / std::max(w, out_w);
   std::uint64_t n = 0;
   switch (size_byte & 3) {
-    case 0: n = size % 300; break;
-    case 1: n = chunk + size % 129 - 64; break;
-    case 2: n = (2 * chunk + size % chunk) | 1; break;
-    default: n = (4096 / w) * (1 + size % 4) + size % 5 - 2; break;
+    case 0:
+      n = size % 300;
+      break;
+    case 1:
+      n = chunk + size % 129 - 64;
+      break;
+    case 2:
+      n = (2 * chunk + size % chunk) | 1;
+      break;
+    default:
+      n = (4096 / w) * (1 + size % 4) + size % 5 - 2;
+      break;
   }
   const std::uint64_t cols = std::array<std::uint64_t, 4>{1, 1, 3, 17}[(size_byte >> 2) & 3];
   const std::uint64_t rows = (n + cols - 1) / cols;
   const Shape a_shape{rows, cols};
   Shape shapes[2] = {a_shape, a_shape};
   switch (b_shape) {
-    case 1: shapes[1] = Shape{}; break;
-    case 2: shapes[1] = Shape{1, cols}; break;
-    case 3: shapes[1] = Shape{rows, 1}; break;
-    default: break;
+    case 1:
+      shapes[1] = Shape{};
+      break;
+    case 2:
+      shapes[1] = Shape{1, cols};
+      break;
+    case 3:
+      shapes[1] = Shape{rows, 1};
+      break;
+    default:
+      break;
   }
 
   OpRequest req;
@@ -814,8 +848,8 @@ inline bool run_target(Input in) {
     inputs.push_back(std::move(bytes));
   }
   for (int i = 0; i < op.arity; ++i)
-    spec.operands.push_back(write_operand(i == 0 ? "a" : "b", layouts[i], as_bool && layouts[i] == 0, dtype,
-                                          shapes[i], inputs[i]));
+    spec.operands.push_back(
+        write_operand(i == 0 ? "a" : "b", layouts[i], as_bool && layouts[i] == 0, dtype, shapes[i], inputs[i]));
 
   const std::uint64_t count = v->output_shape().element_count();
   std::vector<std::vector<std::uint64_t>> input_strides;
@@ -828,9 +862,9 @@ inline bool run_target(Input in) {
   if (!(flags & 8) && (flags & 16)) spec.isa = std::string(isa_name(supported_isas()[size % supported_isas().size()]));
   spec.threads = (flags & 4) ? 1 : 2;
   if (flags & 8) spec.threads.reset();
-  const std::string what = fmt::format("{} {} A {} layout {} B {} layout {} on {} {}", op.verb,
-                                       dtype_info(dtype).numpy_name, shapes[0].to_string(), layouts[0],
-                                       op.arity == 2 ? shapes[1].to_string() : "-", layouts[1], backend_name(*spec.backend), spec.isa);
+  const std::string what = fmt::format(
+      "{} {} A {} layout {} B {} layout {} on {} {}", op.verb, dtype_info(dtype).numpy_name, shapes[0].to_string(),
+      layouts[0], op.arity == 2 ? shapes[1].to_string() : "-", layouts[1], backend_name(*spec.backend), spec.isa);
   const auto differs = [&](std::span<const std::byte> got, std::string_view route) {
     if (got.size() == expected.size() && (got.empty() || std::memcmp(got.data(), expected.data(), got.size()) == 0))
       return;

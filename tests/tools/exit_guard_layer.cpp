@@ -41,8 +41,10 @@ void log(const char* what) {
 
 void guard(const char* call) {
   if (!exit_handler_ran.load()) return;
-  std::fprintf(stderr, "exit_guard layer: %s called after the exit handler registered at vkCreateInstance ran"
-                       " (a Vulkan object released at exit)\n", call);
+  std::fprintf(stderr,
+               "exit_guard layer: %s called after the exit handler registered at vkCreateInstance ran"
+               " (a Vulkan object released at exit)\n",
+               call);
   std::fflush(stderr);
   std::abort();
 }
@@ -111,7 +113,8 @@ struct Hook<name, R(VKAPI_PTR*)(First, Args...)> {
   }
 };
 
-#define EXIT_GUARD_HOOK(fn) {#fn, reinterpret_cast<PFN_vkVoidFunction>(&Hook<#fn, PFN_##fn>::call)}
+#define EXIT_GUARD_HOOK(fn) \
+  { #fn, reinterpret_cast < PFN_vkVoidFunction>(&Hook <#fn, PFN_##fn>::call) }
 
 struct Entry {
   const char* name;
@@ -164,7 +167,9 @@ PFN_vkVoidFunction find(const Entry* begin, const Entry* end, const char* name) 
     if (std::strcmp(e->name, name) == 0) return e->fn;
   return nullptr;
 }
-PFN_vkVoidFunction device_hook(const char* name) { return find(std::begin(kDeviceHooks), std::end(kDeviceHooks), name); }
+PFN_vkVoidFunction device_hook(const char* name) {
+  return find(std::begin(kDeviceHooks), std::end(kDeviceHooks), name);
+}
 
 template <typename Info, VkStructureType type, typename Function>
 Info* chain_info(const void* next, Function function) {
@@ -177,7 +182,8 @@ Info* chain_info(const void* next, Function function) {
 VKAPI_ATTR VkResult VKAPI_CALL create_instance(const VkInstanceCreateInfo* info, const VkAllocationCallbacks* allocator,
                                                VkInstance* instance) {
   guard("vkCreateInstance");
-  auto* link = chain_info<VkLayerInstanceCreateInfo, VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO>(info->pNext, VK_LAYER_LINK_INFO);
+  auto* link = chain_info<VkLayerInstanceCreateInfo, VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO>(info->pNext,
+                                                                                                    VK_LAYER_LINK_INFO);
   if (!link || !link->u.pLayerInfo) return VK_ERROR_INITIALIZATION_FAILED;
   const PFN_vkGetInstanceProcAddr next_gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
   link->u.pLayerInfo = link->u.pLayerInfo->pNext;
@@ -198,7 +204,8 @@ VKAPI_ATTR VkResult VKAPI_CALL create_instance(const VkInstanceCreateInfo* info,
 VKAPI_ATTR VkResult VKAPI_CALL create_device(VkPhysicalDevice physical, const VkDeviceCreateInfo* info,
                                              const VkAllocationCallbacks* allocator, VkDevice* device) {
   guard("vkCreateDevice");
-  auto* link = chain_info<VkLayerDeviceCreateInfo, VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO>(info->pNext, VK_LAYER_LINK_INFO);
+  auto* link =
+      chain_info<VkLayerDeviceCreateInfo, VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO>(info->pNext, VK_LAYER_LINK_INFO);
   if (!link || !link->u.pLayerInfo) return VK_ERROR_INITIALIZATION_FAILED;
   const PFN_vkGetInstanceProcAddr next_gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
   const PFN_vkGetDeviceProcAddr next_gdpa = link->u.pLayerInfo->pfnNextGetDeviceProcAddr;

@@ -32,10 +32,11 @@ TEST(AutoRuleTest, ADiscreteGpuLosesToTheCpuAtEverySize) {
   EXPECT_FALSE(d.gpu);
   EXPECT_NEAR(d.cpu_seconds, 0.1007, 0.0001);
   EXPECT_NEAR(d.gpu_seconds, 0.3634, 0.0001);
-  EXPECT_EQ(auto_estimate_text(d),
-            "adapter 0 (NVIDIA H100 80GB HBM3) is discrete: estimated 0.363 s on d3d12 (every byte copied into and out of "
-            "its heaps by one thread, and over the bus, the device's creation) against 0.101 s on the CPU backend's 2 "
-            "threads; named as the backend, d3d12 uses it anyway");
+  EXPECT_EQ(
+      auto_estimate_text(d),
+      "adapter 0 (NVIDIA H100 80GB HBM3) is discrete: estimated 0.363 s on d3d12 (every byte copied into and out of "
+      "its heaps by one thread, and over the bus, the device's creation) against 0.101 s on the CPU backend's 2 "
+      "threads; named as the backend, d3d12 uses it anyway");
   // One thread: the copies alone (0.2013 s) equal the CPU backend's whole run.
   const AutoEstimate one = decide_auto(kH100, and_of(kGiB, 1));
   EXPECT_FALSE(one.gpu);
@@ -53,8 +54,9 @@ TEST(AutoRuleTest, AUmaGpuStillPaysForTheCopies) {
   const AutoEstimate d = decide_auto(kIntegrated, and_of(kGiB, 1));
   EXPECT_FALSE(d.gpu);
   EXPECT_NEAR(d.gpu_seconds, 0.2635, 0.0001);
-  EXPECT_NE(auto_estimate_text(d).find("is UMA: estimated 0.264 s on d3d12 (every byte copied into and out of its heaps by one "
-                          "thread, the device's creation) against 0.201 s"),
+  EXPECT_NE(auto_estimate_text(d).find(
+                "is UMA: estimated 0.264 s on d3d12 (every byte copied into and out of its heaps by one "
+                "thread, the device's creation) against 0.201 s"),
             std::string::npos)
       << auto_estimate_text(d);
   for (std::uint64_t bytes : {16 * kMiB, 256 * kMiB, kGiB})
@@ -69,7 +71,8 @@ TEST(AutoRuleTest, ASoftwareAdapterIsNeverTaken) {
   EXPECT_FALSE(d.gpu);
   EXPECT_EQ(d.gpu_seconds, 0.0);
   EXPECT_EQ(auto_estimate_text(d),
-            "adapter 0 (llvmpipe (LLVM 15.0.6, 256 bits)) is software, slower than the CPU backend; named as the backend, d3d12 uses "
+            "adapter 0 (llvmpipe (LLVM 15.0.6, 256 bits)) is software, slower than the CPU backend; named as the "
+            "backend, d3d12 uses "
             "it anyway");
 }
 
@@ -82,7 +85,8 @@ TEST(AutoRuleTest, TheGpuWinsWhereItsPathIsCheaper) {
   const AutoEstimate uma = decide_auto(kIntegrated, and_of(kGiB, 1), no_copies);
   EXPECT_TRUE(uma.gpu);
   EXPECT_NEAR(uma.gpu_seconds, 0.0381, 0.0001);
-  EXPECT_EQ(auto_estimate_text(uma).find("; named as the backend, d3d12 uses it anyway"), std::string::npos) << auto_estimate_text(uma);
+  EXPECT_EQ(auto_estimate_text(uma).find("; named as the backend, d3d12 uses it anyway"), std::string::npos)
+      << auto_estimate_text(uma);
   // Discrete, no copies: 0.03 + 0.1288 (bus) + 0.0032 = 0.1620 s: faster than one thread (0.2013 s),
   // slower than two (0.1007 s).
   EXPECT_TRUE(decide_auto(kH100, and_of(kGiB, 1), no_copies).gpu);

@@ -63,7 +63,8 @@ TEST(BackendNamesTest, InHelpOrder) {
 }
 
 TEST(CheckBackendOptionsTest, AcceptsWhatEachBackendTakes) {
-  for (const char* name : {"auto", "cpu", "d3d12", "directml", "cpu-reference"}) EXPECT_FALSE(refusal(name, {})) << name;
+  for (const char* name : {"auto", "cpu", "d3d12", "directml", "cpu-reference"})
+    EXPECT_FALSE(refusal(name, {})) << name;
   EXPECT_FALSE(refusal("cpu", with_isa("scalar")));
   EXPECT_FALSE(refusal("auto", with_isa("scalar")));
   EXPECT_FALSE(refusal("cpu", with_threads(1)));
@@ -80,8 +81,10 @@ TEST(CheckBackendOptionsTest, RefusesWithAUsageError) {
   expect_usage("d3d12", with_threads(2), "the d3d12 backend has no choice of CPU threads (threads)");
   expect_usage("cpu", with_threads(kMaxThreads + 1), "threads: 257 is more than 256");
   expect_usage("cpu", with_adapter("0"), "adapter applies to the d3d12, directml and auto backends, not cpu");
-  expect_usage("cpu-reference", with_adapter("x"), "adapter applies to the d3d12, directml and auto backends, not cpu-reference");
-  expect_usage("directml", with_isa("avx2"), "the directml backend has no choice of instruction set (asked for 'avx2')");
+  expect_usage("cpu-reference", with_adapter("x"),
+               "adapter applies to the d3d12, directml and auto backends, not cpu-reference");
+  expect_usage("directml", with_isa("avx2"),
+               "the directml backend has no choice of instruction set (asked for 'avx2')");
   expect_usage("directml", with_threads(2), "the directml backend has no choice of CPU threads (threads)");
   EXPECT_FALSE(refusal("directml", with_adapter("0")));  // it runs on the d3d12 backend's device
 }
@@ -96,7 +99,8 @@ TEST(CheckBackendOptionsTest, TheOperationsAdapterReachesItsBackend) {
   EXPECT_NO_THROW((void)test::backend_request("d3d12", "", "1"));
   const auto named = make_backend(test::backend_request("auto", "", "0"), test::operands_of_bytes(1));
   EXPECT_NE(named->selection().rule, SelectionRule::small_output) << selection_text(named->selection());
-  EXPECT_EQ(make_backend(test::backend_request("auto"), test::operands_of_bytes(1))->selection().rule, SelectionRule::small_output);
+  EXPECT_EQ(make_backend(test::backend_request("auto"), test::operands_of_bytes(1))->selection().rule,
+            SelectionRule::small_output);
 }
 
 TEST(MakeBackendTest, BuildsTheNamedCpuBackends) {
@@ -114,7 +118,8 @@ TEST(MakeBackendTest, BuildsTheNamedCpuBackends) {
 }
 
 TEST(MakeBackendTest, AutoKeepsASmallRunOnTheCpuAndSaysWhy) {
-  const auto b = make_backend(test::backend_request("auto"), test::operands_of_bytes(3 << 20));  // 3 MiB, below kAutoGpuMinBytes (16 MiB)
+  const auto b = make_backend(test::backend_request("auto"),
+                              test::operands_of_bytes(3 << 20));  // 3 MiB, below kAutoGpuMinBytes (16 MiB)
   EXPECT_EQ(b->name(), "cpu");
   EXPECT_EQ(selection_text(b->selection()),
             "auto chose cpu: the output (3 MiB) is below 16 MiB, where the CPU beats starting a GPU device");
@@ -135,10 +140,12 @@ TEST(MakeBackendTest, AutoDescribesARunAsTheBackendItChose) {
   const auto chosen = make_backend(test::backend_request("auto", "", {}, 2));
   const auto cpu = make_backend(test::backend_request("cpu", "", {}, 2));
   ASSERT_EQ(chosen->name(), "cpu");
-  EXPECT_EQ(device_text(chosen->device_description_for(small, false)), device_text(cpu->device_description_for(small, false)));
+  EXPECT_EQ(device_text(chosen->device_description_for(small, false)),
+            device_text(cpu->device_description_for(small, false)));
   EXPECT_NE(device_text(chosen->device_description_for(small, false)).find("1 of 2 threads"), std::string::npos)
       << device_text(chosen->device_description_for(small, false));
-  EXPECT_EQ(device_text(chosen->device_description_for(small, true)), device_text(cpu->device_description_for(small, true)));
+  EXPECT_EQ(device_text(chosen->device_description_for(small, true)),
+            device_text(cpu->device_description_for(small, true)));
 }
 
 TEST(OutputSizeHintTest, BroadcastElementsTimesTheWidestInput) {

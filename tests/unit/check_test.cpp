@@ -122,7 +122,8 @@ TEST_F(CheckTest, FilesResolveAgainstTheRootAndLiteralsStayLiterals) {
   ASSERT_EQ(m.cases.size(), 2u);
   EXPECT_EQ(m.total, 2u);
   EXPECT_EQ(m.path, path);
-  EXPECT_EQ(operand_texts(m.cases[0].request->request().operands), (std::vector<std::string>{dir_.file("sub/a.npy"), "0x1"}));
+  EXPECT_EQ(operand_texts(m.cases[0].request->request().operands),
+            (std::vector<std::string>{dir_.file("sub/a.npy"), "0x1"}));
   EXPECT_EQ(m.cases[0].golden, dir_.file("sub/g.npy"));
   EXPECT_EQ(m.cases[0].request->request().op, OpKind::bit_or);
   EXPECT_EQ(m.cases[0].request->request().backend, BackendKind::cpu);
@@ -183,7 +184,8 @@ TEST_F(CheckTest, OptionsOverrideTheBackendAndFilterTheCases) {
   options.filter.clear();
   options.backend = test::kind("cpu-reference");
   options.isa.clear();
-  for (const auto& c : load_manifest(path, options).cases) EXPECT_EQ(c.request->backend(), BackendKind::cpu_reference) << c.name;
+  for (const auto& c : load_manifest(path, options).cases)
+    EXPECT_EQ(c.request->backend(), BackendKind::cpu_reference) << c.name;
   // A --isa with the reference backend: the case has no instruction set to force.
   options.isa = "scalar";
   for (const auto& c : load_manifest(path, options).cases) EXPECT_EQ(c.request->request().isa, "") << c.name;
@@ -236,25 +238,32 @@ TEST_F(CheckTest, MalformedManifestsNameTheCaseAndTheKey) {
                  "(\"5\", \"0xff\") or an array ([1.5])");
   expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["-"], "expected": "g.npy"}]})",
                  "case 'x': standard input cannot be an operand in a manifest");
-  expect_refused(R"({"cases": [{"name": "x", "op": "and", "inputs": ["1", "2"], "out_dtype": "uint32", "expected": "g.npy"}]})",
-                 "case 'x': \"out_dtype\" does not apply to and (only popcount takes it)");
-  expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "shift_overflow": "wrap", "expected": "g.npy"}]})",
-                 "case 'x': \"shift_overflow\" does not apply to not (only shl and shr take it)");
+  expect_refused(
+      R"({"cases": [{"name": "x", "op": "and", "inputs": ["1", "2"], "out_dtype": "uint32", "expected": "g.npy"}]})",
+      "case 'x': \"out_dtype\" does not apply to and (only popcount takes it)");
+  expect_refused(
+      R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "shift_overflow": "wrap", "expected": "g.npy"}]})",
+      "case 'x': \"shift_overflow\" does not apply to not (only shl and shr take it)");
   // Issue #23 item 9: a message to match beside a golden was ignored; refused as misplaced keys are.
-  expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "expected": "g.npy", "expect_message": "needs"}]})",
-                 "case 'x': \"expect_message\" needs \"expect_error\" (a case with \"expected\" reports no error to match)");
-  expect_refused(R"({"cases": [{"name": "x", "op": "shl", "inputs": ["1", "2"], "shift_overflow": "clamp", "expected": "g.npy"}]})",
-                 "case 'x': \"shift_overflow\" must be \"directml\", \"zero\" or \"wrap\"");
-  expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "feature_level": "4_2", "expected": "g.npy"}]})",
-                 "case 'x': \"feature_level\": unknown feature level \"4_2\"");
+  expect_refused(
+      R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "expected": "g.npy", "expect_message": "needs"}]})",
+      "case 'x': \"expect_message\" needs \"expect_error\" (a case with \"expected\" reports no error to match)");
+  expect_refused(
+      R"({"cases": [{"name": "x", "op": "shl", "inputs": ["1", "2"], "shift_overflow": "clamp", "expected": "g.npy"}]})",
+      "case 'x': \"shift_overflow\" must be \"directml\", \"zero\" or \"wrap\"");
+  expect_refused(
+      R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "feature_level": "4_2", "expected": "g.npy"}]})",
+      "case 'x': \"feature_level\": unknown feature level \"4_2\"");
   expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "dtype": "uint7", "expected": "g.npy"}]})",
                  "case 'x': \"dtype\": unknown data type \"uint7\"");
-  expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "backend": "gpu", "expected": "g.npy"}]})",
-                 "case 'x': \"backend\": unknown backend \"gpu\" (available: auto, cpu, d3d12, directml, cpu-reference)");
+  expect_refused(
+      R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "backend": "gpu", "expected": "g.npy"}]})",
+      "case 'x': \"backend\": unknown backend \"gpu\" (available: auto, cpu, d3d12, directml, cpu-reference)");
   expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"]}]})",
                  "case 'x': give exactly one of \"expected\" and \"expect_error\"");
-  expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "expected": "g.npy", "expect_error": "io"}]})",
-                 "case 'x': give exactly one of \"expected\" and \"expect_error\"");
+  expect_refused(
+      R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "expected": "g.npy", "expect_error": "io"}]})",
+      "case 'x': give exactly one of \"expected\" and \"expect_error\"");
   expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "expect_error": "oops"}]})",
                  "case 'x': \"expect_error\": unknown error name \"oops\"");
   expect_refused(R"({"cases": [{"name": "x", "op": "not", "inputs": ["1"], "expected": "a.npy"},
@@ -273,7 +282,9 @@ TEST_F(CheckTest, DuplicateKeysAndSyntaxErrorsSayWhere) {
   expect_refused(R"({"defaults": {"op": "not", "op": "and"}, "cases": [{}]})", "defaults: key \"op\" is given twice");
   const Error e = load_error("{\"cases\": [\n  {\"name\": \"x\",, }\n]}");
   EXPECT_EQ(e.code(), Errc::invalid_input);
-  EXPECT_EQ(std::string(e.what()).rfind("reading manifest '" + dir_.file("manifest.json") + "': invalid JSON at line 2, column ", 0), 0u)
+  EXPECT_EQ(std::string(e.what()).rfind(
+                "reading manifest '" + dir_.file("manifest.json") + "': invalid JSON at line 2, column ", 0),
+            0u)
       << e.what();
 }
 
@@ -327,22 +338,24 @@ TEST(JunitXmlTest, CountsAndEscapes) {
   error.detail = "io error";
   s.cases = {pass, fail, error};
   const std::vector<CheckSummary> summaries{s};
-  EXPECT_EQ(junit_xml(summaries),
+  EXPECT_EQ(
+      junit_xml(summaries),
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<testsuites tests=\"3\" failures=\"1\" errors=\"1\" time=\"0.000000\">\n"
+      "  <testsuite name=\"a&amp;b.json\" tests=\"3\" failures=\"1\" errors=\"1\" time=\"0.000000\">\n"
+      "    <testcase classname=\"dmlbits.check\" name=\"ok\" time=\"0.000000\"/>\n"
+      "    <testcase classname=\"dmlbits.check\" name=\"&lt;bad&gt;\" time=\"0.000000\">\n"
+      "      <failure message=\"one &quot;line&quot;\">mismatch with &apos;g.npy&apos;: dtype differs: expected UINT8, "
+      "got UINT16\n</failure>\n"
+      "    </testcase>\n"
+      "    <testcase classname=\"dmlbits.check\" name=\"ctl?\" time=\"0.000000\">\n"
+      "      <error message=\"io error\">io error</error>\n"
+      "    </testcase>\n"
+      "  </testsuite>\n"
+      "</testsuites>\n");
+  EXPECT_EQ(junit_xml({}),
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            "<testsuites tests=\"3\" failures=\"1\" errors=\"1\" time=\"0.000000\">\n"
-            "  <testsuite name=\"a&amp;b.json\" tests=\"3\" failures=\"1\" errors=\"1\" time=\"0.000000\">\n"
-            "    <testcase classname=\"dmlbits.check\" name=\"ok\" time=\"0.000000\"/>\n"
-            "    <testcase classname=\"dmlbits.check\" name=\"&lt;bad&gt;\" time=\"0.000000\">\n"
-            "      <failure message=\"one &quot;line&quot;\">mismatch with &apos;g.npy&apos;: dtype differs: expected UINT8, "
-            "got UINT16\n</failure>\n"
-            "    </testcase>\n"
-            "    <testcase classname=\"dmlbits.check\" name=\"ctl?\" time=\"0.000000\">\n"
-            "      <error message=\"io error\">io error</error>\n"
-            "    </testcase>\n"
-            "  </testsuite>\n"
-            "</testsuites>\n");
-  EXPECT_EQ(junit_xml({}), "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                           "<testsuites tests=\"0\" failures=\"0\" errors=\"0\" time=\"0.000000\">\n</testsuites>\n");
+            "<testsuites tests=\"0\" failures=\"0\" errors=\"0\" time=\"0.000000\">\n</testsuites>\n");
 }
 
 }  // namespace

@@ -111,13 +111,14 @@ TEST(CompareTextTest, ATableOfTheShownDifferences) {
   const Tensor e = make(DType::uint8, Shape{3}, {13, 7, 3});
   const Tensor a = make(DType::uint8, Shape{3}, {12, 7, 252});
   const CompareReport r = compare_tensors(e.view(), a.view(), 10);
-  const std::string header = "  index" + spaces(15) + " " + spaces(16) + "expected" + " " + spaces(18) + "actual" +
-                             "  differing bits (xor)\n";
-  const std::string row0 = "  [0]" + spaces(17) + " " + spaces(15) + "13 (0x0d)" + " " + spaces(15) + "12 (0x0c)" +
-                           "  0x01 (1 bit)\n";
-  const std::string row2 = "  [2]" + spaces(17) + " " + spaces(16) + "3 (0x03)" + " " + spaces(14) + "252 (0xfc)" +
-                           "  0xff (8 bits)\n";
-  EXPECT_EQ(compare_text(r, "'g.npy'"), "mismatch with 'g.npy': 2 of 3 elements differ (UINT8)\n" + header + row0 + row2);
+  const std::string header =
+      "  index" + spaces(15) + " " + spaces(16) + "expected" + " " + spaces(18) + "actual" + "  differing bits (xor)\n";
+  const std::string row0 =
+      "  [0]" + spaces(17) + " " + spaces(15) + "13 (0x0d)" + " " + spaces(15) + "12 (0x0c)" + "  0x01 (1 bit)\n";
+  const std::string row2 =
+      "  [2]" + spaces(17) + " " + spaces(16) + "3 (0x03)" + " " + spaces(14) + "252 (0xfc)" + "  0xff (8 bits)\n";
+  EXPECT_EQ(compare_text(r, "'g.npy'"),
+            "mismatch with 'g.npy': 2 of 3 elements differ (UINT8)\n" + header + row0 + row2);
   EXPECT_EQ(compare_text(r, "'g.npy'", 1),
             "mismatch with 'g.npy': 2 of 3 elements differ (UINT8)\n" + header + row0 + "  ... 1 more\n");
   // Issue #23 item 17: --show 0 prints the count alone, not a header over no rows.
@@ -128,7 +129,8 @@ TEST(CompareTextTest, ATableOfTheShownDifferences) {
 TEST(CompareTextTest, OneElementIsSingular) {
   const Tensor e = make(DType::uint8, Shape{1}, {1});
   const Tensor a = make(DType::uint8, Shape{1}, {2});
-  EXPECT_EQ(compare_text(compare_tensors(e.view(), e.view(), 10), "'g.npy'"), "match with 'g.npy': 1 element identical\n");
+  EXPECT_EQ(compare_text(compare_tensors(e.view(), e.view(), 10), "'g.npy'"),
+            "match with 'g.npy': 1 element identical\n");
   EXPECT_EQ(compare_text(compare_tensors(e.view(), a.view(), 10), "'g.npy'", 0),
             "mismatch with 'g.npy': 1 of 1 element differs (UINT8)\n");
 }

@@ -34,7 +34,9 @@ TEST(IsaSupportTest, ScalarRunsEverywhereAndSupportIsANarrowerSet) {
   for (const Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) EXPECT_EQ(isa_supported(isa), isa <= host_isa());
   // avx512 needs all three of F, BW and VL.
   const CpuFeatures& f = cpu_features();
-  if (f.avx512f && !(f.avx512bw && f.avx512vl)) { EXPECT_FALSE(isa_supported(Isa::avx512)); }
+  if (f.avx512f && !(f.avx512bw && f.avx512vl)) {
+    EXPECT_FALSE(isa_supported(Isa::avx512));
+  }
 }
 
 TEST(IsaSupportTest, RequireNamesTheSetAndTheBestAvailable) {
@@ -54,8 +56,9 @@ TEST(IsaDescriptionTest, NamesTheExtensionsInUse) {
   EXPECT_EQ(isa_description(Isa::scalar), cpu_features().popcnt ? "scalar (POPCNT)" : "scalar");
   // The optional extensions are listed only when the CPU runs avx512 at all.
   const std::string avx512 = isa_description(Isa::avx512);
-  if (!isa_supported(Isa::avx512)) { EXPECT_EQ(avx512, "AVX-512 (F, BW, VL)"); }
-  else {
+  if (!isa_supported(Isa::avx512)) {
+    EXPECT_EQ(avx512, "AVX-512 (F, BW, VL)");
+  } else {
     EXPECT_EQ(avx512.find("VPOPCNTDQ") != std::string::npos, cpu_features().avx512vpopcntdq);
     EXPECT_EQ(avx512.find("BITALG") != std::string::npos, cpu_features().avx512bitalg);
   }

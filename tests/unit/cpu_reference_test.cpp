@@ -137,8 +137,8 @@ TEST(CpuReferenceTest, ShiftHandComputedValues) {
 TEST(CpuReferenceTest, ShiftDirectmlMeasuredValues) {
   // The values measured on DirectML itself (shared reference, directml-under-wine.md).
   EXPECT_EQ(reference_binary<std::uint8_t>(OpKind::shl, 0xF4, 32, kDml), 0xF4);
-  EXPECT_EQ(reference_binary<std::uint8_t>(OpKind::shl, 0xF5, 35, kDml), 0xA8);  // 0xF5 << 3 = 0x7A8
-  EXPECT_EQ(reference_binary<std::uint8_t>(OpKind::shl, 0xF7, 41, kDml), 0x00);  // by 9
+  EXPECT_EQ(reference_binary<std::uint8_t>(OpKind::shl, 0xF5, 35, kDml), 0xA8);       // 0xF5 << 3 = 0x7A8
+  EXPECT_EQ(reference_binary<std::uint8_t>(OpKind::shl, 0xF7, 41, kDml), 0x00);       // by 9
   EXPECT_EQ(reference_binary<std::uint16_t>(OpKind::shl, 0xF3F3, 33, kDml), 0xE7E6);  // 0x1E7E6
   EXPECT_EQ(reference_binary<std::uint64_t>(OpKind::shr, 0xD69A5E00F2F2F2F2u, 64, kDml), 0x00000000D69A5E00u);
 }
@@ -161,7 +161,7 @@ TEST(CpuReferenceTest, ShiftDirectmlHandComputedValues) {
   EXPECT_EQ(reference_binary<std::uint16_t>(OpKind::shr, 0x8001, 32, kDml), 0x8001);
   EXPECT_EQ(reference_binary<std::uint16_t>(OpKind::shr, 0x8001, 47, kDml), 0x0001);
   EXPECT_EQ(reference_binary<std::uint16_t>(OpKind::shl, 0x8001, 48, kDml), 0x0000);
-  EXPECT_EQ(reference_binary<std::uint16_t>(OpKind::shl, 0x00FF, 1000, kDml), 0xFF00);  // 1000 & 31 = 8
+  EXPECT_EQ(reference_binary<std::uint16_t>(OpKind::shl, 0x00FF, 1000, kDml), 0xFF00);   // 1000 & 31 = 8
   EXPECT_EQ(reference_binary<std::uint16_t>(OpKind::shl, 0x0001, 65535, kDml), 0x0000);  // by 31
   // 32 bits: the count modulo 32, as wrap.
   EXPECT_EQ(reference_binary<std::uint32_t>(OpKind::shl, 0x12345678u, 32, kDml), 0x12345678u);
@@ -172,7 +172,7 @@ TEST(CpuReferenceTest, ShiftDirectmlHandComputedValues) {
   EXPECT_EQ(reference_binary<std::uint64_t>(OpKind::shl, 0xFFu, 60, kDml), 0xF000000000000000u);
   EXPECT_EQ(reference_binary<std::uint64_t>(OpKind::shl, 1, 64, kDml), 0x100000000u);
   EXPECT_EQ(reference_binary<std::uint64_t>(OpKind::shl, 1, 67, kDml), 0x800000000u);
-  EXPECT_EQ(reference_binary<std::uint64_t>(OpKind::shr, 0x8000000000000000u, 95, kDml), 1u);    // by 63
+  EXPECT_EQ(reference_binary<std::uint64_t>(OpKind::shr, 0x8000000000000000u, 95, kDml), 1u);           // by 63
   EXPECT_EQ(reference_binary<std::uint64_t>(OpKind::shr, 0x8000000000000000u, 96, kDml), 0x80000000u);  // by 32
   EXPECT_EQ(reference_binary<std::uint64_t>(OpKind::shl, 1, 0xFFFFFFFFu, kDml), 0x8000000000000000u);
   EXPECT_EQ(reference_binary<std::uint64_t>(OpKind::shl, 1, (std::uint64_t{1} << 32) + 3, kDml), 8u);
@@ -228,8 +228,8 @@ TEST(CpuReferenceTest, BackendBroadcastsColumnAgainstRow) {
   const std::vector<std::uint8_t> a{0x00, 0xFF, 0x0F};
   const std::vector<std::uint8_t> b{0x01, 0x02, 0x80, 0xF0};
   EXPECT_EQ(run_binary(OpKind::bit_xor, DType::uint8, a, Shape{3, 1}, b, Shape{1, 4}),
-            (std::vector<std::uint8_t>{0x01, 0x02, 0x80, 0xF0,    //
-                                       0xFE, 0xFD, 0x7F, 0x0F,    //
+            (std::vector<std::uint8_t>{0x01, 0x02, 0x80, 0xF0,  //
+                                       0xFE, 0xFD, 0x7F, 0x0F,  //
                                        0x0E, 0x0D, 0x8F, 0xFF}));
 }
 
@@ -252,8 +252,8 @@ TEST(CpuReferenceTest, BackendBroadcastsScalarAndMiddleDimension) {
 
 TEST(CpuReferenceTest, BackendRunsSignedAndFloatOnRawBits) {
   // INT8 AND: -1 & x = x; -128 & 127 = 0.
-  EXPECT_EQ(run_binary(OpKind::bit_and, DType::int8, std::vector<std::int8_t>{-1, -128, -2},
-                       Shape{3}, std::vector<std::int8_t>{42, 127, -3}, Shape{3}),
+  EXPECT_EQ(run_binary(OpKind::bit_and, DType::int8, std::vector<std::int8_t>{-1, -128, -2}, Shape{3},
+                       std::vector<std::int8_t>{42, 127, -3}, Shape{3}),
             (std::vector<std::int8_t>{42, 0, -4}));  // 0xFE & 0xFD = 0xFC = -4
   // FLOAT32 XOR with the sign bit negates, including -0.0 and inf.
   const std::uint32_t sign = 0x80000000u;
@@ -267,7 +267,8 @@ TEST(CpuReferenceTest, BackendRunsSignedAndFloatOnRawBits) {
   std::vector<std::byte> out(16);
   CpuReferenceBackend backend;
   backend.run(v, {{ab, bb}, out});
-  EXPECT_EQ(values_of<std::uint32_t>(out), (std::vector<std::uint32_t>{0xBF800000u, 0x80000000u, 0xFF800000u, 0xFFC00001u}));
+  EXPECT_EQ(values_of<std::uint32_t>(out),
+            (std::vector<std::uint32_t>{0xBF800000u, 0x80000000u, 0xFF800000u, 0xFFC00001u}));
 }
 
 TEST(CpuReferenceTest, BackendPopcountBothOutputTypes) {
@@ -282,10 +283,8 @@ TEST(CpuReferenceTest, BackendPopcountBothOutputTypes) {
     std::vector<std::byte> out(5 * dtype_info(out_dtype).size);
     CpuReferenceBackend backend;
     backend.run(v, {{ib}, out});
-    if (out_dtype == DType::uint8)
-      EXPECT_EQ(values_of<std::uint8_t>(out), (std::vector<std::uint8_t>{16, 1, 0, 8, 3}));
-    else
-      EXPECT_EQ(values_of<std::uint32_t>(out), (std::vector<std::uint32_t>{16, 1, 0, 8, 3}));
+    if (out_dtype == DType::uint8) EXPECT_EQ(values_of<std::uint8_t>(out), (std::vector<std::uint8_t>{16, 1, 0, 8, 3}));
+    else EXPECT_EQ(values_of<std::uint32_t>(out), (std::vector<std::uint32_t>{16, 1, 0, 8, 3}));
   }
 }
 

@@ -67,12 +67,12 @@ Gpu& gpu() {
   return g;
 }
 
-#define REQUIRE_GPU()                                                                           \
-  do {                                                                                          \
-    if (!gpu().backend) {                                                                       \
+#define REQUIRE_GPU()                                                                                   \
+  do {                                                                                                  \
+    if (!gpu().backend) {                                                                               \
       if (d3d12_required()) FAIL() << "DMLBITS_REQUIRE_D3D12=1 but no D3D12 adapter: " << gpu().reason; \
-      GTEST_SKIP() << "no D3D12 adapter: " << gpu().reason;                                     \
-    }                                                                                           \
+      GTEST_SKIP() << "no D3D12 adapter: " << gpu().reason;                                             \
+    }                                                                                                   \
   } while (0)
 
 // One row of the support table at the newest level.
@@ -171,8 +171,7 @@ void expect_same(Backend& backend, const ValidatedOp& op, const std::vector<Byte
   std::size_t i = 0;
   while (i < n && std::memcmp(&got[i * out_size], &want[i * out_size], out_size) == 0) ++i;
   std::string ins;
-  for (const auto& in : inputs)
-    ins += in.size() == n * in_size ? " " + hex(&in[i * in_size], in_size) : " (broadcast)";
+  for (const auto& in : inputs) ins += in.size() == n * in_size ? " " + hex(&in[i * in_size], in_size) : " (broadcast)";
   ADD_FAILURE() << what << ": element " << i << " of " << n << " inputs" << ins << ": d3d12 gave "
                 << hex(&got[i * out_size], out_size) << ", the reference " << hex(&want[i * out_size], out_size);
 }
@@ -184,8 +183,12 @@ void expect_same(Backend& backend, const ValidatedOp& op, const std::vector<Byte
 class MemoryStagedIo final : public StagedIo {
  public:
   MemoryStagedIo(const ValidatedOp& op, const std::vector<Bytes>& inputs, Bytes& out, bool concurrent)
-      : inputs_(inputs), out_(out), concurrent_(concurrent), in_size_(dtype_info(op.input_dtype()).size),
-        out_size_(dtype_info(op.output_dtype()).size), count_(op.output_shape().element_count()),
+      : inputs_(inputs),
+        out_(out),
+        concurrent_(concurrent),
+        in_size_(dtype_info(op.input_dtype()).size),
+        out_size_(dtype_info(op.output_dtype()).size),
+        count_(op.output_shape().element_count()),
         seen_(count_, 0) {}
   bool concurrent_reads() const override { return concurrent_; }
   bool concurrent_writes() const override { return concurrent_; }
@@ -261,8 +264,8 @@ void expect_same_staged(const ValidatedOp& op, const std::vector<Bytes>& inputs,
   if (got == want) return;
   std::size_t i = 0;
   while (i < n && std::memcmp(&got[i * out_size], &want[i * out_size], out_size) == 0) ++i;
-  ADD_FAILURE() << what << " (staged): element " << i << " of " << n << ": d3d12 gave " << hex(&got[i * out_size], out_size)
-                << ", the reference " << hex(&want[i * out_size], out_size);
+  ADD_FAILURE() << what << " (staged): element " << i << " of " << n << ": d3d12 gave "
+                << hex(&got[i * out_size], out_size) << ", the reference " << hex(&want[i * out_size], out_size);
 }
 
 // One combination on every shape.
@@ -276,8 +279,9 @@ void check_combo(const Combo& c) {
   // Packed: every input has the output's shape. Sizes around one 16-byte unit of output and
   // around one thread group's units (gpu_kernel.hpp).
   const std::uint64_t unit = 16 / dtype_info(c.out).size, group = unit * gpu::kThreadGroupSize;
-  for (std::uint64_t n : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{3}, unit - 1, unit, unit + 1, std::uint64_t{63},
-                          std::uint64_t{64}, std::uint64_t{65}, group - 1, group, group + 1, std::uint64_t{4097}}) {
+  for (std::uint64_t n :
+       {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{3}, unit - 1, unit, unit + 1, std::uint64_t{63},
+        std::uint64_t{64}, std::uint64_t{65}, group - 1, group, group + 1, std::uint64_t{4097}}) {
     std::vector<Bytes> in{random_tensor(rng, n, w, false)};
     std::vector<Shape> shapes{Shape({n})};
     if (binary) {
@@ -310,8 +314,7 @@ void check_combo(const Combo& c) {
   if (!binary) {
     // Unary ops are always packed; an 8-d shape still runs (as one flat run).
     const Shape s({2, 1, 3, 2, 1, 4, 3, 5});
-    expect_same(b, make_op(c, {s}), {random_tensor(rng, s.element_count(), w, false)},
-                combo_name(c) + " 8-d");
+    expect_same(b, make_op(c, {s}), {random_tensor(rng, s.element_count(), w, false)}, combo_name(c) + " 8-d");
     return;
   }
   // Strided: 8-d, both inputs broadcast along different dimensions.
@@ -345,8 +348,7 @@ TEST_P(D3d12Differential, MatchesReference) {
   EXPECT_GT(combos, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryOperator, D3d12Differential,
-                         ::testing::ValuesIn(ops_with_shaders()),
+INSTANTIATE_TEST_SUITE_P(EveryOperator, D3d12Differential, ::testing::ValuesIn(ops_with_shaders()),
                          [](const ::testing::TestParamInfo<OpKind>& p) { return std::string(op_info(p.param).verb); });
 
 TEST(D3d12BackendTest, CoversEverySupportedCombination) {
@@ -539,7 +541,8 @@ TEST(D3d12BackendTest, ChunksToTheBufferLimit) {
   Bytes a = random_tensor(rng, s.element_count(), 8, false), bb = random_tensor(rng, 50, 8, true);
   const ValidatedOp op = make_op(shr64, {s, Shape({50})}, true);
   Bytes want(a.size());
-  CpuReferenceBackend().run(op, ExecuteBuffers{{{a.data(), a.size()}, {bb.data(), bb.size()}}, {want.data(), want.size()}});
+  CpuReferenceBackend().run(op,
+                            ExecuteBuffers{{{a.data(), a.size()}, {bb.data(), bb.size()}}, {want.data(), want.size()}});
   b.run(op, ExecuteBuffers{{{a.data(), a.size()}, {bb.data(), bb.size()}}, {a.data(), a.size()}});
   EXPECT_TRUE(a == want) << "in place with chunks";
 }
@@ -589,7 +592,8 @@ TEST(D3d12BackendTest, AutoKeepsSmallRunsOnTheCpu) {
   // No adapter needed: a small output never looks for one.
   auto small = make_backend(test::backend_request("auto"), test::operands_of_bytes(1024));
   EXPECT_EQ(small->name(), "cpu");
-  EXPECT_NE(selection_text(small->selection()).find("auto chose cpu: the output (1 KiB) is below 16 MiB"), std::string::npos)
+  EXPECT_NE(selection_text(small->selection()).find("auto chose cpu: the output (1 KiB) is below 16 MiB"),
+            std::string::npos)
       << selection_text(small->selection());
   auto large = make_backend(test::backend_request("auto"), test::operands_of_bytes(kAutoGpuMinBytes));
   const bool hardware = [] {
@@ -599,10 +603,12 @@ TEST(D3d12BackendTest, AutoKeepsSmallRunsOnTheCpu) {
   }();
   // On a hardware adapter too: its estimated cost (auto_rule.hpp) is above the CPU's.
   EXPECT_EQ(large->name(), "cpu") << selection_text(large->selection());
-  EXPECT_NE(selection_text(large->selection()).find(hardware ? "auto chose cpu: adapter " : "auto chose cpu"), std::string::npos)
+  EXPECT_NE(selection_text(large->selection()).find(hardware ? "auto chose cpu: adapter " : "auto chose cpu"),
+            std::string::npos)
       << selection_text(large->selection());
   if (hardware) {
-    EXPECT_NE(selection_text(large->selection()).find("estimated"), std::string::npos) << selection_text(large->selection());
+    EXPECT_NE(selection_text(large->selection()).find("estimated"), std::string::npos)
+        << selection_text(large->selection());
   }
   EXPECT_TRUE(selection_text(make_backend(test::backend_request("cpu"))->selection()).empty());
 }

@@ -27,7 +27,8 @@ TEST(DescribeTest, ACpuRunSaysWhyItUsesFewerThreads) {
             "CPU, AVX2 kernels, 1 of 2 threads (outputs under 4 MiB run on one)");
   EXPECT_EQ(device_text(cpu(8, 3, {ThreadUse::per_size, 2 * kMiB})),
             "CPU, AVX2 kernels, 3 of 8 threads (one per 2 MiB of output)");
-  EXPECT_EQ(device_text(cpu(2, 2, {ThreadUse::pipeline})), "CPU, AVX2 kernels, 2 threads (one reads and computes, one writes)");
+  EXPECT_EQ(device_text(cpu(2, 2, {ThreadUse::pipeline})),
+            "CPU, AVX2 kernels, 2 threads (one reads and computes, one writes)");
   EXPECT_EQ(device_text(cpu(4, 2, {ThreadUse::slices, 0, 2})),
             "CPU, AVX2 kernels, 2 of 4 threads (each reads, computes and writes half)");
   EXPECT_EQ(device_text(cpu(4, 4, {ThreadUse::slices, 0, 4})),
@@ -36,7 +37,8 @@ TEST(DescribeTest, ACpuRunSaysWhyItUsesFewerThreads) {
             "CPU, AVX2 kernels, 1 of 2 threads (streamed outputs under 64 MiB run on one)");
   EXPECT_EQ(device_text(cpu(2, 1, {ThreadUse::two_streams})),
             "CPU, AVX2 kernels, 1 of 2 threads (two streamed inputs through a pipe or device run on one)");
-  EXPECT_EQ(device_text(cpu(2, 1, {ThreadUse::narrower})), "CPU, AVX2 kernels, 1 of 2 threads (narrower outputs run on one)");
+  EXPECT_EQ(device_text(cpu(2, 1, {ThreadUse::narrower})),
+            "CPU, AVX2 kernels, 1 of 2 threads (narrower outputs run on one)");
   DeviceDescription narrower = cpu(2, 0, {});
   narrower.narrower_per_operation = true;
   EXPECT_EQ(device_text(narrower), "CPU, AVX2 kernels (some narrower, per operation), 2 threads");
@@ -71,7 +73,8 @@ TEST(DescribeTest, TheOtherDevices) {
 TEST(DescribeTest, TheTeamAndWhatHeldIt) {
   EXPECT_EQ(thread_team_text({}), "");
   EXPECT_EQ(thread_team_text({.threads = 3, .limit = ThreadLimit::requested}), "3 threads: as asked");
-  EXPECT_EQ(thread_team_text({.threads = 1, .limit = ThreadLimit::cpus, .cpus = 1}), "1 thread: 1 CPU this process may run on");
+  EXPECT_EQ(thread_team_text({.threads = 1, .limit = ThreadLimit::cpus, .cpus = 1}),
+            "1 thread: 1 CPU this process may run on");
   EXPECT_EQ(thread_team_reason({.threads = 8, .limit = ThreadLimit::knee, .cpus = 64, .quota = 40.0, .isa = "avx2"}),
             "8 of the 64 CPUs this process may run on (quota 40), where more stop paying for avx2 kernels");
 }
@@ -83,7 +86,8 @@ TEST(DescribeTest, EveryRuleOfAutosChoice) {
   s.rule = SelectionRule::small_output;
   s.output_bytes = 3 * kMiB;
   s.min_bytes = 16 * kMiB;
-  EXPECT_EQ(selection_text(s), "auto chose cpu: the output (3 MiB) is below 16 MiB, where the CPU beats starting a GPU device");
+  EXPECT_EQ(selection_text(s),
+            "auto chose cpu: the output (3 MiB) is below 16 MiB, where the CPU beats starting a GPU device");
   // Rounding never makes the comparison read as its contradiction ("16.0 MiB is below 16 MiB").
   s.output_bytes = 16 * kMiB - 1;
   EXPECT_EQ(selection_text(s),
@@ -117,8 +121,13 @@ TEST(DescribeTest, EveryRuleOfAutosChoice) {
   EXPECT_EQ(selection_text(s), "auto chose cpu: the D3D12 device failed: out of memory");
   s.rule = SelectionRule::estimate;
   s.backend = "d3d12";
-  s.estimate = {.adapter_index = 0, .adapter_name = "GPU", .uma = true, .gpu = true, .cpu_seconds = 0.2,
-                .gpu_seconds = 0.05, .cpu_threads = 1};
+  s.estimate = {.adapter_index = 0,
+                .adapter_name = "GPU",
+                .uma = true,
+                .gpu = true,
+                .cpu_seconds = 0.2,
+                .gpu_seconds = 0.05,
+                .cpu_threads = 1};
   EXPECT_EQ(selection_text(s),
             "auto chose d3d12: adapter 0 (GPU) is UMA: estimated 0.05 s on d3d12 (every byte copied into and out of "
             "its heaps by one thread, the device's creation) against 0.2 s on the CPU backend's 1 thread");

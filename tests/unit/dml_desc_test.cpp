@@ -97,16 +97,16 @@ TEST(DmlDescTest, EmptyTensorNeedsNoBytes) {
 // ---- calc_buffer_tensor_size ----
 
 TEST(DmlDescTest, CalcBufferTensorSizeMatchesDirectMLsRule) {
-  EXPECT_EQ(calc_buffer_tensor_size(DType::uint8, {3}, {1}), 4u);           // 3 -> 4
-  EXPECT_EQ(calc_buffer_tensor_size(DType::uint8, {4}, {1}), 4u);           // exactly 4
-  EXPECT_EQ(calc_buffer_tensor_size(DType::uint8, {5}, {1}), 8u);           // 5 -> 8
-  EXPECT_EQ(calc_buffer_tensor_size(DType::uint16, {2, 3}, {0, 1}), 8u);    // 3 elements, 6 -> 8
-  EXPECT_EQ(calc_buffer_tensor_size(DType::uint16, {2, 3}, {3, 1}), 12u);   // 6 elements x 2
-  EXPECT_EQ(calc_buffer_tensor_size(DType::uint8, {5}, {0}), 4u);           // 1 element
-  EXPECT_EQ(calc_buffer_tensor_size(DType::float16, {1}, {1}), 4u);         // 2 -> 4
+  EXPECT_EQ(calc_buffer_tensor_size(DType::uint8, {3}, {1}), 4u);          // 3 -> 4
+  EXPECT_EQ(calc_buffer_tensor_size(DType::uint8, {4}, {1}), 4u);          // exactly 4
+  EXPECT_EQ(calc_buffer_tensor_size(DType::uint8, {5}, {1}), 8u);          // 5 -> 8
+  EXPECT_EQ(calc_buffer_tensor_size(DType::uint16, {2, 3}, {0, 1}), 8u);   // 3 elements, 6 -> 8
+  EXPECT_EQ(calc_buffer_tensor_size(DType::uint16, {2, 3}, {3, 1}), 12u);  // 6 elements x 2
+  EXPECT_EQ(calc_buffer_tensor_size(DType::uint8, {5}, {0}), 4u);          // 1 element
+  EXPECT_EQ(calc_buffer_tensor_size(DType::float16, {1}, {1}), 4u);        // 2 -> 4
   EXPECT_EQ(calc_buffer_tensor_size(DType::uint32, {2, 2}, {2, 1}), 16u);
   EXPECT_EQ(calc_buffer_tensor_size(DType::uint64, {2, 3}, {3, 1}), 48u);
-  EXPECT_EQ(calc_buffer_tensor_size(DType::int8, {2, 3}, {4, 1}), 8u);      // padded rows: last 6 -> 7 -> 8
+  EXPECT_EQ(calc_buffer_tensor_size(DType::int8, {2, 3}, {4, 1}), 8u);  // padded rows: last 6 -> 7 -> 8
   EXPECT_EQ(calc_buffer_tensor_size(DType::float64, {3, 1}, {1, 0}), 24u);
   EXPECT_EQ(calc_buffer_tensor_size(DType::uint32, {1, 1, 1, 1}, {1, 1, 1, 1}), 4u);
   EXPECT_EQ(calc_buffer_tensor_size(DType::uint8, {2, 0, 3}, {0, 3, 1}), 0u);  // empty

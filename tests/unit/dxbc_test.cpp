@@ -26,77 +26,72 @@ constexpr std::uint32_t kEmptyCs[] = {
 };
 // test_cs_constant_buffer: RWBuffer<float> store of a cbuffer value (232 bytes; 212 checksummed bytes, 20 mod 64)
 constexpr std::uint32_t kConstantBufferCs[] = {
-    0x43425844, 0xbcbca6fb, 0x0bd883e5, 0x8e0848ea, 0xaf152cfd, 0x00000001, 0x000000e8, 0x00000003,
-    0x0000002c, 0x0000003c, 0x0000004c, 0x4e475349, 0x00000008, 0x00000000, 0x00000008, 0x4e47534f,
-    0x00000008, 0x00000000, 0x00000008, 0x58454853, 0x00000094, 0x00050050, 0x00000025, 0x0100086a,
-    0x04000059, 0x00208e46, 0x00000007, 0x00000001, 0x0400089c, 0x0011e000, 0x00000000, 0x00005555,
-    0x0200005f, 0x00024000, 0x0200005f, 0x00021012, 0x02000068, 0x00000001, 0x0400009b, 0x00000020,
-    0x00000001, 0x00000001, 0x07000023, 0x00100012, 0x00000000, 0x0002100a, 0x00004001, 0x00000020,
-    0x0002400a, 0x080000a4, 0x0011e0f2, 0x00000000, 0x00100006, 0x00000000, 0x00208006, 0x00000007,
-    0x00000000, 0x0100003e,
+    0x43425844, 0xbcbca6fb, 0x0bd883e5, 0x8e0848ea, 0xaf152cfd, 0x00000001, 0x000000e8, 0x00000003, 0x0000002c,
+    0x0000003c, 0x0000004c, 0x4e475349, 0x00000008, 0x00000000, 0x00000008, 0x4e47534f, 0x00000008, 0x00000000,
+    0x00000008, 0x58454853, 0x00000094, 0x00050050, 0x00000025, 0x0100086a, 0x04000059, 0x00208e46, 0x00000007,
+    0x00000001, 0x0400089c, 0x0011e000, 0x00000000, 0x00005555, 0x0200005f, 0x00024000, 0x0200005f, 0x00021012,
+    0x02000068, 0x00000001, 0x0400009b, 0x00000020, 0x00000001, 0x00000001, 0x07000023, 0x00100012, 0x00000000,
+    0x0002100a, 0x00004001, 0x00000020, 0x0002400a, 0x080000a4, 0x0011e0f2, 0x00000000, 0x00100006, 0x00000000,
+    0x00208006, 0x00000007, 0x00000000, 0x0100003e,
 };
 // test_tgsm: RWByteAddressBuffer and groupshared InterlockedAdd (328 bytes; 308 checksummed bytes, 52 mod 64)
 constexpr std::uint32_t kRawTgsmCs[] = {
-    0x43425844, 0x467df6d9, 0x5f56edda, 0x5c96b787, 0x60c91fb8, 0x00000001, 0x00000148, 0x00000003,
-    0x0000002c, 0x0000003c, 0x0000004c, 0x4e475349, 0x00000008, 0x00000000, 0x00000008, 0x4e47534f,
-    0x00000008, 0x00000000, 0x00000008, 0x58454853, 0x000000f4, 0x00050050, 0x0000003d, 0x0100086a,
-    0x0300009d, 0x0011e000, 0x00000000, 0x0200005f, 0x00024000, 0x0200005f, 0x00021012, 0x02000068,
-    0x00000001, 0x0400009f, 0x0011f000, 0x00000000, 0x00000004, 0x0400009b, 0x00000020, 0x00000001,
-    0x00000001, 0x0200001f, 0x0002400a, 0x060000a6, 0x0011f012, 0x00000000, 0x00004001, 0x00000000,
-    0x0002100a, 0x01000015, 0x010018be, 0x060000ad, 0x0011f000, 0x00000000, 0x00004001, 0x00000000,
-    0x0002100a, 0x010018be, 0x0200001f, 0x0002400a, 0x06000029, 0x00100012, 0x00000000, 0x0002100a,
-    0x00004001, 0x00000002, 0x070000a5, 0x00100022, 0x00000000, 0x00004001, 0x00000000, 0x0011f006,
-    0x00000000, 0x070000a6, 0x0011e012, 0x00000000, 0x0010000a, 0x00000000, 0x0010001a, 0x00000000,
-    0x01000015, 0x0100003e,
+    0x43425844, 0x467df6d9, 0x5f56edda, 0x5c96b787, 0x60c91fb8, 0x00000001, 0x00000148, 0x00000003, 0x0000002c,
+    0x0000003c, 0x0000004c, 0x4e475349, 0x00000008, 0x00000000, 0x00000008, 0x4e47534f, 0x00000008, 0x00000000,
+    0x00000008, 0x58454853, 0x000000f4, 0x00050050, 0x0000003d, 0x0100086a, 0x0300009d, 0x0011e000, 0x00000000,
+    0x0200005f, 0x00024000, 0x0200005f, 0x00021012, 0x02000068, 0x00000001, 0x0400009f, 0x0011f000, 0x00000000,
+    0x00000004, 0x0400009b, 0x00000020, 0x00000001, 0x00000001, 0x0200001f, 0x0002400a, 0x060000a6, 0x0011f012,
+    0x00000000, 0x00004001, 0x00000000, 0x0002100a, 0x01000015, 0x010018be, 0x060000ad, 0x0011f000, 0x00000000,
+    0x00004001, 0x00000000, 0x0002100a, 0x010018be, 0x0200001f, 0x0002400a, 0x06000029, 0x00100012, 0x00000000,
+    0x0002100a, 0x00004001, 0x00000002, 0x070000a5, 0x00100022, 0x00000000, 0x00004001, 0x00000000, 0x0011f006,
+    0x00000000, 0x070000a6, 0x0011e012, 0x00000000, 0x0010000a, 0x00000000, 0x0010001a, 0x00000000, 0x01000015,
+    0x0100003e,
 };
-// test_compute_shader_instructions: RWByteAddressBuffer Load, InterlockedAdd, Store (332 bytes; 312 checksummed bytes, 56 mod 64)
+// test_compute_shader_instructions: RWByteAddressBuffer Load, InterlockedAdd, Store (332 bytes; 312 checksummed bytes,
+// 56 mod 64)
 constexpr std::uint32_t kInterlockedCs[] = {
-    0x43425844, 0x85f9168a, 0x5fe0c4d5, 0x5989b572, 0xecb6ce3c, 0x00000001, 0x0000014c, 0x00000003,
-    0x0000002c, 0x0000003c, 0x0000004c, 0x4e475349, 0x00000008, 0x00000000, 0x00000008, 0x4e47534f,
-    0x00000008, 0x00000000, 0x00000008, 0x58454853, 0x000000f8, 0x00050050, 0x0000003e, 0x0100086a,
-    0x0300009d, 0x0011e000, 0x00000000, 0x02000068, 0x00000001, 0x0400009f, 0x0011f000, 0x00000000,
-    0x00000004, 0x0400009b, 0x00000001, 0x00000001, 0x00000001, 0x890000a5, 0x800002c2, 0x00199983,
-    0x00100012, 0x00000000, 0x00004001, 0x00000000, 0x0011e006, 0x00000000, 0x070000a6, 0x0011f012,
-    0x00000000, 0x00004001, 0x00000000, 0x0010000a, 0x00000000, 0x070000ad, 0x0011f000, 0x00000000,
-    0x00004001, 0x00000000, 0x00004001, 0xffffffff, 0x070000ad, 0x0011e000, 0x00000000, 0x00004001,
-    0x00000004, 0x00004001, 0xffffffff, 0x010018be, 0x070000a5, 0x00100012, 0x00000000, 0x00004001,
-    0x00000000, 0x0011f006, 0x00000000, 0x070000a6, 0x0011e012, 0x00000000, 0x00004001, 0x00000000,
-    0x0010000a, 0x00000000, 0x0100003e,
+    0x43425844, 0x85f9168a, 0x5fe0c4d5, 0x5989b572, 0xecb6ce3c, 0x00000001, 0x0000014c, 0x00000003, 0x0000002c,
+    0x0000003c, 0x0000004c, 0x4e475349, 0x00000008, 0x00000000, 0x00000008, 0x4e47534f, 0x00000008, 0x00000000,
+    0x00000008, 0x58454853, 0x000000f8, 0x00050050, 0x0000003e, 0x0100086a, 0x0300009d, 0x0011e000, 0x00000000,
+    0x02000068, 0x00000001, 0x0400009f, 0x0011f000, 0x00000000, 0x00000004, 0x0400009b, 0x00000001, 0x00000001,
+    0x00000001, 0x890000a5, 0x800002c2, 0x00199983, 0x00100012, 0x00000000, 0x00004001, 0x00000000, 0x0011e006,
+    0x00000000, 0x070000a6, 0x0011f012, 0x00000000, 0x00004001, 0x00000000, 0x0010000a, 0x00000000, 0x070000ad,
+    0x0011f000, 0x00000000, 0x00004001, 0x00000000, 0x00004001, 0xffffffff, 0x070000ad, 0x0011e000, 0x00000000,
+    0x00004001, 0x00000004, 0x00004001, 0xffffffff, 0x010018be, 0x070000a5, 0x00100012, 0x00000000, 0x00004001,
+    0x00000000, 0x0011f006, 0x00000000, 0x070000a6, 0x0011e012, 0x00000000, 0x00004001, 0x00000000, 0x0010000a,
+    0x00000000, 0x0100003e,
 };
 // test_depth_load: u[id] = t[id] on Texture2D/RWTexture2D (272 bytes; 252 checksummed bytes, 60 mod 64)
 constexpr std::uint32_t kDepthLoadCs[] = {
-    0x43425844, 0x6ddce3d0, 0x24b47ad3, 0x7f6772d2, 0x6a644890, 0x00000001, 0x00000110, 0x00000003,
-    0x0000002c, 0x0000003c, 0x0000004c, 0x4e475349, 0x00000008, 0x00000000, 0x00000008, 0x4e47534f,
-    0x00000008, 0x00000000, 0x00000008, 0x58454853, 0x000000bc, 0x00050050, 0x0000002f, 0x0100086a,
-    0x04001858, 0x00107000, 0x00000000, 0x00005555, 0x0400189c, 0x0011e000, 0x00000000, 0x00005555,
-    0x0200005f, 0x00021032, 0x02000068, 0x00000001, 0x0400009b, 0x00000001, 0x00000001, 0x00000001,
-    0x04000036, 0x00100032, 0x00000000, 0x00021046, 0x08000036, 0x001000c2, 0x00000000, 0x00004002,
-    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x8900002d, 0x800000c2, 0x00155543, 0x00100012,
-    0x00000000, 0x00100e46, 0x00000000, 0x00107e46, 0x00000000, 0x060000a4, 0x0011e0f2, 0x00000000,
-    0x00021546, 0x00100006, 0x00000000, 0x0100003e,
+    0x43425844, 0x6ddce3d0, 0x24b47ad3, 0x7f6772d2, 0x6a644890, 0x00000001, 0x00000110, 0x00000003, 0x0000002c,
+    0x0000003c, 0x0000004c, 0x4e475349, 0x00000008, 0x00000000, 0x00000008, 0x4e47534f, 0x00000008, 0x00000000,
+    0x00000008, 0x58454853, 0x000000bc, 0x00050050, 0x0000002f, 0x0100086a, 0x04001858, 0x00107000, 0x00000000,
+    0x00005555, 0x0400189c, 0x0011e000, 0x00000000, 0x00005555, 0x0200005f, 0x00021032, 0x02000068, 0x00000001,
+    0x0400009b, 0x00000001, 0x00000001, 0x00000001, 0x04000036, 0x00100032, 0x00000000, 0x00021046, 0x08000036,
+    0x001000c2, 0x00000000, 0x00004002, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x8900002d, 0x800000c2,
+    0x00155543, 0x00100012, 0x00000000, 0x00100e46, 0x00000000, 0x00107e46, 0x00000000, 0x060000a4, 0x0011e0f2,
+    0x00000000, 0x00021546, 0x00100006, 0x00000000, 0x0100003e,
 };
-// test_descriptor_tables_overlapping_bindings: ByteAddressBuffer copy loops (572 bytes; 552 checksummed bytes, 40 mod 64)
+// test_descriptor_tables_overlapping_bindings: ByteAddressBuffer copy loops (572 bytes; 552 checksummed bytes, 40 mod
+// 64)
 constexpr std::uint32_t kOverlappingBindingsCs[] = {
-    0x43425844, 0x8d2646b7, 0xeb60d9ee, 0x33ccd6ed, 0x5557e649, 0x00000001, 0x0000023c, 0x00000003,
-    0x0000002c, 0x0000003c, 0x0000004c, 0x4e475349, 0x00000008, 0x00000000, 0x00000008, 0x4e47534f,
-    0x00000008, 0x00000000, 0x00000008, 0x58454853, 0x000001e8, 0x00050050, 0x0000007a, 0x0100086a,
-    0x04000059, 0x00208e46, 0x00000000, 0x00000001, 0x030000a1, 0x00107000, 0x00000000, 0x030000a1,
-    0x00107000, 0x00000004, 0x0300009d, 0x0011e000, 0x00000000, 0x0300009d, 0x0011e000, 0x00000002,
-    0x02000068, 0x00000001, 0x0400009b, 0x00000001, 0x00000001, 0x00000001, 0x05000036, 0x00100012,
-    0x00000000, 0x00004001, 0x00000000, 0x01000030, 0x08000050, 0x00100022, 0x00000000, 0x0010000a,
-    0x00000000, 0x0020800a, 0x00000000, 0x00000000, 0x03040003, 0x0010001a, 0x00000000, 0x07000029,
-    0x00100022, 0x00000000, 0x0010000a, 0x00000000, 0x00004001, 0x00000002, 0x890000a5, 0x800002c2,
-    0x00199983, 0x00100042, 0x00000000, 0x0010001a, 0x00000000, 0x00107006, 0x00000000, 0x070000a6,
-    0x0011e012, 0x00000000, 0x0010001a, 0x00000000, 0x0010002a, 0x00000000, 0x0700001e, 0x00100012,
-    0x00000000, 0x0010000a, 0x00000000, 0x00004001, 0x00000001, 0x01000016, 0x05000036, 0x00100012,
-    0x00000000, 0x00004001, 0x00000000, 0x01000030, 0x08000050, 0x00100022, 0x00000000, 0x0010000a,
-    0x00000000, 0x0020801a, 0x00000000, 0x00000000, 0x03040003, 0x0010001a, 0x00000000, 0x07000029,
-    0x00100022, 0x00000000, 0x0010000a, 0x00000000, 0x00004001, 0x00000002, 0x890000a5, 0x800002c2,
-    0x00199983, 0x00100042, 0x00000000, 0x0010001a, 0x00000000, 0x00107006, 0x00000004, 0x070000a6,
-    0x0011e012, 0x00000002, 0x0010001a, 0x00000000, 0x0010002a, 0x00000000, 0x0700001e, 0x00100012,
-    0x00000000, 0x0010000a, 0x00000000, 0x00004001, 0x00000001, 0x01000016, 0x0100003e,
+    0x43425844, 0x8d2646b7, 0xeb60d9ee, 0x33ccd6ed, 0x5557e649, 0x00000001, 0x0000023c, 0x00000003, 0x0000002c,
+    0x0000003c, 0x0000004c, 0x4e475349, 0x00000008, 0x00000000, 0x00000008, 0x4e47534f, 0x00000008, 0x00000000,
+    0x00000008, 0x58454853, 0x000001e8, 0x00050050, 0x0000007a, 0x0100086a, 0x04000059, 0x00208e46, 0x00000000,
+    0x00000001, 0x030000a1, 0x00107000, 0x00000000, 0x030000a1, 0x00107000, 0x00000004, 0x0300009d, 0x0011e000,
+    0x00000000, 0x0300009d, 0x0011e000, 0x00000002, 0x02000068, 0x00000001, 0x0400009b, 0x00000001, 0x00000001,
+    0x00000001, 0x05000036, 0x00100012, 0x00000000, 0x00004001, 0x00000000, 0x01000030, 0x08000050, 0x00100022,
+    0x00000000, 0x0010000a, 0x00000000, 0x0020800a, 0x00000000, 0x00000000, 0x03040003, 0x0010001a, 0x00000000,
+    0x07000029, 0x00100022, 0x00000000, 0x0010000a, 0x00000000, 0x00004001, 0x00000002, 0x890000a5, 0x800002c2,
+    0x00199983, 0x00100042, 0x00000000, 0x0010001a, 0x00000000, 0x00107006, 0x00000000, 0x070000a6, 0x0011e012,
+    0x00000000, 0x0010001a, 0x00000000, 0x0010002a, 0x00000000, 0x0700001e, 0x00100012, 0x00000000, 0x0010000a,
+    0x00000000, 0x00004001, 0x00000001, 0x01000016, 0x05000036, 0x00100012, 0x00000000, 0x00004001, 0x00000000,
+    0x01000030, 0x08000050, 0x00100022, 0x00000000, 0x0010000a, 0x00000000, 0x0020801a, 0x00000000, 0x00000000,
+    0x03040003, 0x0010001a, 0x00000000, 0x07000029, 0x00100022, 0x00000000, 0x0010000a, 0x00000000, 0x00004001,
+    0x00000002, 0x890000a5, 0x800002c2, 0x00199983, 0x00100042, 0x00000000, 0x0010001a, 0x00000000, 0x00107006,
+    0x00000004, 0x070000a6, 0x0011e012, 0x00000002, 0x0010001a, 0x00000000, 0x0010002a, 0x00000000, 0x0700001e,
+    0x00100012, 0x00000000, 0x0010000a, 0x00000000, 0x00004001, 0x00000001, 0x01000016, 0x0100003e,
 };
-
 
 std::vector<std::uint8_t> bytes_of(std::span<const std::uint32_t> words) {
   std::vector<std::uint8_t> b(words.size() * 4);
@@ -134,12 +129,9 @@ struct Blob {
 };
 
 const Blob kBlobs[] = {
-    {"kEmptyCs", kEmptyCs},
-    {"kConstantBufferCs", kConstantBufferCs},
-    {"kRawTgsmCs", kRawTgsmCs},
-    {"kInterlockedCs", kInterlockedCs},
-    {"kDepthLoadCs", kDepthLoadCs},
-    {"kOverlappingBindingsCs", kOverlappingBindingsCs},
+    {"kEmptyCs", kEmptyCs},         {"kConstantBufferCs", kConstantBufferCs},
+    {"kRawTgsmCs", kRawTgsmCs},     {"kInterlockedCs", kInterlockedCs},
+    {"kDepthLoadCs", kDepthLoadCs}, {"kOverlappingBindingsCs", kOverlappingBindingsCs},
 };
 
 TEST(DxbcTest, ChecksumMatchesFxcBlobs) {
@@ -176,18 +168,18 @@ TEST(DxbcTest, ChecksumChangesWithAnyCoveredByte) {
 // Operand tokens as fxc writes them (the words appear in the blobs above).
 TEST(DxbcTest, OperandTokensMatchFxc) {
   const Reg r0{0, kMaskX};
-  EXPECT_EQ(encode_operand_token(Dst(r0).op), 0x00100012u);                 // r0.x (destination)
-  EXPECT_EQ(encode_operand_token(Src(r0).op), 0x0010000au);                 // r0.x (source)
-  EXPECT_EQ(encode_operand_token(Src(r0.y()).op), 0x0010001au);             // r0.y
-  EXPECT_EQ(encode_operand_token(Src(r0.z()).op), 0x0010002au);             // r0.z
-  EXPECT_EQ(encode_operand_token(Dst(Reg{1, kMaskXY}).op), 0x00100032u);    // r1.xy
-  EXPECT_EQ(encode_operand_token(Src(Reg{1, kMaskXY}).op), 0x00100046u);    // r1.xyxx
-  EXPECT_EQ(encode_operand_token(Src(Reg{3, kMaskXYZW}).op), 0x00100e46u);  // r3.xyzw
-  EXPECT_EQ(encode_operand_token(imm(2).op), 0x00004001u);                  // l(2)
-  EXPECT_EQ(encode_operand_token(imm4(1, 1, 0, 0).op), 0x00004002u);        // l(1, 1, 0, 0)
-  EXPECT_EQ(encode_operand_token(cb(0, 0, 0).op), 0x0020800au);             // cb0[0].x
-  EXPECT_EQ(encode_operand_token(cb(0, 0, 1).op), 0x0020801au);             // cb0[0].y
-  EXPECT_EQ(encode_operand_token(null_dst().op), 0x0000d000u);              // null
+  EXPECT_EQ(encode_operand_token(Dst(r0).op), 0x00100012u);                                 // r0.x (destination)
+  EXPECT_EQ(encode_operand_token(Src(r0).op), 0x0010000au);                                 // r0.x (source)
+  EXPECT_EQ(encode_operand_token(Src(r0.y()).op), 0x0010001au);                             // r0.y
+  EXPECT_EQ(encode_operand_token(Src(r0.z()).op), 0x0010002au);                             // r0.z
+  EXPECT_EQ(encode_operand_token(Dst(Reg{1, kMaskXY}).op), 0x00100032u);                    // r1.xy
+  EXPECT_EQ(encode_operand_token(Src(Reg{1, kMaskXY}).op), 0x00100046u);                    // r1.xyxx
+  EXPECT_EQ(encode_operand_token(Src(Reg{3, kMaskXYZW}).op), 0x00100e46u);                  // r3.xyzw
+  EXPECT_EQ(encode_operand_token(imm(2).op), 0x00004001u);                                  // l(2)
+  EXPECT_EQ(encode_operand_token(imm4(1, 1, 0, 0).op), 0x00004002u);                        // l(1, 1, 0, 0)
+  EXPECT_EQ(encode_operand_token(cb(0, 0, 0).op), 0x0020800au);                             // cb0[0].x
+  EXPECT_EQ(encode_operand_token(cb(0, 0, 1).op), 0x0020801au);                             // cb0[0].y
+  EXPECT_EQ(encode_operand_token(null_dst().op), 0x0000d000u);                              // null
   EXPECT_EQ(encode_operand_token(input(OperandType::thread_group_id, 0).op), 0x0002100au);  // vThreadGroupID.x
   EXPECT_EQ(encode_operand_token(input(OperandType::thread_id_in_group_flattened, 0).op), 0x0002400au);
 }
@@ -218,30 +210,30 @@ TEST(DxbcTest, InstructionTokensMatchFxc) {
     // imul null, r0.y, r0.x, r0.y (vkd3d's test_cs_group_index... blob, cs_group_index_code)
     ProgramBuilder b = bare();
     b.imul(Reg{0, kMaskY}, Reg{0, kMaskX}, Reg{0, kMaskY});
-    EXPECT_EQ(code_of(b), (std::vector<std::uint32_t>{0x08000026, 0x0000d000, 0x00100022, 0, 0x0010000a, 0,
-                                                      0x0010001a, 0}));
+    EXPECT_EQ(code_of(b),
+              (std::vector<std::uint32_t>{0x08000026, 0x0000d000, 0x00100022, 0, 0x0010000a, 0, 0x0010001a, 0}));
   }
   {
     // udiv r2.x, r3.x, r1.x, r0.x (same blob)
     ProgramBuilder b = bare();
     b.udiv(Reg{2, kMaskX}, Reg{3, kMaskX}, Reg{1, kMaskX}, Reg{0, kMaskX});
-    EXPECT_EQ(code_of(b), (std::vector<std::uint32_t>{0x0900004e, 0x00100012, 2, 0x00100012, 3, 0x0010000a, 1,
-                                                      0x0010000a, 0}));
+    EXPECT_EQ(code_of(b),
+              (std::vector<std::uint32_t>{0x0900004e, 0x00100012, 2, 0x00100012, 3, 0x0010000a, 1, 0x0010000a, 0}));
   }
   {
     // iadd r1.xy, r1.xyxx, l(1, 1, 0, 0) (same blob)
     ProgramBuilder b = bare();
     b.iadd(Reg{1, kMaskXY}, Reg{1, kMaskXY}, imm4(1, 1, 0, 0));
-    EXPECT_EQ(code_of(b), (std::vector<std::uint32_t>{0x0a00001e, 0x00100032, 1, 0x00100046, 1, 0x00004002, 1, 1,
-                                                      0, 0}));
+    EXPECT_EQ(code_of(b),
+              (std::vector<std::uint32_t>{0x0a00001e, 0x00100032, 1, 0x00100046, 1, 0x00004002, 1, 1, 0, 0}));
   }
   {
     // ishl r0.x, vThreadGroupID.x, l(2); store_raw u0.x, r0.x, r0.y (kRawTgsmCs)
     ProgramBuilder b = bare();
     b.ishl(Reg{0, kMaskX}, input(OperandType::thread_group_id, 0), imm(2));
     b.store_raw(uav(0), Reg{0, kMaskX}, Reg{0, kMaskY});
-    EXPECT_EQ(code_of(b), (std::vector<std::uint32_t>{0x06000029, 0x00100012, 0, 0x0002100a, 0x00004001, 2,
-                                                      0x070000a6, 0x0011e012, 0, 0x0010000a, 0, 0x0010001a, 0}));
+    EXPECT_EQ(code_of(b), (std::vector<std::uint32_t>{0x06000029, 0x00100012, 0, 0x0002100a, 0x00004001, 2, 0x070000a6,
+                                                      0x0011e012, 0, 0x0010000a, 0, 0x0010001a, 0}));
   }
   {
     // if_z vThreadIDInGroupFlattened.x ... endif (kRawTgsmCs); if_nz sets bit 18.
@@ -250,19 +242,18 @@ TEST(DxbcTest, InstructionTokensMatchFxc) {
     b.endif();
     b.if_nz(Reg{0, kMaskX});
     b.endif();
-    EXPECT_EQ(code_of(b), (std::vector<std::uint32_t>{0x0200001f, 0x0002400a, 0x01000015, 0x0304001f,
-                                                      0x0010000a, 0, 0x01000015}));
+    EXPECT_EQ(code_of(b),
+              (std::vector<std::uint32_t>{0x0200001f, 0x0002400a, 0x01000015, 0x0304001f, 0x0010000a, 0, 0x01000015}));
   }
   {
     // ld_raw r0.xy, r1.x, t2.xyxx: plain form, resource swizzle from the write mask.
     ProgramBuilder b = bare();
     b.ld_raw(Reg{0, kMaskXY}, Reg{1, kMaskX}, srv(2));
-    b.ld_raw(Reg{0, Mask{6}}, Reg{1, kMaskX}, srv(2));  // r0.yz <- words 0, 1: t2.xxyx
+    b.ld_raw(Reg{0, Mask{6}}, Reg{1, kMaskX}, srv(2));     // r0.yz <- words 0, 1: t2.xxyx
     b.store_raw(uav(1), Reg{1, kMaskX}, Reg{0, Mask{6}});  // u1.xy <- r0.yzyy
-    EXPECT_EQ(code_of(b), (std::vector<std::uint32_t>{
-                              0x070000a5, 0x00100032, 0, 0x0010000a, 1, 0x00107046, 2,  //
-                              0x070000a5, 0x00100062, 0, 0x0010000a, 1, 0x00107106, 2,  //
-                              0x070000a6, 0x0011e032, 1, 0x0010000a, 1, 0x00100596, 0}));
+    EXPECT_EQ(code_of(b), (std::vector<std::uint32_t>{0x070000a5, 0x00100032, 0, 0x0010000a, 1, 0x00107046, 2,  //
+                                                      0x070000a5, 0x00100062, 0, 0x0010000a, 1, 0x00107106, 2,  //
+                                                      0x070000a6, 0x0011e032, 1, 0x0010000a, 1, 0x00100596, 0}));
   }
 }
 
@@ -351,9 +342,9 @@ TEST(DxbcTest, ContainerHeaderParsesBack) {
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(c.data()), 4), "DXBC");
   const auto sum = dxbc_checksum(c);
   for (unsigned i = 0; i < 4; ++i) EXPECT_EQ(word(4 + 4 * i), sum[i]);
-  EXPECT_EQ(word(20), 1u);         // version
-  EXPECT_EQ(word(24), c.size());   // total size
-  ASSERT_EQ(word(28), 3u);         // chunks
+  EXPECT_EQ(word(20), 1u);        // version
+  EXPECT_EQ(word(24), c.size());  // total size
+  ASSERT_EQ(word(28), 3u);        // chunks
   const char* tags[] = {"ISGN", "OSGN", "SHEX"};
   std::size_t expected_offset = 44;
   for (unsigned i = 0; i < 3; ++i) {
@@ -380,8 +371,8 @@ TEST(DxbcTest, ContainerHeaderParsesBack) {
         p += len;
       }
       EXPECT_EQ(p, shex.size());
-      EXPECT_EQ(opcodes, (std::vector<std::uint32_t>{0x6a, 0x59, 0xa1, 0x9d, 0x5f, 0x68, 0x9b, 0x29, 0xa5, 0x3b,
-                                                     0xa6, 0x3e}));
+      EXPECT_EQ(opcodes,
+                (std::vector<std::uint32_t>{0x6a, 0x59, 0xa1, 0x9d, 0x5f, 0x68, 0x9b, 0x29, 0xa5, 0x3b, 0xa6, 0x3e}));
     }
     expected_offset = at + 8 + size;
   }
@@ -412,11 +403,11 @@ TEST(DxbcTest, BuilderMisuseIsAnInternalError) {
     b.loop();
     b.endif();  // closes the wrong block
   });
-  expect_internal_error([] { bare().mov(Reg{0, Mask{0}}, imm(1)); });        // empty write mask
-  expect_internal_error([] { bare().if_nz(Reg{0, kMaskXY}); });             // vector condition
+  expect_internal_error([] { bare().mov(Reg{0, Mask{0}}, imm(1)); });               // empty write mask
+  expect_internal_error([] { bare().if_nz(Reg{0, kMaskXY}); });                     // vector condition
   expect_internal_error([] { bare().store_raw(srv(0), imm(0), Reg{0, kMaskX}); });  // read-only buffer
-  expect_internal_error([] { bare().imul(null_dst(), imm(1), imm(2)); });   // no low destination
-  expect_internal_error([] { ProgramBuilder().finish(); });                 // no dcl_thread_group
+  expect_internal_error([] { bare().imul(null_dst(), imm(1), imm(2)); });           // no low destination
+  expect_internal_error([] { ProgramBuilder().finish(); });                         // no dcl_thread_group
   expect_internal_error([] { bare().dcl_thread_group(1025, 1, 1); });
   expect_internal_error([] { ProgramBuilder(4, 0); });
   expect_internal_error([] { ProgramBuilder(5, 1); });  // 5.1 declarations are not implemented

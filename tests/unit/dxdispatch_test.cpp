@@ -107,8 +107,8 @@ TEST(DxDispatchTest, BinaryBroadcastModel) {
   EXPECT_EQ(cmds[0].at("type"), "dispatch");
   EXPECT_EQ(cmds[0].at("dispatchable"), "and");
   EXPECT_EQ(cmds[0].at("bindings"), json({{"ATensor", "A"}, {"BTensor", "B"}, {"OutputTensor", "Out"}}));
-  EXPECT_EQ(cmds[1], json({{"type", "writeFile"}, {"resource", "Out"}, {"targetPath", "m-out.npy"},
-                           {"dimensions", {2, 3}}}));
+  EXPECT_EQ(cmds[1],
+            json({{"type", "writeFile"}, {"resource", "Out"}, {"targetPath", "m-out.npy"}, {"dimensions", {2, 3}}}));
 
   const json& note = m.at("dmlbits");
   EXPECT_EQ(note.at("feature_level"), "DML_FEATURE_LEVEL_3_0");

@@ -22,7 +22,8 @@ TEST(DynamicLibraryTest, LoadsALibraryAndFindsItsFunctions) {
 TEST(DynamicLibraryTest, SaysWhyALibraryDoesNotLoad) {
   const DynamicLibrary missing = DynamicLibrary::open("/nonexistent/libvkd3d-utils.so.1");
   EXPECT_FALSE(missing.loaded());
-  EXPECT_EQ(missing.error(), "/nonexistent/libvkd3d-utils.so.1: cannot open shared object file: No such file or directory");
+  EXPECT_EQ(missing.error(),
+            "/nonexistent/libvkd3d-utils.so.1: cannot open shared object file: No such file or directory");
   EXPECT_EQ(missing.symbol("D3D12CreateDevice"), nullptr);
   const DynamicLibrary none;
   EXPECT_FALSE(none.loaded());

@@ -45,9 +45,9 @@ TEST(ParseFeatureLevelTest, AcceptsTheThreeSpellings) {
 }
 
 TEST(ParseFeatureLevelTest, RefusesEverythingElse) {
-  for (const char* text : {"", "4", "41", "4_2", "7_0", "0_0", "1_1", "4-1", "4__1", "4_10", " 4_1", "4_1 ",
-                           "DML_FEATURE_LEVEL_4.1", "DML_FEATURE_LEVEL_", "dml_feature_level_4_1", "a_1", "4_b",
-                           "DML_FEATURE_LEVEL_4_2"})
+  for (const char* text :
+       {"", "4", "41", "4_2", "7_0", "0_0", "1_1", "4-1", "4__1", "4_10", " 4_1", "4_1 ", "DML_FEATURE_LEVEL_4.1",
+        "DML_FEATURE_LEVEL_", "dml_feature_level_4_1", "a_1", "4_b", "DML_FEATURE_LEVEL_4_2"})
     EXPECT_EQ(parse_feature_level(text), std::nullopt) << '"' << text << '"';
 }
 

@@ -99,11 +99,43 @@ TEST(FuzzRegressionTest, JsonTensorInputs) {
 
 TEST(FuzzRegressionTest, LiteralInputs) {
   std::vector<Case> cases = regressions("fuzz_literal");
-  for (const char* lit : {"0", "255", "256", "-1", "-128", "-0", "007", "0x1ff", "0XFF", "0b101", "-0x1", "-0b1",
-                          "1.5", "-0.0", "1e-05", "nan", "-nan", "inf", "-inf", "Infinity", "1e400", "65504",
-                          "65520", "6.1e-05", "5.96e-08", "1e-45", "3.4028235e+38", "5e-324",
-                          "18446744073709551615", "18446744073709551616", "-9223372036854775808",
-                          "-9223372036854775809", "0xffffffffffffffff", "0x10000000000000000", "[1,2]", "-", "",
+  for (const char* lit : {"0",
+                          "255",
+                          "256",
+                          "-1",
+                          "-128",
+                          "-0",
+                          "007",
+                          "0x1ff",
+                          "0XFF",
+                          "0b101",
+                          "-0x1",
+                          "-0b1",
+                          "1.5",
+                          "-0.0",
+                          "1e-05",
+                          "nan",
+                          "-nan",
+                          "inf",
+                          "-inf",
+                          "Infinity",
+                          "1e400",
+                          "65504",
+                          "65520",
+                          "6.1e-05",
+                          "5.96e-08",
+                          "1e-45",
+                          "3.4028235e+38",
+                          "5e-324",
+                          "18446744073709551615",
+                          "18446744073709551616",
+                          "-9223372036854775808",
+                          "-9223372036854775809",
+                          "0xffffffffffffffff",
+                          "0x10000000000000000",
+                          "[1,2]",
+                          "-",
+                          "",
                           "./a.npy"})
     cases.push_back({std::string("literal '") + lit + "'", text_bytes(lit)});
   replay(fuzz::literal_target, cases);
@@ -111,11 +143,39 @@ TEST(FuzzRegressionTest, LiteralInputs) {
 
 TEST(FuzzRegressionTest, NameInputs) {
   std::vector<Case> cases = regressions("fuzz_names");
-  for (const char* name : {"1_0", "2.1", "4_1", "4.1", "4_2", "6_4", "6.5", "DML_FEATURE_LEVEL_5_2",
-                           "DML_FEATURE_LEVEL_5.2", "uint8", "u1", "<u4", "=i2", "|u1", ">f8", "u3", "UINT8", "uint",
-                           "DML_TENSOR_DATA_TYPE_FLOAT16", "DML_TENSOR_DATA_TYPE_f2", "and", "bit-and", "BIT_AND",
-                           "DML_OPERATOR_ELEMENT_WISE_BIT_SHIFT_LEFT", "popcount", "BIT_COUNT", "shr", "scalar",
-                           "avx2", "avx512", "npy", "json", ""})
+  for (const char* name : {"1_0",
+                           "2.1",
+                           "4_1",
+                           "4.1",
+                           "4_2",
+                           "6_4",
+                           "6.5",
+                           "DML_FEATURE_LEVEL_5_2",
+                           "DML_FEATURE_LEVEL_5.2",
+                           "uint8",
+                           "u1",
+                           "<u4",
+                           "=i2",
+                           "|u1",
+                           ">f8",
+                           "u3",
+                           "UINT8",
+                           "uint",
+                           "DML_TENSOR_DATA_TYPE_FLOAT16",
+                           "DML_TENSOR_DATA_TYPE_f2",
+                           "and",
+                           "bit-and",
+                           "BIT_AND",
+                           "DML_OPERATOR_ELEMENT_WISE_BIT_SHIFT_LEFT",
+                           "popcount",
+                           "BIT_COUNT",
+                           "shr",
+                           "scalar",
+                           "avx2",
+                           "avx512",
+                           "npy",
+                           "json",
+                           ""})
     cases.push_back({std::string("name '") + name + "'", text_bytes(name)});
   replay(fuzz::names_target, cases);
 }
@@ -160,8 +220,9 @@ TEST(FuzzRegressionTest, RunInputs) {
       const std::uint8_t b = static_cast<std::uint8_t>(((layout + op + 3) % 8) | (((op + layout) % 4) << 3));
       const std::uint8_t size_class = static_cast<std::uint8_t>((layout + op) % 4 | ((op % 4) << 2));
       const std::uint8_t flags = static_cast<std::uint8_t>((layout * 5 + op * 3) % 64);
-      std::vector<std::uint8_t> bytes{op, dtype, layout, b, size_class, static_cast<std::uint8_t>(layout * 37),
-                                      static_cast<std::uint8_t>(op), flags};
+      std::vector<std::uint8_t> bytes{
+          op,   dtype, layout, b, size_class, static_cast<std::uint8_t>(layout * 37), static_cast<std::uint8_t>(op),
+          flags};
       for (int i = 0; i < 61; ++i) bytes.push_back(static_cast<std::uint8_t>(i * 53 + op * 7 + layout));
       cases.push_back({fmt::format("run sweep op {} layout {}", op, layout), bytes});
     }

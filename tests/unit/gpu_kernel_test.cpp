@@ -54,14 +54,41 @@ struct Decoded {
 // Operands per opcode (destinations included), for the instructions the kernels may use.
 int operand_count(unsigned op) {
   switch (op) {
-    case 0x3e: case 0x12: case 0x15: case 0x16: case 0x30: return 0;            // ret else endif endloop loop
-    case 0x1f: case 0x03: return 1;                                              // if breakc
-    case 0x36: case 0x3b: case 0x86: return 2;                                   // mov not countbits
-    case 0x01: case 0x3c: case 0x57: case 0x1e: case 0x29: case 0x55:            // and or xor iadd ishl ushr
-    case 0x20: case 0x27: case 0x4f: case 0x50: case 0xa5: case 0xa6: return 3;  // ieq ine ult uge ld_raw store_raw
-    case 0x37: case 0x26: case 0x4e: case 0x8a: return 4;                        // movc imul udiv ubfe
-    case 0x8c: return 5;                                                         // bfi
-    default: return -1;
+    case 0x3e:
+    case 0x12:
+    case 0x15:
+    case 0x16:
+    case 0x30:
+      return 0;  // ret else endif endloop loop
+    case 0x1f:
+    case 0x03:
+      return 1;  // if breakc
+    case 0x36:
+    case 0x3b:
+    case 0x86:
+      return 2;  // mov not countbits
+    case 0x01:
+    case 0x3c:
+    case 0x57:
+    case 0x1e:
+    case 0x29:
+    case 0x55:  // and or xor iadd ishl ushr
+    case 0x20:
+    case 0x27:
+    case 0x4f:
+    case 0x50:
+    case 0xa5:
+    case 0xa6:
+      return 3;  // ieq ine ult uge ld_raw store_raw
+    case 0x37:
+    case 0x26:
+    case 0x4e:
+    case 0x8a:
+      return 4;  // movc imul udiv ubfe
+    case 0x8c:
+      return 5;  // bfi
+    default:
+      return -1;
   }
 }
 
@@ -175,15 +202,21 @@ class Interpreter {
     auto src = [&](const DOperand& o) {
       std::array<std::uint32_t, 4> base{};
       switch (o.type) {
-        case 0: base = r.at(o.index[0]); break;
-        case 4: return o.components == 1 ? std::array<std::uint32_t, 4>{o.imm[0], o.imm[0], o.imm[0], o.imm[0]}
-                                         : std::array<std::uint32_t, 4>{o.imm[0], o.imm[1], o.imm[2], o.imm[3]};
+        case 0:
+          base = r.at(o.index[0]);
+          break;
+        case 4:
+          return o.components == 1 ? std::array<std::uint32_t, 4>{o.imm[0], o.imm[0], o.imm[0], o.imm[0]}
+                                   : std::array<std::uint32_t, 4>{o.imm[0], o.imm[1], o.imm[2], o.imm[3]};
         case 8:
           if (o.index[0] != 0 || o.index[1] >= 7) fail("constant buffer index out of range");
           for (unsigned i = 0; i < 4; ++i) base[i] = constants[(o.index[1] % 7) * 4 + i];
           break;
-        case 32: base = {tid_x, tid_y, 0, 0}; break;
-        default: fail("source type " + std::to_string(o.type));
+        case 32:
+          base = {tid_x, tid_y, 0, 0};
+          break;
+        default:
+          fail("source type " + std::to_string(o.type));
       }
       return std::array<std::uint32_t, 4>{base[o.swz[0]], base[o.swz[1]], base[o.swz[2]], base[o.swz[3]]};
     };
@@ -212,7 +245,8 @@ class Interpreter {
     auto load = [&](int t, std::uint32_t address) -> std::uint32_t {
       const auto& buf = b.t[t];
       if (address % 4 != 0 || std::uint64_t{address} + 4 > buf.size()) {
-        fail("t" + std::to_string(t) + " read at byte " + std::to_string(address) + " of " + std::to_string(buf.size()));
+        fail("t" + std::to_string(t) + " read at byte " + std::to_string(address) + " of " +
+             std::to_string(buf.size()));
         return 0;
       }
       std::uint32_t v;
@@ -229,8 +263,9 @@ class Interpreter {
       const DInstruction& ins = d_.code[pc];
       const bool nz = (ins.token >> 18) & 1;
       switch (ins.opcode) {
-        case 0x3e: return;  // ret
-        case 0x1f: {        // if
+        case 0x3e:
+          return;     // ret
+        case 0x1f: {  // if
           const bool c = src(ins.ops[0])[0] != 0;
           if (c != nz) {
             const std::size_t t = target_.at(pc);
@@ -239,10 +274,16 @@ class Interpreter {
           }
           break;
         }
-        case 0x12: pc = target_.at(pc) + 1; continue;  // else reached from the if branch
-        case 0x15: break;
-        case 0x30: break;
-        case 0x16: pc = target_.at(pc) + 1; continue;  // endloop
+        case 0x12:
+          pc = target_.at(pc) + 1;
+          continue;  // else reached from the if branch
+        case 0x15:
+          break;
+        case 0x30:
+          break;
+        case 0x16:
+          pc = target_.at(pc) + 1;
+          continue;  // endloop
         case 0x03: {
           const bool c = src(ins.ops[0])[0] != 0;
           if (c == nz) {
@@ -260,7 +301,9 @@ class Interpreter {
           }
           break;
         }
-        case 0x36: write(ins.ops[0], src(ins.ops[1])); break;
+        case 0x36:
+          write(ins.ops[0], src(ins.ops[1]));
+          break;
         case 0x3b: {
           auto v = src(ins.ops[1]);
           for (auto& x : v) x = ~x;
@@ -273,16 +316,36 @@ class Interpreter {
           write(ins.ops[0], v);
           break;
         }
-        case 0x01: map2(ins, [](std::uint32_t a, std::uint32_t c) { return a & c; }); break;
-        case 0x3c: map2(ins, [](std::uint32_t a, std::uint32_t c) { return a | c; }); break;
-        case 0x57: map2(ins, [](std::uint32_t a, std::uint32_t c) { return a ^ c; }); break;
-        case 0x1e: map2(ins, [](std::uint32_t a, std::uint32_t c) { return a + c; }); break;
-        case 0x29: map2(ins, [&](std::uint32_t a, std::uint32_t c) { return a << shift_count(c); }); break;
-        case 0x55: map2(ins, [&](std::uint32_t a, std::uint32_t c) { return a >> shift_count(c); }); break;
-        case 0x20: map2(ins, [](std::uint32_t a, std::uint32_t c) { return a == c ? ~0u : 0u; }); break;
-        case 0x27: map2(ins, [](std::uint32_t a, std::uint32_t c) { return a != c ? ~0u : 0u; }); break;
-        case 0x4f: map2(ins, [](std::uint32_t a, std::uint32_t c) { return a < c ? ~0u : 0u; }); break;
-        case 0x50: map2(ins, [](std::uint32_t a, std::uint32_t c) { return a >= c ? ~0u : 0u; }); break;
+        case 0x01:
+          map2(ins, [](std::uint32_t a, std::uint32_t c) { return a & c; });
+          break;
+        case 0x3c:
+          map2(ins, [](std::uint32_t a, std::uint32_t c) { return a | c; });
+          break;
+        case 0x57:
+          map2(ins, [](std::uint32_t a, std::uint32_t c) { return a ^ c; });
+          break;
+        case 0x1e:
+          map2(ins, [](std::uint32_t a, std::uint32_t c) { return a + c; });
+          break;
+        case 0x29:
+          map2(ins, [&](std::uint32_t a, std::uint32_t c) { return a << shift_count(c); });
+          break;
+        case 0x55:
+          map2(ins, [&](std::uint32_t a, std::uint32_t c) { return a >> shift_count(c); });
+          break;
+        case 0x20:
+          map2(ins, [](std::uint32_t a, std::uint32_t c) { return a == c ? ~0u : 0u; });
+          break;
+        case 0x27:
+          map2(ins, [](std::uint32_t a, std::uint32_t c) { return a != c ? ~0u : 0u; });
+          break;
+        case 0x4f:
+          map2(ins, [](std::uint32_t a, std::uint32_t c) { return a < c ? ~0u : 0u; });
+          break;
+        case 0x50:
+          map2(ins, [](std::uint32_t a, std::uint32_t c) { return a >= c ? ~0u : 0u; });
+          break;
         case 0x37: {
           const auto c = src(ins.ops[1]), a = src(ins.ops[2]), e = src(ins.ops[3]);
           std::array<std::uint32_t, 4> v{};
@@ -373,7 +436,8 @@ class Interpreter {
           }
           break;
         }
-        default: fail("opcode " + std::to_string(ins.opcode));
+        default:
+          fail("opcode " + std::to_string(ins.opcode));
       }
       ++pc;
     }
@@ -423,17 +487,25 @@ std::uint64_t expected_element(const KernelKey& key, std::uint64_t a, std::uint6
   if (key.op == OpKind::popcount) return std::popcount(a);  // a holds only in_bits bits
   if (key.op == OpKind::bit_not) {
     switch (key.in_bits) {
-      case 8: return reference_not<std::uint8_t>(static_cast<std::uint8_t>(a));
-      case 16: return reference_not<std::uint16_t>(static_cast<std::uint16_t>(a));
-      case 32: return reference_not<std::uint32_t>(static_cast<std::uint32_t>(a));
-      default: return reference_not<std::uint64_t>(a);
+      case 8:
+        return reference_not<std::uint8_t>(static_cast<std::uint8_t>(a));
+      case 16:
+        return reference_not<std::uint16_t>(static_cast<std::uint16_t>(a));
+      case 32:
+        return reference_not<std::uint32_t>(static_cast<std::uint32_t>(a));
+      default:
+        return reference_not<std::uint64_t>(a);
     }
   }
   switch (key.in_bits) {
-    case 8: return binary_as<std::uint8_t>(key.op, a, b, key.shift_overflow);
-    case 16: return binary_as<std::uint16_t>(key.op, a, b, key.shift_overflow);
-    case 32: return binary_as<std::uint32_t>(key.op, a, b, key.shift_overflow);
-    default: return binary_as<std::uint64_t>(key.op, a, b, key.shift_overflow);
+    case 8:
+      return binary_as<std::uint8_t>(key.op, a, b, key.shift_overflow);
+    case 16:
+      return binary_as<std::uint16_t>(key.op, a, b, key.shift_overflow);
+    case 32:
+      return binary_as<std::uint32_t>(key.op, a, b, key.shift_overflow);
+    default:
+      return binary_as<std::uint64_t>(key.op, a, b, key.shift_overflow);
   }
 }
 
@@ -496,11 +568,20 @@ std::string run_case(const KernelKey& key, const Case& cs, std::mt19937& rng, un
       for (std::uint64_t e = 0; e < extent; ++e) {
         std::uint64_t v = rng() % (key.in_bits + 4);
         switch (rng() % 8) {
-          case 0: v = all_ones; break;
-          case 1: v = rng() % 100; break;
-          case 2: v = key.in_bits == 64 ? (std::uint64_t{rng()} << 32) | (rng() % 8) : v; break;
-          case 3: v = (std::uint64_t{rng()} << 32 | rng()) & all_ones; break;
-          default: break;
+          case 0:
+            v = all_ones;
+            break;
+          case 1:
+            v = rng() % 100;
+            break;
+          case 2:
+            v = key.in_bits == 64 ? (std::uint64_t{rng()} << 32) | (rng() % 8) : v;
+            break;
+          case 3:
+            v = (std::uint64_t{rng()} << 32 | rng()) & all_ones;
+            break;
+          default:
+            break;
         }
         put(b.t[1], e, key.in_bits, v);
       }
@@ -563,8 +644,12 @@ TEST(GpuKernelTest, NamesReadAsKeys) {
 }
 
 TEST(GpuKernelTest, OutputUnitsAreSixteenBytesPackedAndOneWordStrided) {
-  const auto packed = [](OpKind op, unsigned in, unsigned out) { return KernelKey{op, in, out, ShiftOverflow::zero, false}; };
-  const auto strided = [](OpKind op, unsigned in, unsigned out) { return KernelKey{op, in, out, ShiftOverflow::zero, true}; };
+  const auto packed = [](OpKind op, unsigned in, unsigned out) {
+    return KernelKey{op, in, out, ShiftOverflow::zero, false};
+  };
+  const auto strided = [](OpKind op, unsigned in, unsigned out) {
+    return KernelKey{op, in, out, ShiftOverflow::zero, true};
+  };
   // Packed: 16 bytes of output per unit (16 / 8 / 4 / 2 elements of 8 / 16 / 32 / 64 bits).
   // Strided: one word, or one 64-bit element.
   EXPECT_EQ(unit_bytes(packed(OpKind::bit_and, 8, 8)), 16u);
@@ -602,7 +687,8 @@ TEST(GpuKernelTest, OutputUnitsAreSixteenBytesPackedAndOneWordStrided) {
       {strided(OpKind::popcount, 8, 32), 5, 5},
       {strided(OpKind::bit_and, 16, 16), 0xffffffffu, 0x80000000u},
   };
-  for (const Row& r : rows) EXPECT_EQ(output_units(r.key, r.count), r.units) << to_string(r.key) << " count " << r.count;
+  for (const Row& r : rows)
+    EXPECT_EQ(output_units(r.key, r.count), r.units) << to_string(r.key) << " count " << r.count;
 }
 
 TEST(GpuKernelTest, TheGridCoversTheUnitsUpToTheGroupLimit) {
@@ -676,8 +762,8 @@ TEST(GpuKernelTest, EveryKernelIsAValidContainerWithTheContractsBindings) {
     EXPECT_EQ(d.decls.at(0x59)[0].ops[0].index[0], 0u);  // cb0
     EXPECT_EQ(d.decls.at(0x59)[0].ops[0].index[1], kConstantWords / 4);
     EXPECT_EQ(d.decls.at(0xa1).size(), is_binary(key.op) ? 2u : 1u);  // t0 (t1)
-    EXPECT_EQ(d.decls.at(0x9d).size(), 1u);                              // u0
-    EXPECT_EQ(d.decls.at(0x5f)[0].ops[0].type, 32u);                     // vThreadID
+    EXPECT_EQ(d.decls.at(0x9d).size(), 1u);                           // u0
+    EXPECT_EQ(d.decls.at(0x5f)[0].ops[0].type, 32u);                  // vThreadID
     EXPECT_EQ(kernel_listing(key).rfind("cs_5_0\n", 0), 0u);
   }
 }
@@ -709,9 +795,9 @@ TEST(GpuKernelTest, StridedKernelsComputeTheReferenceSemantics) {
   for (const auto& key : all_kernel_keys()) {
     if (!key.strided) continue;
     const std::vector<Case> cases = {
-        {{5}, {}, {0, 0}},                                  // packed, through the strided path
-        {{2, 3, 5}, {{1, 2, 6}, {0, 1, 0}}, {0, 0}},        // A transposed, B broadcast over two dims
-        {{3, 1, 7}, {{7, 0, 1}, {1, 0, 0}}, {2, 5}},        // bases, a size-1 dim, B a column
+        {{5}, {}, {0, 0}},                            // packed, through the strided path
+        {{2, 3, 5}, {{1, 2, 6}, {0, 1, 0}}, {0, 0}},  // A transposed, B broadcast over two dims
+        {{3, 1, 7}, {{7, 0, 1}, {1, 0, 0}}, {2, 5}},  // bases, a size-1 dim, B a column
         {{2, 1, 1, 1, 1, 1, 3, 2}, {{6, 6, 6, 6, 6, 6, 2, 1}, {0, 0, 0, 0, 0, 0, 0, 1}}, {1, 0}},  // rank 8
     };
     for (std::size_t i = 0; i < cases.size(); ++i)

@@ -94,7 +94,10 @@ TEST(JsonBoundsTest, TextOverTheBoundIsRefusedBeforeParsing) {
   const std::string text(kMaxJsonInputBytes + 1, ' ');
   const Error e = error_of([&] { JsonTensorDocument::parse(text); });
   EXPECT_EQ(e.code(), Errc::invalid_input);
-  EXPECT_NE(std::string(e.what()).find("JSON input is limited to 64 MiB (67108864 bytes), and this text is 64.0 MiB (67108865 bytes): use .npy"), std::string::npos);
+  EXPECT_NE(
+      std::string(e.what()).find(
+          "JSON input is limited to 64 MiB (67108864 bytes), and this text is 64.0 MiB (67108865 bytes): use .npy"),
+      std::string::npos);
 }
 
 TEST_F(IoTest, InspectInputReadsTheHeaderAndChecksTheSize) {
@@ -115,10 +118,11 @@ TEST_F(IoTest, InspectInputReadsTheHeaderAndChecksTheSize) {
             "reading '" + short_path + "': truncated: expected 1099511627776 bytes of data, found 1000");
   const std::string long_path = file("long.npy", header + std::string(1000, '\0'));
   fs::resize_file(long_path, header.size() + (std::uint64_t{1} << 40) + 1);
-  EXPECT_NE(std::string(error_of([&] { inspect_input(long_path); }).what()).find("trailing garbage"), std::string::npos);
-  EXPECT_NE(std::string(error_of([&] { inspect_input(file("tiny.npy", "\x93NUMPY\x01")); }).what())
-                .find("truncated header"),
+  EXPECT_NE(std::string(error_of([&] { inspect_input(long_path); }).what()).find("trailing garbage"),
             std::string::npos);
+  EXPECT_NE(
+      std::string(error_of([&] { inspect_input(file("tiny.npy", "\x93NUMPY\x01")); }).what()).find("truncated header"),
+      std::string::npos);
 }
 
 TEST_F(IoTest, InspectInputReadsJsonWhole) {
@@ -180,7 +184,8 @@ std::string fortran_u2(std::uint64_t rows, std::uint64_t n, bool big) {
       data += static_cast<char>(big ? v >> 8 : v & 0xff);
       data += static_cast<char>(big ? v & 0xff : v >> 8);
     }
-  std::string header = npy_header_text(big ? ">u2" : "<u2", "(" + std::to_string(rows) + ", " + std::to_string(n) + ")");
+  std::string header =
+      npy_header_text(big ? ">u2" : "<u2", "(" + std::to_string(rows) + ", " + std::to_string(n) + ")");
   header.replace(header.find("False"), 5, "True ");  // the same length: the padding still fits
   return header + data;
 }
@@ -242,7 +247,8 @@ TEST_F(IoTest, ReadInputGivesJsonAsText) {
   ASSERT_TRUE(in.json);
   EXPECT_EQ(in.json->bytes().size(), 6u);
   EXPECT_FALSE(in.npy);
-  EXPECT_EQ(std::string(error_of([&] { read_input(file("empty", "")); }).what()), "empty input (neither .npy nor JSON)");
+  EXPECT_EQ(std::string(error_of([&] { read_input(file("empty", "")); }).what()),
+            "empty input (neither .npy nor JSON)");
   const std::string big = file("big.json", "[0, ", std::uint64_t{10} << 30);
   EXPECT_NE(std::string(error_of([&] { read_input(big); }).what()).find("JSON input is limited to 64 MiB"),
             std::string::npos);

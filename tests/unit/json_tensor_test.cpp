@@ -35,9 +35,7 @@ std::vector<std::uint64_t> bits_of(const Tensor& t) {
   return v;
 }
 
-std::vector<std::uint64_t> dims_of(const Tensor& t) {
-  return {t.shape().dims().begin(), t.shape().dims().end()};
-}
+std::vector<std::uint64_t> dims_of(const Tensor& t) { return {t.shape().dims().begin(), t.shape().dims().end()}; }
 
 // The message of the invalid-input Error reading `text` throws ("" if none is thrown).
 std::string read_error(const std::string& text, std::optional<DType> dtype = std::nullopt) {
@@ -62,8 +60,9 @@ std::string literal_error(const std::string& text, DType dtype) {
   return "";
 }
 
-#define EXPECT_HAS(haystack, needle) EXPECT_NE(std::string(haystack).find(needle), std::string::npos) \
-    << "'" << (haystack) << "' lacks '" << (needle) << "'"
+#define EXPECT_HAS(haystack, needle)                               \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) \
+      << "'" << (haystack) << "' lacks '" << (needle) << "'"
 
 // --- input forms -------------------------------------------------------------------------------
 
@@ -163,7 +162,8 @@ TEST(JsonTensorTest, RefusesUnknownDtypeNames) {
 TEST(JsonTensorTest, RefusesMalformedObjects) {
   EXPECT_HAS(read_error(R"({"dtype": "uint8", "shape": [1]})"), "no \"data\"");
   EXPECT_HAS(read_error("{}"), "no \"data\"");
-  EXPECT_HAS(read_error(R"({"dtype": "uint8", "data": [1], "fortran_order": false})"), "unexpected key \"fortran_order\"");
+  EXPECT_HAS(read_error(R"({"dtype": "uint8", "data": [1], "fortran_order": false})"),
+             "unexpected key \"fortran_order\"");
   EXPECT_HAS(read_error(R"({"dtype": "uint8", "data": [1], "data": [2]})"), "duplicate key \"data\"");
   EXPECT_HAS(read_error(R"({"dtype": "uint8", "dtype": "uint8", "data": [2]})"), "duplicate key \"dtype\"");
   EXPECT_HAS(read_error(R"({"dtype": "uint8", "data": {"data": [1]}})"), "data: unexpected object");
@@ -191,8 +191,8 @@ const IntLimits kIntLimits[] = {
     {DType::int8, "-128", "127", "-129", "128", 0x80, 0x7f},
     {DType::int16, "-32768", "32767", "-32769", "32768", 0x8000, 0x7fff},
     {DType::int32, "-2147483648", "2147483647", "-2147483649", "2147483648", 0x80000000, 0x7fffffff},
-    {DType::int64, "-9223372036854775808", "9223372036854775807", "-9223372036854775809",
-     "9223372036854775808", 0x8000000000000000, 0x7fffffffffffffff},
+    {DType::int64, "-9223372036854775808", "9223372036854775807", "-9223372036854775809", "9223372036854775808",
+     0x8000000000000000, 0x7fffffffffffffff},
 };
 
 TEST(JsonTensorTest, IntegerLimitsOfEveryIntegerDtype) {
@@ -216,8 +216,7 @@ TEST(JsonTensorTest, IntegerLimitsOfEveryIntegerDtype) {
 }
 
 TEST(JsonTensorTest, Uint64MaxAndBeyond) {
-  EXPECT_EQ(bits_of(read("[18446744073709551615]", DType::uint64)),
-            (std::vector<std::uint64_t>{0xffffffffffffffff}));
+  EXPECT_EQ(bits_of(read("[18446744073709551615]", DType::uint64)), (std::vector<std::uint64_t>{0xffffffffffffffff}));
   const std::string msg = read_error("[0, 18446744073709551616]", DType::uint64);
   EXPECT_HAS(msg, "data[1]: value 2^64 or more is out of range for uint64");
   // Far beyond 64 bits, and beyond even double's range: still "out of range" with a position.
@@ -334,7 +333,8 @@ TEST(JsonTensorTest, HexStringsAreExactBitPatterns) {
             (std::vector<std::uint64_t>{0xff, 0x1f, 5, 0xff}));
   // For a signed type the pattern is the two's-complement encoding: 0xff is int8 -1.
   EXPECT_EQ(bits_of(read(R"(["0xff", "0x80"])", DType::int8)), (std::vector<std::uint64_t>{0xff, 0x80}));
-  EXPECT_EQ(bits_of(read(R"(["0xffffffffffffffff"])", DType::uint64)), (std::vector<std::uint64_t>{0xffffffffffffffff}));
+  EXPECT_EQ(bits_of(read(R"(["0xffffffffffffffff"])", DType::uint64)),
+            (std::vector<std::uint64_t>{0xffffffffffffffff}));
   // A bare string document is a 0-d tensor.
   const Tensor t = read(R"("0x7fc00000")", DType::float32);
   EXPECT_EQ(t.shape().rank(), 0u);
@@ -439,8 +439,8 @@ TEST(JsonTensorTest, RefusesMalformedShapes) {
 }
 
 TEST(JsonTensorTest, RefusesInvalidJsonWithPosition) {
-  for (const char* text : {"[1,", "[1, 2", "[1 2]", "{\"data\": [1],}", "[1] 2", "[01]", "[NaN]", "[.5]", "[+1]",
-                           "", "   ", "[1]]", "{'data': [1]}"}) {
+  for (const char* text : {"[1,", "[1, 2", "[1 2]", "{\"data\": [1],}", "[1] 2", "[01]", "[NaN]", "[.5]", "[+1]", "",
+                           "   ", "[1]]", "{'data': [1]}"}) {
     SCOPED_TRACE(text);
     const std::string msg = read_error(text, DType::uint8);
     EXPECT_HAS(msg, "invalid JSON");
@@ -626,20 +626,21 @@ std::vector<std::uint64_t> sample_bits(DType dtype, std::size_t random_count) {
   std::vector<std::uint64_t> v = {0, 1, 2, mask, mask - 1, mask >> 1, (mask >> 1) + 1};
   switch (dtype) {
     case DType::float16:
-      v.insert(v.end(), {0x8000, 0x03ff, 0x0400, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7c01, 0x7d55,
-                         0xffff, 0x3c00, 0x3555, 0x8001});
+      v.insert(v.end(), {0x8000, 0x03ff, 0x0400, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7c01, 0x7d55, 0xffff,
+                         0x3c00, 0x3555, 0x8001});
       break;
     case DType::float32:
-      v.insert(v.end(), {0x80000000, 0x007fffff, 0x00800000, 0x7f7fffff, 0xff7fffff, 0x7f800000, 0xff800000,
-                         0x7fc00000, 0xffc00000, 0x7f800001, 0x7fa5a5a5, 0x3f800000, 0x3eaaaaab, 0x80000001});
+      v.insert(v.end(), {0x80000000, 0x007fffff, 0x00800000, 0x7f7fffff, 0xff7fffff, 0x7f800000, 0xff800000, 0x7fc00000,
+                         0xffc00000, 0x7f800001, 0x7fa5a5a5, 0x3f800000, 0x3eaaaaab, 0x80000001});
       break;
     case DType::float64:
-      v.insert(v.end(), {0x8000000000000000, 0x000fffffffffffff, 0x0010000000000000, 0x7fefffffffffffff,
-                         0xffefffffffffffff, 0x7ff0000000000000, 0xfff0000000000000, 0x7ff8000000000000,
-                         0xfff8000000000000, 0x7ff0000000000001, 0x7ff4deadbeef0001, 0x3ff0000000000000,
-                         0x3fd5555555555555, 0x8000000000000001});
+      v.insert(v.end(),
+               {0x8000000000000000, 0x000fffffffffffff, 0x0010000000000000, 0x7fefffffffffffff, 0xffefffffffffffff,
+                0x7ff0000000000000, 0xfff0000000000000, 0x7ff8000000000000, 0xfff8000000000000, 0x7ff0000000000001,
+                0x7ff4deadbeef0001, 0x3ff0000000000000, 0x3fd5555555555555, 0x8000000000000001});
       break;
-    default: break;
+    default:
+      break;
   }
   std::mt19937_64 rng(0x5eed + static_cast<unsigned>(dtype));
   for (std::size_t i = 0; i < random_count; ++i) v.push_back(rng() & mask);
@@ -687,7 +688,8 @@ TEST(JsonTensorTest, EveryFloat16RoundTripsThroughShortestText) {
   const Tensor back = read(doc + "]", DType::float16);
   ASSERT_EQ(back.element_count(), 0x10000u);
   for (std::uint32_t h = 0; h <= 0xffff; ++h)
-    ASSERT_EQ(back.bits_at(h), h) << fmt::format("0x{:04x} written as {}", h, format_json_value(DType::float16, h, false));
+    ASSERT_EQ(back.bits_at(h), h) << fmt::format("0x{:04x} written as {}", h,
+                                                 format_json_value(DType::float16, h, false));
 }
 
 TEST(JsonTensorTest, Float32AndFloat64TextIsShortest) {
@@ -755,9 +757,9 @@ TEST(JsonTensorTest, ParseScalarLiteralBeyond64BitsKeepsItsValueForFloats) {
   EXPECT_EQ(parse_scalar_literal("18446744073709551616", DType::float64), 0x43f0000000000000u);
   EXPECT_EQ(parse_scalar_literal("-18446744073709551616", DType::float32), 0xdf800000u);
   EXPECT_EQ(parse_scalar_literal("-0x10000000000000000", DType::float64), 0xc3f0000000000000u);
-  EXPECT_EQ(parse_scalar_literal("-0b10000000000000000000000000000000000000000000000000000000000000000",
-                                 DType::float32),
-            0xdf800000u);
+  EXPECT_EQ(
+      parse_scalar_literal("-0b10000000000000000000000000000000000000000000000000000000000000000", DType::float32),
+      0xdf800000u);
   EXPECT_HAS(literal_error("100000000000000000000", DType::float16), "out of range for float16");
   EXPECT_HAS(literal_error(std::string(400, '9'), DType::float64), "out of range for float64");
 }
@@ -775,8 +777,9 @@ TEST(JsonTensorEmpty, TheNestedFormOfEveryEmptyShapeReads) {
     const char* shape;
     const char* data;  // np.empty(shape).tolist()
   };
-  for (const Case& c : {Case{"[2, 0, 3]", "[[], []]"}, Case{"[0, 3]", "[]"}, Case{"[2, 3, 0]", "[[[], [], []], [[], [], []]]"},
-                        Case{"[1, 0]", "[[]]"}, Case{"[3, 0, 0, 2]", "[[], [], []]"}, Case{"[2, 1, 0, 5]", "[[[]], [[]]]"}}) {
+  for (const Case& c :
+       {Case{"[2, 0, 3]", "[[], []]"}, Case{"[0, 3]", "[]"}, Case{"[2, 3, 0]", "[[[], [], []], [[], [], []]]"},
+        Case{"[1, 0]", "[[]]"}, Case{"[3, 0, 0, 2]", "[[], [], []]"}, Case{"[2, 1, 0, 5]", "[[[]], [[]]]"}}) {
     const std::string text = fmt::format(R"({{"dtype": "uint8", "shape": {}, "data": {}}})", c.shape, c.data);
     const Tensor t = read(text);
     EXPECT_EQ(fmt::format("[{}]", fmt::join(dims_of(t), ", ")), c.shape) << text;
@@ -796,14 +799,14 @@ TEST(JsonTensorNan, APayloadConvertsAsNumPyConvertsTheDouble) {
     std::uint32_t f32;
     std::uint16_t f16;
   };
-  for (const Case& c : {Case{"nan", 0x7ff8000000000000, 0x7fc00000, 0x7e00},
-                        Case{"-nan", 0xfff8000000000000, 0xffc00000, 0xfe00},
-                        Case{"-nan(0x8000000000000)", 0xfff8000000000000, 0xffc00000, 0xfe00},
-                        Case{"nan(0x1)", 0x7ff0000000000001, 0x7fc00000, 0x7c01},
-                        Case{"nan(0x4000000000000)", 0x7ff4000000000000, 0x7fe00000, 0x7d00},
-                        Case{"-nan(0x400)", 0xfff0000000000400, 0xffc00000, 0xfc01},
-                        Case{"nan(0xc000000000000)", 0x7ffc000000000000, 0x7fe00000, 0x7f00},
-                        Case{"nan(0x40000000000)", 0x7ff0040000000000, 0x7fc02000, 0x7c01}}) {
+  for (const Case& c :
+       {Case{"nan", 0x7ff8000000000000, 0x7fc00000, 0x7e00}, Case{"-nan", 0xfff8000000000000, 0xffc00000, 0xfe00},
+        Case{"-nan(0x8000000000000)", 0xfff8000000000000, 0xffc00000, 0xfe00},
+        Case{"nan(0x1)", 0x7ff0000000000001, 0x7fc00000, 0x7c01},
+        Case{"nan(0x4000000000000)", 0x7ff4000000000000, 0x7fe00000, 0x7d00},
+        Case{"-nan(0x400)", 0xfff0000000000400, 0xffc00000, 0xfc01},
+        Case{"nan(0xc000000000000)", 0x7ffc000000000000, 0x7fe00000, 0x7f00},
+        Case{"nan(0x40000000000)", 0x7ff0040000000000, 0x7fc02000, 0x7c01}}) {
     const std::string text = fmt::format(R"(["{}"])", c.text);
     EXPECT_EQ(bits_of(read(text, DType::float64)), std::vector<std::uint64_t>{c.f64}) << c.text;
     EXPECT_EQ(bits_of(read(text, DType::float32)), std::vector<std::uint64_t>{c.f32}) << c.text;

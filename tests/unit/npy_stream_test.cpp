@@ -159,8 +159,8 @@ TEST_F(NpyStreamTest, AFileThatShrinksIsAnIoError) {
   const Error e = error_of([&] { read16(*s, 90, 20); });
   EXPECT_EQ(e.code(), Errc::io);
   // Elements 90..99 were there: 180 + 20 = 200 bytes.
-  EXPECT_EQ(std::string(e.what()), "reading '" + dir_.file("a.npy") +
-                                       "': file shrank while reading: expected 2000 bytes of data, found 200");
+  EXPECT_EQ(std::string(e.what()),
+            "reading '" + dir_.file("a.npy") + "': file shrank while reading: expected 2000 bytes of data, found 200");
 }
 
 TEST(NpyStreamPipeTest, APipeReadsInOrder) {

@@ -26,14 +26,11 @@ namespace fs = std::filesystem;
 
 const std::string kMagic("\x93NUMPY", 6);
 
-std::span<const std::byte> as_bytes(const std::string& s) {
-  return std::as_bytes(std::span(s.data(), s.size()));
-}
+std::span<const std::byte> as_bytes(const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); }
 
 // A .npy file: magic, version major.0, the header length (2 bytes for 1.x, else 4), the dict,
 // padding (spaces and '\n') to a multiple of `align` (0: no padding at all), then the data.
-std::string make_npy(const std::string& dict, const std::string& data = "", int major = 1,
-                     std::size_t align = 64) {
+std::string make_npy(const std::string& dict, const std::string& data = "", int major = 1, std::size_t align = 64) {
   const std::size_t prefix = major == 1 ? 10 : 12;
   std::string header = dict;
   if (align != 0) {
@@ -49,8 +46,7 @@ std::string make_npy(const std::string& dict, const std::string& data = "", int 
 }
 
 std::string dict_for(const std::string& descr, const std::string& shape, bool fortran = false) {
-  return "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") + ", 'shape': " + shape +
-         ", }";
+  return "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") + ", 'shape': " + shape + ", }";
 }
 
 // Little-endian bytes of `v`, `size` bytes wide.
@@ -88,11 +84,11 @@ std::string error_of(F&& f) {
   return "";
 }
 
-#define EXPECT_NPY_ERROR(file, substring)                                         \
-  do {                                                                            \
-    const std::string npy_file_ = (file);                                         \
-    const std::string msg_ = error_of([&] { read(npy_file_); });                  \
-    EXPECT_NE(msg_.find(substring), std::string::npos) << "message: " << msg_;    \
+#define EXPECT_NPY_ERROR(file, substring)                                      \
+  do {                                                                         \
+    const std::string npy_file_ = (file);                                      \
+    const std::string msg_ = error_of([&] { read(npy_file_); });               \
+    EXPECT_NE(msg_.find(substring), std::string::npos) << "message: " << msg_; \
   } while (0)
 
 const std::string kU4x3 = le(1, 4) + le(2, 4) + le(3, 4);
@@ -261,9 +257,9 @@ TEST(NpyTest, TransposesFortranOrderInPiecesOfEveryShape) {
   // a cache line's worth of slices): shapes whose slices fill it unevenly, leave a last piece
   // shorter than a cache line's worth, have middle axes, or make one slice larger than the
   // scratch buffer; both byte orders and every element size.
-  const std::vector<Shape> shapes = {Shape{300, 1000}, Shape{1000, 300},   Shape{7, 3, 20001},
-                                     Shape{3, 70000, 2}, Shape{2, 3, 2, 3, 2, 3, 2, 300},
-                                     Shape{1100, 1, 1100}, Shape{2, 131073}, Shape{5, 1, 7}};
+  const std::vector<Shape> shapes = {
+      Shape{300, 1000},     Shape{1000, 300}, Shape{7, 3, 20001}, Shape{3, 70000, 2}, Shape{2, 3, 2, 3, 2, 3, 2, 300},
+      Shape{1100, 1, 1100}, Shape{2, 131073}, Shape{5, 1, 7}};
   for (const char* descr : {"<u1", "<u2", ">u2", "<u4", ">i4", "<u8", ">f8"}) {
     for (const Shape& shape : shapes) {
       SCOPED_TRACE(std::string(descr) + " " + shape.to_string());
@@ -284,12 +280,14 @@ TEST(NpyTest, SwapsBigEndianInPiecesOfAnyLength) {
   // end inside a block and inside a piece.
   for (const char* descr : {">u2", ">u4", ">u8"}) {
     const std::size_t size = static_cast<std::size_t>(descr[2] - '0');
-    for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t{7}, std::uint64_t{33}, (std::uint64_t{256} << 10) / size + 5}) {
+    for (std::uint64_t n :
+         {std::uint64_t{1}, std::uint64_t{7}, std::uint64_t{33}, (std::uint64_t{256} << 10) / size + 5}) {
       std::string data;
       for (std::uint64_t i = 0; i < n; ++i) data += be(pattern(i), size);
       const Tensor t = read(make_npy(dict_for(descr, fmt::format("({},)", n)), data));
       const std::uint64_t mask = size == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * size)) - 1;
-      for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(t.bits_at(i), pattern(i) & mask) << descr << " " << n << " at " << i;
+      for (std::uint64_t i = 0; i < n; ++i)
+        ASSERT_EQ(t.bits_at(i), pattern(i) & mask) << descr << " " << n << " at " << i;
     }
   }
 }
@@ -388,8 +386,7 @@ TEST(NpyTest, AcceptsAnyPadding) {
   EXPECT_EQ(parse_npy_header(as_bytes(pad16)).data_offset % 16, 0u);
   EXPECT_NE(parse_npy_header(as_bytes(pad16)).data_offset % 64, 0u);
   // Lots of spare padding, as NumPy >= 1.24 leaves for in-place growth.
-  EXPECT_EQ(all_bits(read(make_npy(kGoodDict + std::string(5000, ' '), kU4x3))),
-            (std::vector<std::uint64_t>{1, 2, 3}));
+  EXPECT_EQ(all_bits(read(make_npy(kGoodDict + std::string(5000, ' '), kU4x3))), (std::vector<std::uint64_t>{1, 2, 3}));
 }
 
 TEST(NpyTest, AcceptsAnyKeyOrderAndSpacing) {
@@ -425,9 +422,8 @@ TEST(NpyTest, AcceptsTrailingCommaInShape) {
 
 TEST(NpyTest, ParsesLargestDimension) {
   // 2^64 - 1 fits in a dimension; only the byte size is refused.
-  const std::string msg = error_of([&] {
-    parse_npy_header(as_bytes(make_npy(dict_for("|u1", "(18446744073709551615,)"))));
-  });
+  const std::string msg =
+      error_of([&] { parse_npy_header(as_bytes(make_npy(dict_for("|u1", "(18446744073709551615,)")))); });
   EXPECT_NE(msg.find("too large"), std::string::npos) << msg;
 }
 
@@ -437,8 +433,7 @@ TEST(NpyTest, ParseHeaderNeedsOnlyTheHeader) {
   const NpyHeader h = parse_npy_header(as_bytes(header_only));
   EXPECT_EQ(h.data_offset, 128u);
   EXPECT_EQ(h.data_bytes, 12u);
-  EXPECT_EQ(error_of([&] { inspect_npy(as_bytes(header_only)); }),
-            "truncated: expected 12 bytes of data, found 0");
+  EXPECT_EQ(error_of([&] { inspect_npy(as_bytes(header_only)); }), "truncated: expected 12 bytes of data, found 0");
 }
 
 TEST(NpyTest, IsNpyLooksOnlyAtTheMagic) {
@@ -554,11 +549,11 @@ TEST(NpyTest, RejectsMalformedDictionaries) {
 
 TEST(NpyTest, RejectsDTypesThatAreNotDirectMLTensors) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"|O", "object"},       {"<c8", "complex"},    {">c16", "complex"}, {"<U3", "string"},
-      {"|S2", "string"},      {"|a2", "string"},     {"|V4", "void"},     {"<M8[s]", "datetime"},
-      {"<m8[ns]", "datetime"}, {"<u3", "'<u3'"},     {"<f16", "'<f16'"},  {"<i16", "'<i16'"},
-      {"<u04", "'<u04'"},     {"", "''"},            {"<", "'<'"},        {"<b2", "'<b2'"},
-      {"<x4", "'<x4'"},       {"<U", "string"},
+      {"|O", "object"},        {"<c8", "complex"}, {">c16", "complex"}, {"<U3", "string"},
+      {"|S2", "string"},       {"|a2", "string"},  {"|V4", "void"},     {"<M8[s]", "datetime"},
+      {"<m8[ns]", "datetime"}, {"<u3", "'<u3'"},   {"<f16", "'<f16'"},  {"<i16", "'<i16'"},
+      {"<u04", "'<u04'"},      {"", "''"},         {"<", "'<'"},        {"<b2", "'<b2'"},
+      {"<x4", "'<x4'"},        {"<U", "string"},
   };
   for (const auto& [descr, substring] : cases) {
     const std::string msg = error_of([&] { read(make_npy(dict_for(descr, "(1,)"), std::string(16, '\0'))); });
@@ -581,10 +576,8 @@ TEST(NpyTest, RejectsSizesBeyond64Bits) {
 
 TEST(NpyTest, RejectsTruncatedData) {
   const std::string file = make_npy(kGoodDict, kU4x3);
-  EXPECT_EQ(error_of([&] { read(file.substr(0, file.size() - 4)); }),
-            "truncated: expected 12 bytes of data, found 8");
-  EXPECT_EQ(error_of([&] { read(file.substr(0, file.size() - 1)); }),
-            "truncated: expected 12 bytes of data, found 11");
+  EXPECT_EQ(error_of([&] { read(file.substr(0, file.size() - 4)); }), "truncated: expected 12 bytes of data, found 8");
+  EXPECT_EQ(error_of([&] { read(file.substr(0, file.size() - 1)); }), "truncated: expected 12 bytes of data, found 11");
   EXPECT_EQ(error_of([&] { read(file.substr(0, 128)); }), "truncated: expected 12 bytes of data, found 0");
   // Fortran data is checked the same way before it is transposed.
   EXPECT_NPY_ERROR(make_npy(dict_for("<u2", "(2, 3)", true), std::string(11, '\0')), "truncated");
@@ -606,9 +599,18 @@ TEST(NpyTest, MessagesDoNotNameAFile) {
 
 TEST(NpyTest, HeaderIsVersion1AlignedTo64AndParsesBack) {
   const std::vector<Shape> shapes = {
-      Shape{}, Shape{0}, Shape{1}, Shape{3}, Shape{2, 3}, Shape{0, 3}, Shape{2, 0},
-      Shape{1, 2, 3, 4, 5, 6, 7, 8}, Shape{2621401}, Shape{4294967296},
-      Shape{UINT64_MAX, 0}, Shape{4294967295, 4294967295, 0, 0, 0, 0, 0, 0},
+      Shape{},
+      Shape{0},
+      Shape{1},
+      Shape{3},
+      Shape{2, 3},
+      Shape{0, 3},
+      Shape{2, 0},
+      Shape{1, 2, 3, 4, 5, 6, 7, 8},
+      Shape{2621401},
+      Shape{4294967296},
+      Shape{UINT64_MAX, 0},
+      Shape{4294967295, 4294967295, 0, 0, 0, 0, 0, 0},
   };
   for (const auto& row : dtype_table()) {
     for (const auto& shape : shapes) {
@@ -669,8 +671,8 @@ TEST(NpyTest, HeaderIgnoresTheLocale) {
 TEST(NpyTest, HeaderPlusDataReadsBack) {
   Tensor t(DType::int16, Shape{2, 3});
   for (std::size_t i = 0; i < 6; ++i) t.set_bits_at(i, 0x8001 + 0x101 * i);
-  const std::string file = npy_header(t.dtype(), t.shape()) +
-                           std::string(reinterpret_cast<const char*>(t.data()), t.byte_size());
+  const std::string file =
+      npy_header(t.dtype(), t.shape()) + std::string(reinterpret_cast<const char*>(t.data()), t.byte_size());
   const Tensor back = read(file);
   EXPECT_EQ(back.dtype(), DType::int16);
   EXPECT_EQ(back.shape(), t.shape());

@@ -30,11 +30,10 @@ class OperandTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   // A version 1.0 .npy of uint32 elements 0..n-1 (in C order) as `descr` and `fortran` say.
-  std::string npy_u32(const std::string& name, std::uint32_t rows, std::uint32_t cols, bool big_endian,
-                      bool fortran) {
-    std::string dict = "{'descr': '" + std::string(big_endian ? ">u4" : "<u4") + "', 'fortran_order': " +
-                       (fortran ? "True" : "False") + ", 'shape': (" + std::to_string(rows) + ", " +
-                       std::to_string(cols) + "), }";
+  std::string npy_u32(const std::string& name, std::uint32_t rows, std::uint32_t cols, bool big_endian, bool fortran) {
+    std::string dict = "{'descr': '" + std::string(big_endian ? ">u4" : "<u4") +
+                       "', 'fortran_order': " + (fortran ? "True" : "False") + ", 'shape': (" + std::to_string(rows) +
+                       ", " + std::to_string(cols) + "), }";
     dict += std::string((64 - (10 + dict.size() + 1) % 64) % 64, ' ') + "\n";
     std::string out = std::string("\x93NUMPY\x01\x00", 8);
     out += static_cast<char>(dict.size() & 0xff);
@@ -93,7 +92,8 @@ TEST_F(OperandTest, ChunksOfEveryLayoutAreTheOperandsOwnElements) {
       std::vector<std::byte> scratch(77 * 4);
       for (std::uint64_t first : {0, 5, 30, 70}) {
         const std::size_t count = static_cast<std::size_t>(std::min<std::uint64_t>(7, 77 - first));
-        EXPECT_EQ(values(ops[0].chunk(first, count, scratch.data())), iota(static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count)))
+        EXPECT_EQ(values(ops[0].chunk(first, count, scratch.data())),
+                  iota(static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count)))
             << "first " << first;
       }
     }

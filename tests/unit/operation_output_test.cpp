@@ -262,8 +262,8 @@ TEST_F(OperationOutputTest, AsksForAStreamableTargetBeforeReading) {
   spec.op = OpKind::bit_and;
   spec.operands = {path("missing.npy"), "1"};
   spec = to_file(spec, path("out.unknown"));  // a target run() refuses: no format to tell
-  const std::string no_target = "cannot tell the output format from '" + path("out.unknown") +
-                                "': name it .npy or .json, or use --format";
+  const std::string no_target =
+      "cannot tell the output format from '" + path("out.unknown") + "': name it .npy or .json, or use --format";
   try {
     run(prepare_request(spec));
     ADD_FAILURE() << "no error";

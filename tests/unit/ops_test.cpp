@@ -93,8 +93,8 @@ TEST(FindOpTest, VerbsAndAliases) {
   EXPECT_EQ(find_op("bit-shift-left"), &op_info(OpKind::shl));
   EXPECT_EQ(find_op("bit-count"), &op_info(OpKind::popcount));
   EXPECT_EQ(find_op("BIT_COUNT"), &op_info(OpKind::popcount));
-  EXPECT_EQ(op_info(OpKind::shr).aliases(),
-            (std::vector<std::string>{"bit-shift-right", "BIT_SHIFT_RIGHT", "DML_OPERATOR_ELEMENT_WISE_BIT_SHIFT_RIGHT"}));
+  EXPECT_EQ(op_info(OpKind::shr).aliases(), (std::vector<std::string>{"bit-shift-right", "BIT_SHIFT_RIGHT",
+                                                                      "DML_OPERATOR_ELEMENT_WISE_BIT_SHIFT_RIGHT"}));
   for (const char* unknown : {"", "AND", "nand", "bit_and", "popcnt", "DML_ELEMENT_WISE_BIT_AND_OPERATOR_DESC"})
     EXPECT_EQ(find_op(unknown), nullptr) << unknown;
 }

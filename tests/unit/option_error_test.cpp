@@ -55,9 +55,12 @@ TEST(OptionParsers, RefuseWithWhichOptionRuleAndValue) {
   OptionError e = test::error_of<OptionError>([] { parse_backend_option("gpu"); });
   expect(e, OptionKey::backend, OptionRule::unknown_name, "gpu");
   EXPECT_EQ(e.choices(), (std::vector<std::string>{"auto", "cpu", "d3d12", "directml", "cpu-reference"}));
-  expect(test::error_of<OptionError>([] { parse_backend_option("CPU"); }), OptionKey::backend, OptionRule::unknown_name, "CPU");
-  expect(test::error_of<OptionError>([] { parse_dtype_option("uint7"); }), OptionKey::dtype, OptionRule::unknown_name, "uint7");
-  expect(test::error_of<OptionError>([] { parse_dtype_option("u9", OptionKey::out_dtype); }), OptionKey::out_dtype, OptionRule::unknown_name, "u9");
+  expect(test::error_of<OptionError>([] { parse_backend_option("CPU"); }), OptionKey::backend, OptionRule::unknown_name,
+         "CPU");
+  expect(test::error_of<OptionError>([] { parse_dtype_option("uint7"); }), OptionKey::dtype, OptionRule::unknown_name,
+         "uint7");
+  expect(test::error_of<OptionError>([] { parse_dtype_option("u9", OptionKey::out_dtype); }), OptionKey::out_dtype,
+         OptionRule::unknown_name, "u9");
   e = test::error_of<OptionError>([] { parse_feature_level_option("4_2"); });
   expect(e, OptionKey::feature_level, OptionRule::unknown_name, "4_2");
   EXPECT_EQ(e.choices().front(), "1_0");
@@ -65,11 +68,14 @@ TEST(OptionParsers, RefuseWithWhichOptionRuleAndValue) {
   e = test::error_of<OptionError>([] { parse_shift_overflow_option("clamp"); });
   expect(e, OptionKey::shift_overflow, OptionRule::unknown_name, "clamp");
   EXPECT_EQ(e.choices(), (std::vector<std::string>{"directml", "zero", "wrap"}));  // the default first
-  expect(test::error_of<OptionError>([] { parse_isa_option("AVX2"); }), OptionKey::isa, OptionRule::unknown_name, "AVX2");
+  expect(test::error_of<OptionError>([] { parse_isa_option("AVX2"); }), OptionKey::isa, OptionRule::unknown_name,
+         "AVX2");
   for (const char* bad : {"0", "257", "abc", "", "1x", "-1", " 2"})
-    expect(test::error_of<OptionError>([&] { parse_threads_option(bad); }), OptionKey::threads, OptionRule::not_a_count, bad);
+    expect(test::error_of<OptionError>([&] { parse_threads_option(bad); }), OptionKey::threads, OptionRule::not_a_count,
+           bad);
   expect(test::error_of<OptionError>([] { check_threads_option(0); }), OptionKey::threads, OptionRule::zero, "0");
-  expect(test::error_of<OptionError>([] { check_threads_option(257); }), OptionKey::threads, OptionRule::above_maximum, "257");
+  expect(test::error_of<OptionError>([] { check_threads_option(257); }), OptionKey::threads, OptionRule::above_maximum,
+         "257");
   expect(test::error_of<OptionError>([] { check_repeat_option(0, 0); }), OptionKey::repeat, OptionRule::too_few, "0");
   expect(test::error_of<OptionError>([] { check_repeat_option(1, -1); }), OptionKey::warmup, OptionRule::too_few, "-1");
   expect(test::error_of<OptionError>([] { check_adapter_option(""); }), OptionKey::adapter, OptionRule::empty, "");
@@ -87,7 +93,8 @@ TEST(OptionErrorText, EachFaceSpellsTheOption) {
   both([] { parse_feature_level_option("9_9"); },
        "--feature-level: unknown level '9_9' (1_0 to 6_4, also written 4.1 or DML_FEATURE_LEVEL_4_1)",
        "feature_level: unknown level '9_9' (1_0 to 6_4, also written 4.1 or DML_FEATURE_LEVEL_4_1)");
-  both([] { parse_shift_overflow_option("clamp"); }, "--shift-overflow: unknown mode 'clamp' ('directml', 'zero' or 'wrap')",
+  both([] { parse_shift_overflow_option("clamp"); },
+       "--shift-overflow: unknown mode 'clamp' ('directml', 'zero' or 'wrap')",
        "shift_overflow: unknown mode 'clamp' ('directml', 'zero' or 'wrap')");
   both([] { parse_isa_option("neon"); }, "--isa: unknown instruction set 'neon' (known: scalar, avx2, avx512)",
        "isa: unknown instruction set 'neon' (known: scalar, avx2, avx512)");
@@ -97,7 +104,8 @@ TEST(OptionErrorText, EachFaceSpellsTheOption) {
   both([] { check_threads_option(0); }, "--threads: 0 is not from 1 to 256", "threads: 0 is not from 1 to 256");
   both([] { check_repeat_option(0, 0); }, "--repeat must be at least 1 and --warmup at least 0",
        "repeat must be at least 1 and warmup at least 0");
-  both([] { check_adapter_option(""); }, "--adapter: an empty name matches no adapter (give an index or part of a name)",
+  both([] { check_adapter_option(""); },
+       "--adapter: an empty name matches no adapter (give an index or part of a name)",
        "adapter: an empty name matches no adapter (give an index or part of a name)");
   const auto text = [](const OptionError& e, const OptionSpelling& s) { return option_error_text(e, s); };
   const OptionError adapter(OptionKey::adapter, OptionRule::not_for_backend, "0", "cpu", {"d3d12", "directml", "auto"});
@@ -112,7 +120,8 @@ TEST(OptionErrorText, EachFaceSpellsTheOption) {
   EXPECT_EQ(text(once, kCli), "--in-place runs once: it cannot be combined with --repeat or --warmup");
   EXPECT_EQ(text(once, kPython), "out=x (in place) runs once: it cannot be combined with repeat or warmup");
   const OptionError offered(OptionKey::in_place, OptionRule::not_offered, "", "BIT_COUNT");
-  EXPECT_EQ(text(offered, kPython), "out=x (in place) is not offered: DirectML does not let BIT_COUNT's output alias its input");
+  EXPECT_EQ(text(offered, kPython),
+            "out=x (in place) is not offered: DirectML does not let BIT_COUNT's output alias its input");
   const OptionError out_dtype(OptionKey::out_dtype, OptionRule::not_for_operator, "uint32", "xor", {"popcount"});
   EXPECT_EQ(text(out_dtype, kCli), "--out-dtype does not apply to xor (only popcount takes it)");
   const OptionError shift(OptionKey::shift_overflow, OptionRule::not_for_operator, "wrap", "and", {"shl", "shr"});
@@ -134,8 +143,10 @@ TEST(OptionErrorText, EachFaceSpellsTheOption) {
   EXPECT_EQ(text(dtype, kPython), "out: the result is uint16, but out has dtype uint32");
   const OptionError shape(OptionKey::out, OptionRule::wrong_shape, "(4,)", "(2, 2)");
   EXPECT_EQ(text(shape, kPython), "out: the result has shape (2, 2), but out has shape (4,)");
-  const OptionError unused(OptionKey::adapter, OptionRule::applies_to_none, "0", "'m.json'", {"d3d12", "directml", "auto"});
-  EXPECT_EQ(text(unused, kCli), "--adapter applies to the d3d12, directml and auto backends, and no case of 'm.json' runs on one");
+  const OptionError unused(OptionKey::adapter, OptionRule::applies_to_none, "0", "'m.json'",
+                           {"d3d12", "directml", "auto"});
+  EXPECT_EQ(text(unused, kCli),
+            "--adapter applies to the d3d12, directml and auto backends, and no case of 'm.json' runs on one");
 }
 
 // what() is the library's own words (the keywords); a context added on the way out stays in
@@ -147,8 +158,10 @@ TEST(OptionErrorText, KeepsItsContextAndItsType) {
     with_context("operand A (literal '1')", [&] { throw e; });
   } catch (const OptionError& c) {
     EXPECT_EQ(c.code(), Errc::invalid_input);
-    EXPECT_EQ(option_error_text(c, kCli), "operand A (literal '1'): the data type is unknown: no other operand names one; use --dtype");
-    EXPECT_EQ(std::string(c.what()), "operand A (literal '1'): the data type is unknown: no other operand names one; use dtype");
+    EXPECT_EQ(option_error_text(c, kCli),
+              "operand A (literal '1'): the data type is unknown: no other operand names one; use --dtype");
+    EXPECT_EQ(std::string(c.what()),
+              "operand A (literal '1'): the data type is unknown: no other operand names one; use dtype");
     return;
   }
   ADD_FAILURE() << "the context lost the OptionError";

@@ -77,7 +77,8 @@ TEST(Request, BetweenChunksStopsOnlyItsOwnRun) {
     RunHooks hooks;
     hooks.between_chunks = [] {};
     const RunResult r = run(prepare_request(not_request(a)), hooks);
-    other_done = r.result && reinterpret_cast<const std::uint8_t*>(r.result->data())[5] == static_cast<std::uint8_t>(~a[5]);
+    other_done =
+        r.result && reinterpret_cast<const std::uint8_t*>(r.result->data())[5] == static_cast<std::uint8_t>(~a[5]);
   });
   RunHooks stop;
   int calls = 0;
@@ -150,7 +151,8 @@ RunResult run_and(BackendCache& cache, const std::vector<std::uint8_t>& a, Shape
   r.level = level;
   r.output = OutputKind::memory;
   r.timing = false;
-  r.operands.emplace_back(BorrowedTensor{DType::uint8, a_shape, {}, reinterpret_cast<const std::byte*>(a.data()), nullptr});
+  r.operands.emplace_back(
+      BorrowedTensor{DType::uint8, a_shape, {}, reinterpret_cast<const std::byte*>(a.data()), nullptr});
   r.operands.emplace_back(BorrowedTensor{b_dtype, b_shape, {}, reinterpret_cast<const std::byte*>(a.data()), nullptr});
   return run(prepare_request(std::move(r)), {}, &cache);
 }
@@ -180,7 +182,8 @@ TEST(Request, ABackendCacheKeepsValidatedOperationsButNoRefusals) {
   EXPECT_EQ(reinterpret_cast<const std::uint8_t*>(other_shape.result->data())[7], 0xff & 8);
 
   // The same refusal twice, word for word, also after the same operands were accepted.
-  const std::string mixed = "invalid-input: and: the inputs have different data types (UINT8 and UINT16); DirectML requires one type";
+  const std::string mixed =
+      "invalid-input: and: the inputs have different data types (UINT8 and UINT16); DirectML requires one type";
   for (int i = 0; i < 2; ++i)
     EXPECT_EQ(refusal([&] { (void)run_and(cache, a, Shape{4}, DType::uint16, Shape{2}); }), mixed);
   const std::string shapes = "invalid-input: and: shapes (8,) and (3,) cannot be broadcast together";
@@ -248,8 +251,8 @@ TEST(Request, RefusalsSayWhichOptionAndRule) {
   expect([](OperationRequest& r) { r.adapter = "0"; }, OptionKey::adapter, OptionRule::not_for_backend, "0", "cpu");
   expect(
       [](OperationRequest& r) {
-    r.backend = BackendKind::d3d12;
-    r.threads = 2;
+        r.backend = BackendKind::d3d12;
+        r.threads = 2;
       },
       OptionKey::threads, OptionRule::not_for_backend, "2", "d3d12");
   expect([](OperationRequest& r) { r.repeat = 0; }, OptionKey::repeat, OptionRule::too_few, "0", "");
@@ -257,17 +260,17 @@ TEST(Request, RefusalsSayWhichOptionAndRule) {
   std::vector<std::uint8_t> writable(4, 1);
   expect(
       [&](OperationRequest& r) {
-    std::get<BorrowedTensor>(r.operands[0]).writable = reinterpret_cast<std::byte*>(writable.data());
-    r.in_place = true;
-    r.output = OutputKind::none;
-    r.warmup = 1;
+        std::get<BorrowedTensor>(r.operands[0]).writable = reinterpret_cast<std::byte*>(writable.data());
+        r.in_place = true;
+        r.output = OutputKind::none;
+        r.warmup = 1;
       },
       OptionKey::in_place, OptionRule::runs_once, "", "");
   expect(
       [](OperationRequest& r) {
-    r.backend = BackendKind::automatic;
-    r.threads.reset();
-    r.adapter = "";
+        r.backend = BackendKind::automatic;
+        r.threads.reset();
+        r.adapter = "";
       },
       OptionKey::adapter, OptionRule::empty, "", "");
   expect([](OperationRequest& r) { r.out_dtype = DType::uint32; }, OptionKey::out_dtype, OptionRule::not_for_operator,
@@ -285,7 +288,6 @@ TEST(Request, RefusalsSayWhichOptionAndRule) {
   }
 }
 
-
 // AND of two borrowed uint8 tensors of `shape`, in memory, without timing: a request a plan covers.
 OperationRequest plannable_and(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b, Shape shape) {
   OperationRequest r;
@@ -293,8 +295,10 @@ OperationRequest plannable_and(const std::vector<std::uint8_t>& a, const std::ve
   r.backend = BackendKind::cpu;
   r.output = OutputKind::memory;
   r.timing = false;
-  r.operands.emplace_back(BorrowedTensor{DType::uint8, shape, {}, reinterpret_cast<const std::byte*>(a.data()), nullptr});
-  r.operands.emplace_back(BorrowedTensor{DType::uint8, shape, {}, reinterpret_cast<const std::byte*>(b.data()), nullptr});
+  r.operands.emplace_back(
+      BorrowedTensor{DType::uint8, shape, {}, reinterpret_cast<const std::byte*>(a.data()), nullptr});
+  r.operands.emplace_back(
+      BorrowedTensor{DType::uint8, shape, {}, reinterpret_cast<const std::byte*>(b.data()), nullptr});
   return r;
 }
 
@@ -370,7 +374,7 @@ TEST(RequestConversion, StridedAndSwappedOperandsAsRead) {
   for (std::size_t i = 0; i < n; ++i) a[3 * i] = static_cast<std::uint16_t>(((i & 0xff) << 8) | ((i >> 8) & 0xff));
   for (const bool timed : {false, true}) {
     OperationRequest r;
-      r.op = OpKind::bit_xor;
+    r.op = OpKind::bit_xor;
     r.backend = BackendKind::cpu;
     r.output = OutputKind::memory;
     r.timing = timed;
@@ -492,25 +496,36 @@ TEST(RequestFromAProgram, RefusesWhatItIsHandedAsTheCommandLineDoes) {
   // A forgotten data pointer (a SIGSEGV in run() before).
   expect([](OperationRequest& r) { std::get<BorrowedTensor>(r.operands[0]).data = nullptr; }, Errc::usage,
          "input A: a borrowed tensor of shape [4] has no data (null)");
-  expect([](OperationRequest& r) { std::get<BorrowedTensor>(r.operands[0]).strides = {1, 1}; }, Errc::usage,
-         "input A: 2 strides for a tensor of 1 dimensions");
-  expect([](OperationRequest& r) { std::get<BorrowedTensor>(r.operands[0]).dtype = static_cast<DType>(99); }, Errc::usage,
-         "data type 99 is not in the data type table");
+  expect(
+      [](OperationRequest& r) {
+        std::get<BorrowedTensor>(r.operands[0]).strides = {1, 1};
+      },
+      Errc::usage, "input A: 2 strides for a tensor of 1 dimensions");
+  expect([](OperationRequest& r) { std::get<BorrowedTensor>(r.operands[0]).dtype = static_cast<DType>(99); },
+         Errc::usage, "data type 99 is not in the data type table");
   // An output file with no name (JSON on standard output before), as the command line's -o ''.
-  expect([](OperationRequest& r) { r.output = OutputKind::file; }, Errc::usage, "output: an empty file name names no file");
+  expect([](OperationRequest& r) { r.output = OutputKind::file; }, Errc::usage,
+         "output: an empty file name names no file");
   // An empty operand name, as the command line's `dmlbits and a.npy ''` (status 5 before).
-  expect([](OperationRequest& r) { r.operands[0] = std::string(); }, Errc::usage, "input A: an empty name names no file");
+  expect([](OperationRequest& r) { r.operands[0] = std::string(); }, Errc::usage,
+         "input A: an empty name names no file");
   // A level DirectML does not define, and an operator outside the table (std::out_of_range before).
   expect([](OperationRequest& r) { r.level = FeatureLevel(4, 2); }, Errc::usage, "unknown level '4_2'");
   expect([](OperationRequest& r) { r.op = static_cast<OpKind>(99); }, Errc::usage,
          "operator 99 is not in the operator table");
-  expect([](OperationRequest& r) { r.out_dtype = static_cast<DType>(99); r.op = OpKind::popcount; }, Errc::usage,
-         "data type 99 is not in the data type table");
+  expect(
+      [](OperationRequest& r) {
+        r.out_dtype = static_cast<DType>(99);
+        r.op = OpKind::popcount;
+      },
+      Errc::usage, "data type 99 is not in the data type table");
   // An output buffer with no memory.
-  expect([](OperationRequest& r) {
-    r.output = OutputKind::buffer;
-    r.buffer = MutableTensorView{DType::uint8, Shape{4}, nullptr};
-  }, Errc::usage, "the output buffer of shape [4] has no data (null)");
+  expect(
+      [](OperationRequest& r) {
+        r.output = OutputKind::buffer;
+        r.buffer = MutableTensorView{DType::uint8, Shape{4}, nullptr};
+      },
+      Errc::usage, "the output buffer of shape [4] has no data (null)");
   // A zero-element tensor needs no data.
   {
     OperationRequest r = not_request(a);

@@ -92,7 +92,8 @@ TEST(RunOperationTest, EveryBackendNameGivesTheSameBits) {
     EXPECT_EQ(bits_of(result_of(r)), (std::vector<std::uint64_t>{85, 170})) << backend;
     EXPECT_EQ(r.timing.backend, backend == "cpu-reference" ? "cpu-reference" : "cpu") << backend;
     // auto says why it chose; a backend named on the command line has no reason to give.
-    EXPECT_EQ(selection_text(r.timing.selection).rfind("auto chose cpu: ", 0) == 0, backend == "auto") << selection_text(r.timing.selection);
+    EXPECT_EQ(selection_text(r.timing.selection).rfind("auto chose cpu: ", 0) == 0, backend == "auto")
+        << selection_text(r.timing.selection);
   }
 }
 
@@ -111,7 +112,8 @@ TEST(RunOperationTest, PhasesComeInTheOrderTheyRan) {
   EXPECT_EQ(bits_of(result_of(r)), (std::vector<std::uint64_t>{17, 34, 68, 136}));
 
   const RunResult once = run_operation(literal_spec(OpKind::bit_not, {"[0]"}));
-  EXPECT_EQ(phase_names(once.timing), (std::vector<std::string>{"read", "backend", "validate", "allocate", "execute", "write"}));
+  EXPECT_EQ(phase_names(once.timing),
+            (std::vector<std::string>{"read", "backend", "validate", "allocate", "execute", "write"}));
   EXPECT_EQ(bits_of(result_of(once)), (std::vector<std::uint64_t>{255}));
 }
 
@@ -172,8 +174,9 @@ TEST(RunOperationTest, RefusesRepeatWarmupAndInPlaceMisuse) {
   p.in_place = true;
   const Error popcount = error_of([&] { run_operation(p); });
   EXPECT_EQ(popcount.code(), Errc::usage);
-  EXPECT_NE(std::string(popcount.what()).find("is not offered: DirectML does not let BIT_COUNT's output alias its input"),
-            std::string::npos)
+  EXPECT_NE(
+      std::string(popcount.what()).find("is not offered: DirectML does not let BIT_COUNT's output alias its input"),
+      std::string::npos)
       << popcount.what();
 }
 

@@ -104,8 +104,8 @@ constexpr std::string_view kHalvesText = "2 threads (each reads, computes and wr
 // What -v says of a run split in `slices` by a backend of `threads` threads: "2 threads (each
 // reads, computes and writes half)", "3 of 7 threads (each reads, computes and writes 1/3)".
 std::string slices_text(unsigned slices, unsigned threads) {
-  const std::string count = slices == threads ? std::to_string(slices)
-                                              : std::to_string(slices) + " of " + std::to_string(threads);
+  const std::string count =
+      slices == threads ? std::to_string(slices) : std::to_string(slices) + " of " + std::to_string(threads);
   const std::string part = slices == 2 ? "half" : "1/" + std::to_string(slices);
   return count + " threads (each reads, computes and writes " + part + ")";
 }
@@ -139,8 +139,10 @@ class StreamTest : public ::testing::TestWithParam<StreamVariant> {
   // reader's or another slice's).
   static bool says_pipelined(const std::string& device) { return on_several_threads(device); }
   // Whether a run with one streamed input (a regular file, into a new file) uses two threads.
-  bool pipelines() const { return std::string_view(GetParam().name) != "threads1" &&
-                                  std::string_view(GetParam().name) != "threads2" && std::thread::hardware_concurrency() >= 2; }
+  bool pipelines() const {
+    return std::string_view(GetParam().name) != "threads1" && std::string_view(GetParam().name) != "threads2" &&
+           std::thread::hardware_concurrency() >= 2;
+  }
   // Whether the run is split in halves or slices (each thread writing at its offsets).
   bool halves() const { return pipelines() && std::string_view(GetParam().name) != "pipelined"; }
   TempDir dir_{"stream-test"};
@@ -157,7 +159,7 @@ TEST_P(StreamTest, ChunksMatchTheInMemoryRunAndTheHandResult) {
 
   std::vector<std::pair<std::uint64_t, std::uint64_t>> progress;
   const RunResult r = stream(spec, dir_.file("out.npy"),
-                                          [&](std::uint64_t done, std::uint64_t total) { progress.emplace_back(done, total); });
+                             [&](std::uint64_t done, std::uint64_t total) { progress.emplace_back(done, total); });
   EXPECT_TRUE(r.streamed);
 
   std::vector<std::uint32_t> expected(n);
@@ -178,13 +180,16 @@ TEST_P(StreamTest, ChunksMatchTheInMemoryRunAndTheHandResult) {
     // Two streamed inputs split in halves (chunks 0-1 here, 2-3 on the second thread): progress
     // comes from the calling thread as the elements both have written, rising, at most once per
     // chunk, ending with all.
-    EXPECT_TRUE(device_text(r.timing.device).ends_with(", " + slices_text(std::min(threads(), 4u), threads()))) << device_text(r.timing.device);
+    EXPECT_TRUE(device_text(r.timing.device).ends_with(", " + slices_text(std::min(threads(), 4u), threads())))
+        << device_text(r.timing.device);
     ASSERT_FALSE(progress.empty());
     EXPECT_LE(progress.size(), 4u);
     EXPECT_EQ(progress.back(), (std::pair<std::uint64_t, std::uint64_t>{393221, 393221}));
     for (std::size_t i = 0; i < progress.size(); ++i) {
       EXPECT_EQ(progress[i].second, 393221u);
-      if (i > 0) { EXPECT_GT(progress[i].first, progress[i - 1].first); }
+      if (i > 0) {
+        EXPECT_GT(progress[i].first, progress[i - 1].first);
+      }
     }
   }
   EXPECT_EQ(dir_.names(), (std::set<std::string>{"a.npy", "b.npy", "out.npy"}));
@@ -202,8 +207,7 @@ TEST_P(StreamTest, ABroadcastLiteralKeepsChunkOrder) {
   const auto out = test::values_of<std::uint32_t>(test::npy_data(test::read_file(dir_.file("out.npy"))));
   ASSERT_EQ(out.size(), n);
   // i & 0xffff0000 for i < 1179648 (0x120000): the chunk number's two high halfwords.
-  for (std::uint64_t i : {std::uint64_t{0}, std::uint64_t{65535}, std::uint64_t{65536}, kChunk, 2 * kChunk + 7,
-                          n - 1})
+  for (std::uint64_t i : {std::uint64_t{0}, std::uint64_t{65535}, std::uint64_t{65536}, kChunk, 2 * kChunk + 7, n - 1})
     EXPECT_EQ(out[i], static_cast<std::uint32_t>(i) & 0xffff0000u) << "element " << i;
   EXPECT_EQ(out[n - 1], 0x110000u);  // 1179647 = 0x11ffff
   std::vector<std::uint32_t> expected(n);
@@ -220,7 +224,8 @@ TEST_P(StreamTest, PopcountIntoANarrowerOutput) {
   OperationRequest spec = spec_of(OpKind::popcount, {dir_.file("a.npy")}, threads());
   spec.out_dtype = DType::uint8;
   const RunResult r = stream(spec, dir_.file("out.npy"), {});
-  EXPECT_FALSE(says_pipelined(device_text(r.timing.device))) << device_text(r.timing.device);  // narrower outputs never are
+  EXPECT_FALSE(says_pipelined(device_text(r.timing.device)))
+      << device_text(r.timing.device);  // narrower outputs never are
   const std::string file = test::read_file(dir_.file("out.npy"));
   EXPECT_NE(file.find("'descr': '|u1'"), std::string::npos);
   const std::string data = test::npy_data(file);
@@ -237,7 +242,8 @@ TEST_P(StreamTest, PopcountIntoANarrowerOutput) {
 
 // An operation that broadcasts along an axis runs in memory (streamed = false) with the same result.
 TEST_P(StreamTest, AxisBroadcastRunsInMemory) {
-  test::write_file(dir_.file("a.npy"), test::npy_header_v1("|u1", "(2, 3)") + std::string("\x01\x02\x04\x08\x10\x20", 6));
+  test::write_file(dir_.file("a.npy"),
+                   test::npy_header_v1("|u1", "(2, 3)") + std::string("\x01\x02\x04\x08\x10\x20", 6));
   test::write_file(dir_.file("b.npy"), test::npy_header_v1("|u1", "(3,)") + std::string("\xff\x00\x0f", 3));
   const OperationRequest spec = spec_of(OpKind::bit_or, {dir_.file("a.npy"), dir_.file("b.npy")}, threads());
   const RunResult r = stream(spec, dir_.file("out.npy"), {});
@@ -285,7 +291,8 @@ TEST_P(StreamTest, AProgressCallbackThatThrowsLeavesTheOldOutput) {
   EXPECT_THROW(
       {
         try {
-          stream(spec, dir_.file("out.npy"), progress, [&](const ValidatedOp&, const RunTiming& t) { device = device_text(t.device); });
+          stream(spec, dir_.file("out.npy"), progress,
+                 [&](const ValidatedOp&, const RunTiming& t) { device = device_text(t.device); });
         } catch (const std::runtime_error& e) {
           EXPECT_STREQ(e.what(), "stop at the second chunk");
           throw;
@@ -313,7 +320,8 @@ TEST_P(StreamTest, AnInputThatShrinksAfterTheFirstChunkLeavesNothing) {
   };
   std::string device;
   try {
-    stream(spec, dir_.file("out.npy"), progress, [&](const ValidatedOp&, const RunTiming& t) { device = device_text(t.device); });
+    stream(spec, dir_.file("out.npy"), progress,
+           [&](const ValidatedOp&, const RunTiming& t) { device = device_text(t.device); });
     ADD_FAILURE() << "the run succeeded";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::io) << e.what();
@@ -321,7 +329,9 @@ TEST_P(StreamTest, AnInputThatShrinksAfterTheFirstChunkLeavesNothing) {
     EXPECT_EQ(what.rfind("reading '" + dir_.file("a.npy") + "': file shrank while reading", 0), 0u) << what;
   }
   EXPECT_EQ(says_pipelined(device), pipelines()) << device;
-  if (!pipelines()) { EXPECT_EQ(calls, 1); }
+  if (!pipelines()) {
+    EXPECT_EQ(calls, 1);
+  }
   EXPECT_GE(calls, 1);
   EXPECT_LE(calls, 2);
   EXPECT_EQ(dir_.names(), (std::set<std::string>{"a.npy"}));
@@ -406,9 +416,8 @@ TEST(StreamThreadsTest, TheSplitBySizeInputsAndOutput) {
         test::write_file(dir.file("b.npy"), test::npy_1d(b));
       }
     }
-    const OperationRequest spec =
-        c.two_inputs ? spec_of(OpKind::bit_and, {dir.file("a.npy"), dir.file("b.npy")}, 2)
-                     : spec_of(OpKind::bit_not, {dir.file("a.npy")}, 2);
+    const OperationRequest spec = c.two_inputs ? spec_of(OpKind::bit_and, {dir.file("a.npy"), dir.file("b.npy")}, 2)
+                                               : spec_of(OpKind::bit_not, {dir.file("a.npy")}, 2);
     const RunResult r = stream_operation(spec, c.to_device ? "/dev/null" : dir.file("out.npy"), {});
     EXPECT_TRUE(r.streamed);
     EXPECT_TRUE(device_text(r.timing.device).ends_with(", " + c.text)) << device_text(r.timing.device);
@@ -567,7 +576,8 @@ TEST(StreamHalvesTest, EveryOperatorAndDtypeMatchesTheInMemoryRun) {
       2,
       [](DType dtype, std::uint64_t chunk) {
         std::vector<std::uint64_t> sizes{0, 1, 5 * chunk - 1};
-        if (dtype == DType::uint32) sizes.insert(sizes.end(), {chunk - 1, chunk + 1, 2 * chunk, 3 * chunk, 3 * chunk + 1});
+        if (dtype == DType::uint32)
+          sizes.insert(sizes.end(), {chunk - 1, chunk + 1, 2 * chunk, 3 * chunk, 3 * chunk + 1});
         return sizes;
       },
       [](std::uint64_t chunk) { return 5 * chunk - 1; });

@@ -36,7 +36,8 @@ TEST(TensorTest, AlignedBufferIsAlignedForEverySize) {
 }
 
 TEST(TensorTest, StorageIsAlignedForEveryDTypeAndShape) {
-  const std::vector<Shape> shapes = {Shape{}, Shape{0}, Shape{1}, Shape{3}, Shape{2, 3}, Shape{0, 3},
+  const std::vector<Shape> shapes = {Shape{},     Shape{0},       Shape{1},
+                                     Shape{3},    Shape{2, 3},    Shape{0, 3},
                                      Shape{2, 0}, Shape{7, 5, 3}, Shape{1, 1, 1, 1, 1, 1, 1, 9}};
   std::vector<Tensor> keep;
   for (const auto& row : dtype_table()) {
@@ -70,8 +71,7 @@ TEST(TensorTest, DefaultTensorIsEmpty) {
 }
 
 TEST(TensorTest, OversizedShapesAreRefusedBeforeAllocating) {
-  for (const Shape& s : {Shape{4294967296, 4294967296}, Shape{std::uint64_t{1} << 61},
-                         Shape{std::uint64_t{1} << 63}}) {
+  for (const Shape& s : {Shape{4294967296, 4294967296}, Shape{std::uint64_t{1} << 61}, Shape{std::uint64_t{1} << 63}}) {
     try {
       Tensor t(DType::uint64, s);
       ADD_FAILURE() << "allocated " << s.to_string();

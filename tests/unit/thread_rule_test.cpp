@@ -100,8 +100,10 @@ TEST(ThreadRuleTest, ARequestedCountIsTheTeamWhateverTheMachine) {
 }
 
 TEST(ThreadRuleTest, TheReasonNamesWhatHeldTheTeam) {
-  EXPECT_EQ(thread_team_reason(thread_team_of(machine(2), cpu_thread_rule(machine(2), kLarge))), "2 CPUs this process may run on");
-  EXPECT_EQ(thread_team_reason(thread_team_of(machine(1), cpu_thread_rule(machine(1), kLarge))), "1 CPU this process may run on");
+  EXPECT_EQ(thread_team_reason(thread_team_of(machine(2), cpu_thread_rule(machine(2), kLarge))),
+            "2 CPUs this process may run on");
+  EXPECT_EQ(thread_team_reason(thread_team_of(machine(1), cpu_thread_rule(machine(1), kLarge))),
+            "1 CPU this process may run on");
   EXPECT_EQ(thread_team_reason(thread_team_of(machine(16, 1.5), cpu_thread_rule(machine(16, 1.5), kLarge))),
             "the cgroup's CPU quota of 1.5 of the 16 CPUs this process may run on");
   const CpuMachine big = machine(64, std::nullopt, Isa::avx512);

@@ -126,7 +126,7 @@ TEST(ValidateTest, OpTableNamesAndEnumsAreDirectMLs) {
 
 TEST(ValidateTest, DTypeTableHasDirectMLsEnumValues) {
   const std::pair<std::string_view, int> rows[] = {
-      {"FLOAT32", 1}, {"FLOAT16", 2}, {"UINT32", 3}, {"UINT16", 4}, {"UINT8", 5},  {"INT32", 6},
+      {"FLOAT32", 1}, {"FLOAT16", 2}, {"UINT32", 3},  {"UINT16", 4},  {"UINT8", 5},  {"INT32", 6},
       {"INT16", 7},   {"INT8", 8},    {"FLOAT64", 9}, {"UINT64", 10}, {"INT64", 11},
   };
   ASSERT_EQ(dtype_table().size(), std::size(rows));
@@ -149,8 +149,8 @@ TEST(ValidateTest, AcceptsExactlyWhatTheDocumentedTierAllows) {
           const std::size_t dims = std::max<std::size_t>(rank, 1);  // 0-d is 1 dimension of size 1
           const bool want = doc_accepts(op.verb, dt.dml_name, level.value(), dims);
           const auto why = refusal(request(op.kind, dt.dtype, level, shape_of_rank(rank)));
-          const std::string ctx = std::string(op.verb) + " " + std::string(dt.dml_name) + " at " +
-                                  level.short_name() + " rank " + std::to_string(rank);
+          const std::string ctx = std::string(op.verb) + " " + std::string(dt.dml_name) + " at " + level.short_name() +
+                                  " rank " + std::to_string(rank);
           EXPECT_EQ(!why.has_value(), want) << ctx << (why ? ": " + *why : std::string(": accepted"));
           if (!why) {
             ++accepted;
@@ -164,11 +164,11 @@ TEST(ValidateTest, AcceptsExactlyWhatTheDocumentedTierAllows) {
             // Refused because the operator does not exist yet: the message points to the lowest
             // level accepting the whole operation, or says that none does.
             if (auto lowest = doc_lowest(op.verb, dt.dml_name, dims))
-              EXPECT_TRUE(contains(msg, " " + level_enum(*lowest) + " or later (requested " + level.short_name() + ")") &&
-                          (contains(msg, "needs ") || contains(msg, "need ")))  // "2 dimensions need"
+              EXPECT_TRUE(
+                  contains(msg, " " + level_enum(*lowest) + " or later (requested " + level.short_name() + ")") &&
+                  (contains(msg, "needs ") || contains(msg, "need ")))  // "2 dimensions need"
                   << ctx << ": " << msg;
-            else
-              EXPECT_TRUE(contains(msg, "not supported at any feature level")) << ctx << ": " << msg;
+            else EXPECT_TRUE(contains(msg, "not supported at any feature level")) << ctx << ": " << msg;
             continue;
           }
           const bool dtype_offends = !doc_inputs(op.verb, level.value()).contains(dt.dml_name);
@@ -177,7 +177,7 @@ TEST(ValidateTest, AcceptsExactlyWhatTheDocumentedTierAllows) {
           }
           if (auto lowest = doc_lowest(op.verb, dt.dml_name, dims)) {
             EXPECT_TRUE(contains(msg, " " + level_enum(*lowest) + " or later (requested " + level.short_name() + ")") &&
-                          (contains(msg, "needs ") || contains(msg, "need ")))  // "2 dimensions need"
+                        (contains(msg, "needs ") || contains(msg, "need ")))  // "2 dimensions need"
                 << ctx << ": " << msg;
           } else {
             EXPECT_TRUE(contains(msg, "not supported at any feature level")) << ctx << ": " << msg;
@@ -233,17 +233,17 @@ TEST(ValidateTest, NamesTheDocumentedExample) {
 }
 
 TEST(ValidateTest, OpsAreRefusedBeforeTheirIntroduction) {
-  for (auto [op, last_missing, first] :
-       {std::tuple{OpKind::shl, FeatureLevel(2, 0), FeatureLevel(2, 1)},
-        std::tuple{OpKind::shr, FeatureLevel(2, 0), FeatureLevel(2, 1)},
-        std::tuple{OpKind::bit_and, FeatureLevel(2, 1), FeatureLevel(3, 0)},
-        std::tuple{OpKind::bit_not, FeatureLevel(2, 1), FeatureLevel(3, 0)},
-        std::tuple{OpKind::popcount, FeatureLevel(2, 1), FeatureLevel(3, 0)}}) {
+  for (auto [op, last_missing, first] : {std::tuple{OpKind::shl, FeatureLevel(2, 0), FeatureLevel(2, 1)},
+                                         std::tuple{OpKind::shr, FeatureLevel(2, 0), FeatureLevel(2, 1)},
+                                         std::tuple{OpKind::bit_and, FeatureLevel(2, 1), FeatureLevel(3, 0)},
+                                         std::tuple{OpKind::bit_not, FeatureLevel(2, 1), FeatureLevel(3, 0)},
+                                         std::tuple{OpKind::popcount, FeatureLevel(2, 1), FeatureLevel(3, 0)}}) {
     const Shape four{1, 2, 1, 3};  // fine for shifts at 2_1 too
     const auto why = refusal(request(op, DType::uint8, last_missing, four));
     ASSERT_TRUE(why) << op_info(op).verb;
     EXPECT_TRUE(contains(*why, op_info(op).dml_operator_name())) << *why;
-    EXPECT_TRUE(contains(*why, "needs " + first.enum_name() + " or later (requested " + last_missing.short_name() + ")"))
+    EXPECT_TRUE(
+        contains(*why, "needs " + first.enum_name() + " or later (requested " + last_missing.short_name() + ")"))
         << *why;
     EXPECT_FALSE(refusal(request(op, DType::uint8, first, four))) << op_info(op).verb;
   }

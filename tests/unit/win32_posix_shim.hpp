@@ -37,9 +37,7 @@ inline char* mkdtemp(char* tmpl) {
 }
 
 // POSIX's write takes a size_t; the C runtime's an unsigned int (the tests' chunks are small).
-inline long long write(int fd, const void* data, std::size_t n) {
-  return ::_write(fd, data, static_cast<unsigned>(n));
-}
+inline long long write(int fd, const void* data, std::size_t n) { return ::_write(fd, data, static_cast<unsigned>(n)); }
 
 // Binary: the tests send .npy bytes through it.
 inline int pipe(int fds[2]) { return ::_pipe(fds, 1 << 20, _O_BINARY); }

@@ -20,7 +20,6 @@
 #include "dmlbits/request.hpp"
 #include "dmlbits/tensor.hpp"
 
-
 // Bit-exact comparison of a result with an expected (golden) tensor, with a report a person can
 // act on: dtype and shape differences first, then the differing elements with their
 // multi-dimensional index, both values in decimal and hex, and the differing bits.
@@ -84,11 +83,11 @@ namespace dmlbits {
 
 struct CheckOptions {
   std::optional<BackendKind> backend;  // overrides every case's backend when set
-  std::string isa;           // cases on the cpu and auto backends use this instruction set
-  std::string adapter;       // cases on the d3d12, directml and auto backends run on this adapter (index or name part)
-  std::string filter;        // run only cases whose name contains this
-  bool update = false;       // rewrite goldens from the results
-  unsigned jobs = 0;         // parallel cases; 0 = the number of CPUs
+  std::string isa;                     // cases on the cpu and auto backends use this instruction set
+  std::string adapter;  // cases on the d3d12, directml and auto backends run on this adapter (index or name part)
+  std::string filter;   // run only cases whose name contains this
+  bool update = false;  // rewrite goldens from the results
+  unsigned jobs = 0;    // parallel cases; 0 = the number of CPUs
   std::size_t max_listed = 10;
   // Sharding (--shard K/N): of the cases the filter selects in a manifest, the i-th (0-based,
   // manifest order) runs in shard i % shard_count; this run is shard shard_index (0-based).
@@ -101,11 +100,11 @@ struct CaseResult {
   // not_run: an interrupt (request_interrupt: SIGINT, SIGTERM) stopped the check before this
   // case finished, or before it started; the case neither passed nor failed.
   enum class Outcome { pass, fail, error, not_run } outcome = Outcome::pass;
-  std::string detail;        // one line: why it failed or what was updated; "" for a mismatch (comparison)
+  std::string detail;  // one line: why it failed or what was updated; "" for a mismatch (comparison)
   std::optional<CompareReport> comparison;  // a mismatch with the golden: the comparison, as data
   double seconds = 0;
-  bool updated = false;      // the golden file was rewritten
-  std::string golden;        // resolved golden path, if any
+  bool updated = false;  // the golden file was rewritten
+  std::string golden;    // resolved golden path, if any
 };
 
 // The words for a case, from CaseResult's data: case_detail is its one line (its detail, or a
@@ -146,15 +145,15 @@ void check_check_options(const CheckOptions& options);
 struct CheckCase {
   std::string name;
   std::optional<PreparedRequest> request;  // always set: the case's operation, output none, result kept
-  std::string golden;          // resolved path, or ""
-  std::string expect_error;    // error name, or ""
-  std::string expect_message;  // substring, or ""
+  std::string golden;                      // resolved path, or ""
+  std::string expect_error;                // error name, or ""
+  std::string expect_message;              // substring, or ""
 };
 
 struct Manifest {
   std::string path;
-  std::size_t total = 0;         // cases in the manifest
-  std::vector<CheckCase> cases;  // those the filter and the shard select, in manifest order
+  std::size_t total = 0;                     // cases in the manifest
+  std::vector<CheckCase> cases;              // those the filter and the shard select, in manifest order
   std::vector<OtherShardCase> other_shards;  // those the filter selects for other shards
 };
 

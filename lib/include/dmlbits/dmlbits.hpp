@@ -2,9 +2,9 @@
 // table and feature levels (ops.hpp), tensors and tensor files (tensor.hpp), typed errors and
 // cooperative interruption (error.hpp), one operation as a face asks for it and its run, the
 // options' values and the devices it runs on (request.hpp), what a run reports, its timings and
-// the words for them (timing.hpp), and golden comparisons and check manifests (check.hpp). What a command-line program needs besides (its process's
-// streams and signals, probes of the files it names) is dmlbits/front_end.hpp, which this header
-// leaves out.
+// the words for them (timing.hpp), and golden comparisons and check manifests (check.hpp). What a command-line program
+// needs besides (its process's streams and signals, probes of the files it names) is dmlbits/front_end.hpp, which this
+// header leaves out.
 #pragma once
 
 #include "dmlbits/check.hpp"

@@ -15,9 +15,17 @@
 namespace dmlbits {
 
 enum class DType : std::uint8_t {
-  uint8, uint16, uint32, uint64,
-  int8, int16, int32, int64,
-  float16, float32, float64,
+  uint8,
+  uint16,
+  uint32,
+  uint64,
+  int8,
+  int16,
+  int32,
+  int64,
+  float16,
+  float32,
+  float64,
 };
 
 inline constexpr std::size_t kDTypeCount = 11;
@@ -30,7 +38,7 @@ struct DTypeInfo {
   int dml_value;                // DML_TENSOR_DATA_TYPE enum value
   std::string_view numpy_name;  // "uint8"
   DTypeKind kind;
-  std::size_t size;             // bytes per element
+  std::size_t size;  // bytes per element
 
   // NumPy's descr without byte order ("u1", "f4").
   std::string numpy_code() const;
@@ -78,14 +86,12 @@ class DTypeSet {
 namespace dtypes {
 inline constexpr DTypeSet kUnsigned8To32{DType::uint8, DType::uint16, DType::uint32};
 inline constexpr DTypeSet kUnsigned{DType::uint8, DType::uint16, DType::uint32, DType::uint64};
-inline constexpr DTypeSet kAll{DType::uint8,  DType::uint16,  DType::uint32,  DType::uint64,
-                               DType::int8,   DType::int16,   DType::int32,   DType::int64,
-                               DType::float16, DType::float32, DType::float64};
+inline constexpr DTypeSet kAll{DType::uint8, DType::uint16, DType::uint32,  DType::uint64,  DType::int8,   DType::int16,
+                               DType::int32, DType::int64,  DType::float16, DType::float32, DType::float64};
 inline constexpr DTypeSet kPopcountOutputs{DType::uint8, DType::uint32};
 }  // namespace dtypes
 
 }  // namespace dmlbits
-
 
 // Tensor shapes: 0 to 8 dimensions. Element counts and byte sizes are computed with overflow
 // checks; an overflow is an invalid-input Error, never a wrapped number.

@@ -82,7 +82,17 @@ std::string format_byte_size(std::uint64_t bytes, bool with_exact_count = true);
 
 // The options the faces offer, by meaning.
 enum class OptionKey : std::uint8_t {
-  backend, dtype, out_dtype, feature_level, shift_overflow, isa, adapter, threads, repeat, warmup, in_place,
+  backend,
+  dtype,
+  out_dtype,
+  feature_level,
+  shift_overflow,
+  isa,
+  adapter,
+  threads,
+  repeat,
+  warmup,
+  in_place,
   output,  // an output file (the command line's -o)
   out,     // an output buffer (OutputKind::buffer: Python's out=)
 };

@@ -15,10 +15,10 @@
 
 namespace dmlbits {
 
-struct TensorView;          // dmlbits/tensor.hpp
-class ValidatedOp;          // dmlbits/request.hpp
-struct DxDispatchFiles;     // dmlbits/request.hpp
-enum class TensorFormat;    // dmlbits/tensor.hpp
+struct TensorView;        // dmlbits/tensor.hpp
+class ValidatedOp;        // dmlbits/request.hpp
+struct DxDispatchFiles;   // dmlbits/request.hpp
+enum class TensorFormat;  // dmlbits/tensor.hpp
 
 // The process (lib/src/platform: signals.cpp, standard_streams.cpp and their Windows versions).
 

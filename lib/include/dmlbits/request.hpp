@@ -129,21 +129,22 @@ enum class OutputKind : std::uint8_t {
 
 struct OperationRequest {
   OpKind op{};
-  std::vector<Operand> operands;            // the operator's arity of them
-  std::optional<FeatureLevel> level;        // default: newest_feature_level()
-  std::optional<DType> dtype;               // literals and JSON inputs that name none
-  std::optional<DType> out_dtype;           // popcount only: UINT8 (default) or UINT32
+  std::vector<Operand> operands;                // the operator's arity of them
+  std::optional<FeatureLevel> level;            // default: newest_feature_level()
+  std::optional<DType> dtype;                   // literals and JSON inputs that name none
+  std::optional<DType> out_dtype;               // popcount only: UINT8 (default) or UINT32
   std::optional<ShiftOverflow> shift_overflow;  // shl and shr only: default kDefaultShiftOverflow
-  bool in_place = false;                    // write over operand A (a file, or a borrowed tensor's memory)
+  bool in_place = false;                        // write over operand A (a file, or a borrowed tensor's memory)
 
-  std::optional<BackendKind> backend;       // default: automatic
-  std::string isa;                          // CPU backends: this instruction set only ("" = per-operation choice, or DMLBITS_ISA)
-  std::optional<std::string> adapter;       // adapter backends: an index or part of a name (present but empty is refused)
-  std::optional<unsigned> threads;          // CPU backends: 1..kMaxThreads (default: DMLBITS_THREADS, else the machine's CPUs: dmlbits(1), --threads)
+  std::optional<BackendKind> backend;  // default: automatic
+  std::string isa;  // CPU backends: this instruction set only ("" = per-operation choice, or DMLBITS_ISA)
+  std::optional<std::string> adapter;  // adapter backends: an index or part of a name (present but empty is refused)
+  std::optional<unsigned> threads;  // CPU backends: 1..kMaxThreads (default: DMLBITS_THREADS, else the machine's CPUs:
+                                    // dmlbits(1), --threads)
 
-  int repeat = 1;                           // measured executions (>= 1)
-  int warmup = 0;                           // unmeasured executions first (>= 0)
-  bool explain_only = false;                // stop after validation
+  int repeat = 1;             // measured executions (>= 1)
+  int warmup = 0;             // unmeasured executions first (>= 0)
+  bool explain_only = false;  // stop after validation
   // false: the run measures nothing, for a face that reports no timing (Python without
   // timing=True): RunResult::timing has no phases, backend texts or totals and execute_samples
   // is empty. A small in-memory call then reads no clock. RunHooks::on_validated still gets the
@@ -343,12 +344,12 @@ struct AdapterDevice {
   unsigned index = 0;  // what --adapter takes
   std::string name, vendor;
   std::uint32_t vendor_id = 0, device_id = 0;
-  std::string type;    // Vulkan's device type; "" where DXGI says nothing
+  std::string type;  // Vulkan's device type; "" where DXGI says nothing
   bool software = false;
   std::uint64_t memory_bytes = 0;
-  std::string api, api_version;  // "Vulkan" or "DXGI", and its version
-  bool is_default = false;       // the d3d12 backend's default adapter
-  bool has_device = false;       // a D3D12 device could be created on it
+  std::string api, api_version;             // "Vulkan" or "DXGI", and its version
+  bool is_default = false;                  // the d3d12 backend's default adapter
+  bool has_device = false;                  // a D3D12 device could be created on it
   std::string feature_level, shader_model;  // the device's ("11_0", "5.1")
   std::uint64_t timestamp_frequency = 0;
   bool uma = false, cache_coherent_uma = false;
@@ -365,9 +366,9 @@ enum class D3d12Unavailable : std::uint8_t {
 
 struct D3d12Devices {
   bool built = false;
-  bool available = false;  // built, the runtime loads and some adapter creates a device
+  bool available = false;                                 // built, the runtime loads and some adapter creates a device
   D3d12Unavailable unavailable = D3d12Unavailable::none;  // not available: why (d3d12_unavailable_text)
-  std::string detail;      // the runtime's or the enumeration's message
+  std::string detail;                                     // the runtime's or the enumeration's message
   std::vector<AdapterDevice> adapters;
   double enumeration_s = 0;
   DeviceDescription device;  // available: the default adapter's device as a run reports it (DeviceKind::none if none)
@@ -377,8 +378,8 @@ struct DirectmlDevice {
   bool built = false, found = false, available = false;
   std::string library, path, version;
   std::optional<FeatureLevel> max_feature_level;
-  std::string adapter;  // the D3D12 adapter its device was created on
-  std::string reason;   // not found or no device: why
+  std::string adapter;       // the D3D12 adapter its device was created on
+  std::string reason;        // not found or no device: why
   DeviceDescription device;  // available: its device, with the highest feature level it reports
 };
 
@@ -387,9 +388,9 @@ struct DirectmlDevice {
 // run (an `and` of two kAutoExampleBytes inputs).
 inline constexpr std::uint64_t kAutoExampleBytes = std::uint64_t{256} << 20;
 struct AutoDevices {
-  std::uint64_t gpu_min_bytes = 0;            // kAutoGpuMinBytes
-  std::optional<unsigned> large_adapter;      // where a large output runs: d3d12 on this adapter,
-  std::string large_adapter_name;             // or the cpu when none
+  std::uint64_t gpu_min_bytes = 0;        // kAutoGpuMinBytes
+  std::optional<unsigned> large_adapter;  // where a large output runs: d3d12 on this adapter,
+  std::string large_adapter_name;         // or the cpu when none
   // Why: decide_auto's estimate for kAutoExampleBytes on the hardware adapter auto would look
   // at; none when there is no such adapter with a device.
   std::optional<AutoEstimate> estimate;

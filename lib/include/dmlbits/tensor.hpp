@@ -116,24 +116,54 @@ class Tensor {
 // Element i of `data` (element width `size` bytes) as zero-extended bits.
 inline std::uint64_t load_bits(const std::byte* data, std::size_t size, std::size_t i) {
   switch (size) {
-    case 1: { std::uint8_t v; std::memcpy(&v, data + i, 1); return v; }
-    case 2: { std::uint16_t v; std::memcpy(&v, data + 2 * i, 2); return v; }
-    case 4: { std::uint32_t v; std::memcpy(&v, data + 4 * i, 4); return v; }
-    default: { std::uint64_t v; std::memcpy(&v, data + 8 * i, 8); return v; }
+    case 1: {
+      std::uint8_t v;
+      std::memcpy(&v, data + i, 1);
+      return v;
+    }
+    case 2: {
+      std::uint16_t v;
+      std::memcpy(&v, data + 2 * i, 2);
+      return v;
+    }
+    case 4: {
+      std::uint32_t v;
+      std::memcpy(&v, data + 4 * i, 4);
+      return v;
+    }
+    default: {
+      std::uint64_t v;
+      std::memcpy(&v, data + 8 * i, 8);
+      return v;
+    }
   }
 }
 
 inline void store_bits(std::byte* data, std::size_t size, std::size_t i, std::uint64_t bits) {
   switch (size) {
-    case 1: { auto v = static_cast<std::uint8_t>(bits); std::memcpy(data + i, &v, 1); break; }
-    case 2: { auto v = static_cast<std::uint16_t>(bits); std::memcpy(data + 2 * i, &v, 2); break; }
-    case 4: { auto v = static_cast<std::uint32_t>(bits); std::memcpy(data + 4 * i, &v, 4); break; }
-    default: { std::memcpy(data + 8 * i, &bits, 8); break; }
+    case 1: {
+      auto v = static_cast<std::uint8_t>(bits);
+      std::memcpy(data + i, &v, 1);
+      break;
+    }
+    case 2: {
+      auto v = static_cast<std::uint16_t>(bits);
+      std::memcpy(data + 2 * i, &v, 2);
+      break;
+    }
+    case 4: {
+      auto v = static_cast<std::uint32_t>(bits);
+      std::memcpy(data + 4 * i, &v, 4);
+      break;
+    }
+    default: {
+      std::memcpy(data + 8 * i, &bits, 8);
+      break;
+    }
   }
 }
 
 }  // namespace dmlbits
-
 
 // The files one command reads and writes, checked before anything is read or written: two
 // outputs, or an output and an input, golden or manifest, must not be one file. Without this
@@ -144,8 +174,8 @@ inline void store_bits(std::byte* data, std::size_t size, std::size_t i, std::ui
 namespace dmlbits {
 
 struct FileUse {
-  std::string path;    // as given; "-" is standard input when read, standard output when written
-  std::string name;    // how a message names the use: "-o", "--time-json", "input A", "manifest"
+  std::string path;  // as given; "-" is standard input when read, standard output when written
+  std::string name;  // how a message names the use: "-o", "--time-json", "input A", "manifest"
   bool written = false;
   bool operand = false;   // an input of the operation (its A or B)
   bool in_place = false;  // a write that replaces the operation's inputs by design (--in-place)
@@ -173,7 +203,6 @@ std::optional<TensorFormat> parse_format_name(std::string_view name);
 // The format an output path implies: ".npy" or ".json" (case-insensitive); nullopt otherwise.
 std::optional<TensorFormat> format_from_extension(std::string_view path);
 
-
 // What an operand's text names: a file, standard input ("-"), an inline literal; borrowed =
 // a BorrowedTensor. "./NAME" always names a file.
 enum class OperandKind { file, standard_input, scalar_literal, array_literal, borrowed };
@@ -191,7 +220,6 @@ Tensor read_tensor_file(const std::string& path, std::optional<DType> json_dtype
 // JSON value as the "0x..." string of its bit pattern. Errors carry the context "writing 'PATH'".
 void write_tensor_file(const TensorView& t, const std::string& path, TensorFormat format, bool json_hex = false);
 
-
 // What a tensor file holds, for `dmlbits info`: an .npy file's header alone (its data is never
 // read, so a file of any size costs a few KiB); a JSON file's declared dtype (else `dtype`) and
 // shape, read whole within the JSON input bound. With parse_json false, a JSON file is only
@@ -201,7 +229,7 @@ struct TensorFileInfo {
   TensorFormat format{};
   std::string version;  // "1.0" for .npy, "" for JSON
   std::optional<DType> dtype;
-  std::string descr;    // .npy descr as written
+  std::string descr;  // .npy descr as written
   bool is_bool = false;
   Shape shape;
   std::string byte_order;  // "little", "big", "not applicable", "native"

@@ -15,7 +15,6 @@
 
 namespace dmlbits {
 
-
 // ---- Threads -------------------------------------------------------------------------------
 
 // What held a CPU backend's thread count where it is.
@@ -31,7 +30,7 @@ enum class ThreadLimit : std::uint8_t {
 struct ThreadTeam {
   unsigned threads = 0;  // 0: not a backend that computes on CPU threads
   ThreadLimit limit = ThreadLimit::cpus;
-  unsigned cpus = 1;            // CPUs this process may run on
+  unsigned cpus = 1;              // CPUs this process may run on
   std::optional<double> quota{};  // its cgroup's CPU quota, in CPUs
   std::string isa{};              // the instruction set whose kernels the knee is for ("avx2")
 };
@@ -163,10 +162,10 @@ struct RunTiming {
   double total_seconds = 0;
   std::uint64_t execute_bytes = 0;  // bytes one execution read and wrote
   int execute_runs = 1;             // measured executions in the "execute" phase
-  std::string backend;          // its name: "cpu", "d3d12"
-  DeviceDescription device;     // what the run computed on (device_text words it)
-  Selection selection;          // why auto chose the backend (selection_text); named: SelectionRule::named
-  ThreadTeam threads;           // CPU backends: their thread count and why (thread_team_text); else 0 threads
+  std::string backend;              // its name: "cpu", "d3d12"
+  DeviceDescription device;         // what the run computed on (device_text words it)
+  Selection selection;              // why auto chose the backend (selection_text); named: SelectionRule::named
+  ThreadTeam threads;               // CPU backends: their thread count and why (thread_team_text); else 0 threads
   // The backend's own phases (Backend::detail_phases): summed over every run of the backend,
   // warm-up runs and chunks included, plus its device creation. Empty for the CPU backends.
   std::vector<PhaseTime> backend_phases;
@@ -180,7 +179,6 @@ struct RunTiming {
 };
 
 }  // namespace dmlbits
-
 
 // Summary statistics of timing samples (DxDispatch-style cold/hot runs).
 namespace dmlbits {

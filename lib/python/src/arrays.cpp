@@ -41,7 +41,8 @@ py::dtype numpy_dtype(DType d) {
   // Made once: py::dtype from a name goes through NumPy's parser each time.
   static const auto table = [] {
     auto* t = new std::array<py::object, kDTypeCount>;  // never freed: it outlives the interpreter's use
-    for (const auto& info : dtype_table()) (*t)[static_cast<std::size_t>(info.dtype)] = py::dtype(std::string(info.numpy_name));
+    for (const auto& info : dtype_table())
+      (*t)[static_cast<std::size_t>(info.dtype)] = py::dtype(std::string(info.numpy_name));
     return t;
   }();
   return py::reinterpret_borrow<py::dtype>((*table)[static_cast<std::size_t>(d)]);
@@ -82,7 +83,8 @@ ArrayOperand array_operand(const py::handle& obj, bool writable) {
     // Fortran order, a slice with steps, a transposed view: the library converts it to C order
     // as it reads it.
     t.strides.resize(ndim);
-    for (std::size_t i = 0; i < ndim; ++i) t.strides[i] = static_cast<std::int64_t>(a.strides(static_cast<py::ssize_t>(i)));
+    for (std::size_t i = 0; i < ndim; ++i)
+      t.strides[i] = static_cast<std::int64_t>(a.strides(static_cast<py::ssize_t>(i)));
   } else if (writable && a.writeable() && !t.byte_swapped) {
     t.writable = static_cast<std::byte*>(a.mutable_data());
   }
@@ -91,8 +93,7 @@ ArrayOperand array_operand(const py::handle& obj, bool writable) {
 
 std::pair<const std::byte*, const std::byte*> byte_extent(const BorrowedTensor& t) {
   const std::size_t size = dtype_info(t.dtype).size;
-  if (t.strides.empty() || t.shape.element_count() == 0)
-    return {t.data, t.data + t.shape.byte_size(size)};
+  if (t.strides.empty() || t.shape.element_count() == 0) return {t.data, t.data + t.shape.byte_size(size)};
   std::int64_t low = 0, high = static_cast<std::int64_t>(size);
   for (std::size_t d = 0; d < t.shape.rank(); ++d) {
     const std::int64_t span = t.strides[d] * static_cast<std::int64_t>(t.shape[d] - 1);
@@ -115,9 +116,9 @@ py::array new_array(DType dtype, const Shape& shape, bool fortran) {
   auto& api = py::detail::npy_api::get();
   std::array<Py_intptr_t, kMaxRank> dims{};
   for (std::size_t i = 0; i < shape.rank(); ++i) dims[i] = static_cast<Py_intptr_t>(shape[i]);
-  auto a = py::reinterpret_steal<py::array>(api.PyArray_NewFromDescr_(api.PyArray_Type_, numpy_dtype(dtype).release().ptr(),
-                                                                     static_cast<int>(shape.rank()), dims.data(), nullptr,
-                                                                     nullptr, fortran ? 1 : 0, nullptr));
+  auto a = py::reinterpret_steal<py::array>(
+      api.PyArray_NewFromDescr_(api.PyArray_Type_, numpy_dtype(dtype).release().ptr(), static_cast<int>(shape.rank()),
+                                dims.data(), nullptr, nullptr, fortran ? 1 : 0, nullptr));
   if (!a) throw py::error_already_set();
   return a;
 }

@@ -21,7 +21,8 @@ void write_tensor_path(const TensorView& t, const std::string& path, const std::
   } else {
     format = format_from_extension(path);
     if (!format)
-      throw Error(Errc::usage, fmt::format("cannot tell the output format from '{}': name it .npy or .json, or give format=", path));
+      throw Error(Errc::usage,
+                  fmt::format("cannot tell the output format from '{}': name it .npy or .json, or give format=", path));
   }
   write_tensor_file(t, path, *format, hex);
 }

@@ -99,8 +99,9 @@ struct CallOptions {
   std::optional<DType> out_dtype;
 };
 
-CallOptions call_options(const std::string& backend, const std::string& feature_level, const std::string& shift_overflow,
-                         py::handle out_dtype, py::handle threads, const std::string& isa, const std::string& adapter) {
+CallOptions call_options(const std::string& backend, const std::string& feature_level,
+                         const std::string& shift_overflow, py::handle out_dtype, py::handle threads,
+                         const std::string& isa, const std::string& adapter) {
   static std::atomic<std::uint64_t> made{0};
   CallOptions o;
   o.serial = ++made;
@@ -163,7 +164,8 @@ struct Operands {
 
 bool is_masked(py::handle obj) {
   auto& api = py::detail::npy_api::get();
-  if (Py_TYPE(obj.ptr()) == reinterpret_cast<PyTypeObject*>(api.PyArray_Type_)) return false;  // the usual case, at once
+  if (Py_TYPE(obj.ptr()) == reinterpret_cast<PyTypeObject*>(api.PyArray_Type_))
+    return false;  // the usual case, at once
   static const py::handle masked = py::object(py::module_::import("numpy.ma").attr("MaskedArray")).release();
   const int is = PyObject_IsInstance(obj.ptr(), masked.ptr());
   if (is < 0) throw py::error_already_set();
@@ -177,7 +179,8 @@ Operands add_operands(OperationRequest& r, std::initializer_list<py::handle> obj
   for (py::handle obj : objs) {
     py::object text;  // a list or tuple as its JSON literal text (dmlbits._core._operand)
     if (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) {
-      static const py::handle operand_text = py::object(py::module_::import("dmlbits._core").attr("_operand")).release();
+      static const py::handle operand_text =
+          py::object(py::module_::import("dmlbits._core").attr("_operand")).release();
       text = operand_text(obj);
       obj = text;
     }
@@ -186,9 +189,11 @@ Operands add_operands(OperationRequest& r, std::initializer_list<py::handle> obj
       // line writes them, and the command line's strings): a file is read with read_tensor,
       // never named as an operand.
       std::string literal = obj.cast<std::string>();
-      if (const OperandKind kind = classify_operand(literal); kind == OperandKind::file || kind == OperandKind::standard_input)
+      if (const OperandKind kind = classify_operand(literal);
+          kind == OperandKind::file || kind == OperandKind::standard_input)
         throw Error(Errc::usage, fmt::format("operand {}: '{}' is not a literal (literals are integers: 5, -1, 0xff, "
-                                             "0b101, or JSON arrays: [1, 2])", static_cast<char>('A' + i), literal));
+                                             "0b101, or JSON arrays: [1, 2])",
+                                             static_cast<char>('A' + i), literal));
       r.operands.emplace_back(std::move(literal));
     } else if (PyBool_Check(obj.ptr())) {
       r.operands.emplace_back(std::string(obj.ptr() == Py_True ? "1" : "0"));
@@ -200,7 +205,8 @@ Operands add_operands(OperationRequest& r, std::initializer_list<py::handle> obj
     } else {
       if (is_masked(obj))
         throw Error(Errc::usage, fmt::format("operand {}: a masked array (numpy.ma) would lose its mask here; give "
-                                             "its .data or .filled(value)", static_cast<char>('A' + i)));
+                                             "its .data or .filled(value)",
+                                             static_cast<char>('A' + i)));
       ArrayOperand a = [&] {
         try {
           return array_operand(obj, /*writable=*/i == 0 && r.in_place);
@@ -327,7 +333,8 @@ bool plan_operand(PyObject* obj, BorrowedTensor& t, bool fortran = false) {
   if (Py_TYPE(obj) != reinterpret_cast<PyTypeObject*>(api.PyArray_Type_)) return false;
   const auto* a = py::detail::array_proxy(obj);
   constexpr int c_order = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_;
-  const int needed = (fortran ? py::detail::npy_api::NPY_ARRAY_F_CONTIGUOUS_ : c_order) | py::detail::npy_api::NPY_ARRAY_ALIGNED_;
+  const int needed =
+      (fortran ? py::detail::npy_api::NPY_ARRAY_F_CONTIGUOUS_ : c_order) | py::detail::npy_api::NPY_ARRAY_ALIGNED_;
   if ((a->flags & needed) != needed || a->nd > static_cast<int>(kMaxRank)) return false;
   if (fortran && (a->flags & c_order)) return false;
   const auto* d = py::detail::array_descriptor_proxy(a->descr);
@@ -373,7 +380,8 @@ py::object planned_call(int op_index, py::handle a, py::handle b, py::handle out
   MutableTensorView buffer;
   if (to_out) {
     BorrowedTensor o;
-    if (!plan_operand(out.ptr(), o) || !(py::detail::array_proxy(out.ptr())->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) ||
+    if (!plan_operand(out.ptr(), o) ||
+        !(py::detail::array_proxy(out.ptr())->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) ||
         py::detail::array_descriptor_proxy(py::detail::array_proxy(out.ptr())->descr)->kind == 'b')
       return {};
     buffer = {o.dtype, o.shape, const_cast<std::byte*>(o.data)};
@@ -408,7 +416,8 @@ py::object planned_call(int op_index, py::handle a, py::handle b, py::handle out
 
 // run(), and a plan for the next call like this one where the call is small (holds_gil) and
 // one a plan runs (`plannable`). `allocate`: RunHooks::allocate_result.
-RunResult run_request(OperationRequest r, bool plannable = false, int op_index = 0, const CallOptions* options = nullptr,
+RunResult run_request(OperationRequest r, bool plannable = false, int op_index = 0,
+                      const CallOptions* options = nullptr,
                       std::function<MutableTensorView(DType, const Shape&)> allocate = {}) {
   const bool hold = holds_gil(r);
   const PreparedRequest p = prepare_request(std::move(r));
@@ -441,15 +450,18 @@ RunResult run_request(OperationRequest r, bool plannable = false, int op_index =
 MutableTensorView out_buffer(const py::array& out, bool& direct) {
   const py::dtype rd = out.dtype();
   if (rd.kind() == 'b')
-    throw Error(Errc::usage, fmt::format("out: has dtype {}, which no result has", py::str(rd.attr("str")).cast<std::string>()));
-  if (is_masked(out)) throw Error(Errc::usage, "out: a masked array (numpy.ma) would keep a mask the result does not set");
+    throw Error(Errc::usage,
+                fmt::format("out: has dtype {}, which no result has", py::str(rd.attr("str")).cast<std::string>()));
+  if (is_masked(out))
+    throw Error(Errc::usage, "out: a masked array (numpy.ma) would keep a mask the result does not set");
   if (!out.writeable()) throw Error(Errc::usage, "out: is read-only");
   direct = (out.flags() & py::array::c_style) && is_native(rd);
   const DType d = dtype_of(rd);
   if (static_cast<std::size_t>(out.ndim()) > kMaxRank)
     throw Error(Errc::usage, fmt::format("out: {} dimensions; a tensor has at most {}", out.ndim(), kMaxRank));
   std::array<std::uint64_t, kMaxRank> dims{};
-  for (py::ssize_t i = 0; i < out.ndim(); ++i) dims[static_cast<std::size_t>(i)] = static_cast<std::uint64_t>(out.shape(i));
+  for (py::ssize_t i = 0; i < out.ndim(); ++i)
+    dims[static_cast<std::size_t>(i)] = static_cast<std::uint64_t>(out.shape(i));
   return {d, Shape(std::span<const std::uint64_t>(dims.data(), static_cast<std::size_t>(out.ndim()))),
           static_cast<std::byte*>(const_cast<void*>(out.data()))};
 }
@@ -459,9 +471,8 @@ MutableTensorView out_buffer(const py::array& out, bool& direct) {
 constexpr const char* kOptionsCapsule = "dmlbits.CallOptions";
 
 py::capsule options_capsule(CallOptions o) {
-  return py::capsule(new CallOptions(std::move(o)), kOptionsCapsule, [](PyObject* c) {
-    delete static_cast<CallOptions*>(PyCapsule_GetPointer(c, kOptionsCapsule));
-  });
+  return py::capsule(new CallOptions(std::move(o)), kOptionsCapsule,
+                     [](PyObject* c) { delete static_cast<CallOptions*>(PyCapsule_GetPointer(c, kOptionsCapsule)); });
 }
 
 const CallOptions& options_of(py::handle capsule) {
@@ -503,7 +514,8 @@ bool runs_transposed(py::handle a, py::handle b) {
     const auto* x = py::detail::array_proxy(obj.ptr());
     if (x->nd == 0) continue;
     if (!fortran_ordered(x)) return false;
-    if (first && (first->nd != x->nd || !std::equal(x->dimensions, x->dimensions + x->nd, first->dimensions))) return false;
+    if (first && (first->nd != x->nd || !std::equal(x->dimensions, x->dimensions + x->nd, first->dimensions)))
+      return false;
     if (!first) first = x;
   }
   return first != nullptr;
@@ -598,13 +610,15 @@ py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py
       allocated = new_array(d, dims, transpose);
       return MutableTensorView{d, shape, reinterpret_cast<std::byte*>(py::detail::array_proxy(allocated.ptr())->data)};
     };
-  RunResult res = run_request(std::move(r), plannable && arrays && !through_temporary, op_index, &options, std::move(allocate));
+  RunResult res =
+      run_request(std::move(r), plannable && arrays && !through_temporary, op_index, &options, std::move(allocate));
   py::object result;
   if (to_out) {
     if (through_temporary) out_array[py::ellipsis()] = temporary;
     result = out_array;
   } else {
-    py::array arr = allocated ? py::reinterpret_steal<py::array>(allocated.release()) : tensor_array(std::move(*res.result));
+    py::array arr =
+        allocated ? py::reinterpret_steal<py::array>(allocated.release()) : tensor_array(std::move(*res.result));
     if (in.float_literal && in.all_arrays_0d && arr.ndim() == 1 && arr.shape(0) == 1)
       arr = arr.attr("reshape")(py::tuple());
     result = numpy_result(std::move(arr));
@@ -655,8 +669,8 @@ PyObject* run_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
 }
 
-PyMethodDef run_fast_def = {"run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&run_fast)), METH_FASTCALL,
-                            "run(op, x1, x2, out, dtype, options, timing, repeat, warmup)"};
+PyMethodDef run_fast_def = {"run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&run_fast)),
+                            METH_FASTCALL, "run(op, x1, x2, out, dtype, options, timing, repeat, warmup)"};
 
 py::object explain(int op_index, py::object a, py::object b, py::handle dtype, py::handle options) {
   OperationRequest r = new_request(op_index, options_of(options));
@@ -715,7 +729,9 @@ py::list check(const std::string& manifest, const CheckOptions& options) {
   if (summary.interrupted) throw Error(Errc::interrupted, "interrupted");
   py::list cases;
   for (const auto& c : summary.cases) {
-    const char* outcome = c.outcome == CaseResult::Outcome::pass ? "pass" : c.outcome == CaseResult::Outcome::fail ? "fail" : "error";
+    const char* outcome = c.outcome == CaseResult::Outcome::pass   ? "pass"
+                          : c.outcome == CaseResult::Outcome::fail ? "fail"
+                                                                   : "error";
     cases.append(py::make_tuple(c.name, outcome, case_detail(c), case_report(c), c.seconds, c.updated, c.golden));
   }
   return cases;
@@ -751,18 +767,21 @@ PYBIND11_MODULE(_dmlbits, m) {
 
   m.def("errc_table", [] {
     py::list rows;
-    for (const auto& e : errc_table()) rows.append(py::make_tuple(std::string(e.name), e.exit_status, std::string(e.description)));
+    for (const auto& e : errc_table())
+      rows.append(py::make_tuple(std::string(e.name), e.exit_status, std::string(e.description)));
     return rows;
   });
   m.def("version", [] { return std::string(DMLBITS_VERSION); });
 
-  m.def("run_options", [](const std::string& backend, const std::string& feature_level, const std::string& shift_overflow,
-                           py::handle out_dtype, py::handle threads, const std::string& isa, const std::string& adapter) {
-    return options_capsule(call_options(backend, feature_level, shift_overflow, out_dtype, threads, isa, adapter));
-  });
+  m.def(
+      "run_options", [](const std::string& backend, const std::string& feature_level, const std::string& shift_overflow,
+                        py::handle out_dtype, py::handle threads, const std::string& isa, const std::string& adapter) {
+        return options_capsule(call_options(backend, feature_level, shift_overflow, out_dtype, threads, isa, adapter));
+      });
   // Whether backend= computes on CPU threads (threads= applies), by the backend table.
   m.def("backend_uses_cpu", [](const std::string& name) { return backend_uses_cpu(parse_backend_option(name)); });
-  m.add_object("run", py::reinterpret_steal<py::object>(PyCFunction_NewEx(&run_fast_def, nullptr, m.attr("__name__").ptr())));
+  m.add_object("run",
+               py::reinterpret_steal<py::object>(PyCFunction_NewEx(&run_fast_def, nullptr, m.attr("__name__").ptr())));
   m.def("explain", &explain);
   m.def("ops", &ops);
   m.def("devices", [] {

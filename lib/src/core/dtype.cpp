@@ -27,19 +27,16 @@ constexpr std::array<DTypeInfo, kDTypeCount> kTable{{
 
 }  // namespace
 
-std::string DTypeInfo::numpy_code() const {
-  return fmt::format("{}{}", static_cast<char>(kind), size);
-}
+std::string DTypeInfo::numpy_code() const { return fmt::format("{}{}", static_cast<char>(kind), size); }
 
-std::string DTypeInfo::numpy_descr() const {
-  return fmt::format("{}{}", size == 1 ? '|' : '<', numpy_code());
-}
+std::string DTypeInfo::numpy_descr() const { return fmt::format("{}{}", size == 1 ? '|' : '<', numpy_code()); }
 
 std::span<const DTypeInfo> dtype_table() { return kTable; }
 
 const DTypeInfo& dtype_info(DType t) {
   const auto i = static_cast<std::size_t>(t);
-  if (i >= kTable.size()) throw Error(Errc::usage, fmt::format("data type {} is not in the data type table (0 to {})", i, kTable.size() - 1));
+  if (i >= kTable.size())
+    throw Error(Errc::usage, fmt::format("data type {} is not in the data type table (0 to {})", i, kTable.size() - 1));
   return kTable[i];
 }
 
@@ -52,11 +49,9 @@ std::optional<DType> parse_dtype_name(std::string_view name) {
     return std::nullopt;
   }
   std::string_view code = name;
-  if (!code.empty() && (code[0] == '<' || code[0] == '>' || code[0] == '=' || code[0] == '|'))
-    code.remove_prefix(1);
+  if (!code.empty() && (code[0] == '<' || code[0] == '>' || code[0] == '=' || code[0] == '|')) code.remove_prefix(1);
   for (const auto& row : kTable) {
-    if (row.dml_name == name || row.numpy_name == name || row.numpy_code() == code)
-      return row.dtype;
+    if (row.dml_name == name || row.numpy_name == name || row.numpy_code() == code) return row.dtype;
   }
   return std::nullopt;
 }

@@ -43,9 +43,8 @@ std::string quote_path(std::string_view path) {
   // A control character (a newline above all) would break the one-line diagnostic, or move
   // the cursor on a terminal: written as C writes it ('a\nb.npy'), with the backslash doubled
   // in such a name so that the quoting can be read back.
-  const bool plain = std::none_of(path.begin(), path.end(), [](char c) {
-    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
-  });
+  const bool plain =
+      std::none_of(path.begin(), path.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
   if (plain) return fmt::format("'{}'", path);
   std::string out = "'";
   for (const char c : path) {

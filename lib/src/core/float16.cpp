@@ -35,8 +35,8 @@ std::uint16_t double_to_half(double d) {
     return static_cast<std::uint16_t>(sign | static_cast<std::uint16_t>(std::nearbyint(a * 0x1p24)));
   }
   int e2 = 0;
-  const double f = std::frexp(a, &e2);  // a = f * 2^e2, f in [0.5, 1)
-  int e = e2 - 1;                       // a in [2^e, 2^(e+1))
+  const double f = std::frexp(a, &e2);                  // a = f * 2^e2, f in [0.5, 1)
+  int e = e2 - 1;                                       // a in [2^e, 2^(e+1))
   double m = std::nearbyint((f * 2.0 - 1.0) * 1024.0);  // exact scaling, then ties-to-even
   if (m >= 1024.0) {
     m = 0.0;

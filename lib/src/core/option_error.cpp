@@ -23,16 +23,20 @@ std::string unknown_name_text(const OptionError& e, const OptionSpelling& s) {
   const auto& c = e.choices();
   const std::string given = fmt::format("{}{}{}", s.quote, e.value(), s.quote);
   switch (e.key()) {
-    case OptionKey::backend: return fmt::format("unknown backend {} (available: {})", given, fmt::join(c, ", "));
+    case OptionKey::backend:
+      return fmt::format("unknown backend {} (available: {})", given, fmt::join(c, ", "));
     case OptionKey::dtype:
-    case OptionKey::out_dtype: return fmt::format("unknown data type {} (known: {})", given, dtype_names_help());
+    case OptionKey::out_dtype:
+      return fmt::format("unknown data type {} (known: {})", given, dtype_names_help());
     case OptionKey::feature_level:
       return fmt::format("unknown level {} ({} to {}, also written 4.1 or DML_FEATURE_LEVEL_4_1)", given,
                          c.empty() ? "" : c.front(), c.empty() ? "" : c.back());
     case OptionKey::shift_overflow:
       return fmt::format("unknown mode {} ({})", given, listed(c, "or", std::string_view(&s.quote, 1)));
-    case OptionKey::isa: return fmt::format("unknown instruction set {} (known: {})", given, fmt::join(c, ", "));
-    default: return fmt::format("unknown value {} (known: {})", given, fmt::join(c, ", "));
+    case OptionKey::isa:
+      return fmt::format("unknown instruction set {} (known: {})", given, fmt::join(c, ", "));
+    default:
+      return fmt::format("unknown value {} (known: {})", given, fmt::join(c, ", "));
   }
 }
 
@@ -47,19 +51,32 @@ std::string keyword(OptionKey key) { return std::string(option_keyword(key)); }
 
 std::string_view option_keyword(OptionKey key) {
   switch (key) {
-    case OptionKey::backend: return "backend";
-    case OptionKey::dtype: return "dtype";
-    case OptionKey::out_dtype: return "out_dtype";
-    case OptionKey::feature_level: return "feature_level";
-    case OptionKey::shift_overflow: return "shift_overflow";
-    case OptionKey::isa: return "isa";
-    case OptionKey::adapter: return "adapter";
-    case OptionKey::threads: return "threads";
-    case OptionKey::repeat: return "repeat";
-    case OptionKey::warmup: return "warmup";
-    case OptionKey::in_place: return "in_place";
-    case OptionKey::output: return "output";
-    case OptionKey::out: return "out";
+    case OptionKey::backend:
+      return "backend";
+    case OptionKey::dtype:
+      return "dtype";
+    case OptionKey::out_dtype:
+      return "out_dtype";
+    case OptionKey::feature_level:
+      return "feature_level";
+    case OptionKey::shift_overflow:
+      return "shift_overflow";
+    case OptionKey::isa:
+      return "isa";
+    case OptionKey::adapter:
+      return "adapter";
+    case OptionKey::threads:
+      return "threads";
+    case OptionKey::repeat:
+      return "repeat";
+    case OptionKey::warmup:
+      return "warmup";
+    case OptionKey::in_place:
+      return "in_place";
+    case OptionKey::output:
+      return "output";
+    case OptionKey::out:
+      return "out";
   }
   return "?";
 }
@@ -73,16 +90,26 @@ std::string option_error_text(const OptionError& e, const OptionSpelling& s) {
   const auto& subject = e.subject();
   std::string text;
   switch (e.rule()) {
-    case OptionRule::unknown_name: text = fmt::format("{}: {}", name, unknown_name_text(e, s)); break;
-    case OptionRule::not_a_count: text = fmt::format("{}: {} is not a thread count from 1 to {}", name, given, subject); break;
-    case OptionRule::zero: text = fmt::format("{}: 0 is not from 1 to {}", name, subject); break;
-    case OptionRule::above_maximum: text = fmt::format("{}: {} is more than {}", name, e.value(), subject); break;
+    case OptionRule::unknown_name:
+      text = fmt::format("{}: {}", name, unknown_name_text(e, s));
+      break;
+    case OptionRule::not_a_count:
+      text = fmt::format("{}: {} is not a thread count from 1 to {}", name, given, subject);
+      break;
+    case OptionRule::zero:
+      text = fmt::format("{}: 0 is not from 1 to {}", name, subject);
+      break;
+    case OptionRule::above_maximum:
+      text = fmt::format("{}: {} is more than {}", name, e.value(), subject);
+      break;
     case OptionRule::empty:
-      text = e.key() == OptionKey::output ? fmt::format("{}: an empty file name names no file", name)
-                                          : fmt::format("{}: an empty name matches no adapter (give an index or part of a name)", name);
+      text = e.key() == OptionKey::output
+                 ? fmt::format("{}: an empty file name names no file", name)
+                 : fmt::format("{}: an empty name matches no adapter (give an index or part of a name)", name);
       break;
     case OptionRule::too_few:
-      text = fmt::format("{} must be at least 1 and {} at least 0", s.name(OptionKey::repeat), s.name(OptionKey::warmup));
+      text =
+          fmt::format("{} must be at least 1 and {} at least 0", s.name(OptionKey::repeat), s.name(OptionKey::warmup));
       break;
     case OptionRule::no_such_adapter: {
       const bool index = !e.value().empty() && e.value().find_first_not_of("0123456789") == std::string::npos;
@@ -91,18 +118,19 @@ std::string option_error_text(const OptionError& e, const OptionSpelling& s) {
       break;
     }
     case OptionRule::ambiguous:
-      text = fmt::format("{}: {} matches {} adapters; give its index (adapters: {})", name, given, subject, adapters(e));
+      text =
+          fmt::format("{}: {} matches {} adapters; give its index (adapters: {})", name, given, subject, adapters(e));
       break;
     case OptionRule::applies_to_none:
-      text = fmt::format("{} applies to the {} backends, and no case of {} runs on one", arg, listed(e.choices(), "and"), subject);
+      text = fmt::format("{} applies to the {} backends, and no case of {} runs on one", arg,
+                         listed(e.choices(), "and"), subject);
       break;
     case OptionRule::not_for_backend:
       if (k == OptionKey::isa)
         text = fmt::format("the {} backend has no choice of instruction set (asked for {})", subject, given);
       else if (k == OptionKey::threads)
         text = fmt::format("the {} backend has no choice of CPU threads ({})", subject, arg);
-      else
-        text = fmt::format("{} applies to the {} backends, not {}", arg, listed(e.choices(), "and"), subject);
+      else text = fmt::format("{} applies to the {} backends, not {}", arg, listed(e.choices(), "and"), subject);
       break;
     case OptionRule::not_for_operator:
       text = fmt::format("{} does not apply to {} (only {} {} it)", name, subject, listed(e.choices(), "and"),
@@ -115,8 +143,12 @@ std::string option_error_text(const OptionError& e, const OptionSpelling& s) {
       text = fmt::format("{} runs once: it cannot be combined with {} or {}", name, s.name(OptionKey::repeat),
                          s.name(OptionKey::warmup));
       break;
-    case OptionRule::with_output: text = fmt::format("{} and {} cannot be combined", name, s.name(OptionKey::output)); break;
-    case OptionRule::read_only: text = fmt::format("{}: operand A is read-only", name); break;
+    case OptionRule::with_output:
+      text = fmt::format("{} and {} cannot be combined", name, s.name(OptionKey::output));
+      break;
+    case OptionRule::read_only:
+      text = fmt::format("{}: operand A is read-only", name);
+      break;
     case OptionRule::wrong_dtype:
       text = fmt::format("{}: the result is {}, but {} has dtype {}", name, subject, name, e.value());
       break;
@@ -124,12 +156,15 @@ std::string option_error_text(const OptionError& e, const OptionSpelling& s) {
       text = fmt::format("{}: the result has shape {}, but {} has shape {}", name, subject, name, e.value());
       break;
     case OptionRule::not_for_golden:
-      text = fmt::format("a golden file must name its data type: write it as {{\"dtype\": ..., \"data\": ...}} ({} "
-                         "applies to inputs, not to goldens)", arg);
+      text = fmt::format(
+          "a golden file must name its data type: write it as {{\"dtype\": ..., \"data\": ...}} ({} "
+          "applies to inputs, not to goldens)",
+          arg);
       break;
     case OptionRule::needed:
       text = subject == "json"
-                 ? fmt::format("the data type is unknown: give the tensor as {{\"dtype\": ..., \"data\": ...}} or use {}", arg)
+                 ? fmt::format(
+                       "the data type is unknown: give the tensor as {{\"dtype\": ..., \"data\": ...}} or use {}", arg)
                  : fmt::format("the data type is unknown: no other operand names one; use {}", arg);
       break;
   }
@@ -138,7 +173,11 @@ std::string option_error_text(const OptionError& e, const OptionSpelling& s) {
 
 OptionError::OptionError(OptionKey key, OptionRule rule, std::string value, std::string subject,
                          std::vector<std::string> choices, Errc code)
-    : Error(code, ""), key_(key), rule_(rule), value_(std::move(value)), subject_(std::move(subject)),
+    : Error(code, ""),
+      key_(key),
+      rule_(rule),
+      value_(std::move(value)),
+      subject_(std::move(subject)),
       choices_(std::move(choices)) {
   static_cast<Error&>(*this) = Error(code, option_error_text(*this, keyword_spelling()));
 }

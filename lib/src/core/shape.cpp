@@ -17,15 +17,13 @@ Shape::Shape(std::span<const std::uint64_t> dims) {
 }
 
 void Shape::push_back(std::uint64_t d) {
-  if (rank_ == kMaxRank)
-    throw Error(Errc::invalid_input, fmt::format("more than {} dimensions", kMaxRank));
+  if (rank_ == kMaxRank) throw Error(Errc::invalid_input, fmt::format("more than {} dimensions", kMaxRank));
   dims_[rank_++] = d;
 }
 
 std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const char* what) {
   std::uint64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r))
-    throw Error(Errc::invalid_input, fmt::format("{} overflows 64 bits", what));
+  if (__builtin_mul_overflow(a, b, &r)) throw Error(Errc::invalid_input, fmt::format("{} overflows 64 bits", what));
   return r;
 }
 
@@ -40,8 +38,7 @@ std::uint64_t Shape::element_count() const {
       continue;
     }
     if (__builtin_mul_overflow(n, dims_[i], &n))
-      throw Error(Errc::invalid_input,
-                  fmt::format("shape {} has too many elements (overflows 64 bits)", to_string()));
+      throw Error(Errc::invalid_input, fmt::format("shape {} has too many elements (overflows 64 bits)", to_string()));
   }
   return zero ? 0 : n;
 }
@@ -52,8 +49,7 @@ std::uint64_t Shape::byte_size(std::size_t element_size) const {
   if (__builtin_mul_overflow(n, static_cast<std::uint64_t>(element_size), &bytes) ||
       bytes > static_cast<std::uint64_t>(std::numeric_limits<std::ptrdiff_t>::max()))
     throw Error(Errc::invalid_input,
-                fmt::format("shape {} is too large ({} elements of {} bytes)", to_string(), n,
-                            element_size));
+                fmt::format("shape {} is too large ({} elements of {} bytes)", to_string(), n, element_size));
   return bytes;
 }
 

@@ -34,8 +34,8 @@ SampleStats compute_stats(std::vector<double> samples) {
 }
 
 nlohmann::json to_json(const SampleStats& s) {
-  return {{"count", s.count}, {"min", s.min},   {"median", s.median}, {"mean", s.mean},
-          {"p90", s.p90},     {"max", s.max},   {"stddev", s.stddev}};
+  return {{"count", s.count}, {"min", s.min}, {"median", s.median}, {"mean", s.mean},
+          {"p90", s.p90},     {"max", s.max}, {"stddev", s.stddev}};
 }
 
 }  // namespace dmlbits

@@ -117,7 +117,8 @@ unsigned threads_variable_count() {
   const std::string env = environment_variable("DMLBITS_THREADS").value_or("");
   if (env.empty()) return 0;
   if (const auto n = parse_thread_count(env)) return *n;
-    throw Error(Errc::usage, fmt::format("DMLBITS_THREADS: '{}' is not a thread count from 1 to {}", env, kMaxCpuThreads));
+  throw Error(Errc::usage,
+              fmt::format("DMLBITS_THREADS: '{}' is not a thread count from 1 to {}", env, kMaxCpuThreads));
 }
 
 }  // namespace
@@ -168,9 +169,9 @@ ThreadTeam CpuBackend::thread_team() const {
 DeviceDescription CpuBackend::device_description() const {
   return {.kind = DeviceKind::cpu,
           .isa = isa_description(isa_),
-          .narrower_per_operation = per_operation_choice_ &&
-                                    std::any_of(kernel_choices().begin(), kernel_choices().end(),
-                                                [&](const KernelChoice& c) { return c.host == isa_; }),
+          .narrower_per_operation =
+              per_operation_choice_ && std::any_of(kernel_choices().begin(), kernel_choices().end(),
+                                                   [&](const KernelChoice& c) { return c.host == isa_; }),
           .threads = threads_};
 }
 
@@ -198,7 +199,8 @@ void CpuBackend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {
   const std::size_t in_size = dtype_info(op.input_dtype()).size;
   const std::size_t out_size = dtype_info(op.output_dtype()).size;
   if (buffers.inputs.size() != d.inputs.size())
-    throw Error(Errc::internal, fmt::format("cpu backend: {} input buffers for {} inputs", buffers.inputs.size(), d.inputs.size()));
+    throw Error(Errc::internal,
+                fmt::format("cpu backend: {} input buffers for {} inputs", buffers.inputs.size(), d.inputs.size()));
   for (std::size_t i = 0; i < d.inputs.size(); ++i)
     if (buffers.inputs[i].size() < extent_bytes(d.inputs[i], in_size))
       throw Error(Errc::internal, fmt::format("cpu backend: input {} has {} bytes, its descriptor reads {}", i,
@@ -225,7 +227,7 @@ void CpuBackend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {
   // An operator without kernels for this layout (SIMD kernels are optional) runs as the reference.
   const auto width = static_cast<unsigned>(in_size);
   const auto out_width = static_cast<unsigned>(out_size);
-  const KernelInfo* kernel = !vector_layout           ? nullptr
+  const KernelInfo* kernel = !vector_layout          ? nullptr
                              : per_operation_choice_ ? dispatch_kernel(d.op, width, out_width, isa_, operands)
                                                      : select_kernel(d.op, width, out_width, isa_, operands);
   if (!kernel) {

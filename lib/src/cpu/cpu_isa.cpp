@@ -34,9 +34,12 @@ CpuVendor cpu_vendor() {
 
 std::string_view cpu_vendor_name(CpuVendor vendor) {
   switch (vendor) {
-    case CpuVendor::intel: return "intel";
-    case CpuVendor::amd: return "amd";
-    case CpuVendor::other: break;
+    case CpuVendor::intel:
+      return "intel";
+    case CpuVendor::amd:
+      return "amd";
+    case CpuVendor::other:
+      break;
   }
   return "other";
 }
@@ -85,7 +88,8 @@ std::optional<Isa> isa_override() {
   if (env.empty()) return std::nullopt;
   const auto isa = parse_isa(env);
   if (!isa)
-    throw Error(Errc::usage, fmt::format("DMLBITS_ISA: unknown instruction set '{}' (known: {})", env, isa_names_help()));
+    throw Error(Errc::usage,
+                fmt::format("DMLBITS_ISA: unknown instruction set '{}' (known: {})", env, isa_names_help()));
   try {
     return require_isa(*isa);
   } catch (const Error& e) {
@@ -100,8 +104,10 @@ void force_isa(std::optional<Isa> isa) {
 
 std::string isa_description(Isa isa) {
   switch (isa) {
-    case Isa::scalar: return cpu_features().popcnt ? "scalar (POPCNT)" : "scalar";
-    case Isa::avx2: return "AVX2";
+    case Isa::scalar:
+      return cpu_features().popcnt ? "scalar (POPCNT)" : "scalar";
+    case Isa::avx2:
+      return "AVX2";
     case Isa::avx512: {
       std::string s = "AVX-512 (F, BW, VL";
       if (isa_supported(Isa::avx512)) {

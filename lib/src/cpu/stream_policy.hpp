@@ -87,7 +87,9 @@ struct Avx2StreamPolicy {
     // (4 KiB aliasing between loads and stores, likely) and read best from two
     // ("Avx2StreamPolicy::unary").
     const std::size_t lanes = in_width != out_width ? 4 : 2;
-    return {.read = UnaryRead::pages, .lanes = lanes, .prefetch_bytes = lanes * 4096,
+    return {.read = UnaryRead::pages,
+            .lanes = lanes,
+            .prefetch_bytes = lanes * 4096,
             .rest_prefetch_bytes = kPrefetchBytes};
   }
 };
@@ -112,7 +114,9 @@ struct Avx512StreamPolicy {
     if (in_width > out_width)
       return {.read = UnaryRead::parts, .lanes = 4, .prefetch_bytes = 512, .rest_prefetch_bytes = kPrefetchBytes};
     const std::size_t lanes = in_width == out_width && vendor != CpuVendor::amd ? 8 : 4;
-    return {.read = UnaryRead::pages, .lanes = lanes, .prefetch_bytes = lanes * 4096,
+    return {.read = UnaryRead::pages,
+            .lanes = lanes,
+            .prefetch_bytes = lanes * 4096,
             .rest_prefetch_bytes = kPrefetchBytes};
   }
 };

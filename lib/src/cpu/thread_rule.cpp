@@ -19,9 +19,12 @@ std::atomic<unsigned> g_leased{0};
 // returns data". scripts/bench-threads measures the knee of any host.
 unsigned knee_threads(Isa isa) {
   switch (isa) {
-    case Isa::scalar: return 16;
-    case Isa::avx2: return 8;
-    case Isa::avx512: return 8;
+    case Isa::scalar:
+      return 16;
+    case Isa::avx2:
+      return 8;
+    case Isa::avx512:
+      return 8;
   }
   return 8;
 }
@@ -53,8 +56,8 @@ ThreadCount cpu_thread_rule(const CpuMachine& machine, std::uint64_t work_bytes,
   // One thread per half the threshold: 4 MiB of work gets 2 threads as before, 16 MiB at most 8.
   const std::uint64_t per_thread = parallel_min_bytes / 2;
   const std::uint64_t by_size = work_bytes < parallel_min_bytes ? 1
-                                : per_thread == 0              ? c.team
-                                                               : std::max<std::uint64_t>(1, work_bytes / per_thread);
+                                : per_thread == 0               ? c.team
+                                                                : std::max<std::uint64_t>(1, work_bytes / per_thread);
   if (by_size < c.threads) {
     c.threads = static_cast<unsigned>(by_size);
     c.run_limit = ThreadLimit::size;
@@ -68,7 +71,10 @@ const CpuMachine& this_machine() {
 }
 
 ThreadTeam thread_team_of(const CpuMachine& machine, const ThreadCount& count) {
-  return {.threads = count.team, .limit = count.limit, .cpus = machine.cpus, .quota = machine.quota,
+  return {.threads = count.team,
+          .limit = count.limit,
+          .cpus = machine.cpus,
+          .quota = machine.quota,
           .isa = std::string(isa_name(machine.isa))};
 }
 

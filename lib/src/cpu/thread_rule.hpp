@@ -33,9 +33,9 @@ unsigned knee_threads(Isa isa);
 unsigned available_cpus(const CpuMachine& machine);
 
 struct ThreadCount {
-  unsigned threads = 1;  // threads this run computes on
-  unsigned team = 1;     // threads a large run computes on: the backend's count ("2 threads")
-  ThreadLimit limit = ThreadLimit::cpus;  // what held `team`
+  unsigned threads = 1;                       // threads this run computes on
+  unsigned team = 1;                          // threads a large run computes on: the backend's count ("2 threads")
+  ThreadLimit limit = ThreadLimit::cpus;      // what held `team`
   ThreadLimit run_limit = ThreadLimit::cpus;  // what held `threads` (`limit`, or size)
 };
 

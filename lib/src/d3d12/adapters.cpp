@@ -45,24 +45,37 @@ namespace d3d12_detail {
 
 std::string vendor_name(std::uint32_t id) {
   switch (id) {
-    case 0x1002: return "AMD";
-    case 0x10DE: return "NVIDIA";
-    case 0x8086: return "Intel";
-    case 0x13B5: return "ARM";
-    case 0x5143: return "Qualcomm";
-    case 0x1010: return "Imagination";
-    case 0x14E4: return "Broadcom";
-    case 0x106B: return "Apple";
-    case 0x15AD: return "VMware";
-    case 0x1414: return "Microsoft";
-    case 0x1AE0: return "Google";
-    case 0x10005: return "Mesa";  // VK_VENDOR_ID_MESA: lavapipe
-    default: return fmt::format("0x{:04x}", id);
+    case 0x1002:
+      return "AMD";
+    case 0x10DE:
+      return "NVIDIA";
+    case 0x8086:
+      return "Intel";
+    case 0x13B5:
+      return "ARM";
+    case 0x5143:
+      return "Qualcomm";
+    case 0x1010:
+      return "Imagination";
+    case 0x14E4:
+      return "Broadcom";
+    case 0x106B:
+      return "Apple";
+    case 0x15AD:
+      return "VMware";
+    case 0x1414:
+      return "Microsoft";
+    case 0x1AE0:
+      return "Google";
+    case 0x10005:
+      return "Mesa";  // VK_VENDOR_ID_MESA: lavapipe
+    default:
+      return fmt::format("0x{:04x}", id);
   }
 }
 
 bool known_software_rasteriser(std::uint32_t vendor_id, std::uint32_t device_id, std::string_view name) {
-  if (vendor_id == 0x10005) return true;                       // Mesa's own id: lavapipe
+  if (vendor_id == 0x10005) return true;                      // Mesa's own id: lavapipe
   if (vendor_id == 0x1414 && device_id == 0x8c) return true;  // Microsoft Basic Render Driver (WARP)
   const std::string n = lower(name);
   for (const char* word : {"llvmpipe", "lavapipe", "softpipe", "swiftshader", "basic render driver"})
@@ -73,8 +86,11 @@ bool known_software_rasteriser(std::uint32_t vendor_id, std::uint32_t device_id,
 }  // namespace d3d12_detail
 
 const GpuAdapter& find_adapter(const std::vector<GpuAdapter>& adapters, std::string_view spec) {
-  const auto refuse = [&](OptionRule rule, std::string subject = {}) { refuse_adapter(adapters, spec, rule, std::move(subject)); };
-  const bool numeric = !spec.empty() && std::all_of(spec.begin(), spec.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const auto refuse = [&](OptionRule rule, std::string subject = {}) {
+    refuse_adapter(adapters, spec, rule, std::move(subject));
+  };
+  const bool numeric =
+      !spec.empty() && std::all_of(spec.begin(), spec.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (numeric) {
     const unsigned long index = spec.size() > 9 ? ~0ul : std::stoul(std::string(spec));
     for (const auto& a : adapters)
@@ -106,8 +122,8 @@ const GpuAdapter* default_adapter(const std::vector<GpuAdapter>& adapters) {
     if (end && *end == '\0' && env[0] != '-')
       for (const auto& a : adapters)
         if (a.index == index) return &a;
-    throw Error(Errc::usage, fmt::format("VKD3D_VULKAN_DEVICE: no Vulkan device '{}' (adapters: {})", env,
-                                         adapters_help(adapters)));
+    throw Error(Errc::usage,
+                fmt::format("VKD3D_VULKAN_DEVICE: no Vulkan device '{}' (adapters: {})", env, adapters_help(adapters)));
   }
 #endif
   // Vulkan says which devices are discrete or integrated; DXGI does not (type is empty), but

@@ -60,7 +60,8 @@ void CopyTeam::work(unsigned index) {
   }
 }
 
-void CopyTeam::split(std::uint64_t bytes, std::uint64_t align, const std::function<void(std::uint64_t, std::uint64_t)>& fn) {
+void CopyTeam::split(std::uint64_t bytes, std::uint64_t align,
+                     const std::function<void(std::uint64_t, std::uint64_t)>& fn) {
   const std::uint64_t least = kSplitCopyMinBytes / 2;
   std::uint64_t parts = std::min<std::uint64_t>(threads(), bytes / least);
   if (bytes < kSplitCopyMinBytes || parts < 2) {
@@ -69,8 +70,7 @@ void CopyTeam::split(std::uint64_t bytes, std::uint64_t align, const std::functi
   }
   align = std::max<std::uint64_t>(align, 1);
   std::vector<std::uint64_t> cuts{0};
-  for (std::uint64_t p = 1; p < parts; ++p)
-    cuts.push_back(std::max(cuts.back(), bytes / parts * p / align * align));
+  for (std::uint64_t p = 1; p < parts; ++p) cuts.push_back(std::max(cuts.back(), bytes / parts * p / align * align));
   cuts.push_back(bytes);
   {
     std::lock_guard lock(m_);

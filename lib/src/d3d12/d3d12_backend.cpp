@@ -137,7 +137,8 @@ struct D3d12Backend::Impl {
       gpu::KernelConstants c;
       std::array<d3d12::DispatchJob::Input, 2> in{};
       for (unsigned j = 0; j < uploads.count(); ++j) in[j] = uploads.range(j, done, n, c.base[j]);
-      dispatch(key, c, uploads.count(), in, static_cast<std::uint32_t>(n), output.subspan(done * out_size, n * out_size));
+      dispatch(key, c, uploads.count(), in, static_cast<std::uint32_t>(n),
+               output.subspan(done * out_size, n * out_size));
       done += n;
     }
   }
@@ -193,14 +194,20 @@ const D3d12DeviceInfo& D3d12Backend::device_info() const { return impl_->device-
 
 DeviceDescription D3d12Backend::device_description() const {
   const D3d12DeviceInfo& i = device_info();
-  return {.kind = DeviceKind::d3d12, .adapter = i.adapter.name, .adapter_index = i.adapter.index,
-          .software = i.adapter.software, .feature_level = i.feature_level, .shader_model = i.shader_model};
+  return {.kind = DeviceKind::d3d12,
+          .adapter = i.adapter.name,
+          .adapter_index = i.adapter.index,
+          .software = i.adapter.software,
+          .feature_level = i.feature_level,
+          .shader_model = i.shader_model};
 }
 
 std::optional<std::string> D3d12Backend::unsupported_reason(const ValidatedOp& op) const {
-  if (op.op().shader == ShaderFamily::none) return fmt::format("no GPU kernel for {} (the CPU backends run it)", op.op().verb);
+  if (op.op().shader == ShaderFamily::none)
+    return fmt::format("no GPU kernel for {} (the CPU backends run it)", op.op().verb);
   if (op.desc().output.dimension_count() > gpu::kMaxRank)
-    return fmt::format("{} dimensions (the kernels take at most {})", op.desc().output.dimension_count(), gpu::kMaxRank);
+    return fmt::format("{} dimensions (the kernels take at most {})", op.desc().output.dimension_count(),
+                       gpu::kMaxRank);
   return std::nullopt;
 }
 
@@ -225,7 +232,8 @@ void D3d12Backend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {
   const gpu::KernelKey key = kernel_key(d, in_size, out_size);
   const std::uint64_t max_bytes = impl_->options.max_buffer_bytes;
   // Outputs per dispatch: a multiple of 64 elements, so that packed chunks start on a word.
-  const std::uint64_t max_elems = std::max<std::uint64_t>(64, (max_bytes / std::max(in_size, out_size)) & ~std::uint64_t{63});
+  const std::uint64_t max_elems =
+      std::max<std::uint64_t>(64, (max_bytes / std::max(in_size, out_size)) & ~std::uint64_t{63});
   InputUploads uploads(d, buffers, in_size, max_bytes);
 
   const std::uint64_t total = d.output.element_count();

@@ -31,10 +31,10 @@ struct GpuAdapter {
   // VKD3D_VULKAN_DEVICE takes), DXGI's EnumAdapterByGpuPreference(HIGH_PERFORMANCE) order on
   // Windows (EnumAdapters1's where IDXGIFactory6 is missing).
   unsigned index = 0;
-  std::string name;               // "llvmpipe (LLVM 15.0.6, 256 bits)"
-  std::uint32_t vendor_id = 0;    // PCI vendor id, or Vulkan's (0x10005 is Mesa)
+  std::string name;             // "llvmpipe (LLVM 15.0.6, 256 bits)"
+  std::uint32_t vendor_id = 0;  // PCI vendor id, or Vulkan's (0x10005 is Mesa)
   std::uint32_t device_id = 0;
-  std::string vendor;             // "NVIDIA", "AMD", "Intel", "Mesa", or the id in hex
+  std::string vendor;  // "NVIDIA", "AMD", "Intel", "Mesa", or the id in hex
   // Vulkan's device type: "discrete", "integrated", "virtual", "cpu", "other". DXGI has none:
   // "cpu" for a software adapter, else "" (unknown).
   std::string type;
@@ -99,12 +99,12 @@ const GpuAdapter& chosen_adapter(std::string_view spec);
 // What the D3D12 device reports.
 struct D3d12DeviceInfo {
   GpuAdapter adapter;
-  std::string feature_level;        // "11_0"
-  std::string shader_model;         // "5.1"
+  std::string feature_level;  // "11_0"
+  std::string shader_model;   // "5.1"
   bool uma = false;
   bool cache_coherent_uma = false;
   std::uint64_t timestamp_frequency = 0;  // ticks per second
-  double creation_seconds = 0;      // D3D12CreateDevice, queue, root signature
+  double creation_seconds = 0;            // D3D12CreateDevice, queue, root signature
 };
 
 struct D3d12BackendOptions {

@@ -15,7 +15,7 @@ constexpr const char* kNotBuilt =
 constexpr const char* kNotBuilt =
     "not built: this dmlbits was compiled without D3D12 headers (install libvkd3d-dev and rebuild)";
 #endif
-}
+}  // namespace
 
 bool d3d12_built() { return false; }
 
@@ -46,7 +46,9 @@ D3d12Backend::D3d12Backend(D3d12BackendOptions) {
   throw Error(Errc::backend, fmt::format("the d3d12 backend cannot run: {}", kNotBuilt));
 }
 D3d12Backend::~D3d12Backend() = default;
-DeviceDescription D3d12Backend::device_description() const { return {.kind = DeviceKind::not_built, .not_built = kNotBuilt}; }
+DeviceDescription D3d12Backend::device_description() const {
+  return {.kind = DeviceKind::not_built, .not_built = kNotBuilt};
+}
 std::optional<std::string> D3d12Backend::unsupported_reason(const ValidatedOp&) const { return std::string(kNotBuilt); }
 void D3d12Backend::run(const ValidatedOp&, const ExecuteBuffers&) { throw Error(Errc::backend, kNotBuilt); }
 std::vector<PhaseTime> D3d12Backend::detail_phases() const { return {}; }

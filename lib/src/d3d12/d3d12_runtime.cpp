@@ -122,17 +122,28 @@ std::string_view heap_name(D3D12_HEAP_TYPE t) {
 
 const char* feature_level_name(D3D_FEATURE_LEVEL l) {
   switch (static_cast<unsigned>(l)) {
-    case 0x9100: return "9_1";
-    case 0x9200: return "9_2";
-    case 0x9300: return "9_3";
-    case 0xa000: return "10_0";
-    case 0xa100: return "10_1";
-    case 0xb000: return "11_0";
-    case 0xb100: return "11_1";
-    case 0xc000: return "12_0";
-    case 0xc100: return "12_1";
-    case 0xc200: return "12_2";
-    default: return "unknown";
+    case 0x9100:
+      return "9_1";
+    case 0x9200:
+      return "9_2";
+    case 0x9300:
+      return "9_3";
+    case 0xa000:
+      return "10_0";
+    case 0xa100:
+      return "10_1";
+    case 0xb000:
+      return "11_0";
+    case 0xb100:
+      return "11_1";
+    case 0xc000:
+      return "12_0";
+    case 0xc100:
+      return "12_1";
+    case 0xc200:
+      return "12_2";
+    default:
+      return "unknown";
   }
 }
 
@@ -171,11 +182,11 @@ class DeviceImpl final : public Device {
     Com<ID3D12GraphicsCommandList> list;
     Buffer upload, readback;
     std::uint64_t upload_used = 0;  // bytes of upload recorded in the open list
-    std::uint64_t fence = 0;  // the value that marks its last submission done (0: none)
-    bool recording = false;   // its list is open (Reset, not yet Closed)
+    std::uint64_t fence = 0;        // the value that marks its last submission done (0: none)
+    bool recording = false;         // its list is open (Reset, not yet Closed)
     struct CopyOut {
-      std::uint64_t at;            // in readback
-      std::span<std::byte> to;     // in the job's output
+      std::uint64_t at;         // in readback
+      std::span<std::byte> to;  // in the job's output
     };
     std::vector<CopyOut> copy_out;  // after the fence: readback -> the job's output
     CopyTeam* team = nullptr;       // splits copy_out's copies (null: the calling thread)
@@ -318,7 +329,8 @@ DeviceImpl::DeviceImpl(const GpuAdapter& adapter) {
   if (!lib.error.empty()) throw Error(Errc::backend, fmt::format("no D3D12 runtime: {}", lib.error));
   info_.adapter = adapter;
   Stopwatch clock;
-  check(create_device(lib, adapter, device_), "D3D12CreateDevice", fmt::format("(adapter {} {})", adapter.index, adapter.name));
+  check(create_device(lib, adapter, device_), "D3D12CreateDevice",
+        fmt::format("(adapter {} {})", adapter.index, adapter.name));
   query_features(device_.get(), info_);
 
   D3D12_COMMAND_QUEUE_DESC qd{};
@@ -360,17 +372,16 @@ DeviceImpl::DeviceImpl(const GpuAdapter& adapter) {
   rsd.pParameters = params;
   rsd.Flags = D3D12_ROOT_SIGNATURE_FLAG_NONE;
   Com<ID3DBlob> blob, error_blob;
-  const HRESULT shr = lib.serialize_root_signature(&rsd, D3D_ROOT_SIGNATURE_VERSION_1,
-                                                   reinterpret_cast<ID3DBlob**>(blob.out()),
-                                                   reinterpret_cast<ID3DBlob**>(error_blob.out()));
+  const HRESULT shr =
+      lib.serialize_root_signature(&rsd, D3D_ROOT_SIGNATURE_VERSION_1, reinterpret_cast<ID3DBlob**>(blob.out()),
+                                   reinterpret_cast<ID3DBlob**>(error_blob.out()));
   if (FAILED(shr)) {
     std::string msg;
-    if (error_blob)
-      msg.assign(static_cast<const char*>(error_blob->GetBufferPointer()), error_blob->GetBufferSize());
+    if (error_blob) msg.assign(static_cast<const char*>(error_blob->GetBufferPointer()), error_blob->GetBufferSize());
     fail("D3D12SerializeRootSignature", shr, msg);
   }
-  check(device_->CreateRootSignature(0, blob->GetBufferPointer(), blob->GetBufferSize(),
-                                     iid_of<ID3D12RootSignature>(), root_signature_.out()),
+  check(device_->CreateRootSignature(0, blob->GetBufferPointer(), blob->GetBufferSize(), iid_of<ID3D12RootSignature>(),
+                                     root_signature_.out()),
         "CreateRootSignature");
 
   D3D12_QUERY_HEAP_DESC qh{};
@@ -564,8 +575,8 @@ void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases, CopyTeam
   reset_slots();
   for (Slot& slot : slots_) slot.team = team;
   // Pieces of whole padding units, so that only an input's last piece is padded.
-  const std::uint64_t piece_bytes = std::max<std::uint64_t>(job.piece_bytes / gpu::kInputPaddingBytes, 1) *
-                                    gpu::kInputPaddingBytes;
+  const std::uint64_t piece_bytes =
+      std::max<std::uint64_t>(job.piece_bytes / gpu::kInputPaddingBytes, 1) * gpu::kInputPaddingBytes;
   Stopwatch wall;
   double submit_seconds = 0;
   // Inputs are padded with zeros to whole units of the widest packed kernel (gpu_kernel.hpp).
@@ -629,7 +640,8 @@ void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases, CopyTeam
     if (!in.keep) upload_piece(slot, i, last[i], in.upload.size() - last[i]);
   }
   ID3D12GraphicsCommandList* list = slot.list.get();
-  for (unsigned i = 0; i < job.inputs; ++i) d3d12::transition(list, inputs_[i], D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE);
+  for (unsigned i = 0; i < job.inputs; ++i)
+    d3d12::transition(list, inputs_[i], D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE);
   d3d12::transition(list, output_, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
   list->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 0);
   list->SetComputeRootSignature(root_signature_.get());
@@ -693,8 +705,9 @@ void DeviceImpl::stream(const StreamJob& job, StagedIo& io, PhaseSeconds& phases
   const auto out_words = [&](std::uint64_t n) { return (n * job.out_size + 3) & ~std::uint64_t{3}; };
   // Every slot a piece will use, sized for a whole piece before the first is recorded.
   const std::uint64_t full = std::min(piece, job.count);
-  const std::uint64_t out_buffer = 
-      std::max<std::uint64_t>(gpu::output_units(job.key, static_cast<std::uint32_t>(full)), 1) * gpu::unit_bytes(job.key);
+  const std::uint64_t out_buffer =
+      std::max<std::uint64_t>(gpu::output_units(job.key, static_cast<std::uint32_t>(full)), 1) *
+      gpu::unit_bytes(job.key);
   std::uint64_t upload_bytes = 0;
   for (unsigned i = 0; i < job.inputs; ++i) upload_bytes += in_bytes(i, full);
   const unsigned in_flight = static_cast<unsigned>(std::clamp<std::uint64_t>(job.in_flight, 1, kSlots));

@@ -102,12 +102,12 @@ struct StreamJob {
   // Strides set (0 for a broadcast input); count, threads and (strided kernels) the last size
   // are set per piece, base stays 0.
   gpu::KernelConstants constants;
-  unsigned inputs = 1;                  // 1 or 2
-  std::array<bool, 2> scalar{};         // an input of one element, broadcast
+  unsigned inputs = 1;                      // 1 or 2
+  std::array<bool, 2> scalar{};             // an input of one element, broadcast
   std::uint64_t in_size = 0, out_size = 0;  // element bytes
-  std::uint64_t count = 0;              // output elements
-  std::uint64_t piece_elements = 0;     // a multiple of 64
-  unsigned in_flight = kTransferSlots;  // pieces submitted and not yet written, 1 to kTransferSlots
+  std::uint64_t count = 0;                  // output elements
+  std::uint64_t piece_elements = 0;         // a multiple of 64
+  unsigned in_flight = kTransferSlots;      // pieces submitted and not yet written, 1 to kTransferSlots
 };
 
 class CopyTeam;  // copy_team.hpp

@@ -49,7 +49,8 @@ Enumeration enumerate() {
   if (!create) return done(fmt::format("{}: no symbol CreateDXGIFactory1", d3d12api::kDxgiLibrary));
   Com<IDXGIFactory1> factory;
   // Under wine without an X display this fails with DXGI_ERROR_UNSUPPORTED (0x887A0004).
-  if (const HRESULT hr = create(iid_of<IDXGIFactory1>(), factory.out()); FAILED(hr)) return done(failed("CreateDXGIFactory1", hr));
+  if (const HRESULT hr = create(iid_of<IDXGIFactory1>(), factory.out()); FAILED(hr))
+    return done(failed("CreateDXGIFactory1", hr));
   Com<IDXGIFactory6> factory6;
   if (FAILED(factory->QueryInterface(iid_of<IDXGIFactory6>(), factory6.out()))) factory6.reset();
   for (UINT i = 0;; ++i) {

@@ -25,11 +25,16 @@ namespace {
 
 std::string type_name(VkPhysicalDeviceType t) {
   switch (t) {
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
-    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
-    default: return "other";
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return "discrete";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return "integrated";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return "virtual";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      return "cpu";
+    default:
+      return "other";
   }
 }
 
@@ -59,8 +64,9 @@ AdapterList enumerate() {
   ci.pApplicationInfo = &app;
   VkInstance instance = VK_NULL_HANDLE;
   if (const VkResult vr = create(&ci, nullptr, &instance); vr != VK_SUCCESS) {
-    out.error = vr == VK_ERROR_INCOMPATIBLE_DRIVER ? "no Vulkan driver (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)"
-                                                   : fmt::format("vkCreateInstance failed: VkResult {}", static_cast<int>(vr));
+    out.error = vr == VK_ERROR_INCOMPATIBLE_DRIVER
+                    ? "no Vulkan driver (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)"
+                    : fmt::format("vkCreateInstance failed: VkResult {}", static_cast<int>(vr));
     out.seconds = clock.seconds();
     return out;
   }

@@ -83,9 +83,10 @@ Library load() {
   lib.version = lib.dml.file_version().value_or("unknown version");
   lib.create_device1 = lib.dml.function<dml::PFN_DMLCreateDevice1>("DMLCreateDevice1");
   if (!lib.create_device1) {
-    lib.error = fmt::format("{} ({}, version {}) has no DMLCreateDevice1: too old (DirectML 1.1 or later is needed), "
-                            "or not DirectML",
-                            lib.name, lib.path, lib.version);
+    lib.error = fmt::format(
+        "{} ({}, version {}) has no DMLCreateDevice1: too old (DirectML 1.1 or later is needed), "
+        "or not DirectML",
+        lib.name, lib.path, lib.version);
     return lib;
   }
   return lib;
@@ -146,7 +147,8 @@ class DmlDescs {
     std::vector<UINT> sizes, strides;
   };
   static UINT narrow(std::uint64_t v, const char* what) {
-    if (v > 0xffffffffu) throw Error(Errc::internal, fmt::format("directml: a tensor's {} ({}) exceeds 32 bits", what, v));
+    if (v > 0xffffffffu)
+      throw Error(Errc::internal, fmt::format("directml: a tensor's {} ({}) exceeds 32 bits", what, v));
     return static_cast<UINT>(v);
   }
   void add(const DmlTensorDesc& t) {
@@ -233,7 +235,7 @@ class Context {
   void submit_and_wait();
   dml::IDMLCommandRecorder* recorder(FeatureLevel level);
 
-  d3d12::SharedDevice shared_;  // first: the device outlives everything made on it
+  d3d12::SharedDevice shared_;           // first: the device outlives everything made on it
   ID3D12Device* device_ = nullptr;       // shared_'s, not AddRef'd
   ID3D12CommandQueue* queue_ = nullptr;  // shared_'s, shared with the d3d12 backend
   std::string adapter_;
@@ -275,8 +277,9 @@ Context::Context(d3d12::SharedDevice shared) : shared_(std::move(shared)) {
   const GpuAdapter& a = *shared_.adapter;
   adapter_ = fmt::format("{}, {} adapter {}", a.name, a.software ? "software" : "hardware", a.index);
   check(queue_->GetTimestampFrequency(&timestamp_frequency_), "GetTimestampFrequency");
-  check(device_->CreateCommandAllocator(D3D12_COMMAND_LIST_TYPE_DIRECT, iid<ID3D12CommandAllocator>(), allocator_.out()),
-        "CreateCommandAllocator");
+  check(
+      device_->CreateCommandAllocator(D3D12_COMMAND_LIST_TYPE_DIRECT, iid<ID3D12CommandAllocator>(), allocator_.out()),
+      "CreateCommandAllocator");
   check(device_->CreateCommandList(0, D3D12_COMMAND_LIST_TYPE_DIRECT, allocator_.get(), nullptr,
                                    iid<ID3D12GraphicsCommandList>(), list_.out()),
         "CreateCommandList");
@@ -357,7 +360,8 @@ Compiled& Context::compiled(FeatureLevel level, const OperatorShape& shape, Phas
   dml::DML_BINDING_PROPERTIES op_props{}, init_props{};
   c->op->GetBindingProperties(&op_props);
   init->GetBindingProperties(&init_props);
-  const UINT descriptors = std::max<UINT>(1, std::max(op_props.RequiredDescriptorCount, init_props.RequiredDescriptorCount));
+  const UINT descriptors =
+      std::max<UINT>(1, std::max(op_props.RequiredDescriptorCount, init_props.RequiredDescriptorCount));
   D3D12_DESCRIPTOR_HEAP_DESC hd{};
   hd.Type = D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV;
   hd.NumDescriptors = descriptors;
@@ -534,8 +538,9 @@ std::optional<std::string> DirectmlBackend::unsupported_reason(const ValidatedOp
 
 std::vector<PhaseTime> DirectmlBackend::detail_phases() const {
   const auto& p = impl_->phases;
-  return {{"device", impl_->device_seconds}, {"compile", p.compile},   {"initialize", p.initialize},
-          {"upload", p.upload},              {"dispatch", p.dispatch}, {"readback", p.readback}};
+  return {{"device", impl_->device_seconds}, {"compile", p.compile},
+          {"initialize", p.initialize},      {"upload", p.upload},
+          {"dispatch", p.dispatch},          {"readback", p.readback}};
 }
 
 void DirectmlBackend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {
@@ -546,7 +551,8 @@ void DirectmlBackend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) 
   const auto out_size = static_cast<std::uint64_t>(dtype_info(op.output_dtype()).size);
   const std::size_t rank = d.output.sizes.size();
   const std::uint64_t max_bytes = impl_->options.max_buffer_bytes;
-  const std::uint64_t max_elems = std::max<std::uint64_t>(64, (max_bytes / std::max(in_size, out_size)) & ~std::uint64_t{63});
+  const std::uint64_t max_elems =
+      std::max<std::uint64_t>(64, (max_bytes / std::max(in_size, out_size)) & ~std::uint64_t{63});
   const std::uint64_t total = d.output.element_count();
   // Elements each input spans: its buffer holds at least these (ExecuteBuffers' contract).
   for (std::size_t j = 0; j < d.inputs.size(); ++j) {
@@ -610,8 +616,8 @@ void DirectmlBackend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) 
     }
     const std::uint64_t out_bytes = std::max<std::uint64_t>(shape.output.total_bytes, 4);
     directml::Compiled& c = ctx.compiled(d.level, shape, impl_->phases);
-    ctx.dispatch(d.level, c, uploads, in_bytes, out_bytes, buffers.output.subspan(out_offset * out_size, count * out_size),
-                 impl_->phases);
+    ctx.dispatch(d.level, c, uploads, in_bytes, out_bytes,
+                 buffers.output.subspan(out_offset * out_size, count * out_size), impl_->phases);
   } while (!whole && grid.advance(index, r));
 }
 

@@ -30,13 +30,13 @@ bool directml_built();
 // What `dmlbits devices` says of DirectML. Never throws.
 struct DirectmlInfo {
   bool built = false;
-  bool found = false;          // DirectML.dll loaded and exports DMLCreateDevice1
-  std::string library;         // the file asked for ("DirectML.dll" or DMLBITS_DIRECTML_LIBRARY)
-  std::string path;            // the file loaded, as the system reports it
-  std::string version;         // its version resource: "1.15.4.0 (1.15.4+241025-1615.1.dml-1.15.fac7597)"
+  bool found = false;   // DirectML.dll loaded and exports DMLCreateDevice1
+  std::string library;  // the file asked for ("DirectML.dll" or DMLBITS_DIRECTML_LIBRARY)
+  std::string path;     // the file loaded, as the system reports it
+  std::string version;  // its version resource: "1.15.4.0 (1.15.4+241025-1615.1.dml-1.15.fac7597)"
   std::optional<FeatureLevel> max_feature_level;  // what a device reports (CheckFeatureSupport)
-  std::string adapter;         // the default D3D12 adapter, which the device was created on
-  std::string error;           // why it is not found or no device could be created
+  std::string adapter;                            // the default D3D12 adapter, which the device was created on
+  std::string error;                              // why it is not found or no device could be created
 };
 DirectmlInfo probe_directml();
 

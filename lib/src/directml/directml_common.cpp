@@ -26,8 +26,8 @@ std::uint64_t max_buffer_bytes(std::uint64_t requested) {
   const char* end = env.data() + env.size();
   const auto [p, ec] = std::from_chars(env.data(), end, n);
   if (ec != std::errc{} || p != end || n < kMinBufferBytes || n > kMaxBufferBytes)
-    throw Error(Errc::usage, fmt::format("DMLBITS_DIRECTML_MAX_BUFFER_BYTES: '{}' is not a byte count from {} to {}", env,
-                                         kMinBufferBytes, kMaxBufferBytes));
+    throw Error(Errc::usage, fmt::format("DMLBITS_DIRECTML_MAX_BUFFER_BYTES: '{}' is not a byte count from {} to {}",
+                                         env, kMinBufferBytes, kMaxBufferBytes));
   return n;
 }
 

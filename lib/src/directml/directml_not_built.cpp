@@ -25,8 +25,12 @@ DirectmlBackend::DirectmlBackend(DirectmlBackendOptions) {
   throw Error(Errc::backend, fmt::format("the directml backend cannot run: {}", kNotBuilt));
 }
 DirectmlBackend::~DirectmlBackend() = default;
-DeviceDescription DirectmlBackend::device_description() const { return {.kind = DeviceKind::not_built, .not_built = kNotBuilt}; }
-std::optional<std::string> DirectmlBackend::unsupported_reason(const ValidatedOp&) const { return std::string(kNotBuilt); }
+DeviceDescription DirectmlBackend::device_description() const {
+  return {.kind = DeviceKind::not_built, .not_built = kNotBuilt};
+}
+std::optional<std::string> DirectmlBackend::unsupported_reason(const ValidatedOp&) const {
+  return std::string(kNotBuilt);
+}
 void DirectmlBackend::run(const ValidatedOp&, const ExecuteBuffers&) { throw Error(Errc::backend, kNotBuilt); }
 std::vector<PhaseTime> DirectmlBackend::detail_phases() const { return {}; }
 

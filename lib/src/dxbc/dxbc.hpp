@@ -62,7 +62,7 @@ enum class OperandType : std::uint8_t {
   resource = 7,         // t#
   constant_buffer = 8,  // cb#
   null = 13,
-  uav = 30,  // u#
+  uav = 30,              // u#
   thread_id = 32,        // vThreadID (SV_DispatchThreadID)
   thread_group_id = 33,  // vThreadGroupID
   thread_id_in_group = 34,
@@ -77,7 +77,9 @@ enum class Component : std::uint8_t { x = 0, y = 1, z = 2, w = 3 };
 // A write mask: bit i set writes component i.
 struct Mask {
   std::uint8_t bits = 0;
-  constexpr unsigned count() const { return ((bits >> 0) & 1u) + ((bits >> 1) & 1u) + ((bits >> 2) & 1u) + ((bits >> 3) & 1u); }
+  constexpr unsigned count() const {
+    return ((bits >> 0) & 1u) + ((bits >> 1) & 1u) + ((bits >> 2) & 1u) + ((bits >> 3) & 1u);
+  }
   constexpr unsigned first() const {
     for (unsigned i = 0; i < 4; ++i)
       if (bits & (1u << i)) return i;
@@ -157,16 +159,16 @@ constexpr RawBuffer uav(std::uint32_t slot) { return {OperandType::uav, slot}; }
 
 struct Instruction {
   Opcode opcode{};
-  std::uint32_t controls = 0;              // opcode-specific bits 11..23 of the opcode token
-  std::vector<std::uint32_t> extended;     // extended opcode tokens (bit 31 chains them)
-  std::vector<Operand> operands;           // destinations first
+  std::uint32_t controls = 0;           // opcode-specific bits 11..23 of the opcode token
+  std::vector<std::uint32_t> extended;  // extended opcode tokens (bit 31 chains them)
+  std::vector<Operand> operands;        // destinations first
   std::uint8_t dst_count = 0;
-  std::vector<std::uint32_t> trailing;     // declaration words after the operands
+  std::vector<std::uint32_t> trailing;  // declaration words after the operands
 };
 
-inline constexpr std::uint32_t kTestNonZero = 1u << 18;          // if_nz, breakc_nz (else _z)
-inline constexpr std::uint32_t kRefactoringAllowed = 1u << 11;   // dcl_globalFlags
-inline constexpr std::uint32_t kDynamicIndexed = 1u << 11;       // dcl_constantbuffer
+inline constexpr std::uint32_t kTestNonZero = 1u << 18;         // if_nz, breakc_nz (else _z)
+inline constexpr std::uint32_t kRefactoringAllowed = 1u << 11;  // dcl_globalFlags
+inline constexpr std::uint32_t kDynamicIndexed = 1u << 11;      // dcl_constantbuffer
 
 enum class ProgramType : std::uint16_t { pixel = 0, vertex = 1, geometry = 2, hull = 3, domain = 4, compute = 5 };
 

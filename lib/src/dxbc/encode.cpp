@@ -16,10 +16,17 @@ constexpr unsigned kMaxInstructionWords = 127;  // the length field has 7 bits
 std::uint32_t encode_operand_token(const Operand& o) {
   std::uint32_t t = 0;
   switch (o.components) {
-    case 0: t = 0; break;
-    case 1: t = 1; break;
-    case 4: t = 2; break;
-    default: bad("operand with " + std::to_string(o.components) + " components");
+    case 0:
+      t = 0;
+      break;
+    case 1:
+      t = 1;
+      break;
+    case 4:
+      t = 2;
+      break;
+    default:
+      bad("operand with " + std::to_string(o.components) + " components");
   }
   // Immediates of four values carry no selection mode (fxc writes 0 there).
   if (o.components == 4 && o.type != OperandType::immediate32) {

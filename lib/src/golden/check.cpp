@@ -75,9 +75,9 @@ std::string case_error_text(const Error& e) {
 
 // The keys a case may have; defaults may hold all of them but "name".
 const std::set<std::string>& case_keys() {
-  static const std::set<std::string> keys{"name", "op", "inputs", "feature_level", "out_dtype", "dtype",
-                                          "shift_overflow", "backend", "expected", "expect_error",
-                                          "expect_message", "comment"};
+  static const std::set<std::string> keys{"name",      "op",           "inputs",         "feature_level",
+                                          "out_dtype", "dtype",        "shift_overflow", "backend",
+                                          "expected",  "expect_error", "expect_message", "comment"};
   return keys;
 }
 
@@ -89,50 +89,56 @@ CaseSpec parse_case(const json& defaults, const json& c, std::size_t index, cons
     if (!case_keys().count(k)) manifest_fail(fmt::format("cases[{}]: unknown key \"{}\"", index, k));
   json merged = defaults;
   for (auto& [k, v] : c.items()) merged[k] = v;
-  cs.name = with_context(fmt::format("cases[{}]", index), [&] { return get_string(c, "name", fmt::format("case{}", index)); });
+  cs.name = with_context(fmt::format("cases[{}]", index),
+                         [&] { return get_string(c, "name", fmt::format("case{}", index)); });
   const auto context = fmt::format("case '{}'", cs.name);
   with_context(context, [&] {
     try {
-    const OpInfo* op = find_op(get_string(merged, "op"));
-    if (!op) manifest_fail(fmt::format("\"op\": unknown op \"{}\"", get_string(merged, "op")));
-    OperationRequest request;
-    request.op = op->kind;
-    // Options the operator does not take are mistakes in a case (prepare_request refuses them);
-    // in defaults they apply to the cases whose operator takes them.
-    const auto applies = [&](const char* key) {
-      if (std::string_view(key) == "out_dtype") return !op->output_dtype_is_input_dtype();
-      return op->shift;  // shift_overflow
-    };
-    for (const char* key : {"out_dtype", "shift_overflow"})
-      if (!c.contains(key) && !applies(key)) merged.erase(key);
-    if (!merged.contains("inputs") || !merged["inputs"].is_array()) manifest_fail("\"inputs\" must be an array");
-    std::size_t i = 0;
-    for (const auto& in : merged["inputs"]) {
-      // A string is an operand as on the command line; an array is an array literal. A number
-      // (1.5 would become a file name), a boolean, an object or null is a mistake.
-      if (!in.is_string() && !in.is_array())
-        manifest_fail(fmt::format("\"inputs\"[{}]: {} is not an operand: give a file name or a literal as a string "
-                                  "(\"5\", \"0xff\") or an array ([1.5])", i, in.dump()));
-      std::string text = in.is_string() ? in.get<std::string>() : in.dump();
-      if (text == "-") manifest_fail("standard input cannot be an operand in a manifest");
-      if (classify_operand(text) == OperandKind::file) text = path_to_utf8((root / path_from_utf8(text)).lexically_normal());
-      request.operands.emplace_back(std::move(text));
-      ++i;
-    }
+      const OpInfo* op = find_op(get_string(merged, "op"));
+      if (!op) manifest_fail(fmt::format("\"op\": unknown op \"{}\"", get_string(merged, "op")));
+      OperationRequest request;
+      request.op = op->kind;
+      // Options the operator does not take are mistakes in a case (prepare_request refuses them);
+      // in defaults they apply to the cases whose operator takes them.
+      const auto applies = [&](const char* key) {
+        if (std::string_view(key) == "out_dtype") return !op->output_dtype_is_input_dtype();
+        return op->shift;  // shift_overflow
+      };
+      for (const char* key : {"out_dtype", "shift_overflow"})
+        if (!c.contains(key) && !applies(key)) merged.erase(key);
+      if (!merged.contains("inputs") || !merged["inputs"].is_array()) manifest_fail("\"inputs\" must be an array");
+      std::size_t i = 0;
+      for (const auto& in : merged["inputs"]) {
+        // A string is an operand as on the command line; an array is an array literal. A number
+        // (1.5 would become a file name), a boolean, an object or null is a mistake.
+        if (!in.is_string() && !in.is_array())
+          manifest_fail(
+              fmt::format("\"inputs\"[{}]: {} is not an operand: give a file name or a literal as a string "
+                          "(\"5\", \"0xff\") or an array ([1.5])",
+                          i, in.dump()));
+        std::string text = in.is_string() ? in.get<std::string>() : in.dump();
+        if (text == "-") manifest_fail("standard input cannot be an operand in a manifest");
+        if (classify_operand(text) == OperandKind::file)
+          text = path_to_utf8((root / path_from_utf8(text)).lexically_normal());
+        request.operands.emplace_back(std::move(text));
+        ++i;
+      }
       if (auto l = get_string(merged, "feature_level"); !l.empty()) request.level = parse_feature_level_option(l);
-      for (auto [key, target] : {std::pair{OptionKey::out_dtype, &request.out_dtype}, std::pair{OptionKey::dtype, &request.dtype}})
+      for (auto [key, target] :
+           {std::pair{OptionKey::out_dtype, &request.out_dtype}, std::pair{OptionKey::dtype, &request.dtype}})
         if (auto d = get_string(merged, option_keyword(key).data()); !d.empty()) *target = parse_dtype_option(d, key);
       if (merged.contains("shift_overflow"))  // else the default mode
         request.shift_overflow = parse_shift_overflow_option(get_string(merged, "shift_overflow"));
-    // A manifest's cases run on the cpu backend unless they say otherwise.
+      // A manifest's cases run on the cpu backend unless they say otherwise.
       const BackendKind backend = parse_backend_option(get_string(merged, "backend", "cpu"));
       request.backend = options.backend.value_or(backend);
-    // --isa and --adapter apply to the cases whose backend takes them, and to no others.
-    if (backend_uses_cpu(*request.backend) && *request.backend != BackendKind::cpu_reference) request.isa = options.isa;
-    if (backend_uses_adapter(*request.backend) && !options.adapter.empty()) request.adapter = options.adapter;
-    request.output = OutputKind::none;
-    request.keep_result = true;
-    cs.request = prepare_request(std::move(request));
+      // --isa and --adapter apply to the cases whose backend takes them, and to no others.
+      if (backend_uses_cpu(*request.backend) && *request.backend != BackendKind::cpu_reference)
+        request.isa = options.isa;
+      if (backend_uses_adapter(*request.backend) && !options.adapter.empty()) request.adapter = options.adapter;
+      request.output = OutputKind::none;
+      request.keep_result = true;
+      cs.request = prepare_request(std::move(request));
     } catch (const OptionError& e) {
       // A case's own key is a mistake in the manifest (status 3); the command line's options stay usage errors.
       throw Error(is_case_key(e.key()) ? Errc::invalid_input : e.code(), manifest_option_text(e));
@@ -142,7 +148,8 @@ CaseSpec parse_case(const json& defaults, const json& c, std::size_t index, cons
       if (e.code() != Errc::usage) throw;
       throw Error(Errc::invalid_input, e.what());
     }
-    if (auto g = get_string(merged, "expected"); !g.empty()) cs.golden = path_to_utf8((root / path_from_utf8(g)).lexically_normal());
+    if (auto g = get_string(merged, "expected"); !g.empty())
+      cs.golden = path_to_utf8((root / path_from_utf8(g)).lexically_normal());
     cs.expect_error = get_string(merged, "expect_error");
     cs.expect_message = get_string(merged, "expect_message");
     if (cs.golden.empty() == cs.expect_error.empty())
@@ -174,15 +181,20 @@ json parse_manifest_json(std::string_view text) {
   std::optional<std::size_t> duplicate_case;
   const auto callback = [&](int, json::parse_event_t event, json& parsed) {
     switch (event) {
-      case json::parse_event_t::object_start: stack.push_back({true, {}, {}, 0}); break;
-      case json::parse_event_t::array_start: stack.push_back({false, {}, {}, 0}); break;
+      case json::parse_event_t::object_start:
+        stack.push_back({true, {}, {}, 0});
+        break;
+      case json::parse_event_t::array_start:
+        stack.push_back({false, {}, {}, 0});
+        break;
       case json::parse_event_t::key: {
         Frame& f = stack.back();
         f.key = parsed.get<std::string>();
         if (!f.keys.insert(f.key).second && duplicate.empty()) {
           duplicate = f.key;
           for (std::size_t i = 0; i + 1 < stack.size(); ++i)
-            duplicate_where += stack[i].object ? (i == 0 ? "" : ".") + stack[i].key : fmt::format("[{}]", stack[i].index);
+            duplicate_where +=
+                stack[i].object ? (i == 0 ? "" : ".") + stack[i].key : fmt::format("[{}]", stack[i].index);
           if (stack.size() == 3 && stack[0].key == "cases") duplicate_case = stack[1].index;
         }
         break;
@@ -282,11 +294,21 @@ std::string xml_escape(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // XML 1.0 forbids most control characters, even escaped.
         if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') out += '?';
@@ -441,7 +463,8 @@ std::vector<CheckSummary> run_manifests(std::span<const Manifest> manifests, con
   // The new goldens were prepared complete and unnamed: they take their names only now, all of
   // them, or none if any could not be written. Each golden is then the old file or the new.
   for (const Slot& s : slots)
-    if (!s.update.failure.empty()) throw Error(Errc::io, fmt::format("{} (no golden file was updated)", s.update.failure));
+    if (!s.update.failure.empty())
+      throw Error(Errc::io, fmt::format("{} (no golden file was updated)", s.update.failure));
   for (const Slot& s : slots)
     if (s.update.file) s.update.file->commit();
   return summaries;
@@ -475,11 +498,13 @@ std::string junit_xml(std::span<const CheckSummary> summaries) {
                           xml_escape(s.manifest), s.cases.size() + s.other_shards.size(), f, e,
                           sharded ? fmt::format(" skipped=\"{}\"", s.other_shards.size()) : "", s.seconds);
     if (sharded)
-      suites += fmt::format("    <properties>\n      <property name=\"dmlbits.shard\" value=\"{}/{}\"/>\n"
-                            "    </properties>\n", s.shard_index, s.shard_count);
+      suites += fmt::format(
+          "    <properties>\n      <property name=\"dmlbits.shard\" value=\"{}/{}\"/>\n"
+          "    </properties>\n",
+          s.shard_index, s.shard_count);
     for (const auto& c : s.cases) {
-      suites += fmt::format("    <testcase classname=\"dmlbits.check\" name=\"{}\" time=\"{:.6f}\"",
-                            xml_escape(c.name), c.seconds);
+      suites += fmt::format("    <testcase classname=\"dmlbits.check\" name=\"{}\" time=\"{:.6f}\"", xml_escape(c.name),
+                            c.seconds);
       if (c.outcome == CaseResult::Outcome::pass) {
         suites += "/>\n";
         continue;
@@ -490,14 +515,16 @@ std::string junit_xml(std::span<const CheckSummary> summaries) {
                             xml_escape(report.empty() ? case_detail(c) : report), tag);
     }
     for (const auto& c : s.other_shards)
-      suites += fmt::format("    <testcase classname=\"dmlbits.check\" name=\"{}\" time=\"0\">\n"
-                            "      <skipped message=\"in shard {}/{}\"/>\n    </testcase>\n",
-                            xml_escape(c.name), c.shard, s.shard_count);
+      suites += fmt::format(
+          "    <testcase classname=\"dmlbits.check\" name=\"{}\" time=\"0\">\n"
+          "      <skipped message=\"in shard {}/{}\"/>\n    </testcase>\n",
+          xml_escape(c.name), c.shard, s.shard_count);
     suites += "  </testsuite>\n";
   }
-  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                     "<testsuites tests=\"{}\" failures=\"{}\" errors=\"{}\"{} time=\"{:.6f}\">\n{}</testsuites>\n",
-                     tests, failures, errors, skipped ? fmt::format(" skipped=\"{}\"", skipped) : "", seconds, suites);
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<testsuites tests=\"{}\" failures=\"{}\" errors=\"{}\"{} time=\"{:.6f}\">\n{}</testsuites>\n",
+      tests, failures, errors, skipped ? fmt::format(" skipped=\"{}\"", skipped) : "", seconds, suites);
 }
 
 }  // namespace dmlbits

@@ -86,8 +86,9 @@ std::string compare_text(const CompareReport& r, const std::string& label, std::
   if (r.differing == 0)
     return fmt::format("match with {}: {} element{} identical\n", label, r.elements, r.elements == 1 ? "" : "s");
   const std::size_t size = dtype_info(r.expected_dtype).size;
-  std::string out = fmt::format("mismatch with {}: {} of {} element{} differ{} ({})\n", label, r.differing, r.elements,
-                                r.elements == 1 ? "" : "s", r.elements == 1 ? "s" : "", dtype_info(r.expected_dtype).dml_name);
+  std::string out =
+      fmt::format("mismatch with {}: {} of {} element{} differ{} ({})\n", label, r.differing, r.elements,
+                  r.elements == 1 ? "" : "s", r.elements == 1 ? "s" : "", dtype_info(r.expected_dtype).dml_name);
   // A value and its bits: "300 (0x012c)"; a NaN or infinity, which JSON writes as its bit
   // pattern, is shown once.
   const auto value = [&](std::uint64_t bits) {

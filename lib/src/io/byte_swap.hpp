@@ -29,7 +29,7 @@ template <std::size_t S>
 __m128i swapped_lanes(__m128i v) {
   if constexpr (S == 1) return v;
   v = _mm_or_si128(_mm_slli_epi16(v, 8), _mm_srli_epi16(v, 8));  // the bytes of each 16-bit word
-  if constexpr (S == 4) {  // then the words of each 32-bit lane
+  if constexpr (S == 4) {                                        // then the words of each 32-bit lane
     v = _mm_shufflehi_epi16(_mm_shufflelo_epi16(v, 0xb1), 0xb1);
   } else if constexpr (S == 8) {  // then the four words of each 64-bit lane, reversed
     v = _mm_shufflehi_epi16(_mm_shufflelo_epi16(v, 0x1b), 0x1b);

@@ -45,8 +45,7 @@ void check_file_uses(const std::vector<FileUse>& uses) {
       if (!a.written && !b.written) continue;
       if ((a.in_place && b.operand) || (b.in_place && a.operand)) continue;
       if (!same_file(looked[i], looked[j])) continue;
-      if (a.path == "-")
-        throw Error(Errc::usage, fmt::format("{} and {} both write standard output", a.name, b.name));
+      if (a.path == "-") throw Error(Errc::usage, fmt::format("{} and {} both write standard output", a.name, b.name));
       if (a.path == b.path)
         throw Error(Errc::usage, fmt::format("{} and {} name the same file {}", a.name, b.name, quote_path(a.path)));
       throw Error(Errc::usage, fmt::format("{} {} and {} {} are the same file", a.name, quote_path(a.path), b.name,

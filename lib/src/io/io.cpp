@@ -42,7 +42,8 @@ std::string directory_of(const std::string& path) {
 // is a file at `path`): replacing one creates a new file there too, which is renamed over it,
 // and a writable file in a folder that is not is a surprise unless the message says so.
 std::string cannot_create_message(const std::string& path, const std::string& dir, std::string_view otherwise) {
-  if (link_info(path)) return fmt::format("replacing {} atomically needs write access to its folder '{}'", quote_path(path), dir);
+  if (link_info(path))
+    return fmt::format("replacing {} atomically needs write access to its folder '{}'", quote_path(path), dir);
   return fmt::format("{} '{}'", otherwise, dir);
 }
 
@@ -55,7 +56,8 @@ void write_all(File& file, const std::byte* data, std::size_t size) {
       n = file.write({data, std::min(size, kMaxWrite)});
     } catch (const std::system_error& e) {
       // The reader of a pipe went away (`| head`): the end of the run, not a failure to report.
-      if (e.code() == std::errc::broken_pipe) throw Error(Errc::broken_pipe, "write failed: the reader closed the pipe");
+      if (e.code() == std::errc::broken_pipe)
+        throw Error(Errc::broken_pipe, "write failed: the reader closed the pipe");
       io_fail("write failed", e.code());
     }
     data += n;
@@ -87,8 +89,9 @@ std::size_t read_full(File& file, std::byte* dst, std::size_t size, const std::s
   std::size_t done = 0;
   while (done < size) {
     throw_if_interrupted();
-    const std::size_t n = os_call(fmt::format("cannot read {}", quote_path(path)),
-                                  [&] { return file.read({dst + done, std::min(size - done, kReadChunk)}); });
+    const std::size_t n = os_call(fmt::format("cannot read {}", quote_path(path)), [&] {
+      return file.read({dst + done, std::min(size - done, kReadChunk)});
+    });
     if (n == 0) break;
     done += n;
   }
@@ -162,7 +165,7 @@ struct InputReader {
         }
       }
     }
-    h = parse_npy_header(buf);  // the buffer holds the file if it is shorter than the header says
+    h = parse_npy_header(buf);                     // the buffer holds the file if it is shorter than the header says
     check_npy_data_size(h, size - h.data_offset);  // before the tensor is allocated
     os_call(fmt::format("cannot seek in {}", quote_path(path)), [&] { fd.seek(h.data_offset); });
     NpyDecoder decoder(h);
@@ -216,8 +219,9 @@ namespace {
 template <class F>
 auto with_input_fd(const std::string& path, F&& f) {
   const bool is_stdin = path == "-";
-  File file = is_stdin ? File::standard_input()
-                       : os_call(fmt::format("cannot open {}", quote_path(path)), [&] { return File::open_for_reading(path); });
+  File file =
+      is_stdin ? File::standard_input()
+               : os_call(fmt::format("cannot open {}", quote_path(path)), [&] { return File::open_for_reading(path); });
   const FileInfo info = os_call(fmt::format("cannot stat {}", quote_path(path)), [&] { return file.info(); });
   if (info.type == FileType::directory)
     io_fail(fmt::format("cannot read {}", quote_path(path)), std::make_error_code(std::errc::is_a_directory));
@@ -289,8 +293,7 @@ TensorFormat detect_format(std::span<const std::byte> bytes) {
   throw Error(Errc::invalid_input, "unrecognised format (neither .npy nor JSON)");
 }
 
-LoadedTensor read_tensor_bytes(std::span<const std::byte> bytes, const std::string& path,
-                               const ReadOptions& options) {
+LoadedTensor read_tensor_bytes(std::span<const std::byte> bytes, const std::string& path, const ReadOptions& options) {
   return with_context(fmt::format("reading {}", quote_path(path)), [&] {
     LoadedTensor out;
     out.format = detect_format(bytes);
@@ -338,9 +341,11 @@ InputSummary inspect_input(const std::string& path) {
       // An .npy header, then only the data's length.
       if (in.buffer_.size() < 10) parse_npy_header(in.bytes());  // "truncated header"
       const int major = std::to_integer<int>(in.buffer_[6]);
-      std::size_t header_len = std::to_integer<std::size_t>(in.buffer_[8]) | (std::to_integer<std::size_t>(in.buffer_[9]) << 8);
+      std::size_t header_len =
+          std::to_integer<std::size_t>(in.buffer_[8]) | (std::to_integer<std::size_t>(in.buffer_[9]) << 8);
       if (major != 1 && in.buffer_.size() >= 12)
-        header_len |= (std::to_integer<std::size_t>(in.buffer_[10]) << 16) | (std::to_integer<std::size_t>(in.buffer_[11]) << 24);
+        header_len |=
+            (std::to_integer<std::size_t>(in.buffer_[10]) << 16) | (std::to_integer<std::size_t>(in.buffer_[11]) << 24);
       if (header_len <= kMaxNpyHeaderBytes) {  // otherwise parse_npy_header says so from the length
         const std::size_t want = (major == 1 ? 10 : 12) + header_len;
         const std::size_t have = in.buffer_.size();
@@ -400,7 +405,8 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)), file_(std::ma
       *file_ = File::standard_output();
       return;
     }
-    if (path_.empty() || path_.back() == '/') io_fail("not a file name", std::make_error_code(std::errc::is_a_directory));
+    if (path_.empty() || path_.back() == '/')
+      io_fail("not a file name", std::make_error_code(std::errc::is_a_directory));
     if (names_open_descriptor(path_)) {
       // /dev/stdout, /dev/fd/N: the open file itself is written, as cp and tee do, never the
       // link replaced. Standard output's own file is written through standard output, so that
@@ -414,8 +420,9 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)), file_(std::ma
       *file_ = os_call("cannot open", [&] { return File::open_existing_for_writing(path_); });
       return;
     }
-    PendingFile pending = os_call(cannot_create_message(path_, directory_of(path_), "cannot create a temporary file in"),
-                                  [&] { return PendingFile::create(path_); });
+    PendingFile pending =
+        os_call(cannot_create_message(path_, directory_of(path_), "cannot create a temporary file in"),
+                [&] { return PendingFile::create(path_); });
     if (!pending.named_because().empty()) {
       std::lock_guard lock(named_reason_mutex);
       named_reason = pending.named_because();
@@ -585,9 +592,15 @@ TensorFileInfo inspect_tensor_file(const std::string& path, std::optional<DType>
       f.fortran_order = h.fortran_order;
       f.header_bytes = h.data_offset;
       switch (h.byte_order) {
-        case '<': f.byte_order = "little"; break;
-        case '>': f.byte_order = "big"; break;
-        default: f.byte_order = "native"; break;  // '=', or '|' on a multi-byte type, as NumPy reads it
+        case '<':
+          f.byte_order = "little";
+          break;
+        case '>':
+          f.byte_order = "big";
+          break;
+        default:
+          f.byte_order = "native";
+          break;  // '=', or '|' on a multi-byte type, as NumPy reads it
       }
       if (dtype_info(h.dtype).size == 1) f.byte_order = "not applicable";
     } else if (parse_json) {

@@ -51,10 +51,17 @@ class InputBytes {
   // until data arrives in it.
   template <class T>
   struct UninitAllocator : std::allocator<T> {
-    template <class U> struct rebind { using other = UninitAllocator<U>; };
+    template <class U>
+    struct rebind {
+      using other = UninitAllocator<U>;
+    };
     UninitAllocator() = default;
-    template <class U> UninitAllocator(const UninitAllocator<U>&) noexcept {}
-    template <class U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
+    template <class U>
+    UninitAllocator(const UninitAllocator<U>&) noexcept {}
+    template <class U>
+    void construct(U* p) noexcept {
+      ::new (static_cast<void*>(p)) U;
+    }
     T* allocate(std::size_t n) { return reinterpret_cast<T*>(allocate_buffer(n * sizeof(T))); }
     void deallocate(T* p, std::size_t n) noexcept { free_buffer(reinterpret_cast<std::byte*>(p), n * sizeof(T)); }
   };
@@ -80,9 +87,9 @@ class InputBytes {
 // the whole file.
 struct InputContent {
   TensorFormat format{};
-  std::optional<NpyHeader> npy;     // .npy
-  Tensor tensor;                    // .npy
-  std::optional<InputBytes> json;   // JSON
+  std::optional<NpyHeader> npy;    // .npy
+  Tensor tensor;                   // .npy
+  std::optional<InputBytes> json;  // JSON
 };
 InputContent read_input(const std::string& path);
 
@@ -146,7 +153,7 @@ class OutputFile {
  private:
   File& file();
   std::string path_;
-  std::unique_ptr<File> file_;           // written in place: standard output, a device
+  std::unique_ptr<File> file_;            // written in place: standard output, a device
   std::unique_ptr<PendingFile> pending_;  // a file to name on commit()
 };
 
@@ -155,8 +162,7 @@ class OutputFile {
 bool is_device_or_pipe(const std::string& path);
 
 // Writes `t` in `format` to `path` ("-" for standard output), atomically for files.
-void write_tensor(const TensorView& t, const std::string& path, TensorFormat format,
-                  const JsonWriteOptions& json = {});
+void write_tensor(const TensorView& t, const std::string& path, TensorFormat format, const JsonWriteOptions& json = {});
 
 // write_tensor and write_text_file without the commit: the file, complete, for the caller to
 // commit() together with others (all or nothing), or to drop, which leaves nothing.

@@ -1,6 +1,5 @@
 #include "json_tensor.hpp"
 
-
 #include <algorithm>
 #include <cfenv>
 #include <charconv>
@@ -35,7 +34,7 @@ struct Leaf {
     std::uint64_t u = 0;  // nonnegative/bits: the value; negative: the int64 bits
     double d;             // floating/special/big_integer: the value
   };
-  float f = 0;                 // floating: the value parsed directly as float (no double rounding)
+  float f = 0;  // floating: the value parsed directly as float (no double rounding)
   Kind kind;
   std::uint8_t bit_width = 0;  // bits: significant bits written
   // floating: where the text lies against `d` (-1 below, +1 above, 0 equal or not needed), set
@@ -71,7 +70,7 @@ bool is_half_midpoint(double d) {
   const double a = std::fabs(d);
   if (!(a > 0) || a >= 65536.0) return false;
   const int step = std::max(std::ilogb(a), -14) - 11;  // half of FLOAT16's spacing at a, as 2^step
-  const double scaled = std::ldexp(a, -step);           // exact
+  const double scaled = std::ldexp(a, -step);          // exact
   return scaled == std::floor(scaled) && std::fmod(scaled, 2.0) == 1.0;
 }
 
@@ -98,8 +97,10 @@ Leaf parse_float_text(std::string_view text) {
   // from_chars reports out-of-range for overflow and for underflow; only overflow is an error
   // (underflow to zero or a subnormal is what NumPy does too).
   if (r1.ec == std::errc::result_out_of_range) leaf.d = std::strtod(std::string(text).c_str(), nullptr);
-  if (r2.ec == std::errc::result_out_of_range) leaf.f = std::isinf(leaf.d) || std::fabs(leaf.d) > 3.5e38
-      ? std::numeric_limits<float>::infinity() * (leaf.d < 0 ? -1.f : 1.f) : static_cast<float>(leaf.d);
+  if (r2.ec == std::errc::result_out_of_range)
+    leaf.f = std::isinf(leaf.d) || std::fabs(leaf.d) > 3.5e38
+                 ? std::numeric_limits<float>::infinity() * (leaf.d < 0 ? -1.f : 1.f)
+                 : static_cast<float>(leaf.d);
   if ((r1.ec != std::errc() && r1.ec != std::errc::result_out_of_range) || r1.ptr != end)
     fail(fmt::format("'{}' is not a number", text));
   // Text -> double -> FLOAT16 rounds twice, and is wrong when the double lands exactly halfway
@@ -115,9 +116,12 @@ std::uint64_t width_mask(std::size_t size) {
 
 std::string describe(const Leaf& l) {
   switch (l.kind) {
-    case Leaf::negative: return fmt::format("{}", static_cast<std::int64_t>(l.u));
-    case Leaf::nonnegative: return fmt::format("{}", l.u);
-    case Leaf::bits: return fmt::format("0x{:x}", l.u);
+    case Leaf::negative:
+      return fmt::format("{}", static_cast<std::int64_t>(l.u));
+    case Leaf::nonnegative:
+      return fmt::format("{}", l.u);
+    case Leaf::bits:
+      return fmt::format("0x{:x}", l.u);
     case Leaf::big_integer:  // 18446744073709551616 itself is not "beyond 2^64"
       if (std::isinf(l.d)) return l.d > 0 ? "beyond float64's range" : "below float64's range";
       return l.d > 0 ? "2^64 or more" : "below -2^63";
@@ -127,7 +131,8 @@ std::string describe(const Leaf& l) {
       if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
       return s;
     }
-    default: return fmt::format("{}", l.d);
+    default:
+      return fmt::format("{}", l.d);
   }
 }
 
@@ -149,35 +154,43 @@ std::uint64_t leaf_to_bits(const Leaf& l, DType dtype, const std::string& where)
   if (info.kind != DTypeKind::floating) {
     switch (l.kind) {
       case Leaf::nonnegative: {
-        const std::uint64_t max = info.kind == DTypeKind::unsigned_int ? width_mask(info.size) : width_mask(info.size) >> 1;
+        const std::uint64_t max =
+            info.kind == DTypeKind::unsigned_int ? width_mask(info.size) : width_mask(info.size) >> 1;
         if (l.u > max) return out_of_range();
         return l.u;
       }
       case Leaf::negative: {
         if (info.kind == DTypeKind::unsigned_int) return out_of_range();
         const auto v = static_cast<std::int64_t>(l.u);
-        const std::int64_t min = info.size == 8 ? std::numeric_limits<std::int64_t>::min()
-                                                : -(std::int64_t{1} << (8 * info.size - 1));
+        const std::int64_t min =
+            info.size == 8 ? std::numeric_limits<std::int64_t>::min() : -(std::int64_t{1} << (8 * info.size - 1));
         if (v < min) return out_of_range();
         return l.u & width_mask(info.size);
       }
-      case Leaf::big_integer: return out_of_range();
+      case Leaf::big_integer:
+        return out_of_range();
       default:
-        fail(fmt::format("{}{} is not an integer ({} takes integers or \"0x...\" bit patterns)", at,
-                         describe(l), info.numpy_name));
+        fail(fmt::format("{}{} is not an integer ({} takes integers or \"0x...\" bit patterns)", at, describe(l),
+                         info.numpy_name));
     }
   }
   double d = 0;
   float f = 0;
   switch (l.kind) {
-    case Leaf::nonnegative: d = static_cast<double>(l.u); f = static_cast<float>(l.u); break;
+    case Leaf::nonnegative:
+      d = static_cast<double>(l.u);
+      f = static_cast<float>(l.u);
+      break;
     case Leaf::negative: {
       const auto v = static_cast<std::int64_t>(l.u);
       d = static_cast<double>(v);
       f = static_cast<float>(v);
       break;
     }
-    default: d = l.d; f = l.kind == Leaf::floating ? l.f : static_cast<float>(l.d); break;
+    default:
+      d = l.d;
+      f = l.kind == Leaf::floating ? l.f : static_cast<float>(l.d);
+      break;
   }
   switch (dtype) {
     case DType::float64:
@@ -190,8 +203,8 @@ std::uint64_t leaf_to_bits(const Leaf& l, DType dtype, const std::string& where)
       // A value halfway between two FLOAT16s rounds toward the side its text lies on (ties to
       // even only when the text is exactly halfway): the value is rounded once, from the text.
       if (l.kind == Leaf::floating && l.half_side != 0)
-        d = std::nextafter(d, l.half_side > 0 ? std::numeric_limits<double>::infinity()
-                                              : -std::numeric_limits<double>::infinity());
+        d = std::nextafter(
+            d, l.half_side > 0 ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity());
       const std::uint16_t h = double_to_half(d);
       if ((h & 0x7fff) == 0x7c00 && l.kind != Leaf::special) return out_of_range();
       return h;
@@ -324,17 +337,21 @@ class TensorSax : public nlohmann::json_sax<nlohmann::json> {
         mode_ = Mode::shape_list;
         have_shape_ = true;
         return true;
-      case Mode::top: mode_ = Mode::data; [[fallthrough]];
+      case Mode::top:
+        mode_ = Mode::data;
+        [[fallthrough]];
       case Mode::data: {
         seen_data_ = true;
         const std::size_t d = counts_.size();
         if (d > 0) element_kind(d - 1, Element::array);
-        if (d == kMaxRank) fail(fmt::format("{}: more than {} nested levels (a tensor has at most {} dimensions)",
-                                            where(), kMaxRank, kMaxRank));
+        if (d == kMaxRank)
+          fail(fmt::format("{}: more than {} nested levels (a tensor has at most {} dimensions)", where(), kMaxRank,
+                           kMaxRank));
         counts_.push_back(0);
         return true;
       }
-      default: return value_error("an array");
+      default:
+        return value_error("an array");
     }
   }
   bool end_array() override {
@@ -428,8 +445,7 @@ class TensorSax : public nlohmann::json_sax<nlohmann::json> {
   }
 
   bool value_error(const char* what) {
-    if (mode_ == Mode::data || mode_ == Mode::top)
-      fail(fmt::format("{}: {} is not a number", where(), what));
+    if (mode_ == Mode::data || mode_ == Mode::top) fail(fmt::format("{}: {} is not a number", where(), what));
     if (mode_ == Mode::dtype_value) fail("\"dtype\" must be a string");
     if (mode_ == Mode::shape_value || mode_ == Mode::shape_list)
       fail("\"shape\" must be a list of non-negative integers");
@@ -444,9 +460,9 @@ class TensorSax : public nlohmann::json_sax<nlohmann::json> {
   std::string dtype_name_;
   std::set<std::string> seen_keys_;
   std::vector<std::uint64_t> shape_dims_;
-  std::vector<std::uint64_t> counts_;                 // elements so far in each open array
-  std::vector<std::optional<std::uint64_t>> dims_;    // extent of each level, once known
-  std::vector<Element> kinds_;                        // what each level holds
+  std::vector<std::uint64_t> counts_;               // elements so far in each open array
+  std::vector<std::optional<std::uint64_t>> dims_;  // extent of each level, once known
+  std::vector<Element> kinds_;                      // what each level holds
   std::vector<Leaf> leaves_;
 };
 
@@ -499,7 +515,8 @@ JsonTensorDocument& JsonTensorDocument::operator=(JsonTensorDocument&&) noexcept
 JsonTensorDocument::~JsonTensorDocument() = default;
 
 JsonTensorDocument JsonTensorDocument::parse(std::string_view text) {
-  if (text.size() > kMaxJsonInputBytes) fail_json_too_large(fmt::format("this text is {}", format_byte_size(text.size())));
+  if (text.size() > kMaxJsonInputBytes)
+    fail_json_too_large(fmt::format("this text is {}", format_byte_size(text.size())));
   TensorSax sax;
   nlohmann::json::sax_parse(text.begin(), text.end(), &sax, nlohmann::json::input_format_t::json, true);
   JsonTensorDocument doc;
@@ -517,8 +534,7 @@ std::optional<DType> JsonTensorDocument::declared_dtype() const {
 Tensor JsonTensorDocument::to_tensor(std::optional<DType> fallback) const {
   std::optional<DType> dtype = declared_dtype();
   if (!dtype) dtype = fallback;
-  if (!dtype)
-    throw OptionError(OptionKey::dtype, OptionRule::needed, {}, "json", {}, Errc::invalid_input);
+  if (!dtype) throw OptionError(OptionKey::dtype, OptionRule::needed, {}, "json", {}, Errc::invalid_input);
   const Impl& d = *impl_;
   Shape shape = d.inferred;
   if (d.has_shape) {
@@ -537,8 +553,8 @@ Tensor JsonTensorDocument::to_tensor(std::optional<DType> fallback) const {
       return true;
     }();
     if (!nested_match && !flat_match && !scalar_match && !empty_prefix_match)
-      fail(fmt::format("shape {} ({} element{}) does not match the data, which has shape {}",
-                       declared.to_list_string(), count, count == 1 ? "" : "s", d.inferred.to_list_string()));
+      fail(fmt::format("shape {} ({} element{}) does not match the data, which has shape {}", declared.to_list_string(),
+                       count, count == 1 ? "" : "s", d.inferred.to_list_string()));
     shape = declared;
   }
   Tensor t(*dtype, shape);
@@ -555,12 +571,14 @@ std::string format_json_value(DType dtype, std::uint64_t bits, bool hex) {
   const DTypeInfo& info = dtype_info(dtype);
   if (hex) return fmt::format("\"0x{:0{}x}\"", bits, info.size * 2);
   switch (info.kind) {
-    case DTypeKind::unsigned_int: return fmt::format("{}", bits);
+    case DTypeKind::unsigned_int:
+      return fmt::format("{}", bits);
     case DTypeKind::signed_int: {
       const unsigned shift = 64 - info.bits();
       return fmt::format("{}", static_cast<std::int64_t>(bits << shift) >> shift);
     }
-    case DTypeKind::floating: break;
+    case DTypeKind::floating:
+      break;
   }
   const auto nonfinite = [&](double v) { return std::isnan(v) || std::isinf(v); };
   switch (dtype) {
@@ -585,8 +603,9 @@ std::string format_json_value(DType dtype, std::uint64_t bits, bool hex) {
 std::string write_json_tensor(const TensorView& t, const JsonWriteOptions& options) {
   const std::size_t size = dtype_info(t.dtype).size;
   const std::size_t rank = t.shape.rank();
-  std::string out = fmt::format("{{\n  \"dtype\": \"{}\",\n  \"shape\": {},\n  \"data\": ",
-                                dtype_info(t.dtype).numpy_name, fmt::format("[{}]", fmt::join(t.shape.dims(), ", ")));
+  std::string out =
+      fmt::format("{{\n  \"dtype\": \"{}\",\n  \"shape\": {},\n  \"data\": ", dtype_info(t.dtype).numpy_name,
+                  fmt::format("[{}]", fmt::join(t.shape.dims(), ", ")));
   const std::uint64_t n = t.element_count();
   if (rank == 0) {
     out += format_json_value(t.dtype, load_bits(t.data, size, 0), options.hex);
@@ -635,7 +654,8 @@ Leaf big_integer_literal(std::string_view text, std::string_view digits, int bas
     if (base == 2) {
       const std::string bin = std::string((4 - digits.size() % 4) % 4, '0') + std::string(digits);
       for (std::size_t i = 0; i < bin.size(); i += 4)
-        hex += "0123456789abcdef"[(bin[i] - '0') * 8 + (bin[i + 1] - '0') * 4 + (bin[i + 2] - '0') * 2 + (bin[i + 3] - '0')];
+        hex += "0123456789abcdef"[(bin[i] - '0') * 8 + (bin[i + 1] - '0') * 4 + (bin[i + 2] - '0') * 2 +
+                                  (bin[i + 3] - '0')];
     } else {
       hex += digits;
     }
@@ -669,7 +689,8 @@ std::uint64_t parse_scalar_literal(std::string_view text, DType dtype) {
     const std::string_view digits = base == 10 ? body : body.substr(2);
     std::uint64_t mag = 0;
     auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), mag, base);
-    if (digits.empty() || p != digits.data() + digits.size() || (ec != std::errc() && ec != std::errc::result_out_of_range))
+    if (digits.empty() || p != digits.data() + digits.size() ||
+        (ec != std::errc() && ec != std::errc::result_out_of_range))
       fail(fmt::format("'{}' is not a number", text));
     Leaf l{Leaf::nonnegative};
     if (ec == std::errc::result_out_of_range || (neg && mag > (std::uint64_t{1} << 63))) {

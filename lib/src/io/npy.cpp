@@ -81,8 +81,7 @@ class HeaderParser {
  private:
   char peek() const { return pos_ < s_.size() ? s_[pos_] : '\0'; }
   void skip_ws() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
-      ++pos_;
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
   }
   void expect(char c) {
     if (peek() != c) fail(fmt::format("malformed header: expected '{}' at offset {}", c, pos_));
@@ -118,8 +117,7 @@ class HeaderParser {
         ++pos_;
         break;
       }
-      if (peek() < '0' || peek() > '9')
-        fail(fmt::format("malformed header: bad shape at offset {}", pos_));
+      if (peek() < '0' || peek() > '9') fail(fmt::format("malformed header: bad shape at offset {}", pos_));
       std::uint64_t v = 0;
       while (peek() >= '0' && peek() <= '9') {
         if (__builtin_mul_overflow(v, 10u, &v) || __builtin_add_overflow(v, static_cast<unsigned>(peek() - '0'), &v))
@@ -174,12 +172,26 @@ void parse_descr(NpyHeader& h) {
   }
   if (!d.empty()) {
     switch (d[0]) {
-      case 'c': unsupported(" (complex numbers are not tensors of a DirectML type)"); break;
-      case 'O': unsupported(" (object arrays are not supported)"); break;
-      case 'S': case 'U': case 'a': unsupported(" (string arrays are not supported)"); break;
-      case 'V': unsupported(" (void/structured arrays are not supported)"); break;
-      case 'M': case 'm': unsupported(" (datetime arrays are not supported)"); break;
-      default: break;
+      case 'c':
+        unsupported(" (complex numbers are not tensors of a DirectML type)");
+        break;
+      case 'O':
+        unsupported(" (object arrays are not supported)");
+        break;
+      case 'S':
+      case 'U':
+      case 'a':
+        unsupported(" (string arrays are not supported)");
+        break;
+      case 'V':
+        unsupported(" (void/structured arrays are not supported)");
+        break;
+      case 'M':
+      case 'm':
+        unsupported(" (datetime arrays are not supported)");
+        break;
+      default:
+        break;
     }
   }
   unsupported("");
@@ -210,7 +222,6 @@ template <class U>
 void store(std::byte* p, U v) {
   std::memcpy(p, &v, sizeof v);
 }
-
 
 #if defined(__SSE2__)
 // SSE2 (every x86-64 CPU has it), 16 bytes at a time: element by element, byte-swapping took
@@ -292,10 +303,17 @@ void swap_in_place(std::byte* data, std::size_t count) {
 
 void swap_in_place(std::byte* data, std::size_t count, std::size_t size) {
   switch (size) {
-    case 2: swap_in_place<std::uint16_t>(data, count); break;
-    case 4: swap_in_place<std::uint32_t>(data, count); break;
-    case 8: swap_in_place<std::uint64_t>(data, count); break;
-    default: break;
+    case 2:
+      swap_in_place<std::uint16_t>(data, count);
+      break;
+    case 4:
+      swap_in_place<std::uint32_t>(data, count);
+      break;
+    case 8:
+      swap_in_place<std::uint64_t>(data, count);
+      break;
+    default:
+      break;
   }
 }
 
@@ -333,7 +351,7 @@ void fortran_slices_to_c(const std::byte* src, std::byte* dst, const Shape& shap
     const U v = load<U>(s + (k * slice + i) * S);
     store(d + (i * row + k) * S, Swap ? byte_swapped(v) : v);
   };
-  const std::uint64_t lines = count / kLine * kLine;                        // slices in whole lines
+  const std::uint64_t lines = count / kLine * kLine;                       // slices in whole lines
   const std::uint64_t blocks = lines + (count - lines) / kBlock * kBlock;  // and in blocks
 #if defined(__SSE2__)
   // Non-temporal stores for a tensor larger than a last-level cache, which it would only flush:
@@ -394,22 +412,27 @@ template <bool Swap>
 void fortran_slices_to_c(const std::byte* src, std::byte* dst, const Shape& shape, std::uint64_t first,
                          std::uint64_t count, std::size_t size) {
   switch (size) {
-    case 1: fortran_slices_to_c<std::uint8_t, false>(src, dst, shape, first, count); break;
-    case 2: fortran_slices_to_c<std::uint16_t, Swap>(src, dst, shape, first, count); break;
-    case 4: fortran_slices_to_c<std::uint32_t, Swap>(src, dst, shape, first, count); break;
-    default: fortran_slices_to_c<std::uint64_t, Swap>(src, dst, shape, first, count); break;
+    case 1:
+      fortran_slices_to_c<std::uint8_t, false>(src, dst, shape, first, count);
+      break;
+    case 2:
+      fortran_slices_to_c<std::uint16_t, Swap>(src, dst, shape, first, count);
+      break;
+    case 4:
+      fortran_slices_to_c<std::uint32_t, Swap>(src, dst, shape, first, count);
+      break;
+    default:
+      fortran_slices_to_c<std::uint64_t, Swap>(src, dst, shape, first, count);
+      break;
   }
 }
 
 }  // namespace
 
-bool NpyHeader::needs_swap() const {
-  return byte_order == '>' && dtype_info(dtype).size > 1;
-}
+bool NpyHeader::needs_swap() const { return byte_order == '>' && dtype_info(dtype).size > 1; }
 
 bool is_npy(std::span<const std::byte> bytes) {
-  return bytes.size() >= kMagic.size() &&
-         std::memcmp(bytes.data(), kMagic.data(), kMagic.size()) == 0;
+  return bytes.size() >= kMagic.size() && std::memcmp(bytes.data(), kMagic.data(), kMagic.size()) == 0;
 }
 
 NpyHeader parse_npy_header(std::span<const std::byte> file) {
@@ -444,8 +467,7 @@ NpyHeader parse_npy_header(std::span<const std::byte> file) {
 }
 
 void check_npy_data_size(const NpyHeader& h, std::uint64_t found) {
-  if (found < h.data_bytes)
-    fail(fmt::format("truncated: expected {} bytes of data, found {}", h.data_bytes, found));
+  if (found < h.data_bytes) fail(fmt::format("truncated: expected {} bytes of data, found {}", h.data_bytes, found));
   if (found > h.data_bytes)
     fail(fmt::format("trailing garbage: expected {} bytes of data, found {}", h.data_bytes, found));
 }

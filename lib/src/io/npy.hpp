@@ -20,10 +20,10 @@ inline constexpr std::size_t kMaxNpyHeaderBytes = 1 << 20;
 
 struct NpyHeader {
   int major = 1, minor = 0;
-  std::string descr;         // as written, e.g. ">u4"
-  DType dtype{};             // UINT8 for NumPy bool
-  bool is_bool = false;      // descr was "|b1"
-  char byte_order = '|';     // '<', '>', '=' or '|' as written
+  std::string descr;      // as written, e.g. ">u4"
+  DType dtype{};          // UINT8 for NumPy bool
+  bool is_bool = false;   // descr was "|b1"
+  char byte_order = '|';  // '<', '>', '=' or '|' as written
   bool fortran_order = false;
   Shape shape;
   std::size_t data_offset = 0;   // bytes before the array data
@@ -75,10 +75,10 @@ class NpyDecoder {
 
  private:
   Tensor tensor_;
-  AlignedBuffer scratch_;     // Fortran order: the piece being converted
-  std::size_t size_ = 1;      // element size
+  AlignedBuffer scratch_;  // Fortran order: the piece being converted
+  std::size_t size_ = 1;   // element size
   bool swap_ = false;
-  bool fortran_ = false;      // transposed through scratch_ (rank >= 2, two axes longer than 1)
+  bool fortran_ = false;  // transposed through scratch_ (rank >= 2, two axes longer than 1)
   std::size_t pieces_ = 0;
   std::uint64_t piece_bytes_ = 0;     // every piece but perhaps the last
   std::uint64_t slice_elements_ = 0;  // Fortran order: elements in one slice (all axes but the last)

@@ -68,7 +68,8 @@ std::unique_ptr<NpyStream> NpyStream::open(const std::string& path, std::vector<
   const std::size_t prefix = major == 1 ? 10 : 12;
   std::size_t header_len = std::to_integer<std::size_t>(consumed[8]) | (std::to_integer<std::size_t>(consumed[9]) << 8);
   if (major != 1 && got >= 12)
-    header_len |= (std::to_integer<std::size_t>(consumed[10]) << 16) | (std::to_integer<std::size_t>(consumed[11]) << 24);
+    header_len |=
+        (std::to_integer<std::size_t>(consumed[10]) << 16) | (std::to_integer<std::size_t>(consumed[11]) << 24);
   if (header_len > kMaxNpyHeaderBytes)  // refused from the length alone (not read whole to say why)
     parse_npy_header(consumed);
   const std::size_t want = prefix + header_len;
@@ -96,10 +97,9 @@ std::unique_ptr<NpyStream> NpyStream::open(const std::string& path, std::vector<
 void NpyStream::read(std::uint64_t first, std::size_t count, std::byte* dst) {
   const std::size_t size = dtype_info(header_.dtype).size;
   const std::size_t bytes = count * size;
-  if (!seekable_ && first != position_)
-    throw Error(Errc::internal, "a pipe must be read in order");
-  const std::size_t got =
-      read_some(file_, seekable_, header_.data_offset + first * size, dst, bytes, fmt::format("reading {}: ", quote_path(path_)));
+  if (!seekable_ && first != position_) throw Error(Errc::internal, "a pipe must be read in order");
+  const std::size_t got = read_some(file_, seekable_, header_.data_offset + first * size, dst, bytes,
+                                    fmt::format("reading {}: ", quote_path(path_)));
   if (got < bytes) {
     // A regular file's size was checked at open, so a short read means another program cut it
     // since: an I/O failure, not a malformed file. A pipe that ends early is truncated input.
@@ -127,8 +127,8 @@ void NpyStream::finish() {
   if (seekable_) return;
   std::byte extra[1];
   if (read_some(file_, false, 0, extra, 1, fmt::format("reading {}: ", quote_path(path_))) != 0)
-    throw Error(Errc::invalid_input,
-                fmt::format("reading {}: trailing garbage after {} bytes of data", quote_path(path_), header_.data_bytes));
+    throw Error(Errc::invalid_input, fmt::format("reading {}: trailing garbage after {} bytes of data",
+                                                 quote_path(path_), header_.data_bytes));
 }
 
 Tensor NpyStream::read_all() {

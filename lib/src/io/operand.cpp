@@ -1,6 +1,5 @@
 #include "operand.hpp"
 
-
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -15,11 +14,15 @@
 namespace dmlbits {
 
 DType LoadedOperand::dtype() const {
-  return stream ? stream->header().dtype : kind == OperandKind::borrowed && borrowed.data ? borrowed.dtype : tensor.dtype();
+  return stream                                           ? stream->header().dtype
+         : kind == OperandKind::borrowed && borrowed.data ? borrowed.dtype
+                                                          : tensor.dtype();
 }
 
 Shape LoadedOperand::shape() const {
-  return stream ? stream->header().shape : kind == OperandKind::borrowed && borrowed.data ? borrowed.shape : tensor.shape();
+  return stream                                           ? stream->header().shape
+         : kind == OperandKind::borrowed && borrowed.data ? borrowed.shape
+                                                          : tensor.shape();
 }
 
 TensorView LoadedOperand::view() const {
@@ -39,8 +42,8 @@ struct Pending {
   OperandKind kind{};
   std::string text;
   std::optional<InputBytes> bytes;
-  std::optional<Tensor> tensor;                // .npy, or JSON with a dtype
-  std::shared_ptr<NpyStream> stream;           // .npy left unread (LoadMode::streams)
+  std::optional<Tensor> tensor;       // .npy, or JSON with a dtype
+  std::shared_ptr<NpyStream> stream;  // .npy left unread (LoadMode::streams)
   TensorFormat format = TensorFormat::npy;
   std::optional<JsonTensorDocument> document;  // JSON (file or array literal)
   const BorrowedTensor* borrowed = nullptr;    // OperandKind::borrowed
@@ -81,10 +84,14 @@ using GatherRun = void (*)(const std::byte*, std::int64_t, std::uint64_t, std::b
 
 GatherRun gather_for(std::size_t size, bool swap) {
   switch (size) {
-    case 1: return &gather_run<std::uint8_t, false>;
-    case 2: return swap ? &gather_run<std::uint16_t, true> : &gather_run<std::uint16_t, false>;
-    case 4: return swap ? &gather_run<std::uint32_t, true> : &gather_run<std::uint32_t, false>;
-    default: return swap ? &gather_run<std::uint64_t, true> : &gather_run<std::uint64_t, false>;
+    case 1:
+      return &gather_run<std::uint8_t, false>;
+    case 2:
+      return swap ? &gather_run<std::uint16_t, true> : &gather_run<std::uint16_t, false>;
+    case 4:
+      return swap ? &gather_run<std::uint32_t, true> : &gather_run<std::uint32_t, false>;
+    default:
+      return swap ? &gather_run<std::uint64_t, true> : &gather_run<std::uint64_t, false>;
   }
 }
 
@@ -93,7 +100,8 @@ GatherRun gather_for(std::size_t size, bool swap) {
 void convert_range(const BorrowedTensor& b, std::uint64_t first, std::uint64_t count, std::byte* dst) {
   const std::size_t rank = b.shape.rank();
   if (!b.strides.empty() && b.strides.size() != rank)
-    throw Error(Errc::invalid_input, fmt::format("{} strides given for a tensor of {} dimensions", b.strides.size(), rank));
+    throw Error(Errc::invalid_input,
+                fmt::format("{} strides given for a tensor of {} dimensions", b.strides.size(), rank));
   const std::size_t size = dtype_info(b.dtype).size;
   const GatherRun gather = gather_for(size, b.byte_swapped);
   if (count == 0) return;
@@ -138,13 +146,16 @@ Tensor copy_to_c_order(const BorrowedTensor& b) {
 std::string operand_context(std::size_t index, const Pending& p) {
   switch (p.kind) {
     case OperandKind::file:
-    case OperandKind::standard_input: return fmt::format("reading {}", quote_path(p.text));
-    case OperandKind::borrowed: return fmt::format("operand {}", static_cast<char>('A' + index));
+    case OperandKind::standard_input:
+      return fmt::format("reading {}", quote_path(p.text));
+    case OperandKind::borrowed:
+      return fmt::format("operand {}", static_cast<char>('A' + index));
     default: {
       // A literal can be as long as a command line; quote enough of it to recognise it.
       const bool long_text = p.text.size() > 40;
       // A and B, as the help and the manual name the operands.
-      return fmt::format("operand {} (literal '{}{}')", static_cast<char>('A' + index), p.text.substr(0, long_text ? 32 : 40),
+      return fmt::format("operand {} (literal '{}{}')", static_cast<char>('A' + index),
+                         p.text.substr(0, long_text ? 32 : 40),
                          long_text ? fmt::format("... ({} characters)", p.text.size()) : std::string());
     }
   }
@@ -209,7 +220,8 @@ std::span<const std::byte> LoadedOperand::chunk(std::uint64_t first, std::size_t
   }
   if (elements == 1 && !stream) return {view().data, size};
   if (first > elements || count > elements - first)
-    throw Error(Errc::internal, fmt::format("chunk [{}, {}) of an operand of {} elements", first, first + count, elements));
+    throw Error(Errc::internal,
+                fmt::format("chunk [{}, {}) of an operand of {} elements", first, first + count, elements));
   if (converts()) {
     convert_range(borrowed, first, count, scratch);
     return {scratch, count * size};
@@ -323,8 +335,7 @@ std::vector<LoadedOperand> load_operands(const std::vector<Operand>& operands, s
         lo.tensor = std::move(*p.tensor);
         return;
       }
-      if (!anchor)
-        throw OptionError(OptionKey::dtype, OptionRule::needed, {}, "operand", {}, Errc::invalid_input);
+      if (!anchor) throw OptionError(OptionKey::dtype, OptionRule::needed, {}, "operand", {}, Errc::invalid_input);
       if (p.document) {
         lo.tensor = p.document->to_tensor(anchor);
       } else {

@@ -20,8 +20,8 @@ namespace dmlbits {
 class NpyStream;  // private: npy_stream.hpp
 
 struct LoadedOperand {
-  Tensor tensor;                        // empty while `stream` holds the data
-  std::shared_ptr<NpyStream> stream;    // an .npy input left unread, to be read in chunks
+  Tensor tensor;                      // empty while `stream` holds the data
+  std::shared_ptr<NpyStream> stream;  // an .npy input left unread, to be read in chunks
   // OperandKind::borrowed: the caller's memory, read in place (BorrowedTensor::read_in_place),
   // or, with LoadMode::borrowed_as_is, in another layout or byte order, converted as read.
   BorrowedTensor borrowed;

@@ -4,8 +4,7 @@
 
 namespace dmlbits {
 
-AlignedBuffer::AlignedBuffer(std::size_t size)
-    : data_(allocate_buffer(size, Prefault::yes), Free{size}) {}
+AlignedBuffer::AlignedBuffer(std::size_t size) : data_(allocate_buffer(size, Prefault::yes), Free{size}) {}
 
 void AlignedBuffer::Free::operator()(std::byte* p) const { free_buffer(p, size); }
 
@@ -17,9 +16,7 @@ Tensor::Tensor(DType dtype, Shape shape)
 
 std::uint64_t Tensor::bits_at(std::size_t i) const { return load_bits(data(), dtype_info(dtype_).size, i); }
 
-void Tensor::set_bits_at(std::size_t i, std::uint64_t bits) {
-  store_bits(data(), dtype_info(dtype_).size, i, bits);
-}
+void Tensor::set_bits_at(std::size_t i, std::uint64_t bits) { store_bits(data(), dtype_info(dtype_).size, i, bits); }
 
 bool BorrowedTensor::c_contiguous() const {
   if (strides.empty()) return true;

@@ -60,11 +60,16 @@ void run_typed(const ValidatedOp& v, const ExecuteBuffers& b) {
 template <class In>
 void run_width(const ValidatedOp& v, const ExecuteBuffers& b) {
   switch (dtype_info(v.output_dtype()).size) {
-    case 1: return run_typed<In, std::uint8_t>(v, b);
-    case 2: return run_typed<In, std::uint16_t>(v, b);
-    case 4: return run_typed<In, std::uint32_t>(v, b);
-    case 8: return run_typed<In, std::uint64_t>(v, b);
-    default: throw Error(Errc::internal, "unexpected element size");
+    case 1:
+      return run_typed<In, std::uint8_t>(v, b);
+    case 2:
+      return run_typed<In, std::uint16_t>(v, b);
+    case 4:
+      return run_typed<In, std::uint32_t>(v, b);
+    case 8:
+      return run_typed<In, std::uint64_t>(v, b);
+    default:
+      throw Error(Errc::internal, "unexpected element size");
   }
 }
 
@@ -73,11 +78,16 @@ void run_width(const ValidatedOp& v, const ExecuteBuffers& b) {
 void CpuReferenceBackend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {
   if (op.desc().empty) return;
   switch (dtype_info(op.input_dtype()).size) {
-    case 1: return run_width<std::uint8_t>(op, buffers);
-    case 2: return run_width<std::uint16_t>(op, buffers);
-    case 4: return run_width<std::uint32_t>(op, buffers);
-    case 8: return run_width<std::uint64_t>(op, buffers);
-    default: throw Error(Errc::internal, "unexpected element size");
+    case 1:
+      return run_width<std::uint8_t>(op, buffers);
+    case 2:
+      return run_width<std::uint16_t>(op, buffers);
+    case 4:
+      return run_width<std::uint32_t>(op, buffers);
+    case 8:
+      return run_width<std::uint64_t>(op, buffers);
+    default:
+      throw Error(Errc::internal, "unexpected element size");
   }
 }
 

@@ -98,8 +98,7 @@ nlohmann::json to_json(const DmlOperatorDesc& d) {
   for (std::size_t i = 0; i < d.inputs.size(); ++i) tensors[std::string(names[i])] = to_json(d.inputs[i]);
   tensors["OutputTensor"] = to_json(d.output);
   nlohmann::json notes = {{"verb", op.verb}, {"empty", d.empty}};
-  if (op.shift)
-    notes["shift_overflow"] = shift_overflow_name(d.shift_overflow);
+  if (op.shift) notes["shift_overflow"] = shift_overflow_name(d.shift_overflow);
   return {
       {"operator", op.dml_operator_name()},
       {"operator_value", op.dml_enum},

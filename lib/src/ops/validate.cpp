@@ -58,7 +58,8 @@ ValidatedOp validate(const OpRequest& r) {
   const DType out = effective_out_dtype(op, in, r.out_dtype);
   if (op.output_dtype_is_input_dtype() && out != in)
     refuse(op, fmt::format("output data type {} differs from the input data type {} (only popcount "
-                           "chooses its output type)", dtype_info(out).dml_name, dtype_info(in).dml_name));
+                           "chooses its output type)",
+                           dtype_info(out).dml_name, dtype_info(in).dml_name));
 
   // The operation as DirectML would be given it; what follows judges it against the tables.
   ValidatedOp v;
@@ -117,8 +118,7 @@ ValidatedOp validate(const OpRequest& r) {
     refuse(op, fmt::format("output data type {} {}", dtype_info(out).dml_name, needs(lowest, r.level)));
   if (!tier->dims.contains(dims)) {
     const std::string what = fmt::format("{} dimension{}", dims, dims == 1 ? "" : "s");
-    if (!lowest)
-      refuse(op, fmt::format("{} {} not supported at any feature level", what, dims == 1 ? "is" : "are"));
+    if (!lowest) refuse(op, fmt::format("{} {} not supported at any feature level", what, dims == 1 ? "is" : "are"));
     // "3 dimensions need", "1 dimension needs": the verb agrees with the count.
     std::string need = needs(lowest, r.level);
     if (dims != 1) need.erase(4, 1);

@@ -20,10 +20,10 @@ struct OperandInfo {
 struct OpRequest {
   OpKind op{};
   FeatureLevel level = newest_feature_level();
-  std::vector<OperandInfo> inputs;   // arity of op
-  std::optional<DType> out_dtype;    // popcount: UINT8 (default) or UINT32; others: the input's
+  std::vector<OperandInfo> inputs;  // arity of op
+  std::optional<DType> out_dtype;   // popcount: UINT8 (default) or UINT32; others: the input's
   ShiftOverflow shift_overflow = kDefaultShiftOverflow;
-  bool in_place = false;             // the output will alias input A
+  bool in_place = false;  // the output will alias input A
 };
 
 class ValidatedOp {

@@ -29,7 +29,8 @@ X86Features detect_x86_features() noexcept {
   // registers) for its own string functions; reading its table costs nothing. libgcc's
   // __builtin_cpu_init would run cpuid again, about a dozen times, and on a virtual machine
   // every cpuid exits to the hypervisor, a visible part of a small run's start-up
-  // (testdata/benchmarks.md, "CPUID under a hypervisor"). Not calling it also keeps libgcc's detection constructor out of the program.
+  // (testdata/benchmarks.md, "CPUID under a hypervisor"). Not calling it also keeps libgcc's detection constructor out
+  // of the program.
   f.popcnt = CPU_FEATURE_ACTIVE(POPCNT);
   f.avx2 = CPU_FEATURE_ACTIVE(AVX2);
   f.avx512f = CPU_FEATURE_ACTIVE(AVX512F);

@@ -97,10 +97,11 @@ std::optional<double> cgroup_cpu_quota(std::string_view proc_self_cgroup, const 
       std::error_code ec;
       const bool hybrid = !std::filesystem::exists(root / "cgroup.controllers", ec) &&
                           std::filesystem::is_directory(root / "unified", ec);
-      q = tighter(q, walk_up(hybrid ? root / "unified" : root, path, [](const std::filesystem::path& dir) -> std::optional<double> {
-                    const auto t = read_text(dir / "cpu.max");
-                    return t ? parse_cgroup2_cpu_max(*t) : std::nullopt;
-                  }));
+      q = tighter(q, walk_up(hybrid ? root / "unified" : root, path,
+                             [](const std::filesystem::path& dir) -> std::optional<double> {
+                               const auto t = read_text(dir / "cpu.max");
+                               return t ? parse_cgroup2_cpu_max(*t) : std::nullopt;
+                             }));
       continue;
     }
     // v1: the line whose controllers include "cpu" ("cpu,cpuacct", "cpu").

@@ -21,8 +21,6 @@ std::string DynamicLibrary::file_path() const { return {}; }
 
 std::optional<std::string> DynamicLibrary::file_version() const { return std::nullopt; }
 
-void* DynamicLibrary::symbol(const char* symbol) const noexcept {
-  return handle_ ? ::dlsym(handle_, symbol) : nullptr;
-}
+void* DynamicLibrary::symbol(const char* symbol) const noexcept { return handle_ ? ::dlsym(handle_, symbol) : nullptr; }
 
 }  // namespace dmlbits

@@ -10,9 +10,9 @@ namespace {
 
 std::string system_message(DWORD error) {
   wchar_t* text = nullptr;
-  const DWORD n = ::FormatMessageW(
-      FORMAT_MESSAGE_ALLOCATE_BUFFER | FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, nullptr, error, 0,
-      reinterpret_cast<wchar_t*>(&text), 0, nullptr);
+  const DWORD n =
+      ::FormatMessageW(FORMAT_MESSAGE_ALLOCATE_BUFFER | FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS,
+                       nullptr, error, 0, reinterpret_cast<wchar_t*>(&text), 0, nullptr);
   std::string out = n ? win32::narrow({text, n}) : "error " + std::to_string(error);
   if (text) ::LocalFree(text);
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r' || out.back() == '.')) out.pop_back();
@@ -61,8 +61,9 @@ std::optional<std::string> DynamicLibrary::file_version() const {
   UINT len = 0;
   if (!::VerQueryValueW(data.data(), L"\\", &p, &len) || len < sizeof(VS_FIXEDFILEINFO)) return std::nullopt;
   const auto* fixed = static_cast<const VS_FIXEDFILEINFO*>(p);
-  std::string out = std::to_string(HIWORD(fixed->dwFileVersionMS)) + "." + std::to_string(LOWORD(fixed->dwFileVersionMS)) +
-                    "." + std::to_string(HIWORD(fixed->dwFileVersionLS)) + "." + std::to_string(LOWORD(fixed->dwFileVersionLS));
+  std::string out =
+      std::to_string(HIWORD(fixed->dwFileVersionMS)) + "." + std::to_string(LOWORD(fixed->dwFileVersionMS)) + "." +
+      std::to_string(HIWORD(fixed->dwFileVersionLS)) + "." + std::to_string(LOWORD(fixed->dwFileVersionLS));
   // The string table of the first language the file lists: DirectML's FileVersion names its build.
   struct Translation {
     WORD language, code_page;

@@ -18,7 +18,7 @@ std::optional<FileIdentity> file_identity(const std::string& path) {
 
 std::string resolved_path(const std::string& path) {
   std::error_code error;
-  const std::filesystem::path resolved = 
+  const std::filesystem::path resolved =
       std::filesystem::weakly_canonical(std::filesystem::absolute(path_from_utf8(path), error), error);
   return error ? path : path_to_utf8(resolved);
 }

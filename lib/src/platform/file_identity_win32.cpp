@@ -27,7 +27,7 @@ std::optional<FileIdentity> file_identity(const std::string& path) {
 
 std::string resolved_path(const std::string& path) {
   std::error_code error;
-  std::filesystem::path resolved = 
+  std::filesystem::path resolved =
       std::filesystem::weakly_canonical(std::filesystem::absolute(path_from_utf8(path), error), error);
   if (error) resolved = path_from_utf8(path);
   std::string out = path_to_utf8(resolved.make_preferred());

@@ -21,9 +21,7 @@
 namespace dmlbits {
 namespace {
 
-[[noreturn]] void throw_errno(const char* what = "") {
-  throw std::system_error(errno, std::generic_category(), what);
-}
+[[noreturn]] void throw_errno(const char* what = "") { throw std::system_error(errno, std::generic_category(), what); }
 
 FileInfo to_info(const struct stat& st) {
   FileInfo info;
@@ -292,8 +290,8 @@ PendingFile PendingFile::create(const std::string& destination) {
     fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
     if (fd < 0 && !no_unnamed_files(errno)) throw_errno();
     if (fd < 0)
-      p.named_because_ = ("the file system of '" + dir + "' has no unnamed files (O_TMPFILE: " +
-                                    std::generic_category().message(errno) + ")");
+      p.named_because_ = ("the file system of '" + dir +
+                          "' has no unnamed files (O_TMPFILE: " + std::generic_category().message(errno) + ")");
   } else {
     p.named_because_ = "/proc/self/fd is not there to link an unnamed file with";
   }
@@ -329,7 +327,8 @@ void PendingFile::commit(bool sync) {
       std::mt19937_64 random(seed ^ static_cast<std::uint64_t>(::getpid()));
       static constexpr char kLetters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
       for (int attempt = 0;; ++attempt) {
-        for (std::size_t i = name.size() - 6; i < name.size(); ++i) name[i] = kLetters[random() % (sizeof kLetters - 1)];
+        for (std::size_t i = name.size() - 6; i < name.size(); ++i)
+          name[i] = kLetters[random() % (sizeof kLetters - 1)];
         if (link_descriptor(file_.handle_, name)) break;
         if (errno != EEXIST || attempt == 100) throw_errno("cannot link the new file into place");
       }
@@ -367,8 +366,10 @@ bool names_open_descriptor(const std::string& path) {
 }
 
 bool is_standard_output(const std::string& path) {
-  struct stat a {}, b {};
-  return ::stat(path.c_str(), &a) == 0 && ::fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+  struct stat a {
+  }, b{};
+  return ::stat(path.c_str(), &a) == 0 && ::fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev &&
+         a.st_ino == b.st_ino;
 }
 
 void replace_file(const std::string& from, const std::string& to) {

@@ -146,7 +146,8 @@ std::size_t File::read_at(std::uint64_t offset, std::span<std::byte> buffer) {
   DWORD n = 0;
   const DWORD want = static_cast<DWORD>(std::min<std::size_t>(buffer.size(), 1u << 30));
   const HANDLE h = handle_of(handle_);
-  const auto [ok, err] = at_offset(h, offset, [&](OVERLAPPED* at) { return ::ReadFile(h, buffer.data(), want, &n, at) != 0; });
+  const auto [ok, err] =
+      at_offset(h, offset, [&](OVERLAPPED* at) { return ::ReadFile(h, buffer.data(), want, &n, at) != 0; });
   if (ok) return n;
   if (err == ERROR_HANDLE_EOF) return 0;
   throw std::system_error(win32::error_code(err));
@@ -169,7 +170,8 @@ std::size_t File::write_at(std::uint64_t offset, std::span<const std::byte> data
   DWORD n = 0;
   const DWORD want = static_cast<DWORD>(std::min<std::size_t>(data.size(), 1u << 30));
   const HANDLE h = handle_of(handle_);
-  const auto [ok, err] = at_offset(h, offset, [&](OVERLAPPED* at) { return ::WriteFile(h, data.data(), want, &n, at) != 0; });
+  const auto [ok, err] =
+      at_offset(h, offset, [&](OVERLAPPED* at) { return ::WriteFile(h, data.data(), want, &n, at) != 0; });
   if (!ok) throw std::system_error(win32::error_code(err));
   return n;
 }
@@ -327,7 +329,7 @@ constexpr ULONG kFileLinkInformation = 11;
 constexpr ULONG kFileLinkInformationEx = 72;
 constexpr ULONG kLinkReplaceIfExists = 0x1;  // FILE_LINK_REPLACE_IF_EXISTS
 constexpr ULONG kLinkPosixSemantics = 0x2;   // FILE_LINK_POSIX_SEMANTICS (Windows 10 1809 on)
-struct LinkInformation {  // FILE_LINK_INFORMATION(_EX): ReplaceIfExists (a BOOLEAN) or Flags
+struct LinkInformation {                     // FILE_LINK_INFORMATION(_EX): ReplaceIfExists (a BOOLEAN) or Flags
   ULONG flags;
   HANDLE root_directory;
   ULONG name_bytes;

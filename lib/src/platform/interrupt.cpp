@@ -2,7 +2,6 @@
 
 #include <atomic>
 
-
 namespace dmlbits {
 namespace {
 // Lock-free, so that setting it from a signal handler is safe.

@@ -22,8 +22,9 @@ std::byte* allocate_buffer(std::size_t size, Prefault fault) {
     p = allocate_mapping(size, fault);
   } else {
     // Round up so that size 0 still yields a valid, unique, aligned pointer.
-    const std::size_t alloc = size == 0 ? kSmallAlignment : (size + kSmallAlignment - 1) / kSmallAlignment * kSmallAlignment;
-    p = ::operator new(alloc, std::align_val_t{kSmallAlignment}, std::nothrow);
+    const std::size_t alloc =
+        size == 0 ? kSmallAlignment : (size + kSmallAlignment - 1) / kSmallAlignment * kSmallAlignment;
+    p = ::operator new (alloc, std::align_val_t{kSmallAlignment}, std::nothrow);
   }
   if (p == nullptr) throw Error(Errc::io, fmt::format("out of memory allocating {} bytes", size));
   return static_cast<std::byte*>(p);
@@ -32,7 +33,7 @@ std::byte* allocate_buffer(std::size_t size, Prefault fault) {
 void free_buffer(std::byte* p, std::size_t size) noexcept {
   if (p == nullptr) return;
   if (size >= kMappedBufferBytes) free_mapping(p, size);
-  else ::operator delete(p, std::align_val_t{kSmallAlignment});
+  else ::operator delete (p, std::align_val_t{kSmallAlignment});
 }
 
 }  // namespace dmlbits

@@ -8,8 +8,6 @@
 #include <limits>
 #include <new>
 
-
-
 #if defined(__SANITIZE_ADDRESS__)
 #define DMLBITS_ASAN 1
 #elif defined(__has_feature)
@@ -87,7 +85,6 @@ void free_mapping(std::byte* p, std::size_t size) noexcept {
 #endif
   ::munmap(p, length);
 }
-
 
 void advise_mapped_buffer(void* p, std::size_t size) noexcept {
   // The whole pages inside [p, p + size): madvise takes page-aligned ranges.

@@ -7,7 +7,6 @@
 #include <limits>
 #include <new>
 
-
 #include "win32.hpp"
 
 namespace dmlbits {
@@ -29,7 +28,6 @@ std::byte* allocate_mapping(std::size_t size, Prefault fault) noexcept {
   }
   return p;
 }
-
 
 void free_mapping(std::byte* p, std::size_t) noexcept { ::VirtualFree(p, 0, MEM_RELEASE); }
 

@@ -7,8 +7,10 @@
 namespace dmlbits {
 
 PendingFile::PendingFile(PendingFile&& other) noexcept
-    : destination_(std::move(other.destination_)), temp_path_(std::move(other.temp_path_)),
-      named_because_(std::move(other.named_because_)), file_(std::move(other.file_)),
+    : destination_(std::move(other.destination_)),
+      temp_path_(std::move(other.temp_path_)),
+      named_because_(std::move(other.named_because_)),
+      file_(std::move(other.file_)),
       committed_(std::exchange(other.committed_, true)) {}
 
 PendingFile& PendingFile::operator=(PendingFile&& other) noexcept {

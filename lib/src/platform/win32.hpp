@@ -53,7 +53,7 @@ inline std::error_code error_code(DWORD error) {
     case ERROR_LOCK_VIOLATION:
       return std::make_error_code(std::errc::device_or_resource_busy);
     case ERROR_BROKEN_PIPE:
-    case ERROR_NO_DATA:  // "the pipe is being closed": the reader went away
+    case ERROR_NO_DATA:             // "the pipe is being closed": the reader went away
     case ERROR_PIPE_NOT_CONNECTED:  // wine's word for the same (a Unix pipe's EPIPE)
       return std::make_error_code(std::errc::broken_pipe);
     case ERROR_DISK_FULL:

@@ -29,7 +29,7 @@ namespace dmlbits {
 
 // What auto knows of an adapter before it creates a device on it.
 struct AutoAdapter {
-  unsigned index = 0;     // for the estimate's words: "adapter 0 (NVIDIA H100 80GB HBM3)"
+  unsigned index = 0;  // for the estimate's words: "adapter 0 (NVIDIA H100 80GB HBM3)"
   std::string name;
   bool software = false;  // a CPU implementation (GpuAdapter::software)
   // Its memory is the host's (UMA): Vulkan's integrated type, or D3D12's UMA architecture. No
@@ -50,12 +50,12 @@ struct AutoWork {
 // Rates in bytes per second (each byte read or written counted once) and the device's creation
 // (what each rests on: testdata/benchmarks.md, "Issue #39: the library returns data").
 struct AutoRates {
-  double cpu_thread_bytes_per_s = 16e9;   // the CPU backend on one thread
-  double copy_bytes_per_s = 16e9;         // the d3d12 backend's copies into and out of its heaps, one thread
-  double bus_bytes_per_s = 25e9;          // PCIe 4.0 x16 in practice
-  double discrete_bytes_per_s = 1e12;     // a discrete GPU's kernels
-  double uma_bytes_per_s = 100e9;         // an integrated GPU shares the host's memory
-  double device_seconds = 0.03;           // creating a vkd3d device
+  double cpu_thread_bytes_per_s = 16e9;  // the CPU backend on one thread
+  double copy_bytes_per_s = 16e9;        // the d3d12 backend's copies into and out of its heaps, one thread
+  double bus_bytes_per_s = 25e9;         // PCIe 4.0 x16 in practice
+  double discrete_bytes_per_s = 1e12;    // a discrete GPU's kernels
+  double uma_bytes_per_s = 100e9;        // an integrated GPU shares the host's memory
+  double device_seconds = 0.03;          // creating a vkd3d device
 };
 
 // The rule: d3d12 (AutoEstimate::gpu) only when the adapter is hardware and its estimated time is

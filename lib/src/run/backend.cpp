@@ -56,7 +56,8 @@ namespace {
 // A backend chosen by `auto`: itself in every way, plus the reason it was chosen.
 class ChosenBackend final : public Backend {
  public:
-  ChosenBackend(std::unique_ptr<Backend> inner, Selection reason) : inner_(std::move(inner)), reason_(std::move(reason)) {}
+  ChosenBackend(std::unique_ptr<Backend> inner, Selection reason)
+      : inner_(std::move(inner)), reason_(std::move(reason)) {}
   std::string_view name() const override { return inner_->name(); }
   bool computes_on_cpu() const override { return inner_->computes_on_cpu(); }
   DeviceDescription device_description() const override { return inner_->device_description(); }
@@ -96,15 +97,18 @@ std::unique_ptr<Backend> make_auto(const OperationRequest& r, const std::vector<
   };
   const std::uint64_t output_bytes = output_size_hint(operands);
   const bool small = output_bytes < kAutoGpuMinBytes;
-  const Selection too_small{.rule = SelectionRule::small_output, .output_bytes = output_bytes, .min_bytes = kAutoGpuMinBytes};
+  const Selection too_small{
+      .rule = SelectionRule::small_output, .output_bytes = output_bytes, .min_bytes = kAutoGpuMinBytes};
   if (small && adapter.empty()) return cpu(too_small);
-  if (!d3d12_built()) return cpu({.rule = SelectionRule::d3d12_not_built, .detail = *d3d12_runtime_unavailable_reason()});
+  if (!d3d12_built())
+    return cpu({.rule = SelectionRule::d3d12_not_built, .detail = *d3d12_runtime_unavailable_reason()});
   // The device nodes before the runtime: a few stats, where loading vkd3d (three libraries and
   // theirs) cost milliseconds of every 16 MiB-and-larger run on a machine with no GPU
   // (testdata/benchmarks.md, issue #29).
   if (adapter.empty())
     if (auto why = no_hardware_adapter_reason()) return cpu({.rule = SelectionRule::no_hardware, .detail = *why});
-  if (auto why = d3d12_runtime_unavailable_reason()) return cpu({.rule = SelectionRule::no_runtime, .runtime = std::string(d3d12_runtime_name()), .detail = *why});
+  if (auto why = d3d12_runtime_unavailable_reason())
+    return cpu({.rule = SelectionRule::no_runtime, .runtime = std::string(d3d12_runtime_name()), .detail = *why});
   const AdapterList& list = gpu_adapters();
   if (list.adapters.empty()) return cpu({.rule = SelectionRule::no_adapter, .detail = list.error});
   const GpuAdapter* chosen = nullptr;
@@ -125,7 +129,8 @@ std::unique_ptr<Backend> make_auto(const OperationRequest& r, const std::vector<
     if (!decision.gpu) return cpu({.rule = SelectionRule::estimate, .estimate = decision});
     try {
       auto backend = std::make_unique<D3d12Backend>(D3d12BackendOptions{std::to_string(chosen->index)});
-      return std::make_unique<ChosenBackend>(std::move(backend), Selection{.rule = SelectionRule::estimate, .backend = "d3d12", .estimate = decision});
+      return std::make_unique<ChosenBackend>(
+          std::move(backend), Selection{.rule = SelectionRule::estimate, .backend = "d3d12", .estimate = decision});
     } catch (const Error& e) {
       if (e.code() != Errc::backend) throw;
       return cpu({.rule = SelectionRule::device_failed, .detail = e.what()});
@@ -181,7 +186,8 @@ void check_backend_choice(BackendKind kind, const std::string& isa, const std::s
     check_threads_option(*threads);
   }
   if (!adapter.empty() && !backend_uses_adapter(kind))
-    throw OptionError(OptionKey::adapter, OptionRule::not_for_backend, adapter, std::string(name), adapter_backend_names());
+    throw OptionError(OptionKey::adapter, OptionRule::not_for_backend, adapter, std::string(name),
+                      adapter_backend_names());
   if (threads && *threads == 0) check_threads_option(0);  // refused as a count, whatever the backend
   if (!isa.empty()) require_isa(*parse_isa(isa));
   // The variables that stand for an option are checked wherever that option would be, for every
@@ -193,8 +199,10 @@ void check_backend_choice(BackendKind kind, const std::string& isa, const std::s
 std::unique_ptr<Backend> make_backend(const PreparedRequest& request, const std::vector<OperandInfo>& operands) {
   const OperationRequest& r = request.request();
   switch (request.backend()) {
-    case BackendKind::cpu: return make_cpu(r);
-    case BackendKind::cpu_reference: return std::make_unique<CpuReferenceBackend>();
+    case BackendKind::cpu:
+      return make_cpu(r);
+    case BackendKind::cpu_reference:
+      return std::make_unique<CpuReferenceBackend>();
     case BackendKind::d3d12: {
       D3d12BackendOptions o;
       o.adapter = r.adapter.value_or("");
@@ -205,7 +213,8 @@ std::unique_ptr<Backend> make_backend(const PreparedRequest& request, const std:
       o.adapter = r.adapter.value_or("");  // the d3d12 backend's device on that adapter
       return std::make_unique<DirectmlBackend>(std::move(o));
     }
-    case BackendKind::automatic: break;
+    case BackendKind::automatic:
+      break;
   }
   return make_auto(r, operands);
 }
@@ -228,7 +237,8 @@ std::uint64_t input_size_hint(const std::vector<OperandInfo>& operands) {
   std::uint64_t total = 0;
   for (const auto& o : operands) {
     const std::uint64_t n = o.shape.element_count(), width = dtype_info(o.dtype).size;
-    if (n > (std::numeric_limits<std::uint64_t>::max() - total) / width) return std::numeric_limits<std::uint64_t>::max();
+    if (n > (std::numeric_limits<std::uint64_t>::max() - total) / width)
+      return std::numeric_limits<std::uint64_t>::max();
     total += n * width;
   }
   return total;

@@ -49,8 +49,9 @@ DeviceList list_devices() {
   // The CPU backends. The SIMD one can be held to any instruction set this CPU has (--isa).
   for (BackendKind kind : {BackendKind::cpu, BackendKind::cpu_reference}) {
     // As a run that names none of their options gets them.
-    const std::unique_ptr<Backend> b = kind == BackendKind::cpu ? std::unique_ptr<Backend>(std::make_unique<CpuBackend>())
-                                                                : std::make_unique<CpuReferenceBackend>();
+    const std::unique_ptr<Backend> b = kind == BackendKind::cpu
+                                           ? std::unique_ptr<Backend>(std::make_unique<CpuBackend>())
+                                           : std::make_unique<CpuReferenceBackend>();
     CpuDevice d{kind, b->device_description(), {}, {}, 0, {}};
     if (kind == BackendKind::cpu) {
       for (Isa isa : supported_isas()) d.isas.emplace_back(isa_name(isa));
@@ -110,8 +111,11 @@ DeviceList list_devices() {
   if (d3d12.available)
     for (const auto& r : reports)
       if (preferred && r.adapter.index == preferred->index && r.device)
-        d3d12.device = {.kind = DeviceKind::d3d12, .adapter = r.adapter.name, .adapter_index = r.adapter.index,
-                        .software = r.adapter.software, .feature_level = r.device->feature_level,
+        d3d12.device = {.kind = DeviceKind::d3d12,
+                        .adapter = r.adapter.name,
+                        .adapter_index = r.adapter.index,
+                        .software = r.adapter.software,
+                        .feature_level = r.device->feature_level,
                         .shader_model = r.device->shader_model};
 
   // DirectML: whether DirectML.dll loads, its version and the highest feature level its device
@@ -128,8 +132,10 @@ DeviceList list_devices() {
   directml.adapter = dml.adapter;
   directml.reason = dml.error;
   if (directml.available)
-    directml.device = {.kind = DeviceKind::directml, .adapter = dml.adapter,
-                       .feature_level = std::string(dml.max_feature_level->short_name()), .version = dml.version,
+    directml.device = {.kind = DeviceKind::directml,
+                       .adapter = dml.adapter,
+                       .feature_level = std::string(dml.max_feature_level->short_name()),
+                       .version = dml.version,
                        .path = dml.path};
 
   // What auto does with a large output here: the adapter make_backend would look at for automatic,
@@ -156,10 +162,14 @@ unsigned machine_cpu_threads() { return cpu_thread_rule(this_machine(), UINT64_M
 
 std::string d3d12_unavailable_text(const D3d12Devices& d3d12) {
   switch (d3d12.unavailable) {
-    case D3d12Unavailable::none: break;
-    case D3d12Unavailable::runtime: return d3d12.detail;
-    case D3d12Unavailable::no_adapter: return "no adapter: " + d3d12.detail;
-    case D3d12Unavailable::no_device: return "no adapter could create a D3D12 device";
+    case D3d12Unavailable::none:
+      break;
+    case D3d12Unavailable::runtime:
+      return d3d12.detail;
+    case D3d12Unavailable::no_adapter:
+      return "no adapter: " + d3d12.detail;
+    case D3d12Unavailable::no_device:
+      return "no adapter could create a D3D12 device";
   }
   return "";
 }
@@ -237,10 +247,11 @@ std::string devices_json(const DeviceList& devices) {
                                {"adapters", adapters},
                                {"enumeration_s", d3d12.enumeration_s}};
   if (!d3d12.available) d3d12_json["reason"] = d3d12_unavailable_text(d3d12);
-  const nlohmann::json out = {{"backends", backends},
-                              {"d3d12", d3d12_json},
-                              {"directml", directml},
-                              {"auto", {{"gpu_min_bytes", a.gpu_min_bytes}, {"large_outputs", large}, {"reason", auto_reason_text(a)}}}};
+  const nlohmann::json out = {
+      {"backends", backends},
+      {"d3d12", d3d12_json},
+      {"directml", directml},
+      {"auto", {{"gpu_min_bytes", a.gpu_min_bytes}, {"large_outputs", large}, {"reason", auto_reason_text(a)}}}};
   return out.dump(2) + "\n";
 }
 

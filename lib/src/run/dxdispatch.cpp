@@ -154,10 +154,12 @@ nlohmann::json dxdispatch_model(const ValidatedOp& op, const std::vector<std::st
       {"verb", info.verb},
       {"feature_level", op.level().enum_name()},
       {"dxdispatch_arguments", {"--dml_feature_level", dxdispatch_level_argument(op.level())}},
-      {"output", {{"path", output_npy_name}, {"dtype", dtype_info(out.dtype).numpy_name}, {"shape", std::vector<std::uint64_t>(op.output_shape().dims().begin(), op.output_shape().dims().end())}}},
+      {"output",
+       {{"path", output_npy_name},
+        {"dtype", dtype_info(out.dtype).numpy_name},
+        {"shape", std::vector<std::uint64_t>(op.output_shape().dims().begin(), op.output_shape().dims().end())}}},
   };
-  if (info.shift)
-    note["shift_overflow"] = shift_overflow_name(op.shift_overflow());
+  if (info.shift) note["shift_overflow"] = shift_overflow_name(op.shift_overflow());
 
   nlohmann::json model = nlohmann::json::object();
   model["resources"] = resources;
@@ -177,11 +179,12 @@ DxDispatchFiles prepare_dxdispatch_model(PendingOutputs& into, const std::string
   }
   const DxDispatchFiles names = dxdispatch_file_names(file, op.op().arity);
   if (inputs.size() != names.inputs.size())
-    throw Error(Errc::internal, fmt::format("DxDispatch model: {} input tensors for {} inputs", inputs.size(),
-                                            names.inputs.size()));
+    throw Error(Errc::internal,
+                fmt::format("DxDispatch model: {} input tensors for {} inputs", inputs.size(), names.inputs.size()));
   for (std::size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].dtype != op.desc().inputs[i].dtype || !(inputs[i].shape == op.input_shapes()[i]))
-      throw Error(Errc::internal, fmt::format("DxDispatch model: input {} is not the tensor the operation was validated for", i));
+      throw Error(Errc::internal,
+                  fmt::format("DxDispatch model: input {} is not the tensor the operation was validated for", i));
   const auto leaf = [](const std::string& path) { return path_to_utf8(path_from_utf8(path).filename()); };
   std::vector<std::string> leaves;
   for (const auto& in : names.inputs) leaves.push_back(leaf(in));

@@ -24,8 +24,7 @@ bool writes_a_file(const OperationRequest& r) {
 // output_streams without the format: whether the target's format is worth learning first.
 bool may_stream(const PreparedRequest& p, const RunHooks& hooks) {
   const OperationRequest& r = p.request();
-  return writes_a_file(r) && !r.keep_result && !hooks.before_write && !r.explain_only && r.repeat == 1 &&
-         r.warmup == 0;
+  return writes_a_file(r) && !r.keep_result && !hooks.before_write && !r.explain_only && r.repeat == 1 && r.warmup == 0;
 }
 
 }  // namespace
@@ -42,7 +41,8 @@ OutputTarget output_target(const OperationRequest& r) {
   if (!format) format = format_from_extension(path);
   if (!format && is_device_or_pipe(path)) format = TensorFormat::npy;  // /dev/null, a FIFO
   if (!format)
-    throw Error(Errc::usage, fmt::format("cannot tell the output format from '{}': name it .npy or .json, or use --format", path));
+    throw Error(Errc::usage,
+                fmt::format("cannot tell the output format from '{}': name it .npy or .json, or use --format", path));
   if (path == "-" && *format == TensorFormat::npy && standard_output_is_terminal())
     throw Error(Errc::usage, "refusing to write binary .npy to a terminal; redirect it, or use --format json");
   OutputTarget target{path, *format};

@@ -34,7 +34,8 @@ std::vector<std::string> option_choices(OptionKey key) {
     case OptionKey::isa:
       for (std::string_view isa : isa_names()) names.emplace_back(isa);
       break;
-    default: break;
+    default:
+      break;
   }
   return names;
 }
@@ -71,14 +72,16 @@ unsigned parse_threads_option(std::string_view text) {
 
 ThreadDefaults thread_defaults() {
   // One figure for the SIMD kernels: thread_rule_test checks that every SIMD set has it.
-  return {.most = knee_threads(Isa::avx2), .most_scalar = knee_threads(Isa::scalar),
+  return {.most = knee_threads(Isa::avx2),
+          .most_scalar = knee_threads(Isa::scalar),
           .parallel_min_bytes = kParallelMinBytes};
 }
 
 unsigned check_threads_option(unsigned threads) {
   if (threads == 0) throw OptionError(OptionKey::threads, OptionRule::zero, "0", std::to_string(kMaxThreads));
   if (threads > kMaxThreads)
-    throw OptionError(OptionKey::threads, OptionRule::above_maximum, std::to_string(threads), std::to_string(kMaxThreads));
+    throw OptionError(OptionKey::threads, OptionRule::above_maximum, std::to_string(threads),
+                      std::to_string(kMaxThreads));
   return threads;
 }
 

@@ -29,11 +29,13 @@ std::vector<std::string> verbs_taking(bool (*takes)(const OpInfo&)) {
 // there they never reach this; manifests and Python give them by name.
 void check_operator_options(const OperationRequest& r, const OpInfo& op) {
   if (r.out_dtype && op.output_dtype_is_input_dtype())
-    throw OptionError(OptionKey::out_dtype, OptionRule::not_for_operator, std::string(dtype_info(*r.out_dtype).numpy_name), std::string(op.verb),
+    throw OptionError(OptionKey::out_dtype, OptionRule::not_for_operator,
+                      std::string(dtype_info(*r.out_dtype).numpy_name), std::string(op.verb),
                       verbs_taking([](const OpInfo& o) { return !o.output_dtype_is_input_dtype(); }));
   if (r.shift_overflow && !op.shift)
-    throw OptionError(OptionKey::shift_overflow, OptionRule::not_for_operator, std::string(shift_overflow_name(*r.shift_overflow)),
-                      std::string(op.verb), verbs_taking([](const OpInfo& o) { return o.shift; }));
+    throw OptionError(OptionKey::shift_overflow, OptionRule::not_for_operator,
+                      std::string(shift_overflow_name(*r.shift_overflow)), std::string(op.verb),
+                      verbs_taking([](const OpInfo& o) { return o.shift; }));
   if (r.operands.size() != static_cast<std::size_t>(op.arity))
     throw Error(Errc::usage, fmt::format("{} takes {} input(s), {} given", op.verb, op.arity, r.operands.size()));
 }
@@ -81,13 +83,13 @@ void check_operands(const OperationRequest& r) {
 }
 
 void check_output(const OperationRequest& r) {
-  if (r.output == OutputKind::file && r.path.empty())
-    throw OptionError(OptionKey::output, OptionRule::empty);
+  if (r.output == OutputKind::file && r.path.empty()) throw OptionError(OptionKey::output, OptionRule::empty);
   if (r.output == OutputKind::buffer) {
     if (!r.buffer) throw Error(Errc::usage, "an output buffer is needed");
     dtype_info(r.buffer->dtype);
     if (r.buffer->data == nullptr && r.buffer->shape.element_count() != 0)
-      throw Error(Errc::usage, fmt::format("the output buffer of shape {} has no data (null)", r.buffer->shape.to_list_string()));
+      throw Error(Errc::usage,
+                  fmt::format("the output buffer of shape {} has no data (null)", r.buffer->shape.to_list_string()));
   }
 }
 
@@ -104,8 +106,9 @@ PreparedRequest prepare_request(OperationRequest r) {
   if (r.out_dtype) dtype_info(*r.out_dtype);
   if (r.shift_overflow && std::find(shift_overflow_modes().begin(), shift_overflow_modes().end(), *r.shift_overflow) ==
                               shift_overflow_modes().end())
-    throw OptionError(OptionKey::shift_overflow, OptionRule::unknown_name, std::to_string(static_cast<int>(*r.shift_overflow)),
-                      {}, option_choices(OptionKey::shift_overflow));
+    throw OptionError(OptionKey::shift_overflow, OptionRule::unknown_name,
+                      std::to_string(static_cast<int>(*r.shift_overflow)), {},
+                      option_choices(OptionKey::shift_overflow));
   check_operator_options(r, op);
   check_in_place(r, op);
   if (r.adapter) check_adapter_option(*r.adapter);

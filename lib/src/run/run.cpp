@@ -14,9 +14,7 @@
 
 namespace dmlbits {
 
-bool run_is_timed(const PreparedRequest& p, const RunHooks& hooks) {
-  return p.request().timing || hooks.on_validated;
-}
+bool run_is_timed(const PreparedRequest& p, const RunHooks& hooks) { return p.request().timing || hooks.on_validated; }
 
 namespace {
 std::vector<OperandInfo> operand_infos(const std::vector<LoadedOperand>& inputs) {
@@ -210,8 +208,9 @@ bool same_operation(const OpRequest& kept, const PreparedRequest& p, const std::
 
 // validate_operation, or the operation `entry`'s backend accepted before for the same request
 // (entry null: validated afresh).
-std::shared_ptr<const ValidatedOp> validated_operation(const PreparedRequest& p, const std::vector<LoadedOperand>& inputs,
-                                                       const Backend& backend, CachedBackends::Entry* entry) {
+std::shared_ptr<const ValidatedOp> validated_operation(const PreparedRequest& p,
+                                                       const std::vector<LoadedOperand>& inputs, const Backend& backend,
+                                                       CachedBackends::Entry* entry) {
   if (!entry) return std::make_shared<const ValidatedOp>(validate_operation(p, inputs, backend));
   for (const auto& v : entry->validated)
     if (same_operation(v.request, p, inputs)) return v.op;
@@ -229,8 +228,8 @@ std::shared_ptr<const ValidatedOp> validated_operation(const PreparedRequest& p,
 // An in-memory run's operands as read and the memory of its result.
 struct InMemory {
   std::vector<LoadedOperand>& inputs;  // the StartedRun's
-  TensorView output_view;  // the request's buffer, or allocate_result's memory, when it had one
-  Tensor output;           // empty when in place (the result is inputs[0]) or with an output_view
+  TensorView output_view;              // the request's buffer, or allocate_result's memory, when it had one
+  Tensor output;                       // empty when in place (the result is inputs[0]) or with an output_view
 
   TensorView result(const ValidatedOp& op) const {
     if (op.in_place()) return inputs[0].view();
@@ -283,7 +282,8 @@ void check_run_files(const OperationRequest& r) {
   if (!file_output) return;
   std::vector<FileUse> uses;
   for (std::size_t i = 0; i < r.operands.size(); ++i)
-    if (const auto* text = std::get_if<std::string>(&r.operands[i]); text && classify_operand(*text) == OperandKind::file)
+    if (const auto* text = std::get_if<std::string>(&r.operands[i]);
+        text && classify_operand(*text) == OperandKind::file)
       uses.push_back({*text, fmt::format("input {}", static_cast<char>('A' + i)), false, true, false});
   if (uses.empty()) return;
   uses.push_back({r.path, "the output", true});
@@ -357,7 +357,8 @@ RunResult finish_in_memory(const PreparedRequest& p, StartedRun&& run, const Run
       throw OptionError(OptionKey::out, OptionRule::wrong_dtype, std::string(dtype_info(out.dtype).numpy_name),
                         std::string(dtype_info(r.op->output_dtype()).numpy_name));
     if (!(out.shape == r.op->output_shape()))
-      throw OptionError(OptionKey::out, OptionRule::wrong_shape, out.shape.to_string(), r.op->output_shape().to_string());
+      throw OptionError(OptionKey::out, OptionRule::wrong_shape, out.shape.to_string(),
+                        r.op->output_shape().to_string());
     m.output_view = out;
   } else if (spec.output == OutputKind::memory && hooks.allocate_result) {
     out = hooks.allocate_result(r.op->output_dtype(), r.op->output_shape());

@@ -55,7 +55,7 @@ struct StartedRun {
   Backend* backend = nullptr;         // `owned`, or the BackendCache's (`cached`)
   std::unique_ptr<Backend> owned;     // made for this run: no BackendCache was given
   CachedBackends::Entry* cached = nullptr;
-  PhaseClock clock;                   // running since before the operands were read
+  PhaseClock clock;  // running since before the operands were read
 };
 
 // Reads `request`'s operands (`mode`), makes its backend (or takes it from `backends`, where
@@ -92,7 +92,8 @@ RunResult run_operation(const PreparedRequest& request, const RunHooks& hooks = 
 
 // The backend `request` names, for these loaded operands: auto decides from the output's size;
 // a device's creation shows in the backend's own phases.
-std::unique_ptr<Backend> make_operation_backend(const PreparedRequest& request, const std::vector<LoadedOperand>& inputs);
+std::unique_ptr<Backend> make_operation_backend(const PreparedRequest& request,
+                                                const std::vector<LoadedOperand>& inputs);
 
 // DMLBITS_ISA's and DMLBITS_THREADS' values where `isa` ("") and `threads` (0) leave the
 // choice to them, else "" (CachedBackends::Key).

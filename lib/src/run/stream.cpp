@@ -82,7 +82,7 @@ enum class Split {
 // for its description.
 struct ThreadChoice {
   Split split = Split::one;
-  ThreadWhy why;  // for Split::one, plain: the backend's own ("outputs under 4 MiB run on one")
+  ThreadWhy why;         // for Split::one, plain: the backend's own ("outputs under 4 MiB run on one")
   unsigned threads = 1;  // the threads the run uses (the slices' count)
 };
 
@@ -144,8 +144,8 @@ ThreadChoice thread_choice(const ValidatedOp& v, const std::vector<LoadedOperand
   }
   if (pipeline) return {Split::pipeline, kPipelineWhy, 2};
   if (two_streams && !splittable) return {Split::one, kTwoStreamsOnOne};
-  return {Split::one, {ThreadUse::small_stream, splittable ? options.halves_min_output_bytes
-                                                          : options.pipeline_min_output_bytes}};
+  return {Split::one,
+          {ThreadUse::small_stream, splittable ? options.halves_min_output_bytes : options.pipeline_min_output_bytes}};
 }
 
 // Runs produce(c) for every chunk c on a second thread while the calling thread runs
@@ -232,8 +232,8 @@ bool materialize_unstreamable(const ValidatedOp& v, std::vector<LoadedOperand>& 
 
 // An operation that does not stream (it broadcasts along an axis): computed whole in memory,
 // before its output is created, and then written after the header.
-Tensor compute_whole(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs, Backend& backend, PhaseClock& phase,
-                     PhaseSeconds& s) {
+Tensor compute_whole(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs, Backend& backend,
+                     PhaseClock& phase, PhaseSeconds& s) {
   Tensor result(v.output_dtype(), v.output_shape());
   ExecuteBuffers buffers;
   for (const auto& in : inputs) buffers.inputs.push_back(in.view().bytes());
@@ -254,10 +254,19 @@ class ChunkWriter {
   // `data_offset`: the output's bytes before the data (its .npy header).
   ChunkWriter(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Backend& backend, OutputFile& out,
               std::uint64_t data_offset, const ProgressFn& progress, std::size_t slots)
-      : v_(v), inputs_(inputs), backend_(backend), out_(out), progress_(progress), data_offset_(data_offset),
-        in_size_(dtype_info(v.input_dtype()).size), out_size_(dtype_info(v.output_dtype()).size),
-        count_(v.output_shape().element_count()), chunk_(chunk_elements(v)), chunks_(chunk_count(v)),
-        full_(v.flat_chunk(chunk_)), slots_(std::min<std::uint64_t>(slots, chunks_)) {
+      : v_(v),
+        inputs_(inputs),
+        backend_(backend),
+        out_(out),
+        progress_(progress),
+        data_offset_(data_offset),
+        in_size_(dtype_info(v.input_dtype()).size),
+        out_size_(dtype_info(v.output_dtype()).size),
+        count_(v.output_shape().element_count()),
+        chunk_(chunk_elements(v)),
+        chunks_(chunk_count(v)),
+        full_(v.flat_chunk(chunk_)),
+        slots_(std::min<std::uint64_t>(slots, chunks_)) {
     const std::size_t slot_elements = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_, count_));
     // A slot: each streamed input's scratch (none for one held in memory), then the result.
     std::vector<std::size_t> in_bytes;
@@ -388,7 +397,7 @@ class ChunkWriter {
     std::vector<std::byte*> in;  // into arena_ (each input's scratch; unused for one held in memory)
     std::byte* out = nullptr;    // into arena_
     std::size_t n = 0;
-    std::exception_ptr error;  // the producer failed on this chunk (and stopped)
+    std::exception_ptr error;                       // the producer failed on this chunk (and stopped)
     double read_s = 0, execute_s = 0, write_s = 0;  // by the thread that used the slot
   };
 
@@ -434,7 +443,7 @@ class ChunkWriter {
   const std::size_t chunk_;
   const std::uint64_t chunks_;
   const ValidatedOp full_;  // the operation on one whole chunk
-  AlignedBuffer arena_;  // every slot's buffers
+  AlignedBuffer arena_;     // every slot's buffers
   std::vector<Slot> slots_;
 };
 
@@ -449,13 +458,16 @@ bool write_staged(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Back
    public:
     Io(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, OutputFile& out, std::uint64_t data_offset,
        const ProgressFn& progress)
-        : inputs_(inputs), out_(out), progress_(progress), data_offset_(data_offset),
-          in_size_(dtype_info(v.input_dtype()).size), out_size_(dtype_info(v.output_dtype()).size),
+        : inputs_(inputs),
+          out_(out),
+          progress_(progress),
+          data_offset_(data_offset),
+          in_size_(dtype_info(v.input_dtype()).size),
+          out_size_(dtype_info(v.output_dtype()).size),
           count_(v.output_shape().element_count()) {}
     bool concurrent_reads() const override {
-      return std::all_of(inputs_.begin(), inputs_.end(), [](const LoadedOperand& in) {
-        return in.stream ? in.stream->seekable() : !in.converts();
-      });
+      return std::all_of(inputs_.begin(), inputs_.end(),
+                         [](const LoadedOperand& in) { return in.stream ? in.stream->seekable() : !in.converts(); });
     }
     bool concurrent_writes() const override { return out_.writes_at_offsets(); }
     void read_input(std::size_t i, std::uint64_t first, std::span<std::byte> dst) override {
@@ -516,13 +528,15 @@ void write_chunks(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Back
   const unsigned slices = lease ? lease->threads() : choice.threads;
   if (split == Split::slices && slices < 2) split = Split::one;
   ChunkWriter writer(v, inputs, backend, out, data_offset, progress,
-                     split == Split::one ? 1 : split == Split::slices ? slices : kStreamSlots);
+                     split == Split::one      ? 1
+                     : split == Split::slices ? slices
+                                              : kStreamSlots);
   auto produce = [&](std::uint64_t c) { return writer.produce(c); };
   auto consume = [&](std::uint64_t c) { writer.consume(c); };
   s.write += phase.lap();  // creating the output and writing its header
   if (split == Split::slices) writer.run_slices();
-  const bool ran = split == Split::slices || (split == Split::pipeline &&
-                                              run_pipelined(writer.chunks(), writer.slot_count(), produce, consume));
+  const bool ran = split == Split::slices ||
+                   (split == Split::pipeline && run_pipelined(writer.chunks(), writer.slot_count(), produce, consume));
   if (!ran) {
     for (std::uint64_t c = 0; c < writer.chunks(); ++c) {
       produce(c);
@@ -569,10 +583,11 @@ void record_phases(RunTiming& t, const PhaseSeconds& s, const ValidatedOp& v, co
 
 }  // namespace
 
-RunResult finish_streamed(const PreparedRequest& p, StartedRun&& run, const std::string& out_path, bool output_at_offsets,
-                          const RunHooks& hooks, const StreamOptions& options) {
+RunResult finish_streamed(const PreparedRequest& p, StartedRun&& run, const std::string& out_path,
+                          bool output_at_offsets, const RunHooks& hooks, const StreamOptions& options) {
   const OperationRequest& spec = p.request();
-  if (spec.repeat != 1 || spec.warmup != 0 || !run.clock.on()) throw Error(Errc::internal, "finish_streamed runs once, timed");
+  if (spec.repeat != 1 || spec.warmup != 0 || !run.clock.on())
+    throw Error(Errc::internal, "finish_streamed runs once, timed");
   RunResult& r = run.result;
   Backend& backend = *run.backend;
   PhaseClock& phase = run.clock;
