@@ -1,8 +1,9 @@
 // The kernel table: every kernel file's rows, named, and the dispatch from (operation, width,
 // instruction set, operand layout) to the kernel to run.
+#include <algorithm>
 #include <array>
-#include <atomic>
 #include <bit>
+#include <cstdint>
 #include <vector>
 
 #include <fmt/format.h>
@@ -62,70 +63,88 @@ constexpr std::array kChoices{
     KernelChoice{OpKind::popcount, 2, 4, Isa::avx512, "avx2"},
 };
 
+// 1, 2, 4 or 8 (std::has_single_bit calls libgcc's popcount without -mpopcnt).
+bool one_to_eight(unsigned w) { return w == 1 || w == 2 || w == 4 || w == 8; }
+
+// A slot holds a kernel's position in kernel_table(), or kNoKernel. Bytes keep both kinds of
+// table for every set within one page, aligned below (a run's first dispatch writes them all,
+// and each fresh page it writes is a fault: dear on a virtual machine).
+using Slot = std::uint8_t;
+constexpr Slot kNoKernel = UINT8_MAX;
+using SlotRow = std::array<Slot, kKernelKeys>;  // one set's slots, by kernel_key()
+constexpr std::size_t kTablesBytes = 2 * kIsaCount * sizeof(SlotRow) + sizeof(std::span<const KernelInfo>);
+
+// The kernels select_kernel and dispatch_kernel answer with, for every key and set, filled once
+// (at the first lookup) from the kernel table and kChoices, so that a lookup is an index: a 4x4
+// operation once spent longer finding its kernel, a walk of the whole table per set, than
+// running it. The instruction-set overrides (DMLBITS_ISA, force_isa) only change which set's row
+// a backend reads, never the rows.
+struct alignas(std::min<std::size_t>(std::bit_ceil(kTablesBytes), 4096)) KernelChoiceTables {
+  std::array<SlotRow, kIsaCount> select;    // the kernel of the widest set at or below the row's
+  std::array<SlotRow, kIsaCount> dispatch;  // select's, with kChoices' rows for that host set
+  std::span<const KernelInfo> kernels;      // kernel_table(), which the slots index
+};
+
+KernelChoiceTables build_choice_tables() {
+  KernelChoiceTables t;
+  t.kernels = kernel_table();
+  if (t.kernels.size() >= kNoKernel)
+    throw Error(Errc::internal, fmt::format("kernel_table.cpp: {} kernels do not fit a Slot: widen it", t.kernels.size()));
+  // Each set's own kernels: the last runnable row of a key is the preferred one (build_table).
+  std::array<SlotRow, kIsaCount> own;
+  for (SlotRow& row : own) row.fill(kNoKernel);
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    const KernelInfo& k = t.kernels[i];
+    const std::size_t key = kernel_key(k.op, k.width, k.out_width, k.operands);
+    if (key == kKernelKeys || static_cast<std::size_t>(k.isa) >= kIsaCount)
+      throw Error(Errc::internal, fmt::format("kernel_table.cpp: {} has no slot", kernel_name(k)));
+    if (kernel_runnable(k)) own[static_cast<std::size_t>(k.isa)][key] = static_cast<Slot>(i);
+  }
+  // A set without its own kernel for a key takes the nearest narrower set's.
+  for (std::size_t s = 0; s < kIsaCount; ++s)
+    for (std::size_t key = 0; key < kKernelKeys; ++key)
+      t.select[s][key] = own[s][key] != kNoKernel || s == 0 ? own[s][key] : t.select[s - 1][key];
+  // The measured exceptions, for every operand layout of their operation. Where two rows named
+  // one key the first whose kernel runs would win, so they are written last to first.
+  t.dispatch = t.select;
+  for (auto c = kChoices.rbegin(); c != kChoices.rend(); ++c) {
+    if (static_cast<std::size_t>(c->host) >= kIsaCount) continue;
+    for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+      const KernelInfo& k = t.kernels[i];
+      if (k.op == c->op && k.width == c->width && k.out_width == c->out_width &&
+          std::string_view(k.tag) == c->tag && kernel_runnable(k))
+        t.dispatch[static_cast<std::size_t>(c->host)][kernel_key(k.op, k.width, k.out_width, k.operands)] =
+            static_cast<Slot>(i);
+    }
+  }
+  return t;
+}
+
+const KernelChoiceTables& choice_tables() {
+  static const KernelChoiceTables tables = build_choice_tables();
+  return tables;
+}
+
+const KernelInfo* chosen(const KernelChoiceTables& t, const std::array<SlotRow, kIsaCount>& rows, OpKind op,
+                         unsigned width, unsigned out_width, Isa isa, Operands operands) {
+  const std::size_t key = kernel_key(op, width, out_width, operands);
+  if (key == kKernelKeys || static_cast<std::size_t>(isa) >= kIsaCount) return nullptr;  // not a kernel's key
+  const Slot slot = rows[static_cast<std::size_t>(isa)][key];
+  return slot == kNoKernel ? nullptr : &t.kernels[slot];
+}
+
 }  // namespace
 
 std::span<const KernelChoice> kernel_choices() { return kChoices; }
 
-namespace {
-
-// The answers of select_kernel and dispatch_kernel, remembered: they depend on their arguments
-// and the CPU only, and a 4x4 operation spent longer finding its kernel (a walk of the whole
-// table per instruction set) than running it. One slot per (op, width, out_width, set,
-// operands), filled on first use; threads that race fill it with the same answer. A slot
-// starts as nullptr ("not looked up yet") and so does the whole memo: constant-initialised,
-// it sits in zero pages that no start-up writes to (a constructor storing a marker in each of
-// its ~1,000 slots made every run fault in two pages per memo before its first dispatch).
-class KernelMemo {
- public:
-  template <class Find>
-  const KernelInfo* get(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands, Find find) {
-    const auto o = static_cast<std::size_t>(op);
-    if (o >= kOps || !one_to_eight(width) || !one_to_eight(out_width) ||
-        static_cast<std::size_t>(isa) >= kIsaCount || static_cast<std::size_t>(operands) >= 3)
-      return find();  // not a kernel's key: looked up, never remembered
-    std::atomic<const KernelInfo*>& slot =
-        slots_[(((o * 4 + static_cast<std::size_t>(std::countr_zero(width))) * 4 +
-                 static_cast<std::size_t>(std::countr_zero(out_width))) * kIsaCount + static_cast<std::size_t>(isa)) * 3 +
-               static_cast<std::size_t>(operands)];
-    const KernelInfo* k = slot.load(std::memory_order_acquire);
-    if (k == nullptr) {
-      k = find();
-      slot.store(k != nullptr ? k : none(), std::memory_order_release);
-    }
-    return k == none() ? nullptr : k;
-  }
-
- private:
-  static constexpr std::size_t kOps = 7;  // OpKind's values
-  // 1, 2, 4 or 8 (std::has_single_bit calls libgcc's popcount without -mpopcnt).
-  static bool one_to_eight(unsigned w) { return w == 1 || w == 2 || w == 4 || w == 8; }
-  static const KernelInfo* none() {
-    static const KernelInfo marker;  // "looked up: no kernel" (nullptr means "not looked up yet")
-    return &marker;
-  }
-  std::array<std::atomic<const KernelInfo*>, kOps * 4 * 4 * kIsaCount * 3> slots_{};
-};
-static_assert(static_cast<std::size_t>(OpKind::popcount) + 1 == 7, "KernelMemo::kOps counts OpKind's values");
-
-constinit KernelMemo select_memo_slots;
-constinit KernelMemo dispatch_memo_slots;
-KernelMemo& select_memo() { return select_memo_slots; }
-KernelMemo& dispatch_memo() { return dispatch_memo_slots; }
-
-const KernelInfo* find_dispatch_kernel(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands) {
-  for (const KernelChoice& c : kChoices) {
-    if (c.op != op || c.width != width || c.out_width != out_width || c.host != isa) continue;
-    const KernelInfo* found = nullptr;
-    for (const KernelInfo& k : kernel_table())
-      if (k.op == op && k.width == width && k.out_width == out_width && k.operands == operands &&
-          std::string_view(k.tag) == c.tag && kernel_runnable(k))
-        found = &k;
-    if (found) return found;
-  }
-  return select_kernel(op, width, out_width, isa, operands);
+std::size_t kernel_key(OpKind op, unsigned width, unsigned out_width, Operands operands) {
+  const auto o = static_cast<std::size_t>(op);
+  if (o >= kOpCount || !one_to_eight(width) || !one_to_eight(out_width) ||
+      static_cast<std::size_t>(operands) >= kOperandsCount)
+    return kKernelKeys;
+  return ((o * kKernelWidths + static_cast<std::size_t>(std::countr_zero(width))) * kKernelWidths +
+          static_cast<std::size_t>(std::countr_zero(out_width))) * kOperandsCount + static_cast<std::size_t>(operands);
 }
-
-}  // namespace
 
 std::string kernel_op_name(OpKind op, unsigned out_width) {
   const OpInfo& info = op_info(op);
@@ -155,25 +174,19 @@ bool kernel_runnable(const KernelInfo& k) {
 }
 
 const KernelInfo* lookup_kernel(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands) {
-  const KernelInfo* found = nullptr;
-  for (const KernelInfo& k : kernel_table())
-    if (k.op == op && k.width == width && k.out_width == out_width && k.isa == isa && k.operands == operands &&
-        kernel_runnable(k))
-      found = &k;
-  return found;
+  // select_kernel's answer is the set's own kernel whenever it has one.
+  const KernelInfo* k = select_kernel(op, width, out_width, isa, operands);
+  return k != nullptr && k->isa == isa ? k : nullptr;
 }
 
 const KernelInfo* select_kernel(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands) {
-  return select_memo().get(op, width, out_width, isa, operands, [&]() -> const KernelInfo* {
-    for (int i = static_cast<int>(isa); i >= 0; --i)
-      if (const KernelInfo* k = lookup_kernel(op, width, out_width, static_cast<Isa>(i), operands)) return k;
-    return nullptr;
-  });
+  const KernelChoiceTables& t = choice_tables();
+  return chosen(t, t.select, op, width, out_width, isa, operands);
 }
 
 const KernelInfo* dispatch_kernel(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands) {
-  return dispatch_memo().get(op, width, out_width, isa, operands,
-                             [&] { return find_dispatch_kernel(op, width, out_width, isa, operands); });
+  const KernelChoiceTables& t = choice_tables();
+  return chosen(t, t.dispatch, op, width, out_width, isa, operands);
 }
 
 }  // namespace dmlbits
