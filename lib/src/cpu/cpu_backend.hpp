@@ -83,11 +83,18 @@ inline constexpr std::size_t kKernelWidths = 4;  // 1, 2, 4 and 8 bytes, in and 
 inline constexpr std::size_t kKernelKeys = kOpCount * kKernelWidths * kKernelWidths * kOperandsCount;
 // The slot of a key, below kKernelKeys; kKernelKeys for what is no kernel's key (a width other
 // than 1, 2, 4 or 8, a value past the enums).
-std::size_t kernel_key(OpKind op, unsigned width, unsigned out_width, Operands operands);
+constexpr std::size_t kernel_key(OpKind op, unsigned width, unsigned out_width, Operands operands) {
+  const auto log2 = [](unsigned w) -> std::size_t { return w == 1 ? 0 : w == 2 ? 1 : w == 4 ? 2 : w == 8 ? 3 : kKernelWidths; };
+  const auto o = static_cast<std::size_t>(op);
+  const std::size_t w = log2(width);
+  const std::size_t ow = log2(out_width);
+  if (o >= kOpCount || w == kKernelWidths || ow == kKernelWidths || static_cast<std::size_t>(operands) >= kOperandsCount)
+    return kKernelKeys;
+  return ((o * kKernelWidths + w) * kKernelWidths + ow) * kOperandsCount + static_cast<std::size_t>(operands);
+}
 
-// The lookups below read tables filled once, at the first of them, from the kernel table and
-// this CPU's features; keys that are no kernel's (kernel_key), and sets past Isa's values, have
-// none.
+// The lookups below read tables filled once, with the kernel table, from its rows and this CPU's
+// features; keys that are no kernel's (kernel_key), and sets past Isa's values, have none.
 // The preferred runnable kernel of exactly `isa`, or nullptr (no kernel of that set, or the
 // CPU cannot run it). Unary operations exist only with Operands::vectors.
 const KernelInfo* lookup_kernel(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands);

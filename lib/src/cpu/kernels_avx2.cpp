@@ -297,6 +297,7 @@ using Policy = Avx2StreamPolicy;
 constexpr const char* kTag = "avx2";
 
 constexpr std::array kRows{DMLBITS_SET_ROWS};
+static_assert(rows_of_set(kRows, kIsa));
 
 }  // namespace
 

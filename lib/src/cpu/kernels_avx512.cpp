@@ -16,6 +16,7 @@ namespace {
 constexpr const char* kTag = "avx512";
 
 constexpr std::array kRows{DMLBITS_SET_ROWS};
+static_assert(rows_of_set(kRows, kIsa));
 
 }  // namespace
 
