@@ -64,7 +64,7 @@ bool runs(Isa isa, CpuExtension extension, Isa host, const CpuFeatures& f) {
 }
 
 // A slot holds one more than a kernel's position in the kernel table, or 0 for none: the rows
-// come in the order of their sets (build_tables), so the widest set's kernel at or below a set,
+// come in the order of their sets (the constructor), so the widest set's kernel at or below a set,
 // and its preferred one (the last), is the slot with the greatest value. Bytes keep both kinds
 // of table for every set within one page, aligned below (a run's first dispatch writes them
 // all, and each fresh page it writes is a fault: dear on a virtual machine).
@@ -77,13 +77,16 @@ constexpr std::size_t kTablesBytes = 2 * kIsaCount * sizeof(SlotRow) + sizeof(st
 // 4x4 operation once spent longer finding its kernel, a walk of the whole table per set, than
 // running it. The instruction-set overrides (DMLBITS_ISA, force_isa) only change which set's
 // row a backend reads, never the rows.
+// Built in place, in the static storage of tables(): an over-aligned object is never on the stack
+// (MinGW's GCC does not realign the stack for it).
 struct alignas(std::min<std::size_t>(std::bit_ceil(kTablesBytes), 4096)) KernelTables {
+  KernelTables();
   std::array<SlotRow, kIsaCount> select{};  // the kernel of the widest set at or below the row's
   std::array<SlotRow, kIsaCount> dispatch;  // select's, with kChoices' rows for that host set
   std::vector<KernelInfo> kernels;          // kernel_table()
 };
 
-KernelTables build_tables() {
+KernelTables::KernelTables() {
   // Order matters: within one (op, width, set, operands), later rows are preferred; and the
   // files come in the order of their sets, narrowest first (each file's rows are of one set and
   // have slots: kernels.hpp, rows_of_set).
@@ -93,10 +96,9 @@ KernelTables build_tables() {
   for (auto rows : files) rows_count += rows.size();
   if (rows_count > std::numeric_limits<Slot>::max())
     throw Error(Errc::internal, fmt::format("kernel_table.cpp: {} kernels do not fit a Slot: widen it", rows_count));
-  KernelTables t;
   // Sized once: growing it row by row left a trail of freed copies that took the heap over fresh
   // pages, each a page fault (dear on a virtual machine: testdata/benchmarks.md, "Fourth pass").
-  t.kernels.resize(rows_count);
+  kernels.resize(rows_count);
   // kChoices' kernels, by row and operand layout: the last runnable row of the key with the tag.
   std::array<std::array<Slot, kOperandsCount>, kChoices.size()> choice_slots{};
   const Isa host = host_isa();
@@ -104,7 +106,7 @@ KernelTables build_tables() {
   std::size_t i = 0;
   for (auto rows : files) {
     for (const cpu::KernelRow& r : rows) {
-      KernelInfo& k = t.kernels[i++];
+      KernelInfo& k = kernels[i++];
       k.op = r.op;
       k.width = r.width;
       k.out_width = r.out_width;
@@ -115,7 +117,7 @@ KernelTables build_tables() {
       k.tag = r.tag;
       if (!runs(r.isa, r.extension, host, features)) continue;
       // Each set's own preferred kernel: the last runnable row.
-      t.select[static_cast<std::size_t>(r.isa)][r.key] = static_cast<Slot>(i);
+      select[static_cast<std::size_t>(r.isa)][r.key] = static_cast<Slot>(i);
       for (std::size_t c = 0; c < kChoices.size(); ++c)
         if (r.key - kChoiceKeys[c] < kOperandsCount && std::string_view(r.tag) == kChoices[c].tag)
           choice_slots[c][r.key - kChoiceKeys[c]] = static_cast<Slot>(i);
@@ -124,22 +126,21 @@ KernelTables build_tables() {
   // A set without its own kernel for a key takes the nearest narrower set's.
   for (std::size_t s = 1; s < kIsaCount; ++s)
     for (std::size_t key = 0; key < kKernelKeys; ++key)
-      t.select[s][key] = std::max(t.select[s][key], t.select[s - 1][key]);
+      select[s][key] = std::max(select[s][key], select[s - 1][key]);
   // The measured exceptions, for every operand layout of their operation. Where two rows named
   // one key the first whose kernel runs would win, so they are written last to first.
-  t.dispatch = t.select;
+  dispatch = select;
   for (std::size_t c = kChoices.size(); c-- > 0;) {
     const auto host_set = static_cast<std::size_t>(kChoices[c].host);
     for (std::size_t o = 0; o < kOperandsCount; ++o)
-      if (choice_slots[c][o] != 0) t.dispatch[host_set][kChoiceKeys[c] + o] = choice_slots[c][o];
+      if (choice_slots[c][o] != 0) dispatch[host_set][kChoiceKeys[c] + o] = choice_slots[c][o];
   }
-  return t;
 }
 
 // Both `inline` so that GCC folds them into select_kernel and dispatch_kernel, which a run calls
 // once: as calls, a 4x4 run through CpuBackend::run took measurably longer than with the memos.
 inline const KernelTables& tables() {
-  static const KernelTables t = build_tables();
+  static const KernelTables t;
   return t;
 }
 
