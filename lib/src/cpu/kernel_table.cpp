@@ -138,7 +138,8 @@ KernelTables::KernelTables() {
 }
 
 // Both `inline` so that GCC folds them into select_kernel and dispatch_kernel, which a run calls
-// once: as calls, a 4x4 run through CpuBackend::run took measurably longer than with the memos.
+// once: as calls, they made a 4x4 run through CpuBackend::run measurably slower
+// (testdata/benchmarks.md, "Issue #45 item 2").
 inline const KernelTables& tables() {
   static const KernelTables t;
   return t;
