@@ -17,6 +17,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -468,30 +469,109 @@ TEST(CpuKernelsTest, ChoicesNameKernelsThatExist) {
   }
 }
 
-// select_kernel and dispatch_kernel remember their answers (kernel_table.cpp): the remembered
-// answer is the table's, for every key, asked twice.
-TEST(CpuKernelsTest, RememberedChoicesAreTheTables) {
+// The choice tables (kernel_table.cpp) pinned to the rule they replaced, re-implemented here
+// as a walk of the kernel table: lookup_kernel is the last runnable row of exactly the set;
+// select_kernel the lookup at the set, else at each narrower one; dispatch_kernel the first
+// kChoices row for (op, widths, set) whose kernel (by tag, the last runnable such row) runs,
+// else select_kernel. Every key, on every set (those this CPU lacks have no kernels of their
+// own), compared by name and by address.
+const KernelInfo* scan_lookup(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands) {
+  const KernelInfo* found = nullptr;
+  for (const KernelInfo& k : kernel_table())
+    if (k.op == op && k.width == width && k.out_width == out_width && k.isa == isa && k.operands == operands &&
+        kernel_runnable(k))
+      found = &k;
+  return found;
+}
+const KernelInfo* scan_select(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands) {
+  for (int i = static_cast<int>(isa); i >= 0; --i)
+    if (const KernelInfo* k = scan_lookup(op, width, out_width, static_cast<Isa>(i), operands)) return k;
+  return nullptr;
+}
+const KernelInfo* scan_dispatch(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands) {
+  for (const KernelChoice& c : kernel_choices()) {
+    if (c.op != op || c.width != width || c.out_width != out_width || c.host != isa) continue;
+    const KernelInfo* found = nullptr;
+    for (const KernelInfo& k : kernel_table())
+      if (k.op == op && k.width == width && k.out_width == out_width && k.operands == operands &&
+          std::string_view(k.tag) == c.tag && kernel_runnable(k))
+        found = &k;
+    if (found) return found;
+  }
+  return scan_select(op, width, out_width, isa, operands);
+}
+
+TEST(CpuKernelsTest, ChoiceTablesPickWhatTheScanPicked) {
+  const auto name = [](const KernelInfo* k) { return k ? kernel_name(*k) : std::string("none"); };
+  int keys = 0, kernels = 0, chosen_narrower = 0;
   for (const OpInfo& op : op_table())
-    for (unsigned width : {1u, 2u, 4u, 8u})
-      for (unsigned out_width : {1u, 2u, 4u, 8u})
+    for (const unsigned width : kWidths)
+      for (const unsigned out_width : kWidths)
         for (std::size_t i = 0; i < kIsaCount; ++i)
-          for (Operands operands : {Operands::vectors, Operands::b_scalar, Operands::a_scalar}) {
+          for (const Operands operands : kAllOperands) {
             const Isa isa = static_cast<Isa>(i);
-            const KernelInfo* walked = nullptr;
-            for (int j = static_cast<int>(isa); j >= 0 && !walked; --j)
-              walked = lookup_kernel(op.kind, width, out_width, static_cast<Isa>(j), operands);
-            for (int twice = 0; twice < 2; ++twice) {
-              ASSERT_EQ(select_kernel(op.kind, width, out_width, isa, operands), walked)
-                  << op.verb << " x" << width * 8 << " -> x" << out_width * 8 << " " << isa_name(isa);
-            }
-            const KernelInfo* dispatched = dispatch_kernel(op.kind, width, out_width, isa, operands);
-            EXPECT_EQ(dispatch_kernel(op.kind, width, out_width, isa, operands), dispatched);
-            if (!dispatched) {
-              EXPECT_EQ(walked, nullptr);
-            }
+            const std::string key = fmt::format("{} x{} -> x{} {} {}", op.verb, width * 8, out_width * 8,
+                                                isa_name(isa), static_cast<int>(operands));
+            const KernelInfo* lookup = scan_lookup(op.kind, width, out_width, isa, operands);
+            const KernelInfo* select = scan_select(op.kind, width, out_width, isa, operands);
+            const KernelInfo* dispatch = scan_dispatch(op.kind, width, out_width, isa, operands);
+            EXPECT_EQ(name(lookup_kernel(op.kind, width, out_width, isa, operands)), name(lookup)) << key;
+            EXPECT_EQ(name(select_kernel(op.kind, width, out_width, isa, operands)), name(select)) << key;
+            EXPECT_EQ(name(dispatch_kernel(op.kind, width, out_width, isa, operands)), name(dispatch)) << key;
+            EXPECT_EQ(lookup_kernel(op.kind, width, out_width, isa, operands), lookup) << key;
+            EXPECT_EQ(select_kernel(op.kind, width, out_width, isa, operands), select) << key;
+            EXPECT_EQ(dispatch_kernel(op.kind, width, out_width, isa, operands), dispatch) << key;
+            ++keys;
+            kernels += dispatch != nullptr;
+            chosen_narrower += dispatch != select;
           }
-  // Not a kernel's key: looked up (and found wanting), never remembered.
+  EXPECT_EQ(keys, static_cast<int>(kOpCount * kWidths.size() * kWidths.size() * kIsaCount * kAllOperands.size()));
+  EXPECT_GT(kernels, 0);
+  // On a host whose widest set a kChoices row names, dispatch differs from select there.
+  const bool a_row_applies = std::any_of(kernel_choices().begin(), kernel_choices().end(),
+                                         [](const KernelChoice& c) { return isa_supported(c.host); });
+  if (a_row_applies) {
+    EXPECT_GT(chosen_narrower, 0);
+  }
+  // No kernel's key: no kernel, and no fault.
   EXPECT_EQ(select_kernel(OpKind::bit_and, 3, 3, Isa::scalar, Operands::vectors), nullptr);
+  EXPECT_EQ(dispatch_kernel(OpKind::bit_and, 4, 16, Isa::scalar, Operands::vectors), nullptr);
+  EXPECT_EQ(select_kernel(static_cast<OpKind>(kOpCount), 4, 4, Isa::scalar, Operands::vectors), nullptr);
+  EXPECT_EQ(select_kernel(OpKind::bit_and, 4, 4, static_cast<Isa>(kIsaCount), Operands::vectors), nullptr);
+  EXPECT_EQ(lookup_kernel(OpKind::bit_and, 4, 4, Isa::scalar, static_cast<Operands>(kOperandsCount)), nullptr);
+}
+
+// The tables have a slot for every key of every operator in the operator table, which is
+// kOpCount rows long (ops.cpp): a new OpKind has its slots, and its kernels are found. (They were
+// once memos sized by a hand-written operator count that a new operator would have overrun,
+// silently going unremembered.)
+TEST(CpuKernelsTest, ChoiceTablesHaveSlotsForEveryOperator) {
+  static_assert(kKernelKeys == kOpCount * kKernelWidths * kKernelWidths * kOperandsCount);
+  ASSERT_EQ(op_table().size(), kOpCount);
+  EXPECT_EQ(op_table().back().kind, static_cast<OpKind>(kOpCount - 1));
+  std::vector<int> used(kKernelKeys);
+  for (const OpInfo& op : op_table())
+    for (const unsigned width : kWidths)
+      for (const unsigned out_width : kWidths)
+        for (const Operands operands : kAllOperands) {
+          const std::size_t key = kernel_key(op.kind, width, out_width, operands);
+          ASSERT_LT(key, kKernelKeys) << op.verb;
+          ++used[key];
+        }
+  EXPECT_EQ(std::count(used.begin(), used.end(), 1), static_cast<std::ptrdiff_t>(kKernelKeys)) << "one key per slot";
+  EXPECT_EQ(kernel_key(static_cast<OpKind>(kOpCount), 4, 4, Operands::vectors), kKernelKeys);
+  EXPECT_EQ(kernel_key(OpKind::bit_and, 0, 4, Operands::vectors), kKernelKeys);
+  EXPECT_EQ(kernel_key(OpKind::bit_and, 4, 16, Operands::vectors), kKernelKeys);
+  // Every runnable row is found at its own key and set, or a later row of the same key is.
+  for (const KernelInfo& k : kernel_table()) {
+    if (!kernel_runnable(k)) continue;
+    const KernelInfo* found = lookup_kernel(k.op, k.width, k.out_width, k.isa, k.operands);
+    ASSERT_NE(found, nullptr) << kernel_name(k);
+    EXPECT_GE(found, &k) << kernel_name(k);
+    EXPECT_EQ(kernel_key(found->op, found->width, found->out_width, found->operands),
+              kernel_key(k.op, k.width, k.out_width, k.operands));
+    EXPECT_EQ(found->isa, k.isa);
+  }
 }
 
 TEST(CpuKernelsTest, DispatchFollowsTheChoices) {

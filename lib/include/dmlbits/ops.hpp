@@ -7,6 +7,7 @@
 // table. lib/docs/adding-an-operator.md lists the few places an operator is added.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -50,6 +51,11 @@ std::optional<FeatureLevel> parse_feature_level(std::string_view text);
 namespace dmlbits {
 
 enum class OpKind : std::uint8_t { shl, shr, bit_and, bit_or, bit_xor, bit_not, popcount };
+// How many operators there are: one past the last enumerator, where a new operator goes
+// (lib/docs/adding-an-operator.md), so this line names the new one. Every table with a row per
+// operator is sized from it: the operator table (ops.cpp, which refuses to compile with a row
+// too many and fails its static_assert with one too few) and the CPU kernel choice tables.
+inline constexpr std::size_t kOpCount = static_cast<std::size_t>(OpKind::popcount) + 1;
 
 // What shift counts >= the element width produce. DirectML documents nothing; `directml` is
 // what DirectML 1.15.4 was measured to compute (its shader-model-5.1 path under wine, vkd3d and

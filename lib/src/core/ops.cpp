@@ -71,8 +71,9 @@ std::uint64_t shift(std::uint64_t a, std::uint64_t b, unsigned bits, ShiftOverfl
 std::uint64_t ref_shl(std::uint64_t a, std::uint64_t b, unsigned bits, ShiftOverflow o) { return shift(a, b, bits, o, true); }
 std::uint64_t ref_shr(std::uint64_t a, std::uint64_t b, unsigned bits, ShiftOverflow o) { return shift(a, b, bits, o, false); }
 
-// Rows in OpKind order: op_info() indexes the table by kind.
-constexpr std::array<OpInfo, 7> kOps{{
+// Rows in OpKind order: op_info() indexes the table by kind. kOpCount rows: an extra row does not
+// compile, a missing one is a value-initialised row that rows_in_kind_order() refuses.
+constexpr std::array<OpInfo, kOpCount> kOps{{
     {.kind = OpKind::shl, .verb = "shl", .dml_suffix = "BIT_SHIFT_LEFT", .dml_enum = 97, .arity = 2,
      .tiers = kShiftTiers, .summary = "logical shift left of A by B bits", .shift = true, .in_place = true,
      .shader = ShaderFamily::shift, .kernel_name = "shl", .reference = ref_shl,

@@ -37,16 +37,22 @@ struct V {
     else if constexpr (sizeof(T) == 4) return _mm512_set1_epi32(static_cast<int>(v));
     else return _mm512_set1_epi64(static_cast<long long>(v));
   }
+  DMLBITS_TARGET static reg bit_not(reg v) { return _mm512_xor_si512(v, _mm512_set1_epi32(-1)); }
+  // Shifts of T lanes in mode M (below, "Shifts").
+  template <bool kLeft, class T, ShiftOverflow M>
+  DMLBITS_TARGET static reg shift(reg a, reg b);
   // Store kinds of the unary blocks (kernel_loops.hpp): ordinary unaligned stores, or
   // non-temporal ones to addresses aligned to their size, so that large unary outputs, like
   // binary ones, do not read each output line before overwriting it (testdata/benchmarks.md,
   // "CPU streaming policies": "AVX-512 unary store kinds").
   struct Stored {
+    DMLBITS_TARGET static void store_vector(std::byte* p, reg v) { store512(p, v); }
     DMLBITS_TARGET static void store512(std::byte* p, __m512i v) { _mm512_storeu_si512(p, v); }
     DMLBITS_TARGET static void store256(std::byte* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
     DMLBITS_TARGET static void store128(std::byte* p, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
   };
   struct Streaming {
+    DMLBITS_TARGET static void store_vector(std::byte* p, reg v) { store512(p, v); }
     DMLBITS_TARGET static void store512(std::byte* p, __m512i v) { _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v); }
     DMLBITS_TARGET static void store256(std::byte* p, __m256i v) { _mm256_stream_si256(reinterpret_cast<__m256i*>(p), v); }
     DMLBITS_TARGET static void store128(std::byte* p, __m128i v) { _mm_stream_si128(reinterpret_cast<__m128i*>(p), v); }
@@ -106,7 +112,7 @@ DMLBITS_TARGET inline reg directml_count64(reg b) {
 }
 
 template <bool kLeft, class T, ShiftOverflow M>
-DMLBITS_TARGET inline reg shift(reg a, reg b) {
+DMLBITS_TARGET inline reg V::shift(reg a, reg b) {
   if constexpr (sizeof(T) == 1) {
     return shift8<kLeft, M>(a, b);
   } else if constexpr (sizeof(T) == 2) {
@@ -122,28 +128,6 @@ DMLBITS_TARGET inline reg shift(reg a, reg b) {
     return kLeft ? _mm512_sllv_epi64(a, b) : _mm512_srlv_epi64(a, b);
   }
 }
-
-template <class, class T, ShiftOverflow M>
-struct ShlOp {
-  static constexpr bool kUsesMode = true;
-  DMLBITS_TARGET static reg apply(reg a, reg b) { return shift<true, T, M>(a, b); }
-};
-template <class, class T, ShiftOverflow M>
-struct ShrOp {
-  static constexpr bool kUsesMode = true;
-  DMLBITS_TARGET static reg apply(reg a, reg b) { return shift<false, T, M>(a, b); }
-};
-
-template <class T>
-struct NotOp {
-  using In = T;
-  using Out = T;
-  static constexpr std::size_t kElems = 64 / sizeof(T);
-  template <class S = V::Stored>
-  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) {
-    S::store512(out, _mm512_xor_si512(V::load(in), _mm512_set1_epi32(-1)));
-  }
-};
 
 // Popcount with only F + BW + VL: nibble table lookups per byte (vpshufb), then neighbouring
 // byte counts added (vpmaddubsw into 16 bits, vpmaddwd into 32, vpsadbw into 64).
@@ -161,8 +145,9 @@ struct LutCounter {
   DMLBITS_TARGET static reg count64(reg v) { return _mm512_sad_epu8(count8(v), _mm512_setzero_si512()); }
 };
 
-// Counts in lanes of the input width, then narrowed (vpmov*) or widened (vpmovzx*).
-template <class T, class Out, class C>
+// Counts in lanes of the input width, then narrowed (vpmov*) or widened (vpmovzx*). C counts:
+// LutCounter unless a file with a popcount extension names its own.
+template <class T, class Out, class C = LutCounter>
 struct PopcntOp;
 
 template <class C>

@@ -46,6 +46,7 @@ enum class Operands : std::uint8_t {
   b_scalar,  // B is one element broadcast over the run
   a_scalar,  // A is one element broadcast over the run
 };
+inline constexpr std::size_t kOperandsCount = 3;
 
 // A CPU extension a kernel needs besides its instruction set.
 enum class CpuExtension : std::uint8_t { none, popcnt, avx512vpopcntdq, avx512bitalg };
@@ -74,6 +75,26 @@ std::string kernel_op_name(OpKind op, unsigned out_width);
 std::span<const KernelInfo> kernel_table();
 // Whether this CPU has the kernel's instruction set and extension.
 bool kernel_runnable(const KernelInfo& k);
+
+// The key of the kernel choice tables (kernel_table.cpp): one slot per (operator, input width,
+// output width, operand layout) and instruction set, dense, so that finding a run's kernel is an
+// index. Sized from kOpCount: a new operator has its slots.
+inline constexpr std::size_t kKernelWidths = 4;  // 1, 2, 4 and 8 bytes, in and out
+inline constexpr std::size_t kKernelKeys = kOpCount * kKernelWidths * kKernelWidths * kOperandsCount;
+// The slot of a key, below kKernelKeys; kKernelKeys for what is no kernel's key (a width other
+// than 1, 2, 4 or 8, a value past the enums).
+constexpr std::size_t kernel_key(OpKind op, unsigned width, unsigned out_width, Operands operands) {
+  const auto log2 = [](unsigned w) -> std::size_t { return w == 1 ? 0 : w == 2 ? 1 : w == 4 ? 2 : w == 8 ? 3 : kKernelWidths; };
+  const auto o = static_cast<std::size_t>(op);
+  const std::size_t w = log2(width);
+  const std::size_t ow = log2(out_width);
+  if (o >= kOpCount || w == kKernelWidths || ow == kKernelWidths || static_cast<std::size_t>(operands) >= kOperandsCount)
+    return kKernelKeys;
+  return ((o * kKernelWidths + w) * kKernelWidths + ow) * kOperandsCount + static_cast<std::size_t>(operands);
+}
+
+// The lookups below read tables filled once, with the kernel table, from its rows and this CPU's
+// features; keys that are no kernel's (kernel_key), and sets past Isa's values, have none.
 // The preferred runnable kernel of exactly `isa`, or nullptr (no kernel of that set, or the
 // CPU cannot run it). Unary operations exist only with Operands::vectors.
 const KernelInfo* lookup_kernel(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands);
@@ -95,7 +116,8 @@ struct KernelChoice {
 };
 std::span<const KernelChoice> kernel_choices();
 // The kernel the backend runs for a set `isa` reached without an override: the table's choice
-// if a row names (op, width, out_width, isa) and this CPU runs its kernel, else select_kernel().
+// if a row names (op, width, out_width, isa) and this CPU runs its kernel (the first such row),
+// else select_kernel().
 const KernelInfo* dispatch_kernel(OpKind op, unsigned width, unsigned out_width, Isa isa, Operands operands);
 
 // ---- Backend ------------------------------------------------------------------------------

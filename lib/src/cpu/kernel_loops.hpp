@@ -18,6 +18,11 @@
 // computing kElems elements, writing through S; and a streaming policy (stream_policy.hpp),
 // named `Policy` where the table rows are built, whose plan each row passes to its kernel (a
 // unary row passes the policy itself: its plan may depend on the CPU's maker).
+// The operations whose bodies are the same at every vector width (ShlOp, ShrOp, NotOp, below)
+// are written here once, over three more members of V: `template <bool kLeft, class T,
+// ShiftOverflow M> static reg shift(reg a, reg b)` (the set's shift of T lanes in mode M),
+// `static reg bit_not(reg)`, and in each store kind `static void store_vector(std::byte*, reg)`
+// (one whole vector). A set that has every operator builds its rows with DMLBITS_SET_ROWS.
 #pragma once
 
 #include <cstddef>
@@ -294,6 +299,36 @@ DMLBITS_TARGET void unary_kernel(std::size_t n, const void* a, const void*, void
   if (i < n) unary_partial<V, Op>(pa + i * sizeof(typename Op::In), po + i * sizeof(Out), n - i);
 }
 
+// ---- Operations written once for every set ----
+// They differ between sets only in V's members, which inline to the same instructions each
+// file wrote out before.
+
+template <class V, class T, ShiftOverflow M>
+struct ShlOp {
+  static constexpr bool kUsesMode = true;
+  DMLBITS_TARGET static typename V::reg apply(typename V::reg a, typename V::reg b) {
+    return V::template shift<true, T, M>(a, b);
+  }
+};
+template <class V, class T, ShiftOverflow M>
+struct ShrOp {
+  static constexpr bool kUsesMode = true;
+  DMLBITS_TARGET static typename V::reg apply(typename V::reg a, typename V::reg b) {
+    return V::template shift<false, T, M>(a, b);
+  }
+};
+
+template <class V, class T>
+struct NotOp {
+  using In = T;
+  using Out = T;
+  static constexpr std::size_t kElems = V::kBytes / sizeof(T);
+  template <class S = typename V::Stored>
+  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) {
+    S::store_vector(out, V::bit_not(V::load(in)));
+  }
+};
+
 }  // namespace
 }  // namespace dmlbits::cpu
 
@@ -314,3 +349,16 @@ DMLBITS_TARGET void unary_kernel(std::size_t n, const void* a, const void*, void
         kIsa, CpuExtension::EXT, kTag,                                                                     \
         &unary_kernel<V, __VA_ARGS__, Policy>                                                              \
   }
+
+// Every operator at every width and layout, for a set that has them all (kernels_avx2.cpp,
+// kernels_avx512.cpp), in a scope that also defines the set's AndOp, OrOp and XorOp (one
+// instruction each) and PopcntOp<T, Out> (the counts and their packing differ by set).
+#define DMLBITS_WIDTH_ROWS(T)                                                                   \
+  DMLBITS_BINARY_ROWS(bit_and, AndOp, T), DMLBITS_BINARY_ROWS(bit_or, OrOp, T),                 \
+      DMLBITS_BINARY_ROWS(bit_xor, XorOp, T), DMLBITS_BINARY_ROWS(shl, ShlOp, T),               \
+      DMLBITS_BINARY_ROWS(shr, ShrOp, T), DMLBITS_UNARY_ROW(bit_not, none, NotOp<V, T>),        \
+      DMLBITS_UNARY_ROW(popcount, none, PopcntOp<T, std::uint8_t>),                            \
+      DMLBITS_UNARY_ROW(popcount, none, PopcntOp<T, std::uint32_t>)
+#define DMLBITS_SET_ROWS                                                                         \
+  DMLBITS_WIDTH_ROWS(std::uint8_t), DMLBITS_WIDTH_ROWS(std::uint16_t), DMLBITS_WIDTH_ROWS(std::uint32_t), \
+      DMLBITS_WIDTH_ROWS(std::uint64_t)

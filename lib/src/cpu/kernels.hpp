@@ -1,6 +1,7 @@
 // Internal: the rows each kernel file contributes to the kernel table (kernel_table.cpp).
 #pragma once
 
+#include <cstdint>
 #include <span>
 
 #include "cpu_backend.hpp"
@@ -8,15 +9,41 @@
 namespace dmlbits::cpu {
 
 struct KernelRow {
+  // In the order the row macros give them; the key is worked out here, where the rows are
+  // compiled, so that filling the kernel choice tables at a run's first dispatch costs a few
+  // instructions a row. Narrow fields keep a row at 24 bytes: its two pointers are relocated at
+  // every start.
+  constexpr KernelRow(OpKind kind, unsigned in_bytes, unsigned out_bytes, Operands layout, Isa set, CpuExtension needs,
+                      const char* name_tag, KernelFn kernel)
+      : op(kind),
+        width(static_cast<std::uint8_t>(in_bytes)),
+        out_width(static_cast<std::uint8_t>(out_bytes)),
+        operands(layout),
+        isa(set),
+        extension(needs),
+        key(static_cast<std::uint16_t>(kernel_key(kind, in_bytes, out_bytes, layout))),
+        tag(name_tag),
+        fn(kernel) {}
+
   OpKind op;
-  unsigned width;      // input element bytes
-  unsigned out_width;  // output element bytes
+  std::uint8_t width;      // input element bytes
+  std::uint8_t out_width;  // output element bytes
   Operands operands;
   Isa isa;
   CpuExtension extension;
-  const char* tag;  // the name's suffix after "__": "avx2", "scalar_popcnt"
+  std::uint16_t key;  // the row's slot in the kernel choice tables (kernel_key); kKernelKeys: none
+  const char* tag;    // the name's suffix after "__": "avx2", "scalar_popcnt"
   KernelFn fn;
 };
+static_assert(kKernelKeys < UINT16_MAX, "KernelRow::key holds every key and kKernelKeys");
+
+// Whether every row is of set `isa` and has a slot in the kernel choice tables: each kernel file
+// static_asserts it of its rows, which kernel_table.cpp gathers in the order of their sets.
+constexpr bool rows_of_set(std::span<const KernelRow> rows, Isa isa) {
+  for (const KernelRow& r : rows)
+    if (r.isa != isa || r.key >= kKernelKeys) return false;
+  return true;
+}
 
 // One function per kernel file. Calling them runs no instruction of the file's set: they only
 // return addresses.

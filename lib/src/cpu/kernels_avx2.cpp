@@ -27,13 +27,19 @@ struct V {
     else if constexpr (sizeof(T) == 4) return _mm256_set1_epi32(static_cast<int>(v));
     else return _mm256_set1_epi64x(static_cast<long long>(v));
   }
+  DMLBITS_TARGET static reg bit_not(reg v) { return _mm256_xor_si256(v, _mm256_set1_epi32(-1)); }
+  // Shifts of T lanes in mode M (below, "shifts").
+  template <bool kLeft, class T, ShiftOverflow M>
+  DMLBITS_TARGET static reg shift(reg a, reg b);
   // Store kinds of the unary blocks (kernel_loops.hpp): ordinary unaligned stores, or
   // non-temporal ones to addresses aligned to their size.
   struct Stored {
+    DMLBITS_TARGET static void store_vector(std::byte* p, reg v) { store256(p, v); }
     DMLBITS_TARGET static void store256(std::byte* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
     DMLBITS_TARGET static void store128(std::byte* p, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
   };
   struct Streaming {
+    DMLBITS_TARGET static void store_vector(std::byte* p, reg v) { store256(p, v); }
     DMLBITS_TARGET static void store256(std::byte* p, __m256i v) { _mm256_stream_si256(reinterpret_cast<__m256i*>(p), v); }
     DMLBITS_TARGET static void store128(std::byte* p, __m128i v) { _mm_stream_si128(reinterpret_cast<__m128i*>(p), v); }
   };
@@ -123,7 +129,7 @@ DMLBITS_TARGET inline reg directml_count64(reg b) {
 }
 
 template <bool kLeft, class T, ShiftOverflow M>
-DMLBITS_TARGET inline reg shift(reg a, reg b) {
+DMLBITS_TARGET inline reg V::shift(reg a, reg b) {
   if constexpr (sizeof(T) == 1) {
     return shift8<kLeft, M>(a, b);
   } else if constexpr (sizeof(T) == 2) {
@@ -137,30 +143,6 @@ DMLBITS_TARGET inline reg shift(reg a, reg b) {
     return kLeft ? _mm256_sllv_epi64(a, b) : _mm256_srlv_epi64(a, b);
   }
 }
-
-template <class, class T, ShiftOverflow M>
-struct ShlOp {
-  static constexpr bool kUsesMode = true;
-  DMLBITS_TARGET static reg apply(reg a, reg b) { return shift<true, T, M>(a, b); }
-};
-template <class, class T, ShiftOverflow M>
-struct ShrOp {
-  static constexpr bool kUsesMode = true;
-  DMLBITS_TARGET static reg apply(reg a, reg b) { return shift<false, T, M>(a, b); }
-};
-
-// ---- not ----
-
-template <class T>
-struct NotOp {
-  using In = T;
-  using Out = T;
-  static constexpr std::size_t kElems = 32 / sizeof(T);
-  template <class S = V::Stored>
-  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) {
-    S::store256(out, _mm256_xor_si256(V::load(in), _mm256_set1_epi32(-1)));
-  }
-};
 
 // ---- popcount ----
 // Bytes are counted with two 16-entry table lookups (vpshufb), one per nibble; wider counts add
@@ -314,19 +296,8 @@ constexpr Isa kIsa = Isa::avx2;
 using Policy = Avx2StreamPolicy;
 constexpr const char* kTag = "avx2";
 
-#define DMLBITS_WIDTH_ROWS(T)                                                                   \
-  DMLBITS_BINARY_ROWS(bit_and, AndOp, T), DMLBITS_BINARY_ROWS(bit_or, OrOp, T),                 \
-      DMLBITS_BINARY_ROWS(bit_xor, XorOp, T), DMLBITS_BINARY_ROWS(shl, ShlOp, T),               \
-      DMLBITS_BINARY_ROWS(shr, ShrOp, T), DMLBITS_UNARY_ROW(bit_not, none, NotOp<T>),           \
-      DMLBITS_UNARY_ROW(popcount, none, PopcntOp<T, std::uint8_t>),                            \
-      DMLBITS_UNARY_ROW(popcount, none, PopcntOp<T, std::uint32_t>)
-
-constexpr std::array kRows{
-    DMLBITS_WIDTH_ROWS(std::uint8_t),
-    DMLBITS_WIDTH_ROWS(std::uint16_t),
-    DMLBITS_WIDTH_ROWS(std::uint32_t),
-    DMLBITS_WIDTH_ROWS(std::uint64_t),
-};
+constexpr std::array kRows{DMLBITS_SET_ROWS};
+static_assert(rows_of_set(kRows, kIsa));
 
 }  // namespace
 

@@ -15,19 +15,8 @@ namespace {
 
 constexpr const char* kTag = "avx512";
 
-#define DMLBITS_WIDTH_ROWS(T)                                                                   \
-  DMLBITS_BINARY_ROWS(bit_and, AndOp, T), DMLBITS_BINARY_ROWS(bit_or, OrOp, T),                 \
-      DMLBITS_BINARY_ROWS(bit_xor, XorOp, T), DMLBITS_BINARY_ROWS(shl, ShlOp, T),               \
-      DMLBITS_BINARY_ROWS(shr, ShrOp, T), DMLBITS_UNARY_ROW(bit_not, none, NotOp<T>),           \
-      DMLBITS_UNARY_ROW(popcount, none, PopcntOp<T, std::uint8_t, LutCounter>),                \
-      DMLBITS_UNARY_ROW(popcount, none, PopcntOp<T, std::uint32_t, LutCounter>)
-
-constexpr std::array kRows{
-    DMLBITS_WIDTH_ROWS(std::uint8_t),
-    DMLBITS_WIDTH_ROWS(std::uint16_t),
-    DMLBITS_WIDTH_ROWS(std::uint32_t),
-    DMLBITS_WIDTH_ROWS(std::uint64_t),
-};
+constexpr std::array kRows{DMLBITS_SET_ROWS};
+static_assert(rows_of_set(kRows, kIsa));
 
 }  // namespace
 

@@ -26,6 +26,7 @@ constexpr std::array kRows{
     DMLBITS_UNARY_ROW(popcount, avx512bitalg, PopcntOp<std::uint16_t, std::uint8_t, NativeCounter>),
     DMLBITS_UNARY_ROW(popcount, avx512bitalg, PopcntOp<std::uint16_t, std::uint32_t, NativeCounter>),
 };
+static_assert(rows_of_set(kRows, kIsa));
 
 }  // namespace
 

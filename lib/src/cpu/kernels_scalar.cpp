@@ -198,6 +198,7 @@ constexpr std::array kRows{
     DMLBITS_SCALAR_WIDTH(std::uint32_t), DMLBITS_SCALAR_SWAR_POPCOUNT(std::uint32_t),
     DMLBITS_SCALAR_SWAR_POPCOUNT(std::uint64_t), DMLBITS_SCALAR_WIDTH(std::uint64_t),
 };
+static_assert(rows_of_set(kRows, Isa::scalar));
 
 }  // namespace
 
