@@ -42,10 +42,14 @@ constexpr std::array<Operands, 3> kAllOperands{Operands::vectors, Operands::b_sc
 
 DType unsigned_dtype(unsigned width) {
   switch (width) {
-    case 1: return DType::uint8;
-    case 2: return DType::uint16;
-    case 4: return DType::uint32;
-    default: return DType::uint64;
+    case 1:
+      return DType::uint8;
+    case 2:
+      return DType::uint16;
+    case 4:
+      return DType::uint32;
+    default:
+      return DType::uint64;
   }
 }
 
@@ -76,11 +80,11 @@ Bytes random_elements(std::size_t n, unsigned width, bool counts, std::mt19937_6
     std::uint64_t v = rng();
     const unsigned pick = static_cast<unsigned>(rng() % 10);
     if (counts) {
-      if (pick < 4) v = rng() % (bits + 3);                         // 0 .. width + 2
-      else if (pick == 4) v = bits - 1 + rng() % 3;                 // width - 1, width, width + 1
-      else if (pick == 5) v = std::uint64_t{1} << (rng() % bits);   // powers of two, up to the top bit
-      else if (pick == 6) v = (rng() % 2) ? mask : 2 * bits;        // all ones; twice the width
-      else if (pick == 7) v = rng() % 100;                          // 0 .. 99: 32, 64, 96 and between
+      if (pick < 4) v = rng() % (bits + 3);                                     // 0 .. width + 2
+      else if (pick == 4) v = bits - 1 + rng() % 3;                             // width - 1, width, width + 1
+      else if (pick == 5) v = std::uint64_t{1} << (rng() % bits);               // powers of two, up to the top bit
+      else if (pick == 6) v = (rng() % 2) ? mask : 2 * bits;                    // all ones; twice the width
+      else if (pick == 7) v = rng() % 100;                                      // 0 .. 99: 32, 64, 96 and between
       else if (pick == 8) v = (v & ~std::uint64_t{0xFFFFFFFF}) | (rng() % 70);  // a high word, a small low one
     } else {
       if (pick == 0) v = 0;
@@ -146,8 +150,7 @@ TEST_P(KernelTest, MatchesReference) {
   const KernelInfo& k = kernel_table()[GetParam()];
   if (!kernel_runnable(k))
     GTEST_SKIP() << kernel_name(k) << ": this CPU lacks " << isa_name(k.isa)
-                 << (k.extension != CpuExtension::none ? " or the kernel's extension" : "")
-                 << " (compiled, not run)";
+                 << (k.extension != CpuExtension::none ? " or the kernel's extension" : "") << " (compiled, not run)";
   const bool binary = is_binary(k.op);
   const std::size_t ow = k.out_width;
   const bool may_run_in_place = op_info(k.op).allows_in_place() && k.operands != Operands::a_scalar;
@@ -201,7 +204,9 @@ TEST_P(KernelTest, MatchesReference) {
             for (std::byte* p = obuf.data(); p < po; ++p) ASSERT_EQ(*p, kCanary) << "wrote before the output";
             for (std::byte* p = po + n * ow; p < obuf.data() + obuf.size(); ++p)
               ASSERT_EQ(*p, kCanary) << "wrote past the output";
-            if (!in_place) { ASSERT_TRUE(std::equal(a.begin(), a.end(), pa)) << "input A changed"; }
+            if (!in_place) {
+              ASSERT_TRUE(std::equal(a.begin(), a.end(), pa)) << "input A changed";
+            }
             ASSERT_TRUE(std::equal(b.begin(), b.end(), pb)) << "input B changed";
           }
         }
@@ -231,20 +236,20 @@ void check_stream_policy(const char* name) {
       SCOPED_TRACE(testing::Message() << name << " " << op.verb << " x" << width * 8);
       if (op.arity == 2) continue;  // one stream: any size past a few vectors runs the plan
       for (const unsigned ow : out_widths(op.kind, width))
-      for (const CpuVendor maker : cpu::kCpuVendors) {
-        const cpu::UnaryStream plan = Policy::unary(width, ow, maker);
-        SCOPED_TRACE(testing::Message() << "into x" << ow * 8 << " as " << cpu_vendor_name(maker));
-        EXPECT_GE(plan.lanes, 1u);
-        if (plan.read == cpu::UnaryRead::pages) {
-          EXPECT_EQ(plan.prefetch_bytes, plan.lanes * 4096) << "pages prefetch the next group";
-          EXPECT_GT(largest, plan.lanes * 4096 + kMaxBlockBytes) << "test_sizes reach no whole group of pages";
-        } else {
-          EXPECT_FALSE(op.allows_in_place()) << "parts read what other parts wrote: never in place";
-          EXPECT_GT(width, ow) << "parts are for narrowing operations";
-          EXPECT_GT(largest, plan.lanes * cpu::kUnroll * kMaxBlockBytes + kMaxBlockBytes)
-              << "test_sizes reach no whole step in every part";
+        for (const CpuVendor maker : cpu::kCpuVendors) {
+          const cpu::UnaryStream plan = Policy::unary(width, ow, maker);
+          SCOPED_TRACE(testing::Message() << "into x" << ow * 8 << " as " << cpu_vendor_name(maker));
+          EXPECT_GE(plan.lanes, 1u);
+          if (plan.read == cpu::UnaryRead::pages) {
+            EXPECT_EQ(plan.prefetch_bytes, plan.lanes * 4096) << "pages prefetch the next group";
+            EXPECT_GT(largest, plan.lanes * 4096 + kMaxBlockBytes) << "test_sizes reach no whole group of pages";
+          } else {
+            EXPECT_FALSE(op.allows_in_place()) << "parts read what other parts wrote: never in place";
+            EXPECT_GT(width, ow) << "parts are for narrowing operations";
+            EXPECT_GT(largest, plan.lanes * cpu::kUnroll * kMaxBlockBytes + kMaxBlockBytes)
+                << "test_sizes reach no whole step in every part";
+          }
         }
-      }
     }
   }
 }
@@ -289,7 +294,7 @@ TEST(CpuKernelsTest, HandWorkedValues) {
           EXPECT_EQ(run_one<std::uint8_t>(k, 0x81, 1, kZero), 0x02);
           EXPECT_EQ(run_one<std::uint8_t>(k, 0xFF, 7, kZero), 0x80);
           EXPECT_EQ(run_one<std::uint8_t>(k, 0xFF, 8, kZero), 0x00);
-          EXPECT_EQ(run_one<std::uint8_t>(k, 0x01, 9, kWrap), 0x02);   // 9 mod 8 = 1
+          EXPECT_EQ(run_one<std::uint8_t>(k, 0x01, 9, kWrap), 0x02);  // 9 mod 8 = 1
           EXPECT_EQ(run_one<std::uint8_t>(k, 0x01, 255, kZero), 0x00);
           EXPECT_EQ(run_one<std::uint8_t>(k, 0xF4, 32, kDml), 0xF4);  // measured on DirectML
           EXPECT_EQ(run_one<std::uint8_t>(k, 0xF5, 35, kDml), 0xA8);
@@ -299,7 +304,7 @@ TEST(CpuKernelsTest, HandWorkedValues) {
           EXPECT_EQ(run_one<std::uint16_t>(k, 0x8001, 1, kZero), 0x0002);
           EXPECT_EQ(run_one<std::uint16_t>(k, 0x00FF, 12, kZero), 0xF000);
           EXPECT_EQ(run_one<std::uint16_t>(k, 1, 16, kZero), 0);
-          EXPECT_EQ(run_one<std::uint16_t>(k, 1, 17, kWrap), 2);       // 17 mod 16 = 1
+          EXPECT_EQ(run_one<std::uint16_t>(k, 1, 17, kWrap), 2);  // 17 mod 16 = 1
           EXPECT_EQ(run_one<std::uint16_t>(k, 1, 0x8000, kZero), 0);
           EXPECT_EQ(run_one<std::uint16_t>(k, 0xF3F3, 33, kDml), 0xE7E6);  // measured on DirectML
           EXPECT_EQ(run_one<std::uint16_t>(k, 1, 16, kDml), 0);
@@ -315,10 +320,10 @@ TEST(CpuKernelsTest, HandWorkedValues) {
           EXPECT_EQ(run_one<std::uint64_t>(k, 1, 64, kZero), 0u);
           EXPECT_EQ(run_one<std::uint64_t>(k, 1, std::uint64_t{1} << 40, kZero), 0u);
           EXPECT_EQ(run_one<std::uint64_t>(k, 1, (std::uint64_t{1} << 40) + 3, kWrap), 8u);
-          EXPECT_EQ(run_one<std::uint64_t>(k, 1, 64, kDml), 0x100000000u);  // by 32
-          EXPECT_EQ(run_one<std::uint64_t>(k, 1, 67, kDml), 0x800000000u);  // by 35
+          EXPECT_EQ(run_one<std::uint64_t>(k, 1, 64, kDml), 0x100000000u);                  // by 32
+          EXPECT_EQ(run_one<std::uint64_t>(k, 1, 67, kDml), 0x800000000u);                  // by 35
           EXPECT_EQ(run_one<std::uint64_t>(k, 1, 0xFFFFFFFFu, kDml), 0x8000000000000000u);  // by 63
-          EXPECT_EQ(run_one<std::uint64_t>(k, 5, std::uint64_t{1} << 40, kDml), 5u);  // low word 0
+          EXPECT_EQ(run_one<std::uint64_t>(k, 5, std::uint64_t{1} << 40, kDml), 5u);        // low word 0
         }
         break;
       case OpKind::shr:
@@ -345,31 +350,53 @@ TEST(CpuKernelsTest, HandWorkedValues) {
           EXPECT_EQ(run_one<std::uint64_t>(k, 0x8000000000000000u, 64, kZero), 0u);
           EXPECT_EQ(run_one<std::uint64_t>(k, 0x8000000000000000u, std::uint64_t{1} << 40, kZero), 0u);
           EXPECT_EQ(run_one<std::uint64_t>(k, 0xD69A5E00F2F2F2F2u, 64, kDml), 0xD69A5E00u);  // measured
-          EXPECT_EQ(run_one<std::uint64_t>(k, 0x8000000000000000u, 95, kDml), 1u);  // by 63
+          EXPECT_EQ(run_one<std::uint64_t>(k, 0x8000000000000000u, 95, kDml), 1u);           // by 63
         }
         break;
       case OpKind::bit_xor:
-        if (k.width == 1) { EXPECT_EQ(run_one<std::uint8_t>(k, 42, 15, kZero), 37); }  // DirectML's example
+        if (k.width == 1) {
+          EXPECT_EQ(run_one<std::uint8_t>(k, 42, 15, kZero), 37);
+        }  // DirectML's example
         if (k.width == 8) {
           EXPECT_EQ(run_one<std::uint64_t>(k, 0xFFFF0000FFFF0000u, 0x0123456789ABCDEFu, kZero), 0xFEDC45677654CDEFu);
         }
         break;
       case OpKind::bit_not:
-        if (k.width == 1) { EXPECT_EQ(run_one<std::uint8_t>(k, 42, 0, kZero), 213); }  // DirectML's example
-        if (k.width == 4) { EXPECT_EQ(run_one<std::uint32_t>(k, 0x80000001u, 0, kZero), 0x7FFFFFFEu); }
+        if (k.width == 1) {
+          EXPECT_EQ(run_one<std::uint8_t>(k, 42, 0, kZero), 213);
+        }  // DirectML's example
+        if (k.width == 4) {
+          EXPECT_EQ(run_one<std::uint32_t>(k, 0x80000001u, 0, kZero), 0x7FFFFFFEu);
+        }
         break;
       case OpKind::popcount:
         if (k.out_width == 4) {
-          if (k.width == 1) { EXPECT_EQ((popcount_one<std::uint32_t, std::uint8_t>(k, 0x80)), 1u); }
-          if (k.width == 2) { EXPECT_EQ((popcount_one<std::uint32_t, std::uint16_t>(k, 0x0F0F)), 8u); }
-          if (k.width == 4) { EXPECT_EQ((popcount_one<std::uint32_t, std::uint32_t>(k, 123)), 6u); }
-          if (k.width == 8) { EXPECT_EQ((popcount_one<std::uint32_t, std::uint64_t>(k, 0x8000000000000001u)), 2u); }
+          if (k.width == 1) {
+            EXPECT_EQ((popcount_one<std::uint32_t, std::uint8_t>(k, 0x80)), 1u);
+          }
+          if (k.width == 2) {
+            EXPECT_EQ((popcount_one<std::uint32_t, std::uint16_t>(k, 0x0F0F)), 8u);
+          }
+          if (k.width == 4) {
+            EXPECT_EQ((popcount_one<std::uint32_t, std::uint32_t>(k, 123)), 6u);
+          }
+          if (k.width == 8) {
+            EXPECT_EQ((popcount_one<std::uint32_t, std::uint64_t>(k, 0x8000000000000001u)), 2u);
+          }
           break;
         }
-        if (k.width == 1) { EXPECT_EQ((popcount_one<std::uint8_t, std::uint8_t>(k, 0xFF)), 8); }
-        if (k.width == 2) { EXPECT_EQ((popcount_one<std::uint8_t, std::uint16_t>(k, 0xFFFF)), 16); }
-        if (k.width == 4) { EXPECT_EQ((popcount_one<std::uint8_t, std::uint32_t>(k, 789)), 5); }  // DirectML's example
-        if (k.width == 8) { EXPECT_EQ((popcount_one<std::uint8_t, std::uint64_t>(k, ~std::uint64_t{0})), 64); }
+        if (k.width == 1) {
+          EXPECT_EQ((popcount_one<std::uint8_t, std::uint8_t>(k, 0xFF)), 8);
+        }
+        if (k.width == 2) {
+          EXPECT_EQ((popcount_one<std::uint8_t, std::uint16_t>(k, 0xFFFF)), 16);
+        }
+        if (k.width == 4) {
+          EXPECT_EQ((popcount_one<std::uint8_t, std::uint32_t>(k, 789)), 5);
+        }  // DirectML's example
+        if (k.width == 8) {
+          EXPECT_EQ((popcount_one<std::uint8_t, std::uint64_t>(k, ~std::uint64_t{0})), 64);
+        }
         break;
       case OpKind::bit_and:
       case OpKind::bit_or:
@@ -391,8 +418,8 @@ TEST(CpuKernelsTest, NoElementsTouchNoMemory) {
 TEST(CpuKernelsTest, EveryInstructionSetCoversEveryOperationWithKernels) {
   int covered = 0;
   for (const OpInfo& op : op_table()) {
-    const bool has_kernels = std::any_of(kernel_table().begin(), kernel_table().end(),
-                                         [&](const KernelInfo& k) { return k.op == op.kind; });
+    const bool has_kernels =
+        std::any_of(kernel_table().begin(), kernel_table().end(), [&](const KernelInfo& k) { return k.op == op.kind; });
     if (!has_kernels) continue;
     ++covered;
     for (const Isa isa : supported_isas()) {
@@ -419,11 +446,11 @@ TEST(CpuKernelsTest, EveryInstructionSetCoversEveryOperationWithKernels) {
 
 TEST(CpuKernelsTest, NamesFollowTheConvention) {
   std::set<std::string> names;
-  for (const KernelInfo& k : kernel_table()) EXPECT_TRUE(names.insert(kernel_name(k)).second) << "duplicate " << kernel_name(k);
-  for (const char* name : {"x8_and__scalar", "x8_and__avx2", "x32_shl__avx512", "x32_shl_c__avx2",
-                           "x16_shr_rc__avx2", "x16_popcnt_u8__avx2", "x64_popcnt_u32__avx512",
-                           "x32_popcnt_u8__avx512vpopcntdq", "x8_popcnt_u32__avx512bitalg",
-                           "x64_popcnt_u8__scalar_popcnt", "x16_not__scalar"})
+  for (const KernelInfo& k : kernel_table())
+    EXPECT_TRUE(names.insert(kernel_name(k)).second) << "duplicate " << kernel_name(k);
+  for (const char* name : {"x8_and__scalar", "x8_and__avx2", "x32_shl__avx512", "x32_shl_c__avx2", "x16_shr_rc__avx2",
+                           "x16_popcnt_u8__avx2", "x64_popcnt_u32__avx512", "x32_popcnt_u8__avx512vpopcntdq",
+                           "x8_popcnt_u32__avx512bitalg", "x64_popcnt_u8__scalar_popcnt", "x16_not__scalar"})
     EXPECT_TRUE(names.count(name)) << name;
   // 8 operations x 4 widths: 5 binary with 3 layouts, 3 unary with 1 = 18 per width.
   EXPECT_EQ(std::count_if(kernel_table().begin(), kernel_table().end(),
@@ -510,8 +537,8 @@ TEST(CpuKernelsTest, ChoiceTablesPickWhatTheScanPicked) {
         for (std::size_t i = 0; i < kIsaCount; ++i)
           for (const Operands operands : kAllOperands) {
             const Isa isa = static_cast<Isa>(i);
-            const std::string key = fmt::format("{} x{} -> x{} {} {}", op.verb, width * 8, out_width * 8,
-                                                isa_name(isa), static_cast<int>(operands));
+            const std::string key = fmt::format("{} x{} -> x{} {} {}", op.verb, width * 8, out_width * 8, isa_name(isa),
+                                                static_cast<int>(operands));
             const KernelInfo* lookup = scan_lookup(op.kind, width, out_width, isa, operands);
             const KernelInfo* select = scan_select(op.kind, width, out_width, isa, operands);
             const KernelInfo* dispatch = scan_dispatch(op.kind, width, out_width, isa, operands);
@@ -585,7 +612,8 @@ TEST(CpuKernelsTest, DispatchFollowsTheChoices) {
             for (const KernelChoice& c : kernel_choices()) {
               if (c.op != op.kind || c.width != width || c.out_width != ow || c.host != isa) continue;
               const std::string suffix = o == Operands::b_scalar ? "_c" : o == Operands::a_scalar ? "_rc" : "";
-              const std::string name = fmt::format("x{}_{}{}__{}", width * 8, kernel_op_name(op.kind, ow), suffix, c.tag);
+              const std::string name =
+                  fmt::format("x{}_{}{}__{}", width * 8, kernel_op_name(op.kind, ow), suffix, c.tag);
               for (const KernelInfo& k : kernel_table())
                 if (kernel_name(k) == name && kernel_runnable(k)) expect = &k;
             }
@@ -680,8 +708,10 @@ TEST_F(IsaOverrideTest, AnOverrideTurnsThePerOperationChoiceOff) {
   EXPECT_TRUE(CpuBackend().per_operation_choice());
   EXPECT_EQ(CpuBackend().isa(), host_isa());
   EXPECT_FALSE(CpuBackend(host_isa()).per_operation_choice());
-  EXPECT_EQ(device_text(make_backend(test::backend_request("cpu", std::string(isa_name(host_isa()))))->device_description()).find("per operation"),
-            std::string::npos);
+  EXPECT_EQ(
+      device_text(make_backend(test::backend_request("cpu", std::string(isa_name(host_isa()))))->device_description())
+          .find("per operation"),
+      std::string::npos);
   ::setenv("DMLBITS_ISA", std::string(isa_name(host_isa())).c_str(), 1);
   EXPECT_EQ(isa_override(), host_isa());
   EXPECT_FALSE(CpuBackend().per_operation_choice());
@@ -711,17 +741,22 @@ TEST_F(IsaOverrideTest, MakeBackendTakesTheIsaOption) {
   EXPECT_EQ(device_text(make_backend(test::backend_request("cpu"))->device_description()).find("CPU, "), 0u);
   const auto scalar = make_backend(test::backend_request("cpu", "scalar"));
   EXPECT_EQ(scalar->name(), "cpu");
-  EXPECT_NE(device_text(scalar->device_description()).find("scalar"), std::string::npos) << device_text(scalar->device_description());
+  EXPECT_NE(device_text(scalar->device_description()).find("scalar"), std::string::npos)
+      << device_text(scalar->device_description());
   if (isa_supported(Isa::avx2)) {
-    EXPECT_NE(device_text(make_backend(test::backend_request("cpu", "avx2"))->device_description()).find("AVX2 kernels"), std::string::npos);
+    EXPECT_NE(
+        device_text(make_backend(test::backend_request("cpu", "avx2"))->device_description()).find("AVX2 kernels"),
+        std::string::npos);
   }
   if (!isa_supported(Isa::avx512)) {
     EXPECT_EQ(error_code_of([] { (void)make_backend(test::backend_request("cpu", "avx512")); }), Errc::unsupported);
   }
   // make_backend's precondition (it checks nothing again): the options' rule refuses these.
   EXPECT_EQ(error_code_of([] { check_backend_choice(test::kind("cpu"), "neon", "", std::nullopt); }), Errc::usage);
-  EXPECT_EQ(error_code_of([] { check_backend_choice(test::kind("cpu-reference"), "avx2", "", std::nullopt); }), Errc::usage);
-  EXPECT_EQ(device_text(make_backend(test::backend_request("cpu-reference"))->device_description()), "CPU reference (scalar loops)");
+  EXPECT_EQ(error_code_of([] { check_backend_choice(test::kind("cpu-reference"), "avx2", "", std::nullopt); }),
+            Errc::usage);
+  EXPECT_EQ(device_text(make_backend(test::backend_request("cpu-reference"))->device_description()),
+            "CPU reference (scalar loops)");
   // Both CPU backends are offered by --backend (the list also has auto and d3d12).
   EXPECT_EQ(parse_backend("cpu"), BackendKind::cpu);
   EXPECT_EQ(parse_backend("cpu-reference"), BackendKind::cpu_reference);
@@ -731,11 +766,14 @@ TEST_F(IsaOverrideTest, MakeBackendTakesTheIsaOption) {
 }
 
 TEST(CpuBackendTest, DescribesItsKernelsAndThreads) {
-  EXPECT_EQ(device_text(CpuBackend(Isa::scalar, {.threads = 2}).device_description()), "CPU, scalar" +
-            std::string(cpu_features().popcnt ? " (POPCNT)" : "") + " kernels, 2 threads");
+  EXPECT_EQ(device_text(CpuBackend(Isa::scalar, {.threads = 2}).device_description()),
+            "CPU, scalar" + std::string(cpu_features().popcnt ? " (POPCNT)" : "") + " kernels, 2 threads");
   EXPECT_EQ(device_text(CpuBackend(Isa::scalar, {.threads = 1}).device_description()).substr(0, 12), "CPU, scalar ");
-  EXPECT_NE(device_text(CpuBackend(Isa::scalar, {.threads = 1}).device_description()).find(", 1 thread"), std::string::npos);
-  if (isa_supported(Isa::avx2)) { EXPECT_EQ(device_text(CpuBackend(Isa::avx2, {.threads = 2}).device_description()), "CPU, AVX2 kernels, 2 threads"); }
+  EXPECT_NE(device_text(CpuBackend(Isa::scalar, {.threads = 1}).device_description()).find(", 1 thread"),
+            std::string::npos);
+  if (isa_supported(Isa::avx2)) {
+    EXPECT_EQ(device_text(CpuBackend(Isa::avx2, {.threads = 2}).device_description()), "CPU, AVX2 kernels, 2 threads");
+  }
 }
 
 // ---- The backend on whole descriptors ----
@@ -750,8 +788,8 @@ struct Case {
 };
 
 std::string describe(const Case& c) {
-  std::string s = std::string(op_info(c.op).verb) + " " + std::string(dtype_info(c.dtype).dml_name) + " " +
-                  c.a.to_string();
+  std::string s =
+      std::string(op_info(c.op).verb) + " " + std::string(dtype_info(c.dtype).dml_name) + " " + c.a.to_string();
   if (op_info(c.op).arity == 2) s += " with " + c.b.to_string();
   if (c.out_dtype) s += " -> " + std::string(dtype_info(*c.out_dtype).dml_name);
   if (op_info(c.op).shift) s += " " + std::string(shift_overflow_name(c.mode));
@@ -805,11 +843,21 @@ void expect_backend_matches(Backend& backend, const Case& c, std::mt19937_64& rn
 std::vector<Case> backend_cases() {
   std::vector<Case> cases;
   const std::vector<std::pair<Shape, Shape>> shapes{
-      {Shape{2, 1, 5}, Shape{3, 5}}, {Shape{3, 5}, Shape{2, 1, 5}}, {Shape{4, 1}, Shape{1, 3}},
-      {Shape{}, Shape{7}},           {Shape{7}, Shape{}},           {Shape{3, 1}, Shape{}},
-      {Shape{2, 3, 4}, Shape{4}},    {Shape{2, 3, 4}, Shape{3, 1}}, {Shape{5, 1, 3}, Shape{1, 4, 1}},
-      {Shape{2, 0, 3}, Shape{3}},    {Shape{1, 1, 1}, Shape{1}},    {Shape{}, Shape{}},
-      {Shape{100, 37}, Shape{37}},   {Shape{33, 2}, Shape{33, 1}},  {Shape{1000}, Shape{1000}},
+      {Shape{2, 1, 5}, Shape{3, 5}},
+      {Shape{3, 5}, Shape{2, 1, 5}},
+      {Shape{4, 1}, Shape{1, 3}},
+      {Shape{}, Shape{7}},
+      {Shape{7}, Shape{}},
+      {Shape{3, 1}, Shape{}},
+      {Shape{2, 3, 4}, Shape{4}},
+      {Shape{2, 3, 4}, Shape{3, 1}},
+      {Shape{5, 1, 3}, Shape{1, 4, 1}},
+      {Shape{2, 0, 3}, Shape{3}},
+      {Shape{1, 1, 1}, Shape{1}},
+      {Shape{}, Shape{}},
+      {Shape{100, 37}, Shape{37}},
+      {Shape{33, 2}, Shape{33, 1}},
+      {Shape{1000}, Shape{1000}},
       {Shape{2, 3, 1, 65}, Shape{2, 1, 7, 65}},
   };
   for (const auto& op : op_table()) {
@@ -867,9 +915,11 @@ TEST(CpuBackendTest, LargeTensorsUseTheDefaultThreshold) {
   // 4 MiB and more of output: split across the default threads.
   std::mt19937_64 rng(9);
   CpuBackend backend;
-  expect_backend_matches(backend, {OpKind::bit_xor, DType::uint8, Shape{4, (1u << 20) + 13}, Shape{(1u << 20) + 13}}, rng);
+  expect_backend_matches(backend, {OpKind::bit_xor, DType::uint8, Shape{4, (1u << 20) + 13}, Shape{(1u << 20) + 13}},
+                         rng);
   expect_backend_matches(backend, {OpKind::shl, DType::uint32, Shape{(1u << 20) + 3}, Shape{}}, rng);
-  expect_backend_matches(backend, {OpKind::popcount, DType::uint64, Shape{3, 1, (1u << 19) + 1}, {}, DType::uint8}, rng);
+  expect_backend_matches(backend, {OpKind::popcount, DType::uint64, Shape{3, 1, (1u << 19) + 1}, {}, DType::uint8},
+                         rng);
 }
 
 TEST(CpuBackendTest, EmptyOperationsWriteNothing) {
@@ -897,7 +947,8 @@ TEST(CpuBackendTest, RefusesBuffersShorterThanTheDescriptors) {
     FAIL() << "ran with a short input";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::internal);
-    EXPECT_NE(std::string(e.what()).find("input 1 has 14 bytes, its descriptor reads 16"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("input 1 has 14 bytes, its descriptor reads 16"), std::string::npos)
+        << e.what();
   }
 }
 

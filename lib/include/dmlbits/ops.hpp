@@ -17,7 +17,6 @@
 
 #include "dmlbits/dtype.hpp"
 
-
 // DirectML feature levels 1_0 .. 6_4 with DirectML's numeric encoding (DML_FEATURE_LEVEL_x_y =
 // 0xXY00), in order.
 namespace dmlbits {

@@ -34,7 +34,9 @@ constexpr std::array<OpTier, 2> kPopcountTiers{{
 }};
 
 // The reference functions: the semantics, one element at a time.
-constexpr std::uint64_t element_mask(unsigned bits) { return bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1; }
+constexpr std::uint64_t element_mask(unsigned bits) {
+  return bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+}
 
 std::uint64_t ref_and(std::uint64_t a, std::uint64_t b, unsigned, ShiftOverflow) { return a & b; }
 std::uint64_t ref_or(std::uint64_t a, std::uint64_t b, unsigned, ShiftOverflow) { return a | b; }
@@ -56,10 +58,14 @@ std::uint64_t ref_popcount(std::uint64_t a, std::uint64_t, unsigned bits, ShiftO
 //   32 bits, if c < 32, and otherwise by 32 and then by c & 31 (64 shifts by 32, 2^32 - 1 by 63).
 std::uint64_t shift(std::uint64_t a, std::uint64_t b, unsigned bits, ShiftOverflow overflow, bool left) {
   const std::uint64_t mask = element_mask(bits), value = a & mask;
-  const auto by = [left](std::uint64_t v, std::uint64_t count) { return left ? v << count : v >> count; };  // count < 64
+  const auto by = [left](std::uint64_t v, std::uint64_t count) {
+    return left ? v << count : v >> count;
+  };  // count < 64
   switch (overflow) {
-    case ShiftOverflow::zero: return b >= bits ? 0 : by(value, b) & mask;
-    case ShiftOverflow::wrap: return by(value, b % bits) & mask;
+    case ShiftOverflow::zero:
+      return b >= bits ? 0 : by(value, b) & mask;
+    case ShiftOverflow::wrap:
+      return by(value, b % bits) & mask;
     case ShiftOverflow::directml: {
       if (bits <= 32) return static_cast<std::uint32_t>(by(value, b & 31)) & mask;
       const std::uint64_t c = b & 0xFFFFFFFFu;
@@ -68,58 +74,127 @@ std::uint64_t shift(std::uint64_t a, std::uint64_t b, unsigned bits, ShiftOverfl
   }
   return 0;  // not reached: every mode is handled above
 }
-std::uint64_t ref_shl(std::uint64_t a, std::uint64_t b, unsigned bits, ShiftOverflow o) { return shift(a, b, bits, o, true); }
-std::uint64_t ref_shr(std::uint64_t a, std::uint64_t b, unsigned bits, ShiftOverflow o) { return shift(a, b, bits, o, false); }
+std::uint64_t ref_shl(std::uint64_t a, std::uint64_t b, unsigned bits, ShiftOverflow o) {
+  return shift(a, b, bits, o, true);
+}
+std::uint64_t ref_shr(std::uint64_t a, std::uint64_t b, unsigned bits, ShiftOverflow o) {
+  return shift(a, b, bits, o, false);
+}
 
 // Rows in OpKind order: op_info() indexes the table by kind. kOpCount rows: an extra row does not
 // compile, a missing one is a value-initialised row that rows_in_kind_order() refuses.
 constexpr std::array<OpInfo, kOpCount> kOps{{
-    {.kind = OpKind::shl, .verb = "shl", .dml_suffix = "BIT_SHIFT_LEFT", .dml_enum = 97, .arity = 2,
-     .tiers = kShiftTiers, .summary = "logical shift left of A by B bits", .shift = true, .in_place = true,
-     .shader = ShaderFamily::shift, .kernel_name = "shl", .reference = ref_shl,
-     .python_name = "left_shift", .python_alias = "", .symbol = "<<",
-     .python_notes =
-         "Unsigned types only, x2 of x1's dtype. Counts at or past the width follow shift_overflow: "
-         "\"directml\" (the default: what DirectML computes), \"zero\" (NumPy's answer) or \"wrap\" "
-         "(the count modulo the width)."},
-    {.kind = OpKind::shr, .verb = "shr", .dml_suffix = "BIT_SHIFT_RIGHT", .dml_enum = 98, .arity = 2,
-     .tiers = kShiftTiers, .summary = "logical shift right of A by B bits", .shift = true, .in_place = true,
-     .shader = ShaderFamily::shift, .kernel_name = "shr", .reference = ref_shr,
-     .python_name = "right_shift", .python_alias = "", .symbol = ">>",
-     .python_notes =
-         "Logical (zeros shifted in). Unsigned types only, x2 of x1's dtype; counts at or past the width "
-         "as for left_shift."},
-    {.kind = OpKind::bit_and, .verb = "and", .dml_suffix = "BIT_AND", .dml_enum = 121, .arity = 2,
-     .tiers = kLogicTiers, .summary = "bitwise AND of A and B", .in_place = true,
-     .shader = ShaderFamily::bitwise, .kernel_name = "and", .reference = ref_and,
-     .python_name = "bitwise_and", .python_alias = "", .symbol = "&",
-     .python_notes =
-         "Both operands of one dtype (no promotion); floats as bit patterns."},
-    {.kind = OpKind::bit_or, .verb = "or", .dml_suffix = "BIT_OR", .dml_enum = 122, .arity = 2,
-     .tiers = kLogicTiers, .summary = "bitwise OR of A and B", .in_place = true,
-     .shader = ShaderFamily::bitwise, .kernel_name = "or", .reference = ref_or,
-     .python_name = "bitwise_or", .python_alias = "", .symbol = "|",
-     .python_notes =
-         "Both operands of one dtype (no promotion); floats as bit patterns."},
-    {.kind = OpKind::bit_xor, .verb = "xor", .dml_suffix = "BIT_XOR", .dml_enum = 123, .arity = 2,
-     .tiers = kLogicTiers, .summary = "bitwise exclusive OR of A and B", .in_place = true,
-     .shader = ShaderFamily::bitwise, .kernel_name = "xor", .reference = ref_xor,
-     .python_name = "bitwise_xor", .python_alias = "", .symbol = "^",
-     .python_notes =
-         "Both operands of one dtype (no promotion); floats as bit patterns."},
-    {.kind = OpKind::bit_not, .verb = "not", .dml_suffix = "BIT_NOT", .dml_enum = 124, .arity = 1,
-     .tiers = kLogicTiers, .summary = "bitwise complement of A", .in_place = true,
-     .shader = ShaderFamily::bitwise, .kernel_name = "not", .reference = ref_not,
-     .python_name = "bitwise_not", .python_alias = "invert", .symbol = "~",
-     .python_notes =
-         "Floats as bit patterns."},
-    {.kind = OpKind::popcount, .verb = "popcount", .dml_suffix = "BIT_COUNT", .dml_enum = 125, .arity = 1,
-     .tiers = kPopcountTiers, .summary = "number of set bits in each element of A", .in_place = false,
-     .shader = ShaderFamily::popcount, .kernel_name = "popcnt", .reference = ref_popcount,
-     .python_name = "bitwise_count", .python_alias = "popcount", .symbol = "",
-     .python_notes =
-         "Counts every bit of the stored pattern: int8 -1 gives 8 (NumPy 2's bitwise_count counts the "
-         "absolute value's bits: 1)."},
+    {.kind = OpKind::shl,
+     .verb = "shl",
+     .dml_suffix = "BIT_SHIFT_LEFT",
+     .dml_enum = 97,
+     .arity = 2,
+     .tiers = kShiftTiers,
+     .summary = "logical shift left of A by B bits",
+     .shift = true,
+     .in_place = true,
+     .shader = ShaderFamily::shift,
+     .kernel_name = "shl",
+     .reference = ref_shl,
+     .python_name = "left_shift",
+     .python_alias = "",
+     .symbol = "<<",
+     .python_notes = "Unsigned types only, x2 of x1's dtype. Counts at or past the width follow shift_overflow: "
+                     "\"directml\" (the default: what DirectML computes), \"zero\" (NumPy's answer) or \"wrap\" "
+                     "(the count modulo the width)."},
+    {.kind = OpKind::shr,
+     .verb = "shr",
+     .dml_suffix = "BIT_SHIFT_RIGHT",
+     .dml_enum = 98,
+     .arity = 2,
+     .tiers = kShiftTiers,
+     .summary = "logical shift right of A by B bits",
+     .shift = true,
+     .in_place = true,
+     .shader = ShaderFamily::shift,
+     .kernel_name = "shr",
+     .reference = ref_shr,
+     .python_name = "right_shift",
+     .python_alias = "",
+     .symbol = ">>",
+     .python_notes = "Logical (zeros shifted in). Unsigned types only, x2 of x1's dtype; counts at or past the width "
+                     "as for left_shift."},
+    {.kind = OpKind::bit_and,
+     .verb = "and",
+     .dml_suffix = "BIT_AND",
+     .dml_enum = 121,
+     .arity = 2,
+     .tiers = kLogicTiers,
+     .summary = "bitwise AND of A and B",
+     .in_place = true,
+     .shader = ShaderFamily::bitwise,
+     .kernel_name = "and",
+     .reference = ref_and,
+     .python_name = "bitwise_and",
+     .python_alias = "",
+     .symbol = "&",
+     .python_notes = "Both operands of one dtype (no promotion); floats as bit patterns."},
+    {.kind = OpKind::bit_or,
+     .verb = "or",
+     .dml_suffix = "BIT_OR",
+     .dml_enum = 122,
+     .arity = 2,
+     .tiers = kLogicTiers,
+     .summary = "bitwise OR of A and B",
+     .in_place = true,
+     .shader = ShaderFamily::bitwise,
+     .kernel_name = "or",
+     .reference = ref_or,
+     .python_name = "bitwise_or",
+     .python_alias = "",
+     .symbol = "|",
+     .python_notes = "Both operands of one dtype (no promotion); floats as bit patterns."},
+    {.kind = OpKind::bit_xor,
+     .verb = "xor",
+     .dml_suffix = "BIT_XOR",
+     .dml_enum = 123,
+     .arity = 2,
+     .tiers = kLogicTiers,
+     .summary = "bitwise exclusive OR of A and B",
+     .in_place = true,
+     .shader = ShaderFamily::bitwise,
+     .kernel_name = "xor",
+     .reference = ref_xor,
+     .python_name = "bitwise_xor",
+     .python_alias = "",
+     .symbol = "^",
+     .python_notes = "Both operands of one dtype (no promotion); floats as bit patterns."},
+    {.kind = OpKind::bit_not,
+     .verb = "not",
+     .dml_suffix = "BIT_NOT",
+     .dml_enum = 124,
+     .arity = 1,
+     .tiers = kLogicTiers,
+     .summary = "bitwise complement of A",
+     .in_place = true,
+     .shader = ShaderFamily::bitwise,
+     .kernel_name = "not",
+     .reference = ref_not,
+     .python_name = "bitwise_not",
+     .python_alias = "invert",
+     .symbol = "~",
+     .python_notes = "Floats as bit patterns."},
+    {.kind = OpKind::popcount,
+     .verb = "popcount",
+     .dml_suffix = "BIT_COUNT",
+     .dml_enum = 125,
+     .arity = 1,
+     .tiers = kPopcountTiers,
+     .summary = "number of set bits in each element of A",
+     .in_place = false,
+     .shader = ShaderFamily::popcount,
+     .kernel_name = "popcnt",
+     .reference = ref_popcount,
+     .python_name = "bitwise_count",
+     .python_alias = "popcount",
+     .symbol = "",
+     .python_notes = "Counts every bit of the stored pattern: int8 -1 gives 8 (NumPy 2's bitwise_count counts the "
+                     "absolute value's bits: 1)."},
 }};
 
 constexpr bool rows_in_kind_order() {
@@ -139,9 +214,12 @@ std::span<const ShiftOverflow> shift_overflow_modes() {
 
 std::string_view shift_overflow_name(ShiftOverflow m) {
   switch (m) {
-    case ShiftOverflow::zero: return "zero";
-    case ShiftOverflow::wrap: return "wrap";
-    case ShiftOverflow::directml: return "directml";
+    case ShiftOverflow::zero:
+      return "zero";
+    case ShiftOverflow::wrap:
+      return "wrap";
+    case ShiftOverflow::directml:
+      return "directml";
   }
   return "?";
 }
@@ -197,7 +275,8 @@ const OpInfo& op_info(OpKind kind) {
   // A program may cast any number to an OpKind: refused as the library refuses what it is
   // handed, never as std::out_of_range.
   const auto i = static_cast<std::size_t>(kind);
-  if (i >= kOps.size()) throw Error(Errc::usage, fmt::format("operator {} is not in the operator table (0 to {})", i, kOps.size() - 1));
+  if (i >= kOps.size())
+    throw Error(Errc::usage, fmt::format("operator {} is not in the operator table (0 to {})", i, kOps.size() - 1));
   return kOps[i];
 }
 

@@ -48,13 +48,19 @@ struct V {
   struct Stored {
     DMLBITS_TARGET static void store_vector(std::byte* p, reg v) { store512(p, v); }
     DMLBITS_TARGET static void store512(std::byte* p, __m512i v) { _mm512_storeu_si512(p, v); }
-    DMLBITS_TARGET static void store256(std::byte* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+    DMLBITS_TARGET static void store256(std::byte* p, __m256i v) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+    }
     DMLBITS_TARGET static void store128(std::byte* p, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
   };
   struct Streaming {
     DMLBITS_TARGET static void store_vector(std::byte* p, reg v) { store512(p, v); }
-    DMLBITS_TARGET static void store512(std::byte* p, __m512i v) { _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v); }
-    DMLBITS_TARGET static void store256(std::byte* p, __m256i v) { _mm256_stream_si256(reinterpret_cast<__m256i*>(p), v); }
+    DMLBITS_TARGET static void store512(std::byte* p, __m512i v) {
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v);
+    }
+    DMLBITS_TARGET static void store256(std::byte* p, __m256i v) {
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(p), v);
+    }
     DMLBITS_TARGET static void store128(std::byte* p, __m128i v) { _mm_stream_si128(reinterpret_cast<__m128i*>(p), v); }
   };
 };
@@ -156,7 +162,9 @@ struct PopcntOp<std::uint8_t, std::uint8_t, C> {
   using Out = std::uint8_t;
   static constexpr std::size_t kElems = 64;
   template <class S = V::Stored>
-  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) { S::store512(out, C::count8(V::load(in))); }
+  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) {
+    S::store512(out, C::count8(V::load(in)));
+  }
 };
 
 template <class C>
@@ -215,7 +223,9 @@ struct PopcntOp<std::uint32_t, std::uint32_t, C> {
   using Out = std::uint32_t;
   static constexpr std::size_t kElems = 16;
   template <class S = V::Stored>
-  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) { S::store512(out, C::count32(V::load(in))); }
+  DMLBITS_TARGET static void block(const std::byte* in, std::byte* out) {
+    S::store512(out, C::count32(V::load(in)));
+  }
 };
 
 template <class C>

@@ -84,11 +84,14 @@ inline constexpr std::size_t kKernelKeys = kOpCount * kKernelWidths * kKernelWid
 // The slot of a key, below kKernelKeys; kKernelKeys for what is no kernel's key (a width other
 // than 1, 2, 4 or 8, a value past the enums).
 constexpr std::size_t kernel_key(OpKind op, unsigned width, unsigned out_width, Operands operands) {
-  const auto log2 = [](unsigned w) -> std::size_t { return w == 1 ? 0 : w == 2 ? 1 : w == 4 ? 2 : w == 8 ? 3 : kKernelWidths; };
+  const auto log2 = [](unsigned w) -> std::size_t {
+    return w == 1 ? 0 : w == 2 ? 1 : w == 4 ? 2 : w == 8 ? 3 : kKernelWidths;
+  };
   const auto o = static_cast<std::size_t>(op);
   const std::size_t w = log2(width);
   const std::size_t ow = log2(out_width);
-  if (o >= kOpCount || w == kKernelWidths || ow == kKernelWidths || static_cast<std::size_t>(operands) >= kOperandsCount)
+  if (o >= kOpCount || w == kKernelWidths || ow == kKernelWidths ||
+      static_cast<std::size_t>(operands) >= kOperandsCount)
     return kKernelKeys;
   return ((o * kKernelWidths + w) * kKernelWidths + ow) * kOperandsCount + static_cast<std::size_t>(operands);
 }

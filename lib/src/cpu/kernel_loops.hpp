@@ -142,7 +142,8 @@ DMLBITS_TARGET void binary_kernel(std::size_t n, const void* a, const void* b, v
   auto* po = static_cast<std::byte*>(out);
   if constexpr (Op<V, T, ShiftOverflow::zero>::kUsesMode) {
     switch (params.shift_overflow) {
-      case ShiftOverflow::zero: break;
+      case ShiftOverflow::zero:
+        break;
       case ShiftOverflow::wrap:
         binary_loop<V, T, Op<V, T, ShiftOverflow::wrap>, K, kPlan>(n, pa, pb, po, params.stream_min_bytes);
         return;
@@ -243,8 +244,7 @@ DMLBITS_TARGET inline std::size_t unary_body_parts(std::size_t n, const std::byt
   static_assert(kStep * sizeof(typename Op::Out) % V::kBytes == 0, "each part's output must start aligned");
   const std::size_t part = (n - i) / kParts / kStep * kStep;
   for (std::size_t j = 0; j < part; j += kStep)
-    for (std::size_t h = 0; h < kParts; ++h)
-      unary_step<Op, S, kPlan.prefetch_bytes>(pa, po, i + h * part + j);
+    for (std::size_t h = 0; h < kParts; ++h) unary_step<Op, S, kPlan.prefetch_bytes>(pa, po, i + h * part + j);
   return unary_body<V, Op, S, kPlan.rest_prefetch_bytes>(n, pa, po, i + kParts * part);
 }
 
@@ -253,8 +253,7 @@ template <class V, class Op, UnaryStream kPlan>
 DMLBITS_TARGET inline std::size_t unary_body_plan(std::size_t n, const std::byte* pa, std::byte* po, std::size_t i) {
   if constexpr (kPlan.read == UnaryRead::parts)
     return unary_body_parts<V, Op, typename V::Streaming, kPlan>(n, pa, po, i);
-  else
-    return unary_body_pages<V, Op, typename V::Streaming, kPlan>(n, pa, po, i);
+  else return unary_body_pages<V, Op, typename V::Streaming, kPlan>(n, pa, po, i);
 }
 
 // The plan Policy gives this operation on the CPU's maker (stream_policy.hpp). Makers with the
@@ -266,9 +265,12 @@ DMLBITS_TARGET inline std::size_t unary_body_streaming(std::size_t n, const std:
   constexpr unsigned kIn = sizeof(typename Op::In);
   constexpr unsigned kOut = sizeof(typename Op::Out);
   switch (params.vendor ? *params.vendor : cpu_vendor()) {
-    case CpuVendor::intel: return unary_body_plan<V, Op, Policy::unary(kIn, kOut, CpuVendor::intel)>(n, pa, po, i);
-    case CpuVendor::amd: return unary_body_plan<V, Op, Policy::unary(kIn, kOut, CpuVendor::amd)>(n, pa, po, i);
-    case CpuVendor::other: break;
+    case CpuVendor::intel:
+      return unary_body_plan<V, Op, Policy::unary(kIn, kOut, CpuVendor::intel)>(n, pa, po, i);
+    case CpuVendor::amd:
+      return unary_body_plan<V, Op, Policy::unary(kIn, kOut, CpuVendor::amd)>(n, pa, po, i);
+    case CpuVendor::other:
+      break;
   }
   return unary_body_plan<V, Op, Policy::unary(kIn, kOut, CpuVendor::other)>(n, pa, po, i);
 }
@@ -335,30 +337,28 @@ struct NotOp {
 // Table rows for one element type T, in a scope that defines V, Policy (the set's streaming
 // policy), kIsa and kTag. Each row's kernel takes the plan Policy gives its operation and widths
 // (a unary one: the plan for the CPU's maker, chosen when it streams).
-#define DMLBITS_BINARY_ROW(OPKIND, OP, T, OPERANDS)                                                     \
-  ::dmlbits::cpu::KernelRow {                                                                            \
-    OpKind::OPKIND, sizeof(T), sizeof(T), Operands::OPERANDS, kIsa, CpuExtension::none, kTag,            \
-        &binary_kernel<V, T, OP, Operands::OPERANDS, Policy::binary(OpKind::OPKIND, sizeof(T))>          \
+#define DMLBITS_BINARY_ROW(OPKIND, OP, T, OPERANDS)                                             \
+  ::dmlbits::cpu::KernelRow {                                                                   \
+    OpKind::OPKIND, sizeof(T), sizeof(T), Operands::OPERANDS, kIsa, CpuExtension::none, kTag,   \
+        &binary_kernel<V, T, OP, Operands::OPERANDS, Policy::binary(OpKind::OPKIND, sizeof(T))> \
   }
-#define DMLBITS_BINARY_ROWS(OPKIND, OP, T)                                                                 \
-  DMLBITS_BINARY_ROW(OPKIND, OP, T, vectors), DMLBITS_BINARY_ROW(OPKIND, OP, T, b_scalar),                \
+#define DMLBITS_BINARY_ROWS(OPKIND, OP, T)                                                 \
+  DMLBITS_BINARY_ROW(OPKIND, OP, T, vectors), DMLBITS_BINARY_ROW(OPKIND, OP, T, b_scalar), \
       DMLBITS_BINARY_ROW(OPKIND, OP, T, a_scalar)
-#define DMLBITS_UNARY_ROW(OPKIND, EXT, ...)                                                                \
-  ::dmlbits::cpu::KernelRow {                                                                            \
-    OpKind::OPKIND, sizeof(typename __VA_ARGS__::In), sizeof(typename __VA_ARGS__::Out), Operands::vectors, \
-        kIsa, CpuExtension::EXT, kTag,                                                                     \
-        &unary_kernel<V, __VA_ARGS__, Policy>                                                              \
+#define DMLBITS_UNARY_ROW(OPKIND, EXT, ...)                                                                       \
+  ::dmlbits::cpu::KernelRow {                                                                                     \
+    OpKind::OPKIND, sizeof(typename __VA_ARGS__::In), sizeof(typename __VA_ARGS__::Out), Operands::vectors, kIsa, \
+        CpuExtension::EXT, kTag, &unary_kernel<V, __VA_ARGS__, Policy>                                            \
   }
 
 // Every operator at every width and layout, for a set that has them all (kernels_avx2.cpp,
 // kernels_avx512.cpp), in a scope that also defines the set's AndOp, OrOp and XorOp (one
 // instruction each) and PopcntOp<T, Out> (the counts and their packing differ by set).
-#define DMLBITS_WIDTH_ROWS(T)                                                                   \
-  DMLBITS_BINARY_ROWS(bit_and, AndOp, T), DMLBITS_BINARY_ROWS(bit_or, OrOp, T),                 \
-      DMLBITS_BINARY_ROWS(bit_xor, XorOp, T), DMLBITS_BINARY_ROWS(shl, ShlOp, T),               \
-      DMLBITS_BINARY_ROWS(shr, ShrOp, T), DMLBITS_UNARY_ROW(bit_not, none, NotOp<V, T>),        \
-      DMLBITS_UNARY_ROW(popcount, none, PopcntOp<T, std::uint8_t>),                            \
+#define DMLBITS_WIDTH_ROWS(T)                                                                                         \
+  DMLBITS_BINARY_ROWS(bit_and, AndOp, T), DMLBITS_BINARY_ROWS(bit_or, OrOp, T),                                       \
+      DMLBITS_BINARY_ROWS(bit_xor, XorOp, T), DMLBITS_BINARY_ROWS(shl, ShlOp, T), DMLBITS_BINARY_ROWS(shr, ShrOp, T), \
+      DMLBITS_UNARY_ROW(bit_not, none, NotOp<V, T>), DMLBITS_UNARY_ROW(popcount, none, PopcntOp<T, std::uint8_t>),    \
       DMLBITS_UNARY_ROW(popcount, none, PopcntOp<T, std::uint32_t>)
-#define DMLBITS_SET_ROWS                                                                         \
+#define DMLBITS_SET_ROWS                                                                                  \
   DMLBITS_WIDTH_ROWS(std::uint8_t), DMLBITS_WIDTH_ROWS(std::uint16_t), DMLBITS_WIDTH_ROWS(std::uint32_t), \
       DMLBITS_WIDTH_ROWS(std::uint64_t)

@@ -19,9 +19,12 @@ namespace {
 
 std::string_view operands_suffix(Operands o) {
   switch (o) {
-    case Operands::vectors: return "";
-    case Operands::b_scalar: return "_c";
-    case Operands::a_scalar: return "_rc";
+    case Operands::vectors:
+      return "";
+    case Operands::b_scalar:
+      return "_c";
+    case Operands::a_scalar:
+      return "_rc";
   }
   return "";
 }
@@ -55,10 +58,14 @@ static_assert(choices_have_keys(), "each kChoices row names an operation, widths
 bool runs(Isa isa, CpuExtension extension, Isa host, const CpuFeatures& f) {
   if (isa > host) return false;
   switch (extension) {
-    case CpuExtension::none: return true;
-    case CpuExtension::popcnt: return f.popcnt;
-    case CpuExtension::avx512vpopcntdq: return f.avx512vpopcntdq;
-    case CpuExtension::avx512bitalg: return f.avx512bitalg;
+    case CpuExtension::none:
+      return true;
+    case CpuExtension::popcnt:
+      return f.popcnt;
+    case CpuExtension::avx512vpopcntdq:
+      return f.avx512vpopcntdq;
+    case CpuExtension::avx512bitalg:
+      return f.avx512bitalg;
   }
   return false;
 }
@@ -125,8 +132,7 @@ KernelTables::KernelTables() {
   }
   // A set without its own kernel for a key takes the nearest narrower set's.
   for (std::size_t s = 1; s < kIsaCount; ++s)
-    for (std::size_t key = 0; key < kKernelKeys; ++key)
-      select[s][key] = std::max(select[s][key], select[s - 1][key]);
+    for (std::size_t key = 0; key < kKernelKeys; ++key) select[s][key] = std::max(select[s][key], select[s - 1][key]);
   // The measured exceptions, for every operand layout of their operation. Where two rows named
   // one key the first whose kernel runs would win, so they are written last to first.
   dispatch = select;
@@ -164,7 +170,8 @@ std::string kernel_op_name(OpKind op, unsigned out_width) {
 }
 
 std::string kernel_name(const KernelInfo& k) {
-  return fmt::format("x{}_{}{}__{}", k.width * 8, kernel_op_name(k.op, k.out_width), operands_suffix(k.operands), k.tag);
+  return fmt::format("x{}_{}{}__{}", k.width * 8, kernel_op_name(k.op, k.out_width), operands_suffix(k.operands),
+                     k.tag);
 }
 
 std::span<const KernelInfo> kernel_table() { return tables().kernels; }

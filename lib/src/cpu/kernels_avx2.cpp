@@ -35,12 +35,16 @@ struct V {
   // non-temporal ones to addresses aligned to their size.
   struct Stored {
     DMLBITS_TARGET static void store_vector(std::byte* p, reg v) { store256(p, v); }
-    DMLBITS_TARGET static void store256(std::byte* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+    DMLBITS_TARGET static void store256(std::byte* p, __m256i v) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+    }
     DMLBITS_TARGET static void store128(std::byte* p, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
   };
   struct Streaming {
     DMLBITS_TARGET static void store_vector(std::byte* p, reg v) { store256(p, v); }
-    DMLBITS_TARGET static void store256(std::byte* p, __m256i v) { _mm256_stream_si256(reinterpret_cast<__m256i*>(p), v); }
+    DMLBITS_TARGET static void store256(std::byte* p, __m256i v) {
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(p), v);
+    }
     DMLBITS_TARGET static void store128(std::byte* p, __m128i v) { _mm_stream_si128(reinterpret_cast<__m128i*>(p), v); }
   };
 };

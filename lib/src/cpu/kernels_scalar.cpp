@@ -103,9 +103,14 @@ void binary_kernel(std::size_t n, const void* a, const void* b, void* out, const
   auto* po = static_cast<std::byte*>(out);
   if constexpr (Op<T, ShiftOverflow::zero>::kUsesMode) {
     switch (params.shift_overflow) {
-      case ShiftOverflow::zero: break;
-      case ShiftOverflow::wrap: binary_loop<T, Op<T, ShiftOverflow::wrap>, K>(n, pa, pb, po); return;
-      case ShiftOverflow::directml: binary_loop<T, Op<T, ShiftOverflow::directml>, K>(n, pa, pb, po); return;
+      case ShiftOverflow::zero:
+        break;
+      case ShiftOverflow::wrap:
+        binary_loop<T, Op<T, ShiftOverflow::wrap>, K>(n, pa, pb, po);
+        return;
+      case ShiftOverflow::directml:
+        binary_loop<T, Op<T, ShiftOverflow::directml>, K>(n, pa, pb, po);
+        return;
     }
   }
   binary_loop<T, Op<T, ShiftOverflow::zero>, K>(n, pa, pb, po);
@@ -156,7 +161,7 @@ void popcount_kernel(std::size_t n, const void* a, const void*, void* out, const
 // The same with the POPCNT instruction, for CPUs that have it (nearly all x86-64 since 2008).
 template <class T, class Out>
 __attribute__((target("popcnt"))) void popcnt_insn_kernel(std::size_t n, const void* a, const void*, void* out,
-                                                           const KernelParams&) {
+                                                          const KernelParams&) {
   const auto* pa = static_cast<const std::byte*>(a);
   auto* po = static_cast<std::byte*>(out);
   for (std::size_t i = 0; i < n; ++i) {
@@ -170,21 +175,21 @@ __attribute__((target("popcnt"))) void popcnt_insn_kernel(std::size_t n, const v
 
 #define DMLBITS_SCALAR_ROW(OPKIND, T, OUT, OPERANDS, EXT, TAG, FN) \
   KernelRow { OpKind::OPKIND, sizeof(T), sizeof(OUT), Operands::OPERANDS, Isa::scalar, CpuExtension::EXT, TAG, FN }
-#define DMLBITS_SCALAR_BINARY(OPKIND, OP, T)                                                          \
-  DMLBITS_SCALAR_ROW(OPKIND, T, T, vectors, none, "scalar", (&binary_kernel<T, OP, Operands::vectors>)), \
+#define DMLBITS_SCALAR_BINARY(OPKIND, OP, T)                                                                   \
+  DMLBITS_SCALAR_ROW(OPKIND, T, T, vectors, none, "scalar", (&binary_kernel<T, OP, Operands::vectors>)),       \
       DMLBITS_SCALAR_ROW(OPKIND, T, T, b_scalar, none, "scalar", (&binary_kernel<T, OP, Operands::b_scalar>)), \
       DMLBITS_SCALAR_ROW(OPKIND, T, T, a_scalar, none, "scalar", (&binary_kernel<T, OP, Operands::a_scalar>))
 
-#define DMLBITS_SCALAR_WIDTH(T)                                                                              \
-  DMLBITS_SCALAR_BINARY(bit_and, AndOp, T), DMLBITS_SCALAR_BINARY(bit_or, OrOp, T),                          \
-      DMLBITS_SCALAR_BINARY(bit_xor, XorOp, T), DMLBITS_SCALAR_BINARY(shl, ShlOp, T),                        \
-      DMLBITS_SCALAR_BINARY(shr, ShrOp, T),                                                                  \
-      DMLBITS_SCALAR_ROW(bit_not, T, T, vectors, none, "scalar", &not_kernel<T>),                            \
-      DMLBITS_SCALAR_ROW(popcount, T, std::uint8_t, vectors, popcnt, "scalar_popcnt",                        \
-                         (&popcnt_insn_kernel<T, std::uint8_t>)),                                            \
-      DMLBITS_SCALAR_ROW(popcount, T, std::uint32_t, vectors, popcnt, "scalar_popcnt",                       \
+#define DMLBITS_SCALAR_WIDTH(T)                                                        \
+  DMLBITS_SCALAR_BINARY(bit_and, AndOp, T), DMLBITS_SCALAR_BINARY(bit_or, OrOp, T),    \
+      DMLBITS_SCALAR_BINARY(bit_xor, XorOp, T), DMLBITS_SCALAR_BINARY(shl, ShlOp, T),  \
+      DMLBITS_SCALAR_BINARY(shr, ShrOp, T),                                            \
+      DMLBITS_SCALAR_ROW(bit_not, T, T, vectors, none, "scalar", &not_kernel<T>),      \
+      DMLBITS_SCALAR_ROW(popcount, T, std::uint8_t, vectors, popcnt, "scalar_popcnt",  \
+                         (&popcnt_insn_kernel<T, std::uint8_t>)),                      \
+      DMLBITS_SCALAR_ROW(popcount, T, std::uint32_t, vectors, popcnt, "scalar_popcnt", \
                          (&popcnt_insn_kernel<T, std::uint32_t>))
-#define DMLBITS_SCALAR_SWAR_POPCOUNT(T)                                                                     \
+#define DMLBITS_SCALAR_SWAR_POPCOUNT(T)                                                                        \
   DMLBITS_SCALAR_ROW(popcount, T, std::uint8_t, vectors, none, "scalar", (&popcount_kernel<T, std::uint8_t>)), \
       DMLBITS_SCALAR_ROW(popcount, T, std::uint32_t, vectors, none, "scalar", (&popcount_kernel<T, std::uint32_t>))
 
@@ -193,9 +198,9 @@ __attribute__((target("popcnt"))) void popcnt_insn_kernel(std::size_t n, const v
 // POPCNT for 64-bit ones (testdata/benchmarks.md, "Scalar popcount rows").
 
 constexpr std::array kRows{
-    DMLBITS_SCALAR_WIDTH(std::uint8_t),  DMLBITS_SCALAR_SWAR_POPCOUNT(std::uint8_t),
-    DMLBITS_SCALAR_WIDTH(std::uint16_t), DMLBITS_SCALAR_SWAR_POPCOUNT(std::uint16_t),
-    DMLBITS_SCALAR_WIDTH(std::uint32_t), DMLBITS_SCALAR_SWAR_POPCOUNT(std::uint32_t),
+    DMLBITS_SCALAR_WIDTH(std::uint8_t),          DMLBITS_SCALAR_SWAR_POPCOUNT(std::uint8_t),
+    DMLBITS_SCALAR_WIDTH(std::uint16_t),         DMLBITS_SCALAR_SWAR_POPCOUNT(std::uint16_t),
+    DMLBITS_SCALAR_WIDTH(std::uint32_t),         DMLBITS_SCALAR_SWAR_POPCOUNT(std::uint32_t),
     DMLBITS_SCALAR_SWAR_POPCOUNT(std::uint64_t), DMLBITS_SCALAR_WIDTH(std::uint64_t),
 };
 static_assert(rows_of_set(kRows, Isa::scalar));
