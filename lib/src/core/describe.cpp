@@ -1,10 +1,9 @@
 #include "dmlbits/timing.hpp"
 
-#include <cmath>
-
 #include <fmt/format.h>
 
 #include "dmlbits/dtype.hpp"
+#include "byte_size.hpp"
 #include "dmlbits/error.hpp"
 
 namespace dmlbits {
@@ -33,18 +32,6 @@ std::string thread_why_text(const ThreadWhy& why) {
       return "narrower outputs run on one";
   }
   return "";
-}
-
-// A size said to be below `bound`, rounded as format_byte_size rounds unless the rounding would
-// make it read as the bound or above (16 MiB less a byte is "16.0 MiB"): then in bytes.
-std::string below_text(std::uint64_t bytes, std::uint64_t bound) {
-  std::uint64_t unit = 1;
-  while (unit < (std::uint64_t{1} << 60) && bytes >= unit * 1024) unit *= 1024;
-  const double rounded = unit == 1 ? static_cast<double>(bytes)
-                                   : std::round(static_cast<double>(bytes) / static_cast<double>(unit) * 10) / 10 *
-                                         static_cast<double>(unit);
-  if (rounded < static_cast<double>(bound)) return format_byte_size(bytes, false);
-  return fmt::format("{} bytes", bytes);
 }
 
 std::string cpu_device_text(const DeviceDescription& d) {
@@ -124,7 +111,7 @@ std::string selection_text(const Selection& s) {
       return "";
     case SelectionRule::small_output:
       why = fmt::format("the output ({}) is below {}, where the CPU beats starting a GPU device",
-                        below_text(s.output_bytes, s.min_bytes), format_byte_size(s.min_bytes, false));
+                        format_byte_size_below(s.output_bytes, s.min_bytes), format_byte_size(s.min_bytes, false));
       break;
     case SelectionRule::d3d12_not_built:
       why = "the d3d12 backend is " + s.detail;
