@@ -357,6 +357,15 @@ py::object numpy_result(py::object result) {
   return result[py::tuple()];
 }
 
+// The result of a call run on its operands' transposes (runs_transposed): the Fortran-ordered
+// array of the operands' own shape, whose memory is the C-ordered result of `shape`, the
+// transposed one.
+py::array transposed_result(DType dtype, const Shape& shape) {
+  Shape dims = shape;
+  for (std::size_t i = 0; i < shape.rank(); ++i) dims[i] = shape[shape.rank() - 1 - i];
+  return new_array(dtype, dims, true);
+}
+
 // The call through a kept plan, or a null object when there is none that fits (or the call is
 // not one a plan runs: operands other than such arrays, out= that is not such an array or
 // overlaps an operand, dtype=); the full path then makes it.
@@ -403,9 +412,7 @@ py::object planned_call(int op_index, py::handle a, py::handle b, py::handle out
   if (to_out) {
     result = py::reinterpret_borrow<py::object>(out);
   } else if (transposed) {
-    Shape dims = buffer.shape;  // the operands' own shape, laid out in Fortran order
-    for (std::size_t i = 0; i < dims.rank(); ++i) dims[i] = buffer.shape[dims.rank() - 1 - i];
-    result = new_array(buffer.dtype, dims, true);
+    result = transposed_result(buffer.dtype, buffer.shape);
   } else {
     result = new_array(buffer.dtype, buffer.shape);
   }
@@ -604,10 +611,7 @@ py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py
   if (!to_out)
     allocate = [&allocated, transpose](DType d, const Shape& shape) {
       py::gil_scoped_acquire gil;
-      Shape dims = shape;
-      if (transpose)
-        for (std::size_t i = 0; i < shape.rank(); ++i) dims[i] = shape[shape.rank() - 1 - i];
-      allocated = new_array(d, dims, transpose);
+      allocated = transpose ? transposed_result(d, shape) : new_array(d, shape);
       return MutableTensorView{d, shape, reinterpret_cast<std::byte*>(py::detail::array_proxy(allocated.ptr())->data)};
     };
   RunResult res =
