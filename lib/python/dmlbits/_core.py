@@ -117,6 +117,16 @@ def _operator_doc(row, keywords):
     return textwrap.fill(head, 96) + "\n\n" + textwrap.fill(" ".join(body), 96)
 
 
+def _compiled(source, name, scope, where, module, doc):
+    """The function ``name`` that ``source`` defines, its names looked up in ``scope`` (a
+    module's globals), named as a ``def`` of ``module`` is, so that it pickles by reference."""
+    namespace = {}
+    exec(compile(source, where, "exec"), scope, namespace)
+    f = namespace[name]
+    f.__module__, f.__qualname__, f.__doc__ = module, name, doc
+    return f
+
+
 def _operator_functions(rows, module="dmlbits"):
     """{name: function} for the table's rows, aliases included, in table order: each row's
     position is its operator index. ``rows`` is ``ops()["ops"]`` (a test passes others)."""
@@ -131,10 +141,8 @@ def _operator_functions(rows, module="dmlbits"):
             keywords="".join(f", {k}=None" for k in keywords),
             shift_overflow="shift_overflow" if "shift_overflow" in keywords else "None",
             out_dtype="out_dtype" if "out_dtype" in keywords else "None")
-        namespace = {}
-        exec(compile(source, f"<dmlbits operator {row['verb']}>", "exec"), globals(), namespace)
-        f = namespace[name]
-        f.__module__, f.__qualname__, f.__doc__ = module, name, _operator_doc(row, keywords)
+        f = _compiled(source, name, globals(), f"<dmlbits operator {row['verb']}>", module,
+                      _operator_doc(row, keywords))
         functions[name] = f
         if row["python_alias"]:
             functions[row["python_alias"]] = f

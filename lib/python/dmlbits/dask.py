@@ -241,12 +241,10 @@ def _wrappers(rows):
         source = _WRAPPER_SOURCE.format(name=name, params=", ".join(params), verb=row["verb"],
                                         keywords="".join(f", {k}=None" for k in keywords),
                                         keyword_args="".join(f", {k}={k}" for k in keywords))
-        namespace = {}
-        exec(compile(source, f"<dmlbits.dask operator {row['verb']}>", "exec"), globals(), namespace)
-        f = namespace[name]
-        f.__module__, f.__qualname__ = __name__, name
-        f.__doc__ = (f"dmlbits.{name} on Dask arrays, lazily: a Dask array, computed blockwise when it is "
-                     f"computed (see this module's help).{' Alias: ' + row['python_alias'] + '.' if row['python_alias'] else ''}")
+        alias = f" Alias: {row['python_alias']}." if row["python_alias"] else ""
+        f = _core._compiled(source, name, globals(), f"<dmlbits.dask operator {row['verb']}>", __name__,
+                            f"dmlbits.{name} on Dask arrays, lazily: a Dask array, computed blockwise when it is "
+                            f"computed (see this module's help).{alias}")
         wrappers[name] = f
         if row["python_alias"]:
             wrappers[row["python_alias"]] = f
