@@ -22,11 +22,12 @@ below = {
     "core": set(),
     "platform": {"core"},
     "io": {"platform", "core"},
-    "ops": {"io", "platform", "core"},
-    "cpu": {"ops", "io", "platform", "core"},
+    "expr": {"core"},
+    "ops": {"expr", "io", "platform", "core"},
+    "cpu": {"ops", "expr", "io", "platform", "core"},
     "dxbc": {"core"},
     "shaders": {"dxbc", "core"},
-    "d3d12": {"shaders", "dxbc", "ops", "io", "platform", "core"},
+    "d3d12": {"shaders", "dxbc", "ops", "expr", "io", "platform", "core"},
 }
 below["directml"] = {"d3d12"} | below["d3d12"]
 below["run"] = {"cpu", "d3d12", "directml"} | below["cpu"] | below["directml"]

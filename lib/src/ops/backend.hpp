@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dmlbits/timing.hpp"
+#include "graph.hpp"
 #include "staging.hpp"
 #include "validate.hpp"
 
@@ -23,6 +24,14 @@ struct ExecuteBuffers {
   // elements: dmlbits' own tensors are not padded to 4 bytes).
   std::vector<std::span<const std::byte>> inputs;
   // desc().output's elements, packed. May be the same memory as inputs[0] when in_place().
+  std::span<std::byte> output;
+};
+
+// A graph's memory: its inputs and constants each packed in its own shape (a graph node reads
+// them through its ValidatedOp's stride-0 descriptors), the output packed in the output's shape.
+struct GraphBuffers {
+  std::vector<std::span<const std::byte>> inputs;     // ValidatedGraph::inputs()' order
+  std::vector<std::span<const std::byte>> constants;  // ValidatedGraph::constants()' order
   std::span<std::byte> output;
 };
 
@@ -50,6 +59,18 @@ class Backend {
   virtual std::optional<std::string> unsupported_reason(const ValidatedOp& op) const = 0;
   // Computes the output. Throws Errc::backend on a device failure.
   virtual void run(const ValidatedOp& op, const ExecuteBuffers& buffers) = 0;
+  // nullopt if run_graph() can execute `graph`: every node's operator (unsupported_reason of each).
+  virtual std::optional<std::string> unsupported_graph_reason(const ValidatedGraph& graph) const {
+    for (const GraphNode& n : graph.nodes())
+      if (auto why = unsupported_reason(n.op)) return why;
+    return std::nullopt;
+  }
+  // Computes the graph's output: by default node by node through run(), each node into a
+  // full-size temporary (run_graph_nodes); a backend that fuses the nodes into one pass
+  // overrides it, and must give the same bytes. Throws as run() does.
+  virtual void run_graph(const ValidatedGraph& graph, const GraphBuffers& buffers) {
+    run_graph_nodes(graph, *this, buffers.inputs, buffers.constants, buffers.output);
+  }
   // Whether it computes on the calling process's CPU threads, so that a streamed run may read
   // and write on a second thread beside it (a device backend stays on the thread that made it).
   virtual bool computes_on_cpu() const { return false; }
