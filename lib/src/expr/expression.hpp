@@ -60,12 +60,12 @@ enum class NodeKind : std::uint8_t {
 
 struct Node {
   NodeKind kind = NodeKind::name;
-  OpKind op{};                              // op
+  OpKind op{};                               // op
   std::array<std::int32_t, 2> args{-1, -1};  // op: earlier nodes' indices, op_info(op).arity of them
-  std::optional<DType> out_dtype;           // op: `out_dtype=` where given (popcount only)
-  std::string name;                         // name: the operand's name
-  std::string literal;                      // literal: its text, trimmed, as the command line takes it
-  Span span;                                // where the node first appears in the text
+  std::optional<DType> out_dtype;            // op: `out_dtype=` where given (popcount only)
+  std::string name;                          // name: the operand's name
+  std::string literal;                       // literal: its text, trimmed, as the command line takes it
+  Span span;                                 // where the node first appears in the text
 };
 
 struct Expression {
