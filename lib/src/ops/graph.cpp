@@ -170,6 +170,19 @@ bool ValidatedGraph::is_flat_streamable() const {
   return true;
 }
 
+ValidatedGraph ValidatedGraph::flat_chunk(std::uint64_t count) const {
+  if (!is_flat_streamable()) throw Error(Errc::internal, "flat_chunk of a graph that broadcasts along an axis");
+  const Shape& out = output_shape();
+  const auto chunk_shape = [&](const Shape& s) { return s == out ? Shape{count} : Shape{1}; };
+  ValidatedGraph g = *this;
+  for (OperandInfo& in : g.inputs_) in.shape = chunk_shape(in.shape);
+  for (GraphConstant& c : g.constants_) c.shape = chunk_shape(c.shape);
+  // A node of one element (over one-element operands only) stays one; the others take `count`.
+  for (GraphNode& n : g.nodes_)
+    if (n.op.output_shape() == out) n.op = n.op.flat_chunk(count);
+  return g;
+}
+
 std::uint64_t ValidatedGraph::input_bytes() const {
   std::uint64_t bytes = 0;
   for (const OperandInfo& in : inputs_) bytes += in.shape.element_count() * dtype_info(in.dtype).size;

@@ -75,6 +75,10 @@ class ValidatedGraph {
   // flat range of the output is computed from the same range of each (or its one element): the
   // condition of a fused, tiled pass.
   bool is_flat_streamable() const;
+  // This graph restricted to `count` consecutive output elements, as a 1-D graph: inputs,
+  // constants and nodes of the output's shape become runs of `count`, one-element ones stay one
+  // element (each node's ValidatedOp::flat_chunk). Needs is_flat_streamable().
+  ValidatedGraph flat_chunk(std::uint64_t count) const;
   // The bytes of the inputs (as read: broadcast ones once) and of the output.
   std::uint64_t input_bytes() const;
   std::uint64_t output_bytes() const;
