@@ -291,6 +291,47 @@ std::string to_string(const GraphKernelKey& key) {
                      key.leaves.size() - graph_buffer_count(key), graph_out_bits(key));
 }
 
+std::vector<GraphKernelKey> example_graph_kernel_keys() {
+  using Z = ShiftOverflow;
+  const GraphArgKey l0{false, 0}, l1{false, 1}, l2{false, 2}, n0{true, 0}, n1{true, 1};
+  std::vector<GraphKernelKey> keys;
+  // popcount(a ^ b) & s: 32-bit buffers, 8-bit counts and scalar.
+  keys.push_back({{{32, false}, {32, false}, {8, true}},
+                  {{OpKind::bit_xor, 32, 32, Z::zero, {l0, l1}},
+                   {OpKind::popcount, 32, 8, Z::zero, {n0, {}}},
+                   {OpKind::bit_and, 8, 8, Z::zero, {n1, l2}}}});
+  // popcount(a ^ s) >> c: a 64-bit buffer, a 64-bit scalar, 32-bit counts shifted (directml).
+  keys.push_back({{{64, false}, {64, true}, {32, false}},
+                  {{OpKind::bit_xor, 64, 64, Z::zero, {l0, l1}},
+                   {OpKind::popcount, 64, 32, Z::zero, {n0, {}}},
+                   {OpKind::shr, 32, 32, Z::directml, {n1, l2}}}});
+  // (a << n) ^ ~c for 16 bits (wrap) and (a >> n) << c for 64 bits (zero, then directml).
+  keys.push_back({{{16, false}, {16, true}, {16, false}},
+                  {{OpKind::shl, 16, 16, Z::wrap, {l0, l1}},
+                   {OpKind::bit_not, 16, 16, Z::zero, {l2, {}}},
+                   {OpKind::bit_xor, 16, 16, Z::zero, {n0, n1}}}});
+  keys.push_back({{{64, false}, {64, true}, {64, false}},
+                  {{OpKind::shr, 64, 64, Z::zero, {l0, l1}}, {OpKind::shl, 64, 64, Z::directml, {n0, l2}}}});
+  // popcount(a) | popcount(b) to 8-bit counts from 16- and 64-bit buffers (32 words a unit).
+  keys.push_back({{{16, false}, {64, false}},
+                  {{OpKind::popcount, 16, 8, Z::zero, {l0, {}}},
+                   {OpKind::popcount, 64, 8, Z::zero, {l1, {}}},
+                   {OpKind::bit_or, 8, 8, Z::zero, {n0, n1}}}});
+  // x0 & x1 | x2 ^ ... over eight 8-bit buffers, ~ at the end.
+  GraphKernelKey eight;
+  for (std::uint32_t i = 0; i < kGraphMaxBuffers; ++i) eight.leaves.push_back({8, false});
+  const OpKind logic[] = {OpKind::bit_and, OpKind::bit_or, OpKind::bit_xor};
+  eight.nodes.push_back({OpKind::bit_and, 8, 8, Z::zero, {l0, l1}});
+  for (std::uint32_t i = 2; i < kGraphMaxBuffers; ++i)
+    eight.nodes.push_back({logic[i % 3], 8, 8, Z::zero, {GraphArgKey{true, i - 2}, GraphArgKey{false, i}}});
+  eight.nodes.push_back({OpKind::bit_not, 8, 8, Z::zero, {GraphArgKey{true, kGraphMaxBuffers - 2}, GraphArgKey{}}});
+  keys.push_back(eight);
+  // No buffer: popcount(s) ^ t, 32-bit scalars.
+  keys.push_back({{{32, true}, {32, true}},
+                  {{OpKind::popcount, 32, 32, Z::zero, {l0, {}}}, {OpKind::bit_xor, 32, 32, Z::zero, {n0, l1}}}});
+  return keys;
+}
+
 std::vector<std::uint8_t> build_graph_kernel(const GraphKernelKey& key) { return dxbc::assemble(graph_program(key)); }
 
 std::string graph_kernel_listing(const GraphKernelKey& key) { return dxbc::listing(graph_program(key)); }

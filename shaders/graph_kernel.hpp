@@ -77,6 +77,10 @@ DispatchGrid graph_dispatch_grid(const GraphKernelKey& key, std::uint32_t count)
 // "graph_4n_2b1s_u8", for pipelines' error messages.
 std::string to_string(const GraphKernelKey& key);
 
+// A few graphs that together use every family, element width, count width and shift mode,
+// scalars of every width, eight buffers and none, for tests of the bytecode (dump_kernels).
+std::vector<GraphKernelKey> example_graph_kernel_keys();
+
 // The kernel's DXBC container; throws Errc::internal for a key graph_kernel_refusal refuses.
 std::vector<std::uint8_t> build_graph_kernel(const GraphKernelKey& key);
 std::string graph_kernel_listing(const GraphKernelKey& key);

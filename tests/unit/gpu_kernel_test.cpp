@@ -862,6 +862,13 @@ TEST(GpuKernelTest, GraphKernelsAssembleAndList) {
         << listing;
   }
   EXPECT_EQ(to_string(popcount_xor_key()), "graph_3n_2b1s_u8");
+  // The examples that tests/cli/shader_bytecode.sh hands to vkd3d-compiler.
+  for (const GraphKernelKey& key : example_graph_kernel_keys()) {
+    SCOPED_TRACE(to_string(key));
+    ASSERT_EQ(graph_kernel_refusal(key), "");
+    const Decoded d = decode(build_graph_kernel(key));
+    EXPECT_EQ(d.decls.count(0xa1) ? d.decls.at(0xa1).size() : 0u, graph_buffer_count(key));
+  }
 }
 
 TEST(GpuKernelTest, GraphKernelsRefuseWhatTheyCannotBind) {
