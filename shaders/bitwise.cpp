@@ -53,4 +53,6 @@ class Logic final : public Family {
 
 dxbc::Program bitwise_kernel(const KernelKey& key) { return write_kernel(key, Logic(key)); }
 
+std::unique_ptr<Family> bitwise_family(const KernelKey& key) { return std::make_unique<Logic>(key); }
+
 }  // namespace dmlbits::gpu::shader

@@ -4,6 +4,7 @@
 // computation (and optionally a whole-word one); see README.md for the mapping.
 #pragma once
 
+#include <memory>
 #include <span>
 
 #include "dxbc.hpp"
@@ -46,5 +47,12 @@ dxbc::Program write_kernel(const KernelKey& key, const Family& family);
 dxbc::Program bitwise_kernel(const KernelKey& key);   // and, or, xor, not
 dxbc::Program shift_kernel(const KernelKey& key);     // shl, shr
 dxbc::Program popcount_kernel(const KernelKey& key);  // popcount
+// The same families alone, for programs that compute several operators element by element
+// (graph_kernel.cpp): `key` picks the operator and widths (strided is ignored).
+std::unique_ptr<Family> bitwise_family(const KernelKey& key);
+std::unique_ptr<Family> shift_family(const KernelKey& key);
+std::unique_ptr<Family> popcount_family(const KernelKey& key);
+// The family of key.op (throws Errc::internal for an operator without one).
+std::unique_ptr<Family> make_family(const KernelKey& key);
 
 }  // namespace dmlbits::gpu::shader

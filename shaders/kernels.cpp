@@ -49,6 +49,23 @@ dxbc::Program program(const KernelKey& key) {
 
 }  // namespace
 
+namespace shader {
+std::unique_ptr<Family> make_family(const KernelKey& key) {
+  check_key(key);
+  switch (op_info(key.op).shader) {
+    case ShaderFamily::bitwise:
+      return bitwise_family(key);
+    case ShaderFamily::shift:
+      return shift_family(key);
+    case ShaderFamily::popcount:
+      return popcount_family(key);
+    case ShaderFamily::none:
+      break;  // refused by check_key
+  }
+  throw Error(Errc::internal, "no GPU kernel family for " + std::string(op_info(key.op).verb));
+}
+}  // namespace shader
+
 unsigned unit_bytes(const KernelKey& key) {
   if (!key.strided) return 16;
   return key.out_bits == 64 ? 8 : 4;

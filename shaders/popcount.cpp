@@ -30,4 +30,6 @@ class Popcount final : public Family {
 
 dxbc::Program popcount_kernel(const KernelKey& key) { return write_kernel(key, Popcount(key)); }
 
+std::unique_ptr<Family> popcount_family(const KernelKey& key) { return std::make_unique<Popcount>(key); }
+
 }  // namespace dmlbits::gpu::shader

@@ -106,4 +106,6 @@ class Shift final : public Family {
 
 dxbc::Program shift_kernel(const KernelKey& key) { return write_kernel(key, Shift(key)); }
 
+std::unique_ptr<Family> shift_family(const KernelKey& key) { return std::make_unique<Shift>(key); }
+
 }  // namespace dmlbits::gpu::shader

@@ -13,25 +13,38 @@ for tool in vkd3d-compiler spirv-val; do
   fi
 done
 
+# check_kernels DIR NAMES: every kernel NAME in DIR assembles to SPIR-V that spirv-val accepts.
+check_kernels() {
+  local dir=$1 names=$2 name f
+  for name in $names; do
+    checks=$((checks + 1))
+    f="$dir/$name"
+    [ -s "$f.dxbc" ] || { fail "$name.dxbc missing or empty"; continue; }
+    head -n 1 "$f.asm" | grep -qx 'cs_5_0' || fail "$name.asm does not start with cs_5_0"
+    if ! vkd3d-compiler -x dxbc-tpf -b spirv-binary -o "$f.spv" "$f.dxbc" 2>"$f.err"; then
+      fail "vkd3d-compiler rejected $name: $(head -n 3 "$f.err")"
+      continue
+    fi
+    [ ! -s "$f.err" ] || fail "vkd3d-compiler printed messages for $name: $(head -n 3 "$f.err")"
+    [ -s "$f.spv" ] || { fail "vkd3d-compiler wrote no SPIR-V for $name"; continue; }
+    spirv-val --target-env vulkan1.0 "$f.spv" 2>"$f.val" || fail "spirv-val rejected $name: $(head -n 3 "$f.val")"
+  done
+}
+
 dir="$WORK/kernels"
 names=$("$DMLBITS_DUMP_KERNELS" --listings "$dir") || { echo "FAIL: dmlbits_dump_kernels failed" >&2; exit 1; }
 n=$(printf '%s\n' "$names" | wc -l)
 # and/or/xor/not 16, shl/shr x 3 modes 24, popcount 8 (x widths and outputs), packed + strided.
 [ "$n" -eq 96 ] || fail "expected 96 kernels, dump_kernels listed $n"
+check_kernels "$dir" "$names"
 
-for name in $names; do
-  checks=$((checks + 1))
-  f="$dir/$name"
-  [ -s "$f.dxbc" ] || { fail "$name.dxbc missing or empty"; continue; }
-  head -n 1 "$f.asm" | grep -qx 'cs_5_0' || fail "$name.asm does not start with cs_5_0"
-  if ! vkd3d-compiler -x dxbc-tpf -b spirv-binary -o "$f.spv" "$f.dxbc" 2>"$f.err"; then
-    fail "vkd3d-compiler rejected $name: $(head -n 3 "$f.err")"
-    continue
-  fi
-  [ ! -s "$f.err" ] || fail "vkd3d-compiler printed messages for $name: $(head -n 3 "$f.err")"
-  [ -s "$f.spv" ] || { fail "vkd3d-compiler wrote no SPIR-V for $name"; continue; }
-  spirv-val --target-env vulkan1.0 "$f.spv" 2>"$f.val" || fail "spirv-val rejected $name: $(head -n 3 "$f.val")"
-done
+# Fused graph kernels (shaders/graph_kernel.hpp): the examples, which use every family, width,
+# shift mode, scalars, eight buffers and none.
+graph_names=$("$DMLBITS_DUMP_KERNELS" --listings --graphs "$WORK/graphs") ||
+  { echo "FAIL: dmlbits_dump_kernels --graphs failed" >&2; exit 1; }
+n=$(printf '%s\n' "$graph_names" | wc -l)
+[ "$n" -ge 7 ] || fail "expected at least 7 graph kernels, dump_kernels listed $n"
+check_kernels "$WORK/graphs" "$graph_names"
 
 # The checks can fail: a flipped checksum byte is refused.
 checks=$((checks + 1))

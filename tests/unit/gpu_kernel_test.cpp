@@ -20,6 +20,7 @@
 #include "dxbc.hpp"
 #include "dmlbits/error.hpp"
 #include "gpu_kernel.hpp"
+#include "graph_kernel.hpp"
 
 namespace dmlbits::gpu {
 namespace {
@@ -166,7 +167,7 @@ Decoded decode(const std::vector<std::uint8_t>& container) {
 // Execution
 
 struct Buffers {
-  std::vector<std::uint8_t> t[2];
+  std::vector<std::uint8_t> t[kGraphMaxBuffers];  // t0, t1 (graph kernels: up to t7)
   std::vector<std::uint8_t> u0;
 };
 
@@ -407,8 +408,8 @@ class Interpreter {
         case 0xa5: {  // ld_raw dst, address, t#.swizzle
           const std::uint32_t address = src(ins.ops[1])[0];
           const DOperand& res = ins.ops[2];
-          if (res.type != 7 || res.index[0] > 1) {
-            fail("ld_raw from a register other than t0/t1");
+          if (res.type != 7 || res.index[0] >= kGraphMaxBuffers) {
+            fail("ld_raw from a register other than t0..t7");
             break;
           }
           std::array<std::uint32_t, 4> v{};
@@ -811,6 +812,152 @@ TEST(GpuKernelTest, ThreadsLoopOverUnitsPastTheGrid) {
   for (const auto& key : all_kernel_keys()) {
     Case cs{{(2 * kThreadGroupSize + 1) * unit_elements(key) + 1}, {}, {0, 0}};
     EXPECT_EQ(run_case(key, cs, rng, 1), "") << to_string(key);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Graph kernels (graph_kernel.hpp)
+
+// popcount(a ^ b) & s: a, b 32-bit buffers, s an 8-bit scalar, 8-bit counts.
+GraphKernelKey popcount_xor_key() {
+  GraphKernelKey k;
+  k.leaves = {{32, false}, {32, false}, {8, true}};
+  k.nodes = {{OpKind::bit_xor, 32, 32, ShiftOverflow::zero, {{{false, 0}, {false, 1}}}},
+             {OpKind::popcount, 32, 8, ShiftOverflow::zero, {{{true, 0}, {}}}},
+             {OpKind::bit_and, 8, 8, ShiftOverflow::zero, {{{true, 1}, {false, 2}}}}};
+  return k;
+}
+
+// (a << n) ^ ~c on 16 bits (wrap mode) and on 64 bits (zero mode): a, c buffers, n a scalar.
+GraphKernelKey shift_not_key(unsigned bits, ShiftOverflow mode) {
+  GraphKernelKey k;
+  k.leaves = {{bits, false}, {bits, true}, {bits, false}};
+  k.nodes = {{OpKind::shl, bits, bits, mode, {{{false, 0}, {false, 1}}}},
+             {OpKind::bit_not, bits, bits, ShiftOverflow::zero, {{{false, 2}, {}}}},
+             {OpKind::bit_xor, bits, bits, ShiftOverflow::zero, {{{true, 0}, {true, 1}}}}};
+  return k;
+}
+
+TEST(GpuKernelTest, GraphKernelsAssembleAndList) {
+  for (const GraphKernelKey& key :
+       {popcount_xor_key(), shift_not_key(16, ShiftOverflow::wrap), shift_not_key(64, ShiftOverflow::zero)}) {
+    SCOPED_TRACE(to_string(key));
+    EXPECT_EQ(graph_kernel_refusal(key), "");
+    const auto bytes = build_graph_kernel(key);
+    ASSERT_GT(bytes.size(), 32u);
+    EXPECT_EQ(std::memcmp(bytes.data(), "DXBC", 4), 0);
+    const auto sum = dxbc::dxbc_checksum(bytes);
+    EXPECT_EQ(std::memcmp(bytes.data() + 4, sum.data(), 16), 0);
+    const Decoded d = decode(bytes);
+    EXPECT_EQ(d.version, 0x00050050u);  // cs_5_0
+    EXPECT_EQ(d.decls.at(0x59)[0].ops[0].index[1], kConstantWords / 4);
+    EXPECT_EQ(d.decls.at(0xa1).size(), graph_buffer_count(key));  // a buffer per array leaf
+    EXPECT_EQ(d.decls.at(0x9d).size(), 1u);                       // u0
+    const std::string listing = graph_kernel_listing(key);
+    EXPECT_EQ(listing.rfind("cs_5_0\n", 0), 0u);
+    EXPECT_NE(listing.find("dcl_resource_raw t1"), std::string::npos) << listing;
+    EXPECT_NE(listing.find("store_raw u0.xyzw"), std::string::npos) << listing;
+    EXPECT_NE(listing.find(key.nodes.size() == 3 && key.nodes[1].op == OpKind::popcount ? "countbits" : "ishl"),
+              std::string::npos)
+        << listing;
+  }
+  EXPECT_EQ(to_string(popcount_xor_key()), "graph_3n_2b1s_u8");
+  // The examples that tests/cli/shader_bytecode.sh hands to vkd3d-compiler.
+  for (const GraphKernelKey& key : example_graph_kernel_keys()) {
+    SCOPED_TRACE(to_string(key));
+    ASSERT_EQ(graph_kernel_refusal(key), "");
+    const Decoded d = decode(build_graph_kernel(key));
+    EXPECT_EQ(d.decls.count(0xa1) ? d.decls.at(0xa1).size() : 0u, graph_buffer_count(key));
+  }
+}
+
+TEST(GpuKernelTest, GraphKernelsRefuseWhatTheyCannotBind) {
+  GraphKernelKey nine;
+  for (unsigned i = 0; i < 9; ++i) nine.leaves.push_back({32, false});
+  nine.nodes.push_back({OpKind::bit_xor, 32, 32, ShiftOverflow::zero, {{{false, 0}, {false, 1}}}});
+  for (std::uint32_t i = 2; i < 9; ++i)
+    nine.nodes.push_back({OpKind::bit_xor, 32, 32, ShiftOverflow::zero, {{{true, i - 2}, {false, i}}}});
+  EXPECT_NE(graph_kernel_refusal(nine).find("9 input buffers"), std::string::npos) << graph_kernel_refusal(nine);
+  try {
+    (void)build_graph_kernel(nine);
+    ADD_FAILURE() << "nine buffers assembled";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::internal);
+  }
+  GraphKernelKey scalars;  // 14 64-bit scalars: 28 words of root constants, 26 fit
+  scalars.leaves.assign(14, {64, true});
+  scalars.nodes.push_back({OpKind::bit_xor, 64, 64, ShiftOverflow::zero, {{{false, 0}, {false, 1}}}});
+  EXPECT_NE(graph_kernel_refusal(scalars), "");
+  GraphKernelKey ahead = popcount_xor_key();  // a node reading a later node
+  ahead.nodes[0].args[1] = {true, 2};
+  EXPECT_NE(graph_kernel_refusal(ahead), "");
+  GraphKernelKey widths = popcount_xor_key();  // the and reads 32-bit counts as 8-bit ones
+  widths.nodes[1].out_bits = 32;
+  EXPECT_NE(graph_kernel_refusal(widths), "");
+}
+
+// The graph kernels run in the interpreter against the graphs worked out by hand, on sizes
+// around a unit and a group, with random bytes past the data.
+TEST(GpuKernelTest, GraphKernelsComputeTheirGraphs) {
+  std::mt19937_64 rng(46);
+  struct Graph {
+    GraphKernelKey key;
+    // Element i of the output from the elements of the array leaves and the scalar.
+    std::uint64_t (*expected)(std::uint64_t a, std::uint64_t c, std::uint64_t s, unsigned bits);
+  };
+  const Graph graphs[] = {
+      {popcount_xor_key(),
+       [](std::uint64_t a, std::uint64_t b, std::uint64_t s, unsigned) -> std::uint64_t {
+         return static_cast<std::uint64_t>(std::popcount(a ^ b)) & s;
+       }},
+      {shift_not_key(16, ShiftOverflow::wrap),
+       [](std::uint64_t a, std::uint64_t c, std::uint64_t n, unsigned) -> std::uint64_t {
+         return ((a << (n % 16)) ^ ~c) & 0xffff;
+       }},
+      {shift_not_key(64, ShiftOverflow::zero),
+       [](std::uint64_t a, std::uint64_t c, std::uint64_t n, unsigned) -> std::uint64_t {
+         return (n >= 64 ? 0 : a << n) ^ ~c;
+       }},
+  };
+  for (const Graph& g : graphs) {
+    const unsigned out_bits = graph_out_bits(g.key), out_bytes = out_bits / 8;
+    const unsigned in_bytes = g.key.leaves[0].bits / 8;
+    const unsigned per_unit = 128 / out_bits, group = kThreadGroupSize * per_unit;
+    for (std::uint32_t count : {0u, 1u, per_unit - 1, per_unit, per_unit + 1, group + 1}) {
+      for (std::uint64_t scalar : std::vector<std::uint64_t>{3, 9, 17, 70, ~std::uint64_t{0}}) {
+        SCOPED_TRACE(to_string(g.key) + " count " + std::to_string(count) + " scalar " + std::to_string(scalar));
+        Buffers b;
+        const std::uint32_t units = graph_output_units(g.key, count);
+        for (unsigned t = 0; t < 2; ++t) {
+          b.t[t].resize(std::max<std::size_t>(units * per_unit * in_bytes, 4));
+          for (auto& x : b.t[t]) x = static_cast<std::uint8_t>(rng());
+        }
+        b.u0.assign(std::max<std::uint32_t>(units, 1) * 16, 0xee);
+        GraphConstants c;
+        c.count = count;
+        const DispatchGrid grid = graph_dispatch_grid(g.key, count);
+        c.threads = grid.threads;
+        const unsigned scalar_bits = g.key.leaves[1].scalar ? g.key.leaves[1].bits : g.key.leaves[2].bits;
+        const std::uint64_t sv = scalar_bits == 64 ? scalar : scalar & ((1ull << scalar_bits) - 1);
+        c.scalars[0] = static_cast<std::uint32_t>(sv);
+        c.scalars[1] = static_cast<std::uint32_t>(sv >> 32);
+        const Decoded d = decode(build_graph_kernel(g.key));
+        Interpreter in(d);
+        std::uint32_t words[kConstantWords];
+        std::memcpy(words, &c, sizeof words);
+        std::vector<std::string> problems;
+        for (std::uint32_t x = 0; x < grid.threads; ++x) in.run(x, 0, words, b, problems);
+        ASSERT_EQ(problems, std::vector<std::string>{});
+        for (std::uint32_t i = 0; i < count; ++i) {
+          std::uint64_t a = 0, other = 0, got = 0;
+          std::memcpy(&a, &b.t[0][i * in_bytes], in_bytes);
+          std::memcpy(&other, &b.t[1][i * in_bytes], in_bytes);
+          std::memcpy(&got, &b.u0[i * out_bytes], out_bytes);
+          const std::uint64_t want = g.expected(a, other, sv, out_bits);
+          ASSERT_EQ(got, out_bits == 64 ? want : want & ((1ull << out_bits) - 1)) << "element " << i;
+        }
+      }
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 // per run and each box addresses it with base offsets; a larger one is uploaded box by box.
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -101,6 +102,35 @@ class InputUploads {
   std::array<bool, 2> uploaded_{};  // whole inputs already on the device for this run
 };
 
+// The graph kernel for `g`, or why there is none (D3d12Backend::fusion_refusal). The kernel's
+// leaves are the graph's inputs, then its constants.
+std::optional<std::string> graph_kernel_key(const ValidatedGraph& g, gpu::GraphKernelKey& key) {
+  if (g.nodes().size() < 2) return std::string("one node: the operator's own kernel");
+  if (!g.is_flat_streamable()) return std::string("an input or node broadcast along some dimensions only (not flat)");
+  const auto bits = [](DType d) { return static_cast<unsigned>(dtype_info(d).size * 8); };
+  for (const OperandInfo& in : g.inputs()) key.leaves.push_back({bits(in.dtype), in.shape.element_count() == 1});
+  for (const GraphConstant& c : g.constants()) key.leaves.push_back({bits(c.dtype), c.shape.element_count() == 1});
+  const auto inputs = static_cast<std::uint32_t>(g.inputs().size());
+  for (const GraphNode& n : g.nodes()) {
+    const OpInfo& op = n.op.op();
+    if (op.shader == ShaderFamily::none) return fmt::format("no GPU kernel for {}", op.verb);
+    gpu::GraphNodeKey node;
+    node.op = op.kind;
+    node.in_bits = bits(n.op.input_dtype());
+    node.out_bits = bits(n.op.output_dtype());
+    if (op.shift) node.shift_overflow = n.op.desc().shift_overflow;
+    for (int a = 0; a < op.arity; ++a) {
+      const GraphValue& v = n.args[static_cast<std::size_t>(a)];
+      gpu::GraphArgKey& arg = node.args[static_cast<std::size_t>(a)];
+      arg.node = v.kind == GraphValue::Kind::node;
+      arg.index = v.kind == GraphValue::Kind::constant ? inputs + v.index : v.index;
+    }
+    key.nodes.push_back(node);
+  }
+  if (std::string why = gpu::graph_kernel_refusal(key); !why.empty()) return why;
+  return std::nullopt;
+}
+
 }  // namespace
 
 struct D3d12Backend::Impl {
@@ -117,7 +147,7 @@ struct D3d12Backend::Impl {
     d3d12::DispatchJob job;
     job.key = key;
     job.inputs = inputs;
-    job.input = in;
+    std::copy(in.begin(), in.end(), job.input.begin());
     const gpu::DispatchGrid grid = gpu::dispatch_grid(key, count);
     job.groups = grid.groups;
     constants.count = count;
@@ -287,6 +317,80 @@ bool D3d12Backend::run_staged(const ValidatedOp& op, StagedIo& io) {
   std::lock_guard lock(impl_->device->mutex());
   impl_->device->stream(job, io, impl_->phases, &team);
   return true;
+}
+
+std::optional<std::string> D3d12Backend::fusion_refusal(const ValidatedGraph& graph) const {
+  gpu::GraphKernelKey key;
+  return graph_kernel_key(graph, key);
+}
+
+void D3d12Backend::run_graph(const ValidatedGraph& graph, const GraphBuffers& buffers) {
+  gpu::GraphKernelKey key;
+  if (graph_kernel_key(graph, key)) {
+    Backend::run_graph(graph, buffers);
+    return;
+  }
+  const std::uint64_t total = graph.output_shape().element_count();
+  const auto out_size = static_cast<std::uint64_t>(dtype_info(graph.output_dtype()).size);
+  if (buffers.output.size() < total * out_size)
+    throw Error(Errc::internal,
+                fmt::format("d3d12: a graph's output of {} bytes for {} elements", buffers.output.size(), total));
+  if (total == 0) return;
+  // The leaves' memory (inputs, then constants): buffers are uploaded chunk by chunk, scalars
+  // are root constants, zero-extended to a word (two for 64-bit elements, low word first).
+  std::vector<std::span<const std::byte>> leaves(buffers.inputs.begin(), buffers.inputs.end());
+  leaves.insert(leaves.end(), buffers.constants.begin(), buffers.constants.end());
+  if (leaves.size() != key.leaves.size())
+    throw Error(Errc::internal, fmt::format("d3d12: a graph of {} inputs and constants given {} buffers",
+                                            key.leaves.size(), leaves.size()));
+  gpu::GraphConstants constants;
+  std::vector<std::pair<std::span<const std::byte>, std::uint64_t>> uploads;  // buffer leaves, element bytes
+  std::uint64_t widest = out_size;
+  unsigned word = 0;
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    const std::uint64_t size = key.leaves[i].bits / 8;
+    const std::uint64_t elements = key.leaves[i].scalar ? 1 : total;
+    if (leaves[i].size() < elements * size)
+      throw Error(Errc::internal, fmt::format("d3d12: graph input {} holds {} bytes, the graph reads {}", i,
+                                              leaves[i].size(), elements * size));
+    if (key.leaves[i].scalar) {
+      std::uint32_t words[2]{};
+      std::memcpy(words, leaves[i].data(), size);
+      for (std::uint64_t w = 0; w < (size + 3) / 4; ++w) constants.scalars[word++] = words[w];
+    } else {
+      uploads.emplace_back(leaves[i], size);
+      widest = std::max(widest, size);
+    }
+  }
+  // Outputs per dispatch: each buffer (inputs and output) within max_buffer_bytes. Every chunk
+  // uploads its own range of each input at base 0.
+  const std::uint64_t max_elems =
+      std::max<std::uint64_t>(64, (impl_->options.max_buffer_bytes / widest) & ~std::uint64_t{63});
+  std::uint64_t largest = std::min(total, max_elems) * widest;
+  d3d12::CopyTeam team(d3d12::copy_threads_for(std::min(largest, impl_->options.transfer_piece_bytes)));
+
+  std::lock_guard lock(impl_->device->mutex());
+  for (std::uint64_t done = 0; done < total;) {
+    const std::uint64_t n = std::min(max_elems, total - done);
+    d3d12::DispatchJob job;
+    job.graph = &key;
+    job.inputs = static_cast<unsigned>(uploads.size());
+    for (std::size_t t = 0; t < uploads.size(); ++t) {
+      const auto& [data, size] = uploads[t];
+      job.input[t].upload = data.subspan(done * size, n * size);
+    }
+    const gpu::DispatchGrid grid = gpu::graph_dispatch_grid(key, static_cast<std::uint32_t>(n));
+    job.groups = grid.groups;
+    job.graph_constants = constants;
+    job.graph_constants.count = static_cast<std::uint32_t>(n);
+    job.graph_constants.threads = grid.threads;
+    job.output_buffer_bytes =
+        std::max<std::uint64_t>(gpu::graph_output_units(key, static_cast<std::uint32_t>(n)), 1) * 16;
+    job.output = buffers.output.subspan(done * out_size, n * out_size);
+    job.piece_bytes = impl_->options.transfer_piece_bytes;
+    impl_->device->dispatch(job, impl_->phases, &team);
+    done += n;
+  }
 }
 
 D3d12DeviceInfo probe_d3d12_device(const GpuAdapter& adapter) {

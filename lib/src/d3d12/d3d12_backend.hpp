@@ -137,6 +137,15 @@ class D3d12Backend final : public Backend {
   // Streamed runs in transfer pieces, read into the upload heaps and written from the readback
   // heaps (Device::stream); always true.
   bool run_staged(const ValidatedOp& op, StagedIo& io) override;
+  // A graph of two nodes and more that fusion_refusal() accepts runs as one generated kernel
+  // (shaders/graph_kernel.hpp) that computes every node in registers, one dispatch per chunk of
+  // at most max_buffer_bytes per buffer; any other graph, and a single node (the operator's own
+  // kernel), node by node through run() (Backend::run_graph). The bytes are the same.
+  void run_graph(const ValidatedGraph& graph, const GraphBuffers& buffers) override;
+  // Why run_graph() runs `graph` node by node rather than as one kernel (one node; not
+  // is_flat_streamable(); more than 8 input buffers or 26 words of one-element inputs; an
+  // operator without a GPU kernel), or nullopt when it fuses it.
+  std::optional<std::string> fusion_refusal(const ValidatedGraph& graph) const;
   std::vector<PhaseTime> detail_phases() const override;
 
   const D3d12DeviceInfo& device_info() const;

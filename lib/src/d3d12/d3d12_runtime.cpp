@@ -162,8 +162,10 @@ class DeviceImpl final : public Device {
   }
 
  private:
-  Com<ID3D12PipelineState> make_pipeline(const std::vector<std::uint8_t>& code, const std::string& what);
+  Com<ID3D12PipelineState> make_pipeline(const std::vector<std::uint8_t>& code, const std::string& what,
+                                         ID3D12RootSignature* root = nullptr);
   ID3D12PipelineState* pipeline(const gpu::KernelKey& key, PhaseSeconds& phases);
+  ID3D12PipelineState* graph_pipeline(const gpu::GraphKernelKey& key, PhaseSeconds& phases);
   void ensure(Buffer& b, D3D12_HEAP_TYPE heap, std::uint64_t bytes, D3D12_RESOURCE_STATES initial, bool uav) {
     ensure_buffer(device_.get(), b, heap, bytes, initial, uav);
   }
@@ -216,7 +218,10 @@ class DeviceImpl final : public Device {
   Com<ID3D12QueryHeap> queries_;
   Buffer query_readback_;
   std::map<gpu::KernelKey, Com<ID3D12PipelineState>> pipelines_;
-  Buffer inputs_[2], output_;
+  // Graph kernels: eight SRVs (gpu::kGraphMaxBuffers), their pipelines built once per shape.
+  Com<ID3D12RootSignature> graph_root_signature_;
+  std::map<gpu::GraphKernelKey, Com<ID3D12PipelineState>> graph_pipelines_;
+  Buffer inputs_[gpu::kGraphMaxBuffers], output_;
 };
 
 void query_features(ID3D12Device* device, D3d12DeviceInfo& info) {
@@ -354,35 +359,40 @@ DeviceImpl::DeviceImpl(const GpuAdapter& adapter) {
 
   // The root signature of every kernel (gpu_kernel.hpp): 28 root constants at b0, then raw
   // buffers as root descriptors: SRVs t0 and t1, UAV u0. Root descriptors need no descriptor
-  // heap; vkd3d maps them to Vulkan push descriptors.
-  D3D12_ROOT_PARAMETER params[4]{};
-  params[0].ParameterType = D3D12_ROOT_PARAMETER_TYPE_32BIT_CONSTANTS;
-  params[0].Constants.ShaderRegister = 0;
-  params[0].Constants.RegisterSpace = 0;
-  params[0].Constants.Num32BitValues = gpu::kConstantWords;
-  params[1].ParameterType = D3D12_ROOT_PARAMETER_TYPE_SRV;
-  params[1].Descriptor.ShaderRegister = 0;
-  params[2].ParameterType = D3D12_ROOT_PARAMETER_TYPE_SRV;
-  params[2].Descriptor.ShaderRegister = 1;
-  params[3].ParameterType = D3D12_ROOT_PARAMETER_TYPE_UAV;
-  params[3].Descriptor.ShaderRegister = 0;
-  for (auto& p : params) p.ShaderVisibility = D3D12_SHADER_VISIBILITY_ALL;
-  D3D12_ROOT_SIGNATURE_DESC rsd{};
-  rsd.NumParameters = 4;
-  rsd.pParameters = params;
-  rsd.Flags = D3D12_ROOT_SIGNATURE_FLAG_NONE;
-  Com<ID3DBlob> blob, error_blob;
-  const HRESULT shr =
-      lib.serialize_root_signature(&rsd, D3D_ROOT_SIGNATURE_VERSION_1, reinterpret_cast<ID3DBlob**>(blob.out()),
-                                   reinterpret_cast<ID3DBlob**>(error_blob.out()));
-  if (FAILED(shr)) {
-    std::string msg;
-    if (error_blob) msg.assign(static_cast<const char*>(error_blob->GetBufferPointer()), error_blob->GetBufferSize());
-    fail("D3D12SerializeRootSignature", shr, msg);
-  }
-  check(device_->CreateRootSignature(0, blob->GetBufferPointer(), blob->GetBufferSize(), iid_of<ID3D12RootSignature>(),
-                                     root_signature_.out()),
-        "CreateRootSignature");
+  // heap; vkd3d maps them to Vulkan push descriptors. Graph kernels (graph_kernel.hpp) take the
+  // same with SRVs t0..t7: 46 of the 64 root signature words.
+  const auto make_root_signature = [&](unsigned srvs, Com<ID3D12RootSignature>& out) {
+    D3D12_ROOT_PARAMETER params[2 + gpu::kGraphMaxBuffers]{};
+    params[0].ParameterType = D3D12_ROOT_PARAMETER_TYPE_32BIT_CONSTANTS;
+    params[0].Constants.ShaderRegister = 0;
+    params[0].Constants.RegisterSpace = 0;
+    params[0].Constants.Num32BitValues = gpu::kConstantWords;
+    for (unsigned t = 0; t < srvs; ++t) {
+      params[1 + t].ParameterType = D3D12_ROOT_PARAMETER_TYPE_SRV;
+      params[1 + t].Descriptor.ShaderRegister = t;
+    }
+    params[1 + srvs].ParameterType = D3D12_ROOT_PARAMETER_TYPE_UAV;
+    params[1 + srvs].Descriptor.ShaderRegister = 0;
+    for (auto& p : params) p.ShaderVisibility = D3D12_SHADER_VISIBILITY_ALL;
+    D3D12_ROOT_SIGNATURE_DESC rsd{};
+    rsd.NumParameters = 2 + srvs;
+    rsd.pParameters = params;
+    rsd.Flags = D3D12_ROOT_SIGNATURE_FLAG_NONE;
+    Com<ID3DBlob> blob, error_blob;
+    const HRESULT shr =
+        lib.serialize_root_signature(&rsd, D3D_ROOT_SIGNATURE_VERSION_1, reinterpret_cast<ID3DBlob**>(blob.out()),
+                                     reinterpret_cast<ID3DBlob**>(error_blob.out()));
+    if (FAILED(shr)) {
+      std::string msg;
+      if (error_blob) msg.assign(static_cast<const char*>(error_blob->GetBufferPointer()), error_blob->GetBufferSize());
+      fail("D3D12SerializeRootSignature", shr, msg);
+    }
+    check(device_->CreateRootSignature(0, blob->GetBufferPointer(), blob->GetBufferSize(),
+                                       iid_of<ID3D12RootSignature>(), out.out()),
+          "CreateRootSignature");
+  };
+  make_root_signature(2, root_signature_);
+  make_root_signature(gpu::kGraphMaxBuffers, graph_root_signature_);
 
   D3D12_QUERY_HEAP_DESC qh{};
   qh.Type = D3D12_QUERY_HEAP_TYPE_TIMESTAMP;
@@ -484,6 +494,15 @@ void transition(ID3D12GraphicsCommandList* list, Buffer& b, D3D12_RESOURCE_STATE
 
 namespace {
 
+ID3D12PipelineState* DeviceImpl::graph_pipeline(const gpu::GraphKernelKey& key, PhaseSeconds& phases) {
+  if (auto it = graph_pipelines_.find(key); it != graph_pipelines_.end()) return it->second.get();
+  Stopwatch clock;
+  Com<ID3D12PipelineState> pso =
+      make_pipeline(gpu::build_graph_kernel(key), "kernel " + gpu::to_string(key), graph_root_signature_.get());
+  phases.pipeline += clock.seconds();
+  return graph_pipelines_.emplace(key, std::move(pso)).first->second.get();
+}
+
 ID3D12PipelineState* DeviceImpl::pipeline(const gpu::KernelKey& key, PhaseSeconds& phases) {
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second.get();
   Stopwatch clock;
@@ -492,10 +511,11 @@ ID3D12PipelineState* DeviceImpl::pipeline(const gpu::KernelKey& key, PhaseSecond
   return pipelines_.emplace(key, std::move(pso)).first->second.get();
 }
 
-Com<ID3D12PipelineState> DeviceImpl::make_pipeline(const std::vector<std::uint8_t>& code, const std::string& what) {
+Com<ID3D12PipelineState> DeviceImpl::make_pipeline(const std::vector<std::uint8_t>& code, const std::string& what,
+                                                   ID3D12RootSignature* root) {
   const d3d12_detail::ForeignAllocations foreign;  // see foreign_allocations.hpp
   D3D12_COMPUTE_PIPELINE_STATE_DESC pd{};
-  pd.pRootSignature = root_signature_.get();
+  pd.pRootSignature = root ? root : root_signature_.get();
   pd.CS.pShaderBytecode = code.data();
   pd.CS.BytecodeLength = code.size();
   Com<ID3D12PipelineState> pso;
@@ -571,7 +591,7 @@ void DeviceImpl::reset_slots() {
 // stages, which the queue runs in order; a slot's heaps are reused only after its fence.
 void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases, CopyTeam* team) {
   const d3d12_detail::ForeignAllocations foreign;  // see foreign_allocations.hpp
-  ID3D12PipelineState* pso = pipeline(job.key, phases);
+  ID3D12PipelineState* pso = job.graph ? graph_pipeline(*job.graph, phases) : pipeline(job.key, phases);
   reset_slots();
   for (Slot& slot : slots_) slot.team = team;
   // Pieces of whole padding units, so that only an input's last piece is padded.
@@ -588,6 +608,8 @@ void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases, CopyTeam
     if (!in.keep)
       ensure(inputs_[i], D3D12_HEAP_TYPE_DEFAULT, padded(in.upload.size()), D3D12_RESOURCE_STATE_COPY_DEST, false);
   }
+  // A graph kernel of scalars alone reads no buffer, but every root SRV is bound to one.
+  if (job.inputs == 0) ensure(inputs_[0], D3D12_HEAP_TYPE_DEFAULT, 256, D3D12_RESOURCE_STATE_COPY_DEST, false);
   ensure(output_, D3D12_HEAP_TYPE_DEFAULT, job.output_buffer_bytes, D3D12_RESOURCE_STATE_UNORDERED_ACCESS, true);
 
   // Copies bytes [at, at + n) of input i into the slot's upload heap and records their copy to
@@ -616,7 +638,7 @@ void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases, CopyTeam
   };
 
   // Upload: every piece but the last of each input.
-  std::array<std::uint64_t, 2> last{};  // where each input's last piece starts
+  std::array<std::uint64_t, gpu::kGraphMaxBuffers> last{};  // where each input's last piece starts
   for (unsigned i = 0; i < job.inputs; ++i) {
     const auto& in = job.input[i];
     if (in.keep) continue;
@@ -644,11 +666,20 @@ void DeviceImpl::dispatch(const DispatchJob& job, PhaseSeconds& phases, CopyTeam
     d3d12::transition(list, inputs_[i], D3D12_RESOURCE_STATE_NON_PIXEL_SHADER_RESOURCE);
   d3d12::transition(list, output_, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
   list->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 0);
-  list->SetComputeRootSignature(root_signature_.get());
-  list->SetComputeRoot32BitConstants(0, gpu::kConstantWords, &job.constants, 0);
-  list->SetComputeRootShaderResourceView(1, inputs_[0].address);
-  list->SetComputeRootShaderResourceView(2, inputs_[job.inputs > 1 ? 1 : 0].address);
-  list->SetComputeRootUnorderedAccessView(3, output_.address);
+  if (job.graph) {
+    // Slots past the graph's buffers repeat t0's: every root descriptor is set, none is read.
+    list->SetComputeRootSignature(graph_root_signature_.get());
+    list->SetComputeRoot32BitConstants(0, gpu::kConstantWords, &job.graph_constants, 0);
+    for (unsigned t = 0; t < gpu::kGraphMaxBuffers; ++t)
+      list->SetComputeRootShaderResourceView(1 + t, inputs_[t < job.inputs ? t : 0].address);
+    list->SetComputeRootUnorderedAccessView(1 + gpu::kGraphMaxBuffers, output_.address);
+  } else {
+    list->SetComputeRootSignature(root_signature_.get());
+    list->SetComputeRoot32BitConstants(0, gpu::kConstantWords, &job.constants, 0);
+    list->SetComputeRootShaderResourceView(1, inputs_[0].address);
+    list->SetComputeRootShaderResourceView(2, inputs_[job.inputs > 1 ? 1 : 0].address);
+    list->SetComputeRootUnorderedAccessView(3, output_.address);
+  }
   list->Dispatch(job.groups, 1, 1);
   list->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 1);
   list->ResolveQueryData(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 0, 2, query_readback_.resource.get(), 0);

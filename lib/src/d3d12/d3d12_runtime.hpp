@@ -18,6 +18,7 @@
 #include "d3d12_backend.hpp"
 #include "staging.hpp"
 #include "gpu_kernel.hpp"
+#include "graph_kernel.hpp"
 
 // The D3D12 interfaces, declared as the D3D12 headers declare them, for the accessors below.
 struct ID3D12Device;
@@ -75,17 +76,21 @@ struct PhaseSeconds {
 
 // One dispatch: t0 (and t1) read from device buffers filled by `upload` (or left as the previous
 // dispatch of the same run filled them), u0 written and its first output.size() bytes read back.
+// With `graph` set, the graph kernel of that key instead (graph_kernel.hpp): t0..t(inputs - 1)
+// and graph_constants, on a root signature of its own.
 struct DispatchJob {
   gpu::KernelKey key;
   gpu::KernelConstants constants;
-  unsigned inputs = 1;  // 1 or 2
+  const gpu::GraphKernelKey* graph = nullptr;  // outlives the dispatch
+  gpu::GraphConstants graph_constants;
+  unsigned inputs = 1;  // 1 or 2; a graph kernel's buffers: 0 to gpu::kGraphMaxBuffers
   struct Input {
     std::span<const std::byte> upload;  // bytes to upload, padded by the runtime with zeros to
                                         // a multiple of gpu::kInputPaddingBytes; empty with
                                         // keep: reuse
     bool keep = false;                  // the buffer already holds this input (same run)
   };
-  std::array<Input, 2> input;
+  std::array<Input, gpu::kGraphMaxBuffers> input;
   std::uint64_t output_buffer_bytes = 0;  // u0's size: output_units * unit_bytes (gpu_kernel.hpp)
   std::span<std::byte> output;            // where the result goes
   std::uint32_t groups = 0;               // Dispatch(groups, 1, 1)
