@@ -279,8 +279,9 @@ TEST(FusedTest, EveryOperatorAtEveryWidthAndLayout) {
 }
 
 // The expressions of issue #46's targets, against plain C++ operators on uint32.
+// Over 8 MiB of uint32, so that the inputs are prefetched and the output streamed.
 TEST(FusedTest, IssueExpressionsMatchPlainOperators) {
-  constexpr std::uint64_t n = 100003;
+  constexpr std::uint64_t n = (std::uint64_t{8} << 20) / 4 + 1003;
   std::mt19937 rng(5);
   std::vector<std::uint32_t> a(n), b(n);
   for (std::uint64_t i = 0; i < n; ++i) {

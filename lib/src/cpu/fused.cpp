@@ -81,6 +81,8 @@ struct FusedRunner::Plan {
   std::size_t buffer_bytes = 0;  // bytes of one tile buffer
   std::size_t buffers = 0;       // tile buffers per thread
   std::size_t stream_min_bytes = 0;
+  bool prefetch = false;  // FusedOptions::prefetch
+  unsigned widest = 1;    // element bytes of the widest value a step reads or writes
 };
 
 namespace {
@@ -224,6 +226,7 @@ FusedRunner::FusedRunner(FusedProgram program, Isa isa, bool per_operation_choic
   p.out_width = last.out_width;
   p.result_slot = node_slot.back() == kNone ? 0 : node_slot.back();
   p.stream_min_bytes = options.stream_min_bytes;
+  p.prefetch = options.prefetch;
 
   // Tile buffers: a step takes a free one (never one of its own operands'), and its operands'
   // buffers are freed after their last reader. The last step writes the output.
@@ -258,6 +261,7 @@ FusedRunner::FusedRunner(FusedProgram program, Isa isa, bool per_operation_choic
   // The tile: tile_bytes of the widest value the steps read or write.
   unsigned widest = 1;
   for (const Step& s : p.steps) widest = std::max({widest, s.width, s.out_width});
+  p.widest = widest;
   p.tile = std::max<std::size_t>(64, options.tile_bytes / widest / 64 * 64);
   p.buffer_bytes = p.tile * widest;
 }
@@ -277,7 +281,7 @@ struct RunContext {
   std::span<const void* const> inputs;
   const std::uint64_t* values;  // the uniform slots, filled for this run
   std::byte* out;
-  KernelParams last_params;  // the last step's, with this run's streaming decision
+  std::vector<KernelParams> params;  // each step's, with this run's streaming and prefetching
 };
 
 // A step without a kernel: its reference function, element by element (a stride of 0 reads a
@@ -316,9 +320,15 @@ void FusedRunner::run(std::uint64_t n, std::span<const void* const> inputs, void
     return;
   }
 
-  RunContext c{inputs, values.data(), o, p.steps.back().params};
-  // Large outputs stream as a single operator's do; a tile alone would never reach the bound.
-  if (n * p.out_width >= p.stream_min_bytes) c.last_params.stream_min_bytes = 0;
+  RunContext c{inputs, values.data(), o, {}};
+  // Large outputs stream as a single operator's do (a tile alone would never reach the bound),
+  // and inputs too large for the caches are prefetched by the steps that read them.
+  const bool prefetch = p.prefetch && n * p.widest >= KernelParams{}.stream_min_bytes;
+  for (const Step& s : p.steps) {
+    c.params.push_back(s.params);
+    c.params.back().prefetch = prefetch && (s.a.kind == Source::Kind::run || s.b.kind == Source::Kind::run);
+  }
+  if (n * p.out_width >= p.stream_min_bytes) c.params.back().stream_min_bytes = 0;
 
   // The tiles of output elements [begin, end), on one thread with its tile buffers.
   const auto run_part = [&p, &c](std::byte* scratch, std::uint64_t begin, std::uint64_t end) {
@@ -342,7 +352,7 @@ void FusedRunner::run(std::uint64_t n, std::span<const void* const> inputs, void
         const std::byte* b = s.unary ? nullptr : src(s.b, pos);
         std::byte* dst = k == last ? c.out + pos * s.out_width : scratch + s.buffer * p.buffer_bytes;
         if (s.fn) {
-          s.fn(m, a, b, dst, k == last ? c.last_params : s.params);
+          s.fn(m, a, b, dst, c.params[k]);
         } else {
           reference_step(s, m, a, s.a.kind == Source::Kind::uniform ? 0 : s.width, b,
                          s.b.kind == Source::Kind::uniform ? 0 : s.width, dst);
