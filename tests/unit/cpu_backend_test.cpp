@@ -171,20 +171,18 @@ TEST_P(KernelTest, MatchesReference) {
       // output 0, 4 or 16 bytes past a 64-byte boundary (no head; a head of 4- and 8-byte
       // elements, or longer than one block of a narrowing popcount), or 3 (which cannot align
       // wider elements, so the kernel must keep to ordinary stores).
-      // Streaming passes run once for each plan the kernel has, by CPU maker. Half the others
-      // prefetch as the fused executor asks (KernelParams::prefetch).
+      // Streaming passes run once for each plan the kernel has, by CPU maker.
       for (std::size_t pass = 0; pass < (k.isa != Isa::scalar ? 16u : 8u); ++pass) {
         for (const std::optional<CpuVendor> maker : pass >= 8 ? stream_makers : host_only) {
           const std::size_t offset = pass % 4;
           const bool in_place = (pass / 4) % 2 == 1;
           const bool stream = pass >= 8;
           if (in_place && !may_run_in_place) continue;
-          KernelParams params{mode, stream ? 0 : ~std::size_t{0}, maker};
-          params.prefetch = !stream && offset % 2 == 1;  // the cached stores' prefetching loop
+          const KernelParams params{mode, stream ? 0 : ~std::size_t{0}, maker};
           {
             SCOPED_TRACE(testing::Message() << kernel_name(k) << " n=" << n << " offset=" << offset
                                             << " mode=" << shift_overflow_name(mode) << (in_place ? " in place" : "")
-                                            << (stream ? " streaming" : "") << (params.prefetch ? " prefetching" : "")
+                                            << (stream ? " streaming" : "")
                                             << (maker ? " as " + std::string(cpu_vendor_name(*maker)) : std::string()));
             Bytes abuf(a.size() + 8), bbuf(b.size() + 8), obuf(kGuard + 64 + 16 + n * ow + kGuard, kCanary);
             std::byte* pa = abuf.data() + offset;

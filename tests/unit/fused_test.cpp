@@ -279,7 +279,7 @@ TEST(FusedTest, EveryOperatorAtEveryWidthAndLayout) {
 }
 
 // The expressions of issue #46's targets, against plain C++ operators on uint32.
-// Over 8 MiB of uint32, so that the inputs are prefetched and the output streamed.
+// Over 8 MiB of uint32, so that the output is streamed as at the default bound.
 TEST(FusedTest, IssueExpressionsMatchPlainOperators) {
   constexpr std::uint64_t n = (std::uint64_t{8} << 20) / 4 + 1003;
   std::mt19937 rng(5);

@@ -32,12 +32,6 @@ struct KernelParams {
   // The CPU maker whose streaming plan a unary kernel follows (stream_policy.hpp); unset: this
   // CPU's (cpu_vendor()). Tests set it to run every maker's plan on any host.
   std::optional<CpuVendor> vendor = std::nullopt;
-  // Kernels that do not stream still prefetch their inputs as their streaming path would (the
-  // set's plan, stream_policy.hpp), storing through the caches: for a caller that reads large
-  // inputs a few KiB at a time into buffers it keeps in the caches (the fused executor,
-  // fused.hpp), where the hardware prefetchers alone keep too few reads in flight. The portable
-  // kernels ignore it.
-  bool prefetch = false;
 };
 
 // Computes n elements. a, b and out need no alignment; out may be the same memory as a (in

@@ -81,8 +81,6 @@ struct FusedRunner::Plan {
   std::size_t buffer_bytes = 0;  // bytes of one tile buffer
   std::size_t buffers = 0;       // tile buffers per thread
   std::size_t stream_min_bytes = 0;
-  bool prefetch = false;  // FusedOptions::prefetch
-  unsigned widest = 1;    // element bytes of the widest value a step reads or writes
 };
 
 namespace {
@@ -226,7 +224,6 @@ FusedRunner::FusedRunner(FusedProgram program, Isa isa, bool per_operation_choic
   p.out_width = last.out_width;
   p.result_slot = node_slot.back() == kNone ? 0 : node_slot.back();
   p.stream_min_bytes = options.stream_min_bytes;
-  p.prefetch = options.prefetch;
 
   // Tile buffers: a step takes a free one (never one of its own operands'), and its operands'
   // buffers are freed after their last reader. The last step writes the output.
@@ -261,7 +258,6 @@ FusedRunner::FusedRunner(FusedProgram program, Isa isa, bool per_operation_choic
   // The tile: tile_bytes of the widest value the steps read or write.
   unsigned widest = 1;
   for (const Step& s : p.steps) widest = std::max({widest, s.width, s.out_width});
-  p.widest = widest;
   p.tile = std::max<std::size_t>(64, options.tile_bytes / widest / 64 * 64);
   p.buffer_bytes = p.tile * widest;
 }
@@ -281,7 +277,7 @@ struct RunContext {
   std::span<const void* const> inputs;
   const std::uint64_t* values;  // the uniform slots, filled for this run
   std::byte* out;
-  std::vector<KernelParams> params;  // each step's, with this run's streaming and prefetching
+  std::vector<KernelParams> params;  // each step's, with this run's streaming decision
 };
 
 // A step without a kernel: its reference function, element by element (a stride of 0 reads a
@@ -321,13 +317,11 @@ void FusedRunner::run(std::uint64_t n, std::span<const void* const> inputs, void
   }
 
   RunContext c{inputs, values.data(), o, {}};
-  // Large outputs stream as a single operator's do (a tile alone would never reach the bound),
-  // and inputs too large for the caches are prefetched by the steps that read them.
-  const bool prefetch = p.prefetch && n * p.widest >= KernelParams{}.stream_min_bytes;
-  for (const Step& s : p.steps) {
-    c.params.push_back(s.params);
-    c.params.back().prefetch = prefetch && (s.a.kind == Source::Kind::run || s.b.kind == Source::Kind::run);
-  }
+  // Large outputs stream as a single operator's do (a tile alone would never reach the bound).
+  // The steps that read the inputs do not prefetch them: neither a prefetch of the next tile
+  // before each tile nor the kernels' own prefetching (tried) was faster on the AVX-512 host
+  // (testdata/benchmarks.md, "Fused expressions (CPU)").
+  for (const Step& s : p.steps) c.params.push_back(s.params);
   if (n * p.out_width >= p.stream_min_bytes) c.params.back().stream_min_bytes = 0;
 
   // The tiles of output elements [begin, end), on one thread with its tile buffers.

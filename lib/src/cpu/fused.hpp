@@ -61,10 +61,6 @@ struct FusedOptions {
   // non-temporal stores, as a single operator's kernel writes them (KernelParams). Tests lower it
   // to cover that path.
   std::size_t stream_min_bytes = KernelParams{}.stream_min_bytes;
-  // In a run whose widest value spans 8 MiB or more (KernelParams' default stream_min_bytes:
-  // inputs that large come from memory), the nodes that read the inputs' runs prefetch them as
-  // a streaming kernel does (KernelParams::prefetch). Benchmarks turn it off to compare.
-  bool prefetch = true;
 };
 
 class FusedRunner {

@@ -76,7 +76,7 @@ DMLBITS_TARGET inline void binary_partial(const std::byte* a, const std::byte* b
 }
 
 // Whole vectors from byte i while they fit; returns where it stopped. kStream: non-temporal
-// stores, `out + i` aligned to the vector size. The inputs are prefetched kAhead bytes ahead
+// stores, `out + i` aligned to the vector size, and the inputs prefetched kAhead bytes ahead
 // (0: not at all).
 template <class V, class T, class Op, Operands K, bool kStream, std::size_t kAhead>
 DMLBITS_TARGET inline std::size_t binary_body(const std::byte* a, const std::byte* b, std::byte* out, std::size_t i,
@@ -85,7 +85,7 @@ DMLBITS_TARGET inline std::size_t binary_body(const std::byte* a, const std::byt
   constexpr bool kAConst = K == Operands::a_scalar;
   constexpr bool kBConst = K == Operands::b_scalar;
   for (; i + kUnroll * kStep <= bytes; i += kUnroll * kStep) {
-    if constexpr (kAhead != 0) {
+    if constexpr (kStream && kAhead != 0) {
       // Reading past the end is harmless: prefetches never fault.
       for (std::size_t line = 0; line < kUnroll * kStep; line += 64) {
         if constexpr (!kAConst) __builtin_prefetch(a + i + kAhead + line, 0, 3);
@@ -110,7 +110,7 @@ DMLBITS_TARGET inline std::size_t binary_body(const std::byte* a, const std::byt
 
 template <class V, class T, class Op, Operands K, BinaryStream kPlan>
 DMLBITS_TARGET void binary_loop(std::size_t n, const std::byte* a, const std::byte* b, std::byte* out,
-                                std::size_t stream_min_bytes, bool prefetch) {
+                                std::size_t stream_min_bytes) {
   using reg = typename V::reg;
   constexpr std::size_t kStep = V::kBytes;
   if (n == 0) return;  // not even the broadcast element is read
@@ -131,9 +131,6 @@ DMLBITS_TARGET void binary_loop(std::size_t n, const std::byte* a, const std::by
       V::fence();
     }
   }
-  // KernelParams::prefetch: read as the streaming path reads, store through the caches.
-  if constexpr (kPlan.prefetch_bytes != 0)
-    if (prefetch && i == 0) i = binary_body<V, T, Op, K, false, kPlan.prefetch_bytes>(a, b, out, 0, bytes, ca, cb);
   i = binary_body<V, T, Op, K, false, 0>(a, b, out, i, bytes, ca, cb);
   if (i < bytes) binary_partial<V, T, Op, K>(a, b, out, i, bytes - i, ca, cb);
 }
@@ -148,16 +145,14 @@ DMLBITS_TARGET void binary_kernel(std::size_t n, const void* a, const void* b, v
       case ShiftOverflow::zero:
         break;
       case ShiftOverflow::wrap:
-        binary_loop<V, T, Op<V, T, ShiftOverflow::wrap>, K, kPlan>(n, pa, pb, po, params.stream_min_bytes,
-                                                                   params.prefetch);
+        binary_loop<V, T, Op<V, T, ShiftOverflow::wrap>, K, kPlan>(n, pa, pb, po, params.stream_min_bytes);
         return;
       case ShiftOverflow::directml:
-        binary_loop<V, T, Op<V, T, ShiftOverflow::directml>, K, kPlan>(n, pa, pb, po, params.stream_min_bytes,
-                                                                       params.prefetch);
+        binary_loop<V, T, Op<V, T, ShiftOverflow::directml>, K, kPlan>(n, pa, pb, po, params.stream_min_bytes);
         return;
     }
   }
-  binary_loop<V, T, Op<V, T, ShiftOverflow::zero>, K, kPlan>(n, pa, pb, po, params.stream_min_bytes, params.prefetch);
+  binary_loop<V, T, Op<V, T, ShiftOverflow::zero>, K, kPlan>(n, pa, pb, po, params.stream_min_bytes);
 }
 
 // Elements [0, rem) with rem <= Op::kElems, through buffers, so that partial blocks run the
@@ -174,8 +169,8 @@ DMLBITS_TARGET inline void unary_partial(const std::byte* in, std::byte* out, st
 }
 
 // Whole blocks from element i while they fit; returns where it stopped. S: the store kind
-// (void: ordinary stores; V::Streaming: non-temporal, `out + i` aligned to the vector size),
-// each step's input prefetched kAhead bytes ahead where streaming or kAhead is not 0.
+// (void: ordinary stores; V::Streaming: non-temporal, `out + i` aligned to the vector size,
+// each step's input prefetched kAhead bytes ahead).
 template <class V, class Op, class S, std::size_t kAhead>
 DMLBITS_TARGET inline std::size_t unary_body(std::size_t n, const std::byte* pa, std::byte* po, std::size_t i) {
   using In = typename Op::In;
@@ -183,7 +178,7 @@ DMLBITS_TARGET inline std::size_t unary_body(std::size_t n, const std::byte* pa,
   constexpr std::size_t kElems = Op::kElems;
   constexpr std::size_t kBlockIn = kElems * sizeof(In);
   for (; i + kUnroll * kElems <= n; i += kUnroll * kElems) {
-    if constexpr (!std::is_void_v<S> || kAhead != 0) {
+    if constexpr (!std::is_void_v<S>) {
       // Reading past the end is harmless: prefetches never fault.
       for (std::size_t line = 0; line < kUnroll * kBlockIn; line += 64)
         __builtin_prefetch(pa + i * sizeof(In) + kAhead + line, 0, 3);
@@ -302,12 +297,6 @@ DMLBITS_TARGET void unary_kernel(std::size_t n, const void* a, const void*, void
       V::fence();
     }
   }
-  // KernelParams::prefetch: the input prefetched as the streaming plans read the rest of theirs,
-  // the output stored through the caches.
-  constexpr std::size_t kAhead =
-      Policy::unary(sizeof(typename Op::In), sizeof(Out), CpuVendor::other).rest_prefetch_bytes;
-  if constexpr (kAhead != 0)
-    if (params.prefetch && i == 0) i = unary_body<V, Op, void, kAhead>(n, pa, po, 0);
   i = unary_body<V, Op, void, 0>(n, pa, po, i);
   if (i < n) unary_partial<V, Op>(pa + i * sizeof(typename Op::In), po + i * sizeof(Out), n - i);
 }
