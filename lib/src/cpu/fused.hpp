@@ -49,8 +49,9 @@ struct FusedProgram {
 // At most this many nodes in a program.
 inline constexpr std::size_t kMaxFusedNodes = 256;
 
-// The bytes of the widest tile buffer (testdata/benchmarks.md, "Fused expressions (CPU)": 8 KiB
-// was as fast as any size from 1 to 32 KiB on the AVX-512 host, and keeps a few buffers in L1).
+// The bytes of the widest tile buffer: a few buffers stay in L1. On the AVX-512 host no size from
+// 1 KiB to 1 MiB was faster beyond the noise of a loaded machine (testdata/benchmarks.md, "Fused
+// expressions (CPU)"); re-measure on a quiet one.
 inline constexpr std::size_t kFusedTileBytes = std::size_t{8} << 10;
 
 struct FusedOptions {
