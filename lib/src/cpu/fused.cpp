@@ -71,7 +71,7 @@ std::uint64_t evaluate(OpKind op, std::uint64_t a, std::uint64_t b, unsigned wid
 struct FusedRunner::Plan {
   std::size_t input_count = 0;
   std::vector<std::uint64_t> values;                        // uniform slots: constants filled, others 0
-  std::vector<std::pair<std::uint32_t, unsigned>> scalars;  // (input, width) loaded into slot `input_slot`
+  std::vector<std::pair<std::uint32_t, unsigned>> scalars;  // (input, width) of each scalar input read
   std::vector<std::uint32_t> scalar_slots;                  // the slot of each scalars[] entry
   std::vector<UniformStep> uniform_steps;
   std::vector<Step> steps;  // empty: the result is uniform
