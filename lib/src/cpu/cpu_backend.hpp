@@ -177,6 +177,11 @@ class CpuBackend final : public Backend {
   // is contiguous or one broadcast element, which picks the kernel. Other layouts (never made
   // by validate()) go through the reference backend.
   void run(const ValidatedOp& op, const ExecuteBuffers& buffers) override;
+  // A flat graph of two or more nodes (fuses()) in one pass over tiles that stay in the caches
+  // (fused.hpp), on the threads run() would take for the graph's bytes; any other graph node
+  // by node through run() (cpu_graph.cpp).
+  void run_graph(const ValidatedGraph& graph, const GraphBuffers& buffers) override;
+  static bool fuses(const ValidatedGraph& graph);
 
   Isa isa() const { return isa_; }
   // Whether kernels follow the per-operation table (no set was named).
