@@ -18,6 +18,26 @@ namespace {
 
 std::string canonical(std::string_view text) { return to_canonical_text(parse_expression(text)); }
 
+// The message parse_expression refuses `text` with (and that it is a usage error).
+std::string refusal(std::string_view text) {
+  try {
+    (void)parse_expression(text);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::usage) << text;
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted: " << text;
+  return {};
+}
+
+// The message for `problem` at 1-based `column`, carets `width` wide, under a short ASCII text.
+std::string at(std::string_view text, std::size_t column, std::string_view problem, std::size_t width = 1) {
+  return fmt::format("expression: {} (column {})\n  {}\n  {}{}", problem, column, text, std::string(column - 1, ' '),
+                     std::string(width, '^'));
+}
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
 bool same_node(const Node& a, const Node& b) {
   return a.kind == b.kind && a.op == b.op && a.args == b.args && a.out_dtype == b.out_dtype && a.name == b.name &&
          a.literal == b.literal;
@@ -29,6 +49,15 @@ void expect_same_graph(const Expression& a, const Expression& b) {
     EXPECT_TRUE(same_node(a.nodes[i], b.nodes[i])) << "node " << i << " of " << a.text << " vs " << b.text;
   EXPECT_EQ(a.root, b.root);
   EXPECT_EQ(a.names, b.names);
+}
+
+// A balanced tree of `leaves` distinct names (x0, x1, ...) under '|' and '&' in turn, in infix:
+// 2 * leaves - 1 nodes, about log2(leaves) deep.
+std::string balanced(std::size_t first, std::size_t leaves, int level = 0) {
+  if (leaves == 1) return fmt::format("x{}", first);
+  const std::size_t left = leaves / 2;
+  return fmt::format("({} {} {})", balanced(first, left, level + 1), level % 2 ? "&" : "|",
+                     balanced(first + left, leaves - left, level + 1));
 }
 
 TEST(ExpressionTest, InfixFollowsCsPrecedenceAndAssociativity) {
@@ -197,6 +226,148 @@ TEST(ExpressionTest, SharedSubexpressionsAreOneNode) {
   EXPECT_EQ(parse_expression("(a & b) | (a & b) ^ ~(a & b)").nodes.size(), 6u);
 }
 
+TEST(ExpressionTest, SyntaxErrorsQuoteTheTextWithACaret) {
+  EXPECT_EQ(refusal("popcount(a ^)"), at("popcount(a ^)", 13, "unexpected ')'"));
+  EXPECT_EQ(refusal(""), "expression: empty expression (column 1)\n  \n  ^");
+  EXPECT_EQ(refusal(" \t "), "expression: empty expression (column 1)\n  \n  ^");
+  EXPECT_EQ(refusal("a b"), at("a b", 3, "unexpected 'b' after a complete expression"));
+  EXPECT_EQ(refusal("a ^ b 0x1"), at("a ^ b 0x1", 7, "unexpected '0x1' after a complete expression", 3));
+  EXPECT_EQ(refusal("a ^"), at("a ^", 4, "the expression ends where an operand is expected"));
+  EXPECT_EQ(refusal("~"), at("~", 2, "the expression ends where an operand is expected"));
+  EXPECT_EQ(refusal("a ^ ^ b"), at("a ^ ^ b", 5, "unexpected '^'"));
+  EXPECT_EQ(refusal("a = b"), at("a = b", 3, "unexpected '=' after a complete expression"));
+  EXPECT_EQ(refusal("xor(a,)"), at("xor(a,)", 7, "unexpected ')'"));
+  EXPECT_EQ(refusal("xor(a b)"), at("xor(a b)", 7, "unexpected 'b'"));
+  EXPECT_EQ(refusal("a $ b"), at("a $ b", 3, "unexpected character '$'"));
+  EXPECT_EQ(refusal("a.npy"), at("a.npy", 2, "unexpected character '.'"));
+  EXPECT_EQ(refusal("a - b"),
+            at("a - b", 3, "unexpected '-': there is no subtraction or negation ('-' only begins a negative number)"));
+  EXPECT_EQ(refusal("-a"),
+            at("-a", 1, "unexpected '-': there is no subtraction or negation ('-' only begins a negative number)"));
+  EXPECT_EQ(refusal("a -1"), at("a -1", 3,
+                                "unexpected '-1' after a complete expression (there is no subtraction: '-' only "
+                                "begins a negative number)",
+                                2));
+  EXPECT_EQ(refusal("(a -0x1)"),
+            at("(a -0x1)", 4, "unexpected '-0x1' (there is no subtraction: '-' only begins a negative number)", 4));
+  EXPECT_EQ(refusal("a < b"), at("a < b", 3, "unexpected '<' (the shifts are '<<' and '>>')"));
+  EXPECT_EQ(refusal("!a"), at("!a", 1, "unexpected '!' (the complement is '~')"));
+  EXPECT_EQ(refusal("a && b"), at("a && b", 4, "unexpected '&'"));
+  EXPECT_EQ(refusal("a & 0b12"), at("a & 0b12", 5, "'0b12' is not a number", 4));
+  EXPECT_EQ(refusal("shl(a, 1e)"), at("shl(a, 1e)", 8, "'1e' is not a number", 2));
+  EXPECT_EQ(refusal("3a"), at("3a", 1, "'3a' is not a number", 2));
+  EXPECT_EQ(refusal("a ^ 0x"), at("a ^ 0x", 5, "'0x' is not a number", 2));
+  EXPECT_EQ(refusal("a ^ nan(7)"),
+            at("a ^ nan(7)", 5, "a NaN's payload is written nan(0x...), in hexadecimal digits", 6));
+  // Non-ASCII: one column per character, shown as it is; a byte that is not UTF-8 as '?'.
+  EXPECT_EQ(refusal("a \xe2\x88\xa7 b"),
+            "expression: unexpected character '\xe2\x88\xa7' (column 3)\n"
+            "  a \xe2\x88\xa7 b\n    ^");
+  EXPECT_EQ(refusal("\xc3\xa9 ^ \xff"),
+            "expression: unexpected character '\xc3\xa9' (column 1)\n"
+            "  \xc3\xa9 ^ ?\n  ^");
+  EXPECT_EQ(refusal("a ^ \xff"), "expression: unexpected byte 0xff (column 5)\n  a ^ ?\n      ^");
+  EXPECT_EQ(refusal("a ^\x01"), "expression: unexpected byte 0x01 (column 4)\n  a ^\n     ^");
+}
+
+TEST(ExpressionTest, UnbalancedParenthesesAndBrackets) {
+  EXPECT_EQ(refusal("(a"), at("(a", 1, "unclosed '('"));
+  EXPECT_EQ(refusal("((a) ^ b"), at("((a) ^ b", 1, "unclosed '('"));
+  EXPECT_EQ(refusal("xor(a, b"), at("xor(a, b", 4, "unclosed '('"));
+  EXPECT_EQ(refusal("a )"), at("a )", 3, "unmatched ')'"));
+  EXPECT_EQ(refusal("(a))"), at("(a))", 4, "unmatched ')'"));
+  EXPECT_EQ(refusal(")"), at(")", 1, "unmatched ')'"));
+  EXPECT_EQ(refusal("[1, 2"), at("[1, 2", 1, "unclosed '['"));
+  EXPECT_EQ(refusal("a ^ [[1], [2]"), at("a ^ [[1], [2]", 5, "unclosed '['"));
+  EXPECT_EQ(refusal("a ]"), at("a ]", 3, "unmatched ']'"));
+  EXPECT_EQ(refusal("popcount([1, 2)"), at("popcount([1, 2)", 15, "unexpected ')' in the list opened at column 10"));
+  EXPECT_EQ(refusal("[1 ^ 2]"), at("[1 ^ 2]", 4, "unexpected '^' in the list opened at column 1"));
+  EXPECT_EQ(refusal(R"(["0x1)"), at(R"(["0x1)", 2, "unclosed '\"' in a list"));
+}
+
+TEST(ExpressionTest, UnknownFunctionsAndArgumentCounts) {
+  EXPECT_EQ(refusal("popcnt(a)"), at("popcnt(a)", 1, "unknown function 'popcnt' (did you mean 'popcount'?)", 6));
+  EXPECT_EQ(refusal("a ^ bitwise_xorr(a, b)"),
+            at("a ^ bitwise_xorr(a, b)", 5, "unknown function 'bitwise_xorr' (did you mean 'bitwise_xor'?)", 12));
+  EXPECT_EQ(refusal("frobnicate(a)"),
+            at("frobnicate(a)", 1,
+               "unknown function 'frobnicate' (the functions are shl, shr, and, or, xor, not or popcount)", 10));
+  EXPECT_EQ(refusal("xor(a)"), at("xor(a)", 1, "xor takes 2 arguments, given 1", 6));
+  EXPECT_EQ(refusal("a | popcount(a, b)"), at("a | popcount(a, b)", 5, "popcount takes 1 argument, given 2", 14));
+  EXPECT_EQ(refusal("not()"), at("not()", 1, "not takes 1 argument, given 0", 5));
+  EXPECT_EQ(refusal("bit-and(a, b, c)"), at("bit-and(a, b, c)", 1, "bit-and takes 2 arguments, given 3", 16));
+  // A '-' joins words only in call position: elsewhere it is no operator.
+  EXPECT_EQ(
+      refusal("bit-and"),
+      at("bit-and", 4, "unexpected '-': there is no subtraction or negation ('-' only begins a negative number)"));
+}
+
+TEST(ExpressionTest, OutDtypeRefusals) {
+  EXPECT_EQ(refusal("xor(a, b, out_dtype=uint8)"),
+            at("xor(a, b, out_dtype=uint8)", 11,
+               "xor has no out_dtype= (its result has its operands' dtype; popcount chooses its own)", 9));
+  EXPECT_EQ(refusal("popcount(a, out_dtype=int8)"),
+            at("popcount(a, out_dtype=int8)", 23, "popcount's out_dtype is uint8 or uint32, not int8", 4));
+  EXPECT_EQ(refusal("popcount(a, out_dtype=uint16)"),
+            at("popcount(a, out_dtype=uint16)", 23, "popcount's out_dtype is uint8 or uint32, not uint16", 6));
+  EXPECT_EQ(refusal("popcount(a, out_dtype=u3)"),
+            at("popcount(a, out_dtype=u3)", 23, "unknown dtype 'u3' (popcount's out_dtype is uint8 or uint32)", 2));
+  EXPECT_EQ(refusal("popcount(a, out_dtype=)"),
+            at("popcount(a, out_dtype=)", 23, "out_dtype= needs a dtype (uint8 or uint32)"));
+  EXPECT_EQ(refusal("popcount(out_dtype=uint8)"),
+            at("popcount(out_dtype=uint8)", 10, "out_dtype= comes after popcount's operands", 9));
+  EXPECT_EQ(refusal("shl(a, 1, overflow=wrap)"),
+            at("shl(a, 1, overflow=wrap)", 11, "unknown keyword 'overflow=' (the one keyword is out_dtype=)", 8));
+  EXPECT_EQ(refusal("popcount(a, out_dtype=uint8, out_dtype=uint8)"),
+            at("popcount(a, out_dtype=uint8, out_dtype=uint8)", 28, "unexpected ','"));
+}
+
+TEST(ExpressionTest, LimitsHoldAtTheirValueAndRefuseOnePast) {
+  // Bytes.
+  const std::string longest = "a" + std::string(kMaxExpressionBytes - 1, ' ');
+  EXPECT_EQ(canonical(longest), "a");
+  const std::string too_long = longest + " ";
+  const std::string message = refusal(too_long);
+  EXPECT_TRUE(message.starts_with("expression: 65537 bytes long, past the limit of 64 KiB (column 65537)\n"))
+      << message;
+
+  // Nodes: a balanced tree of 128 names has 255; one '~' more is 256, two are 257.
+  const std::string tree = balanced(0, 128);
+  EXPECT_EQ(parse_expression(tree).nodes.size(), 255u);
+  EXPECT_EQ(parse_expression("~" + tree).nodes.size(), kMaxExpressionNodes);
+  const std::string many = "~~" + tree;
+  EXPECT_EQ(first_line(refusal(many)),
+            "expression: more than 256 operators, names and literals (the limit; a repeated subexpression counts "
+            "once) (column 1)");
+  // Repeated, the tree counts once: 255 nodes and the '&'.
+  EXPECT_EQ(parse_expression(tree + " & " + tree).nodes.size(), kMaxExpressionNodes);
+
+  const std::string depth_problem = "more than 64 nested operators and parentheses (the limit)";
+  // Complements in complements.
+  EXPECT_EQ(parse_expression(std::string(64, '~') + "a").nodes.size(), 65u);
+  const std::string tildes = std::string(65, '~') + "a";
+  EXPECT_EQ(refusal(tildes), at(tildes, 65, depth_problem));
+  // Parentheses.
+  EXPECT_EQ(canonical(std::string(64, '(') + "a" + std::string(64, ')')), "a");
+  const std::string parens = std::string(65, '(') + "a" + std::string(65, ')');
+  EXPECT_EQ(first_line(refusal(parens)), first_line(at(parens, 65, depth_problem)));
+  // Calls in calls.
+  std::string calls = "a";
+  for (int i = 0; i < 64; ++i) calls = "not(" + calls + ")";
+  EXPECT_EQ(parse_expression(calls).nodes.size(), 65u);
+  calls = "not(" + calls + ")";
+  EXPECT_EQ(first_line(refusal(calls)), first_line(at(calls, 257, depth_problem)));
+  // A chain of infix operators nests without parentheses: a0 | a1 | ... is 64 deep at 64 '|'.
+  std::string chain = "a0";
+  for (int i = 1; i <= 64; ++i) chain += fmt::format(" | a{}", i);
+  EXPECT_EQ(parse_expression(chain).nodes.size(), 129u);
+  chain += " | a65";
+  EXPECT_EQ(first_line(refusal(chain)), first_line(at(chain, chain.rfind('|') + 1, depth_problem)));
+  // Far past the depth: refused at the limit, not by overflowing the stack.
+  const std::string deep = std::string(60000, '(');
+  EXPECT_EQ(first_line(refusal(deep)), first_line(at(deep, 65, depth_problem)));
+}
+
 TEST(ExpressionTest, CanonicalTextParsesBackToTheSameGraph) {
   for (const char* text : {"a", "-1", "[[1, 2], [3, 4]]", "a | b ^ c & d << e", "~a >> 0x3 & [1, 2]",
                            "popcount(a ^ b) | (a ^ b)", "popcount(a, out_dtype=u4) ^ bitwise_count(b, out_dtype=UINT8)",
@@ -212,6 +383,16 @@ TEST(ExpressionTest, CanonicalTextParsesBackToTheSameGraph) {
     EXPECT_EQ(to_canonical_text(back), once);
   }
   EXPECT_EQ(canonical("xor(and, or) | not"), "or(xor(and, or), not)");
+}
+
+TEST(ExpressionTest, CaretMessagesShowALongTextAsAWindow) {
+  const std::string text(200, 'x');
+  EXPECT_EQ(caret_message(text, {150, 1}, "p"),
+            "expression: p (column 151)\n  ..." + std::string(76, 'x') + "...\n  " + std::string(33, ' ') + "^");
+  EXPECT_EQ(caret_message(text, {0, 500}, "p"),
+            "expression: p (column 1)\n  " + std::string(76, 'x') + "...\n  " + std::string(76, '^'));
+  EXPECT_EQ(caret_message("ab", {2, 1}, "p"), "expression: p (column 3)\n  ab\n    ^");
+  EXPECT_EQ(caret_message("ab", {0, 0}, "p"), "expression: p (column 1)\n  ab\n  ^");
 }
 
 }  // namespace
