@@ -267,6 +267,9 @@ TEST(ExpressionTest, SyntaxErrorsQuoteTheTextWithACaret) {
             "expression: unexpected character '\xc3\xa9' (column 1)\n"
             "  \xc3\xa9 ^ ?\n  ^");
   EXPECT_EQ(refusal("a ^ \xff"), "expression: unexpected byte 0xff (column 5)\n  a ^ ?\n      ^");
+  EXPECT_EQ(refusal("a [\"\n\xff\"]"),
+            "expression: unexpected '[\" ?\"]' after a complete expression (column 3)\n"
+            "  a [\" ?\"]\n    ^^^^^^");
   EXPECT_EQ(refusal("a ^\x01"), "expression: unexpected byte 0x01 (column 4)\n  a ^\n     ^");
 }
 
@@ -282,6 +285,7 @@ TEST(ExpressionTest, UnbalancedParenthesesAndBrackets) {
   EXPECT_EQ(refusal("a ]"), at("a ]", 3, "unmatched ']'"));
   EXPECT_EQ(refusal("popcount([1, 2)"), at("popcount([1, 2)", 15, "unexpected ')' in the list opened at column 10"));
   EXPECT_EQ(refusal("[1 ^ 2]"), at("[1 ^ 2]", 4, "unexpected '^' in the list opened at column 1"));
+  EXPECT_EQ(refusal("[1,\x02]"), "expression: unexpected byte 0x02 (column 4)\n  [1, ]\n     ^");
   EXPECT_EQ(refusal(R"(["0x1)"), at(R"(["0x1)", 2, "unclosed '\"' in a list"));
 }
 

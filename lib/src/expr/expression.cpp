@@ -79,6 +79,20 @@ bool is_float_word(std::string_view word) {
   return l == "inf" || l == "infinity" || l == "nan";
 }
 
+// `s` as one line: a control byte as a space, a byte that is not UTF-8 as '?'.
+std::string printable(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_length(s, i);
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (n == 0) out += '?';
+    else if (n == 1 && (b < 0x20 || b == 0x7f)) out += ' ';
+    else out += s.substr(i, n);
+    i += std::max<std::size_t>(n, 1);
+  }
+  return out;
+}
+
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -202,11 +216,13 @@ class Parser {
   static Span span_of(const Token& t) { return {t.begin, std::max<std::uint32_t>(t.end - t.begin, 1)}; }
   std::string_view text_of(const Token& t) const { return text_.substr(t.begin, t.end - t.begin); }
 
+  // A token quoted for a message on one line: a list may hold newlines, and its strings any
+  // byte, which are shown as caret_message() shows them.
   std::string describe(const Token& t) const {
     if (t.kind == Tok::end) return "end of the expression";
     const std::string_view s = text_of(t);
-    if (s.size() > 24) return fmt::format("'{}...'", s.substr(0, 20));
-    return fmt::format("'{}'", s);
+    const bool cut = s.size() > 24;
+    return fmt::format("'{}{}'", printable(cut ? s.substr(0, 20) : s), cut ? "..." : "");
   }
 
   // "unexpected 'b'"; where the token is a negative number after an operand (`a -1`), what
@@ -363,7 +379,7 @@ class Parser {
         if (j >= text_.size()) fail({static_cast<std::uint32_t>(i), 1}, "unclosed '\"' in a list");
         i = j;
       } else if (!(is_space(ch) || is_word_char(ch) || ch == ',' || ch == '.' || ch == '+' || ch == '-')) {
-        if (ch == ')' || ch == '(' || static_cast<unsigned char>(ch) < 0x80)
+        if (static_cast<unsigned char>(ch) > 0x20 && static_cast<unsigned char>(ch) < 0x7f)
           fail({static_cast<std::uint32_t>(i), 1},
                fmt::format("unexpected '{}' in the list opened at column {}", ch, column_of(open)));
         fail_character(i);
