@@ -270,6 +270,10 @@ TEST(ExpressionTest, SyntaxErrorsQuoteTheTextWithACaret) {
   EXPECT_EQ(refusal("a [\"\n\xff\"]"),
             "expression: unexpected '[\" ?\"]' after a complete expression (column 3)\n"
             "  a [\" ?\"]\n    ^^^^^^");
+  EXPECT_EQ(refusal("a ^ \xc2\x85"), "expression: unexpected byte 0xc2 (column 5)\n  a ^ ??\n      ^");  // U+0085
+  EXPECT_EQ(refusal("popcount(a, out_dtype=u\x01)"),
+            "expression: unknown dtype 'u' (popcount's out_dtype is uint8 or uint32) (column 23)\n"
+            "  popcount(a, out_dtype=u )\n                        ^");
   EXPECT_EQ(refusal("a ^\x01"), "expression: unexpected byte 0x01 (column 4)\n  a ^\n     ^");
 }
 

@@ -30,7 +30,8 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-// The length of the valid UTF-8 sequence at s[i], or 0 where there is none (a stray byte).
+// The length of the valid UTF-8 sequence at s[i] of a printable character, or 0 where there is
+// none (a stray byte, or a C1 control character).
 std::size_t utf8_length(std::string_view s, std::size_t i) {
   const auto b = static_cast<unsigned char>(s[i]);
   std::size_t n = 0;
@@ -47,7 +48,8 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
     if ((c & 0xc0) != 0x80) return 0;
     cp = (cp << 6) | (c & 0x3f);
   }
-  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  // C1 control characters (U+0080 to U+009F) are control bytes to a terminal: not shown.
+  if (cp < min || cp < 0xa0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
   return n;
 }
 
@@ -549,11 +551,10 @@ class Parser {
       fail(span_of(key), fmt::format("{} has no {}= (its result has its operands' dtype; {} chooses its own)", function,
                                      kOutDtype, join_or(takers)));
     }
-    // The dtype's name runs to the next ',' or ')': NumPy's spellings have '<', '=' and '|'.
+    // The dtype's name runs to the next ',', ')' or space: NumPy's spellings have '<', '=' and '|'.
     const std::size_t begin = skip_spaces(pos_);
     std::size_t end = begin;
-    while (end < text_.size() && !is_space(text_[end]) && text_[end] != ',' && text_[end] != ')' && text_[end] != '(')
-      ++end;
+    while (end < text_.size() && text_[end] > ' ' && text_[end] < 0x7f && !std::strchr(",()", text_[end])) ++end;
     const Span span{static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(end - begin)};
     if (end == begin)
       fail({static_cast<std::uint32_t>(begin), 1},
