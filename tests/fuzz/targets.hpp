@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -40,6 +41,7 @@
 #include "cpu_isa.hpp"
 #include "cpu_reference.hpp"
 #include "dml_desc.hpp"
+#include "expression.hpp"
 #include "dmlbits/dtype.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/ops.hpp"
@@ -380,6 +382,133 @@ inline void names_target(Input in) {
   if (const auto isa = parse_isa(text)) check(isa_name(*isa) == text, "parse_isa accepted a name it does not print");
   if (const auto format = parse_format_name(text))
     check(format_name(*format) == text, "parse_format_name accepted a name it does not print");
+}
+
+// ---- fuzz_expression ----------------------------------------------------------------------
+
+inline std::size_t expression_depth(const expr::Expression& e) {
+  std::vector<std::size_t> depth(e.nodes.size(), 0);
+  std::size_t deepest = 0;
+  for (std::size_t i = 0; i < e.nodes.size(); ++i) {
+    const expr::Node& n = e.nodes[i];
+    if (n.kind != expr::NodeKind::op) continue;
+    for (int a = 0; a < op_info(n.op).arity; ++a)
+      depth[i] = std::max(depth[i], depth[static_cast<std::size_t>(n.args[static_cast<std::size_t>(a)])] + 1);
+    deepest = std::max(deepest, depth[i]);
+  }
+  return deepest;
+}
+
+// The graph's promises (expression.hpp): topological, arguments in range and as many as the
+// operator's arity, out_dtype only where the operator has output types of its own, names and
+// literals as written, no two nodes alike, the names listed once in order, within the limits.
+inline void check_expression(const expr::Expression& e, std::string_view text) {
+  using expr::NodeKind;
+  check(e.text == text, "Expression::text differs from the text parsed");
+  check(!e.nodes.empty() && e.nodes.size() <= expr::kMaxExpressionNodes,
+        fmt::format("{} nodes, outside 1 to {}", e.nodes.size(), expr::kMaxExpressionNodes));
+  // The root is the last node: every other is an argument of a later one.
+  check(e.root == static_cast<std::int32_t>(e.nodes.size()) - 1, fmt::format("root {} is not the last node", e.root));
+  std::vector<bool> used(e.nodes.size(), false);
+  used.back() = true;
+  std::vector<std::string> names;
+  std::set<std::string> keys;
+  for (std::size_t i = 0; i < e.nodes.size(); ++i) {
+    const expr::Node& n = e.nodes[i];
+    const std::string where = fmt::format("node {} ('{}')", i, e.node_text(static_cast<std::int32_t>(i)));
+    check(std::size_t{n.span.offset} + n.span.length <= text.size() && n.span.length > 0,
+          where + ": span outside the text");
+    std::string key;
+    switch (n.kind) {
+      case NodeKind::name:
+        check(!n.name.empty() && (std::isalpha(static_cast<unsigned char>(n.name[0])) || n.name[0] == '_') &&
+                  std::all_of(n.name.begin(), n.name.end(),
+                              [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }),
+              where + ": not an identifier");
+        check(e.node_text(static_cast<std::int32_t>(i)) == n.name, where + ": a name unlike its text");
+        names.push_back(n.name);
+        key = "n" + n.name;
+        break;
+      case NodeKind::literal:
+        check(!n.literal.empty() && e.node_text(static_cast<std::int32_t>(i)) == n.literal,
+              where + ": a literal unlike its text");
+        key = "l" + n.literal;
+        break;
+      case NodeKind::op: {
+        const OpInfo& op = op_info(n.op);
+        for (int a = 0; a < 2; ++a) {
+          const std::int32_t arg = n.args[static_cast<std::size_t>(a)];
+          if (a < op.arity) {
+            check(arg >= 0 && static_cast<std::size_t>(arg) < i, where + ": an argument that is not an earlier node");
+            used[static_cast<std::size_t>(arg)] = true;
+          } else {
+            check(arg == -1, where + ": more arguments than the operator's arity");
+          }
+        }
+        if (n.out_dtype) {
+          bool allowed = false;
+          for (const auto& tier : op.tiers) allowed = allowed || tier.outputs.contains(*n.out_dtype);
+          check(allowed, where + ": an out_dtype the operator cannot give");
+        }
+        key = fmt::format("o{} {} {} {}", static_cast<int>(n.op), n.args[0], n.args[1],
+                          n.out_dtype ? static_cast<int>(*n.out_dtype) : -1);
+        break;
+      }
+    }
+    check(keys.insert(key).second, where + ": equal to an earlier node (shared subexpressions are one node)");
+  }
+  check(std::all_of(used.begin(), used.end(), [](bool u) { return u; }), "a node that nothing uses");
+  check(names == e.names, "Expression::names is not the name nodes in order");
+  check(expression_depth(e) <= expr::kMaxExpressionDepth, "operators nested past kMaxExpressionDepth");
+}
+
+// A refusal is one problem with the text and a caret under it: three lines, nothing unprintable.
+inline void check_expression_refusal(const Error& err) {
+  expect_code(err, Errc::usage, "parse_expression");
+  const std::string_view m = err.what();
+  check(m.starts_with("expression: ") && std::count(m.begin(), m.end(), '\n') == 2,
+        fmt::format("a refusal not in caret_message's form: {}", m));
+  const std::string_view first = m.substr(0, m.find('\n'));
+  check(first.ends_with(")") && first.find(" (column ") != std::string_view::npos,
+        fmt::format("a refusal without its column: {}", m));
+  check(m.substr(m.rfind('\n') + 1).find('^') != std::string_view::npos,
+        fmt::format("a refusal without a caret: {}", m));
+  check(std::none_of(m.begin(), m.end(), [](char c) { return (c >= 0 && c < 0x20 && c != '\n') || c == 0x7f; }),
+        fmt::format("a control character in a refusal: {}", m));
+}
+
+// Input: an expression's text. On success the graph keeps its promises and its canonical text
+// parses back to the same graph; a refusal is Errc::usage in the caret form.
+inline void expression_target(Input in) {
+  const std::string_view text = as_text(in);
+  std::optional<expr::Expression> e;
+  try {
+    e = expr::parse_expression(text);
+  } catch (const Error& err) {
+    check_expression_refusal(err);
+    return;
+  }
+  check(text.size() <= expr::kMaxExpressionBytes, "an expression past kMaxExpressionBytes accepted");
+  check_expression(*e, text);
+  for (std::size_t i = 0; i < e->nodes.size(); ++i)
+    (void)expr::caret_message(text, e->nodes[i].span, "p");  // any node's span can be shown
+  const std::string canonical = expr::to_canonical_text(*e);
+  if (canonical.size() > expr::kMaxExpressionBytes) return;  // the one case the round trip is not promised
+  expr::Expression back;
+  try {
+    back = expr::parse_expression(canonical);
+  } catch (const Error& err) {
+    throw Finding(fmt::format("the canonical text '{}' does not parse: {}", canonical, err.what()));
+  }
+  check(back.nodes.size() == e->nodes.size() && back.root == e->root && back.names == e->names,
+        fmt::format("the canonical text '{}' parses to another graph", canonical));
+  for (std::size_t i = 0; i < back.nodes.size(); ++i) {
+    const expr::Node &a = e->nodes[i], &b = back.nodes[i];
+    check(a.kind == b.kind && a.op == b.op && a.args == b.args && a.out_dtype == b.out_dtype && a.name == b.name &&
+              a.literal == b.literal,
+          fmt::format("the canonical text '{}' parses to another node {}", canonical, i));
+  }
+  check(expr::to_canonical_text(back) == canonical, "the canonical text is not canonical");
 }
 
 // ---- fuzz_op ------------------------------------------------------------------------------

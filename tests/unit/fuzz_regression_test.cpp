@@ -180,6 +180,27 @@ TEST(FuzzRegressionTest, NameInputs) {
   replay(fuzz::names_target, cases);
 }
 
+TEST(FuzzRegressionTest, ExpressionInputs) {
+  std::vector<Case> cases = regressions("fuzz_expression");
+  // The fuzzer's seeds: one expression a line.
+  std::ifstream seeds(kTestdata / "expressions" / "seeds.txt");
+  std::size_t count = 0;
+  for (std::string line; std::getline(seeds, line); ++count)
+    cases.push_back({"expression '" + line + "'", text_bytes(line)});
+  ASSERT_GT(count, 20u) << "testdata/expressions/seeds.txt is missing";
+  // Past the limits, where a recursive parser would overflow its stack.
+  cases.push_back({"60000 '('", text_bytes(std::string(60000, '('))});
+  cases.push_back({"60000 '~'", text_bytes(std::string(60000, '~') + "a")});
+  cases.push_back({"65 nested calls", text_bytes([] {
+                     std::string s = "a";
+                     for (int i = 0; i < 65; ++i) s = "not(" + s + ")";
+                     return s;
+                   }())});
+  cases.push_back({"a list 60000 deep", text_bytes(std::string(30000, '[') + std::string(30000, ']'))});
+  cases.push_back({"past the bytes limit", text_bytes("a" + std::string(expr::kMaxExpressionBytes, ' '))});
+  replay(fuzz::expression_target, cases);
+}
+
 TEST(FuzzRegressionTest, OpInputs) {
   std::vector<Case> cases = regressions("fuzz_op");
   // A deterministic sweep in op_target's input layout: every operator and dtype at the newest

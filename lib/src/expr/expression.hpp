@@ -19,9 +19,16 @@
 //                 nan(0x...)), or a JSON-style list '[' ... ']' of those, nested
 //
 // FUNCTION is any name find_op() knows (the verbs, their aliases) or an operator's python_name or
-// python_alias, and takes the operator's arity of arguments; `out_dtype=` is popcount's output
-// dtype for that node (uint8 or uint32, as --out-dtype). A symbol maps to the operator whose
-// OpInfo::symbol it is. NAME is [A-Za-z_][A-Za-z0-9_]*, an identifier not followed by '('.
+// python_alias, in any case as the command line takes its commands (`AND`, `Bit_Xor`), and
+// takes the operator's arity of arguments; `out_dtype=` is popcount's output dtype for that node
+// (uint8 or uint32, as --out-dtype; any of the dtype table's names for them). A symbol maps to
+// the operator whose OpInfo::symbol it is. NAME is [A-Za-z_][A-Za-z0-9_]*, an identifier not
+// followed by '(' (spaces between allowed), and names are case-sensitive; a word followed by
+// '(' is a FUNCTION, and there it may also join words with '-', as the aliases do (`bit-and(`).
+// `inf`, `infinity` and `nan` in any case are float literals, never names; `nan(0x7f)` (no
+// space before its '(') is one literal. '-' begins a negative literal only: there is no minus.
+// A list's extent is its matching ']' (strings skipped whole); its elements are the ops layer's
+// to read. Spaces (and tabs and newlines) separate tokens anywhere but inside one.
 //
 // Contract: parse_expression() throws Error(Errc::usage) for text outside the grammar or past
 // the limits below, with a message that quotes the expression and puts a caret under the column
@@ -44,7 +51,10 @@ namespace dmlbits::expr {
 // Documented limits (dmlbits(1), EXPRESSIONS): past them an expression is refused.
 inline constexpr std::size_t kMaxExpressionBytes = 64 * 1024;
 inline constexpr std::size_t kMaxExpressionNodes = 256;  // after shared subexpressions are merged
-inline constexpr std::size_t kMaxExpressionDepth = 64;   // nesting of operators and parentheses
+// Nesting, two ways, each at most this: operators in operators (the longest chain of operator
+// nodes from the root down, `a | b | c` being two), and parentheses, calls and '~' in one
+// another in the text (`((a))` being two), which bounds the parser's recursion.
+inline constexpr std::size_t kMaxExpressionDepth = 64;
 
 // Where a node's text is in the expression: byte offset (0-based) and length.
 struct Span {
@@ -79,7 +89,8 @@ struct Expression {
 
   // The node's text as written at its first appearance: "a ^ b".
   std::string_view node_text(std::int32_t node) const;
-  // 1-based column of the node in the text, for messages.
+  // 1-based column of the node in the text (its byte offset + 1; caret_message() counts a
+  // UTF-8 character as one column, which is the same for ASCII text).
   std::size_t column(std::int32_t node) const { return nodes[static_cast<std::size_t>(node)].span.offset + 1; }
 };
 
@@ -87,11 +98,17 @@ Expression parse_expression(std::string_view text);
 
 // The canonical text of the expression: every operator node in function form with its verb
 // ("popcount(xor(a, b))", "popcount(a, out_dtype=uint32)"), names and literals as written.
-// parse_expression(to_canonical_text(e)) is e up to spans.
+// parse_expression(to_canonical_text(e)) is e up to spans (and but for kMaxExpressionBytes: the
+// function form can be several times longer than infix text). Throws Error(Errc::internal) for
+// a graph that is not topological, or whose text would pass 16 times kMaxExpressionBytes (a graph
+// built by hand with much sharing; a parsed one stays far below).
 std::string to_canonical_text(const Expression& e);
 
 // "expression: PROBLEM (column C)\n  TEXT\n  ^^^" with the carets under `span` (at least one):
-// the message of every syntax error, and of the ops layer's refusals of a node.
+// the message of every syntax error, and of the ops layer's refusals of a node. C and the
+// carets count characters (a UTF-8 sequence is one; a control byte shows as a space, a byte
+// that is not UTF-8 as '?'); a text longer than a line is shown as a window around the span,
+// cut with "...". A span past the text's end puts the caret just after it.
 std::string caret_message(std::string_view text, Span span, std::string_view problem);
 
 }  // namespace dmlbits::expr
