@@ -23,10 +23,11 @@ below = {
     "platform": {"core"},
     "io": {"platform", "core"},
     "ops": {"io", "platform", "core"},
-    "cpu": {"ops", "io", "platform", "core"},
+    "machine": {"platform", "core"},
+    "cpu": {"machine", "ops", "io", "platform", "core"},
     "dxbc": {"core"},
     "shaders": {"dxbc", "core"},
-    "d3d12": {"shaders", "dxbc", "ops", "io", "platform", "core"},
+    "d3d12": {"shaders", "dxbc", "machine", "ops", "io", "platform", "core"},
 }
 below["directml"] = {"d3d12"} | below["d3d12"]
 below["run"] = {"cpu", "d3d12", "directml"} | below["cpu"] | below["directml"]
