@@ -1,4 +1,5 @@
-// dmlbits and|or|xor|shl|shr A B, dmlbits not|popcount A: one subcommand per operator-table row.
+// dmlbits VERB A [B]: one subcommand per operator-table row, made from the row (its arity, options
+// and words).
 #include <iostream>
 #include <limits>
 

@@ -126,6 +126,7 @@ if errors: sys.exit("\n".join(errors))
 # ---- what this model must be ----
 VERBS = {"and": ("BIT_AND", 2), "or": ("BIT_OR", 2), "xor": ("BIT_XOR", 2), "not": ("BIT_NOT", 1),
          "popcount": ("BIT_COUNT", 1), "shl": ("BIT_SHIFT_LEFT", 2), "shr": ("BIT_SHIFT_RIGHT", 2)}
+if op not in VERBS: sys.exit(f"tests/cli/dxdispatch.sh has no model of operator '{op}': add it to VERBS")
 suffix, arity = VERBS[op]
 fields = ["ATensor", "BTensor"] if arity == 2 else ["InputTensor"]
 if list(m["dispatchables"]) != [op]: err(f"dispatchables: {list(m['dispatchables'])}")

@@ -10,6 +10,10 @@
 #   (c) operating-system headers and calls are made only in lib/src/platform: no <unistd.h>,
 #       <fcntl.h>, <signal.h>, <dlfcn.h>, <pthread.h>, <sys/...> or <windows.h> elsewhere, and no
 #       getenv/setenv/unsetenv/putenv outside it
+#   (e) each private header a layer includes is its own or a layer's below it, in the order
+#       below: so the backends (cpu, d3d12, directml) are siblings, none including another's
+#       headers, but directml, which runs DirectML on a D3D12 device, including d3d12's. The
+#       build refuses only what a layer does not link, and a DEPS list may grow.
 # Each finding names the file and the line.
 source "$(dirname "$0")/lib.sh" || exit 1
 
@@ -17,21 +21,27 @@ source "$(dirname "$0")/lib.sh" || exit 1
 import pathlib, re, sys
 
 root = pathlib.Path(sys.argv[1])
-# Each layer and the layers it may use (all those below it).
-below = {
-    "core": set(),
-    "platform": {"core"},
-    "io": {"platform", "core"},
-    "expr": {"core"},
-    "ops": {"expr", "io", "platform", "core"},
-    "cpu": {"ops", "expr", "io", "platform", "core"},
-    "dxbc": {"core"},
-    "shaders": {"dxbc", "core"},
-    "d3d12": {"shaders", "dxbc", "ops", "expr", "io", "platform", "core"},
+# Each layer and the layers right below it; a layer may use every layer below it, down to core.
+# The backends (cpu, d3d12, directml) are siblings over machine: none is below another but
+# directml, which runs on d3d12.
+right_below = {
+    "core": [],
+    "platform": ["core"],
+    "io": ["platform"],
+    "expr": ["core"],
+    "ops": ["io", "expr"],
+    "machine": ["platform"],
+    "cpu": ["machine", "ops"],
+    "dxbc": ["core"],
+    "shaders": ["dxbc"],
+    "d3d12": ["shaders", "machine", "ops"],
+    "directml": ["d3d12"],
+    "run": ["cpu", "directml"],
+    "golden": ["run"],
 }
-below["directml"] = {"d3d12"} | below["d3d12"]
-below["run"] = {"cpu", "d3d12", "directml"} | below["cpu"] | below["directml"]
-below["golden"] = {"run"} | below["run"]
+below = {}
+for layer in right_below:  # each layer after those right below it
+    below[layer] = set(right_below[layer]).union(*(below[l] for l in right_below[layer]))
 # The layer of each public header. front_end.hpp includes no other header, so that the layers
 # that implement its parts (core, platform, io) may each include it; the umbrella is the top.
 public = {
@@ -57,6 +67,13 @@ def layer_of(path):
         return owner.get(path.name)
     return None
 
+# (e) The layer of each private header, by its name: layers include each other's headers by bare
+# name (each layer's folder is on the include path of those above it).
+private = {}
+for path in sorted((root / "lib/src").glob("*/*.hpp")) + sorted((root / "shaders").glob("*.hpp")):
+    private.setdefault(path.name, set()).add(layer_of(path))
+backends = {"cpu", "d3d12", "directml"}
+
 include_re = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 os_headers = re.compile(r"^(unistd\.h|fcntl\.h|signal\.h|csignal|dlfcn\.h|pthread\.h|sys/.*|windows\.h|io\.h)$")
 env_call = re.compile(r"\b(getenv|setenv|unsetenv|putenv|_putenv|_wgetenv)\s*\(")
@@ -77,6 +94,10 @@ for path in sorted(sources):
                     findings.append(f'{where}: public header includes private "{name}"')
                 if rel.parts[0] == "app" and not name.startswith("dmlbits/") and not (path.parent / name).exists():
                     findings.append(f'{where}: app/ includes private "{name}"')
+                if layer is not None and not (path.parent / name).exists() and name in private:
+                    for used in sorted(private[name] - {layer} - below.get(layer, set())):
+                        what = "another backend's" if {layer, used} <= backends else "a header of a layer above it:"
+                        findings.append(f"{where}: layer {layer} includes {what} {name} (layer {used})")
                 if name.startswith("dmlbits/") and layer is not None:
                     used = owner.get(name.removeprefix("dmlbits/"))
                     if used is not None and used != layer and used not in below.get(layer, set()):

@@ -18,20 +18,53 @@ def data(dtype, shape, seed):
     return rng.integers(0, 256, size=n * np.dtype(dtype).itemsize, dtype=np.uint8).view(dtype).reshape(shape)
 
 
-CASES = [
-    # verb, dtype, A's shape, B's shape, A's layout, B's layout, extra options
-    ("and", "uint8", (3, 4), (3, 4), "c", "c", {}),
-    ("or", "int16", (2, 3, 4), (4,), "big-endian", "c", {}),
-    ("xor", "float32", (5, 6), (5, 6), "fortran", "big-endian-fortran", {}),
-    ("not", "float64", (7,), None, "big-endian", None, {}),
-    ("shl", "uint32", (4, 4), (4, 4), "c", "c", {"shift_overflow": "directml"}),
-    ("shl", "uint8", (9,), (9,), "c", "c", {"shift_overflow": "wrap"}),
-    ("shr", "uint64", (3, 3), (3, 1), "fortran", "c", {"shift_overflow": "zero"}),
-    ("shr", "uint16", (6,), (), "big-endian", "c", {}),
-    ("popcount", "int8", (2, 5), None, "fortran", None, {"out_dtype": "uint32"}),
-    ("popcount", "float16", (), None, "c", None, {}),
-    ("and", "uint32", (2, 2), (2, 2), "c", "c", {"feature_level": "3_0", "backend": "cpu-reference"}),
+# The operator table, as the module has it.
+OPS = dmlbits.ops()
+NUMPY_NAME = {d["name"]: d["numpy"] for d in OPS["dtypes"]}
+OPS_BY_VERB = {o["verb"]: o for o in OPS["ops"]}
+
+# Operand layouts the CLI converts: A's shape, B's shape (broadcast against A's), A's layout, B's.
+LAYOUTS = [
+    ((3, 4), (3, 4), "c", "c"),
+    ((2, 3, 4), (4,), "big-endian", "c"),
+    ((5, 6), (5, 6), "fortran", "big-endian-fortran"),
+    ((7,), (7,), "big-endian", "c"),
+    ((3, 3), (3, 1), "fortran", "c"),
+    ((6,), (), "big-endian", "c"),
+    ((2, 5), (2, 5), "fortran", "c"),
+    ((), (), "c", "c"),
 ]
+
+
+def make_cases():
+    """Two cases per operator of the table, in turn over LAYOUTS, each with one of the types the
+    operator takes at its newest tier and, where it has them, its options (shift-overflow modes,
+    output types) in turn; and the first operator at its first level on cpu-reference."""
+    cases = []
+    for op in OPS["ops"]:
+        types = op["tiers"][-1]["input_types"]
+        outputs = [] if op["default_output_type"] is None else op["tiers"][-1]["output_types"]
+        for _ in range(2):
+            k = len(cases)
+            a_shape, b_shape, la, lb = LAYOUTS[k % len(LAYOUTS)]
+            if op["arity"] == 1:
+                b_shape = lb = None
+            options = {}
+            if op["shift"]:
+                modes = OPS["shift_overflow_modes"]
+                options["shift_overflow"] = modes[k % len(modes)]
+            if outputs:
+                options["out_dtype"] = NUMPY_NAME[outputs[k % len(outputs)]]
+            cases.append((op["verb"], NUMPY_NAME[types[3 * k % len(types)]], a_shape, b_shape, la, lb, options))
+    first = OPS["ops"][0]
+    four = (1, 2, 1, 2)  # 4 dimensions: what every operator's first tier takes
+    cases.append((first["verb"], NUMPY_NAME[first["tiers"][0]["input_types"][-1]], four,
+                  four if first["arity"] == 2 else None, "c", "c" if first["arity"] == 2 else None,
+                  {"feature_level": first["introduced"], "backend": "cpu-reference"}))
+    return cases
+
+
+CASES = make_cases()
 
 
 def layout(a, how):
@@ -49,15 +82,15 @@ def cli_options(options):
     return args
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[1]}-{c[4]}" for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[1]}-{c[4]}-{i}" for i, c in enumerate(CASES)])
 def test_same_answer_as_the_cli(cli, tmp_path, case):
     verb, dtype, a_shape, b_shape, la, lb, options = case
     a = layout(data(dtype, a_shape, 1), la)
     operands = [a]
     if b_shape is not None:
         b = data(dtype, b_shape, 2)
-        if verb in ("shl", "shr"):
-            b = b % np.array(70, dtype)
+        if OPS_BY_VERB[verb]["shift"]:
+            b = b % np.array(70, dtype)  # counts around and past every width
         operands.append(layout(b, lb))
     paths = []
     for i, x in enumerate(operands):

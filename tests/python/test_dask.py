@@ -26,6 +26,17 @@ import dmlbits.dask as dd
 import dmlbits.shards
 from reference import bits, expected
 
+# The operators from the table, each through its Dask wrapper (named as the module's function).
+OPS = dmlbits.ops()
+NUMPY_NAME = {d["name"]: d["numpy"] for d in OPS["dtypes"]}
+BINARY = [o for o in OPS["ops"] if o["arity"] == 2 and not o["shift"]]
+SHIFTS = [o for o in OPS["ops"] if o["shift"]]
+UNARY = [o for o in OPS["ops"] if o["arity"] == 1]
+
+
+def wrapper(op):
+    return getattr(dd, op["python_name"])
+
 pytestmark = pytest.mark.timeout(120)
 
 
@@ -92,8 +103,7 @@ def stores(tmp_path_factory):
 @pytest.mark.parametrize("other", ["b", "row", "col"])
 def test_binary_zarr_round_trip(client, stores, other):
     tmp, s = stores
-    results = {op: fn(s["a"], s[other]) for op, fn in
-               (("and", dd.bitwise_and), ("or", dd.bitwise_or), ("xor", dd.bitwise_xor))}
+    results = {op["verb"]: wrapper(op)(s["a"], s[other]) for op in BINARY}
     assert all(isinstance(r, da.Array) and r.dtype == np.uint32 for r in results.values())
     for op, actual in _round_trip(results, tmp / other).items():
         _assert_bits(actual, expected(op, A, {"b": B, "row": ROW, "col": COL}[other]))
@@ -101,9 +111,8 @@ def test_binary_zarr_round_trip(client, stores, other):
 
 def test_shifts_zarr_round_trip(client, stores):
     tmp, s = stores
-    results = {(op, overflow): fn(s["a"], s["counts"], shift_overflow=overflow)
-               for op, fn in (("shl", dd.left_shift), ("shr", dd.right_shift))
-               for overflow in (None, "zero", "wrap")}
+    results = {(op["verb"], overflow): wrapper(op)(s["a"], s["counts"], shift_overflow=overflow)
+               for op in SHIFTS for overflow in (None, "zero", "wrap")}
     back = _round_trip({f"{op}-{overflow}": r for (op, overflow), r in results.items()}, tmp / "shifts")
     for op, overflow in results:
         _assert_bits(back[f"{op}-{overflow}"], expected(op, A, COUNTS, overflow=overflow or "directml"))
@@ -111,13 +120,20 @@ def test_shifts_zarr_round_trip(client, stores):
 
 def test_unary_zarr_round_trip(client, stores):
     tmp, s = stores
-    results = {"not": dd.bitwise_not(s["a"]), "popcount": dd.bitwise_count(s["a"]),
-               "popcount32": dd.popcount(s["a"], out_dtype="uint32")}
-    assert results["popcount"].dtype == np.uint8 and results["popcount32"].dtype == np.uint32
+    results, want = {}, {}
+    for op in UNARY:
+        verb, default = op["verb"], op["default_output_type"]
+        results[verb] = wrapper(op)(s["a"])
+        assert results[verb].dtype == (A.dtype if default is None else NUMPY_NAME[default]), verb
+        want[verb] = expected(verb, A) if default is None else expected(verb, A, out_dtype=NUMPY_NAME[default])
+        # An operator with output types of its own: each of them.
+        for t in [] if default is None else op["tiers"][-1]["output_types"]:
+            results[f"{verb}-{t}"] = wrapper(op)(s["a"], out_dtype=NUMPY_NAME[t])
+            assert results[f"{verb}-{t}"].dtype == NUMPY_NAME[t], (verb, t)
+            want[f"{verb}-{t}"] = expected(verb, A, out_dtype=NUMPY_NAME[t])
     back = _round_trip(results, tmp / "unary")
-    _assert_bits(back["not"], expected("not", A))
-    _assert_bits(back["popcount"], expected("popcount", A))
-    _assert_bits(back["popcount32"], expected("popcount", A, out_dtype="uint32"))
+    for key, w in want.items():
+        _assert_bits(back[key], w)
 
 
 def test_float_patterns_literals_and_numpy_operands(client):

@@ -623,17 +623,28 @@ TEST(GpuKernelTest, KeysCoverTheSupportTable) {
   std::set<std::string> names;
   for (const auto& k : keys) names.insert(to_string(k));
   EXPECT_EQ(names.size(), keys.size());
-  for (OpKind op : {OpKind::shl, OpKind::shr, OpKind::bit_and, OpKind::bit_or, OpKind::bit_xor, OpKind::bit_not})
-    for (unsigned bits : {8u, 16u, 32u, 64u})
+  // Every operator with a shader, at every width: an operator with output types of its own at
+  // each of them, strided; the others packed and strided, a shift in each overflow mode.
+  for (const OpInfo& info : op_table()) {
+    if (info.shader == ShaderFamily::none) continue;
+    const OpKind op = info.kind;
+    for (unsigned bits : {8u, 16u, 32u, 64u}) {
+      if (!info.output_dtype_is_input_dtype()) {
+        for (const DTypeInfo& out : dtype_table()) {
+          if (!info.tiers.back().outputs.contains(out.dtype)) continue;
+          EXPECT_TRUE(unique.count({op, bits, out.bits(), ShiftOverflow::zero, true})) << info.verb << bits;
+        }
+        continue;
+      }
       for (bool strided : {false, true}) {
-        EXPECT_TRUE(unique.count({op, bits, bits, ShiftOverflow::zero, strided}));
+        EXPECT_TRUE(unique.count({op, bits, bits, ShiftOverflow::zero, strided})) << info.verb << bits;
         if (is_shift(op)) {
           EXPECT_TRUE(unique.count({op, bits, bits, ShiftOverflow::wrap, strided}));
           EXPECT_TRUE(unique.count({op, bits, bits, ShiftOverflow::directml, strided}));
         }
       }
-  for (unsigned bits : {8u, 16u, 32u, 64u})
-    for (unsigned out : {8u, 32u}) EXPECT_TRUE(unique.count({OpKind::popcount, bits, out, ShiftOverflow::zero, true}));
+    }
+  }
 }
 
 TEST(GpuKernelTest, NamesReadAsKeys) {

@@ -125,21 +125,6 @@ const KernelInfo* dispatch_kernel(OpKind op, unsigned width, unsigned out_width,
 
 // ---- Backend ------------------------------------------------------------------------------
 
-// The CPU backends' thread count for a request of `requested` (--threads): itself, or for 0
-// DMLBITS_THREADS if set and not empty (1 to kMaxCpuThreads, else Errc::usage), otherwise the
-// machine's: cpu_thread_rule(this_machine(), ...).team (thread_rule.hpp), for `isa`'s kernels
-// (the host's widest set by default).
-unsigned cpu_threads(unsigned requested, std::optional<Isa> isa = std::nullopt);
-// Whether cpu_threads(requested) is the machine's default: neither `requested` nor
-// DMLBITS_THREADS names a count. Runs on the default share the process's ThreadLease budget.
-bool cpu_threads_are_default(unsigned requested);
-// The most threads the CPU backend computes on (--threads, DMLBITS_THREADS).
-inline constexpr unsigned kMaxCpuThreads = 256;
-// A thread count as text (--threads, DMLBITS_THREADS): decimal digits only, 1 to
-// kMaxCpuThreads; nullopt for anything else. The one reader of that text (request.hpp's
-// parse_threads_option refuses for the faces, threads_variable_count for the variable).
-std::optional<unsigned> parse_thread_count(std::string_view text);
-
 struct CpuBackendOptions {
   unsigned threads = 0;  // 0: the default, cpu_threads(0)
   // Tensors whose output (or input A) has fewer bytes than this run on the calling thread, and

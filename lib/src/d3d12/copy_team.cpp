@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <system_error>
 
-#include "cpu_backend.hpp"
+#include "thread_rule.hpp"
 #include "signals.hpp"
 
 namespace dmlbits::d3d12 {

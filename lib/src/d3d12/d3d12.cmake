@@ -107,7 +107,7 @@ if(DEFINED _d3d12_other)
   add_library(dmlbits_d3d12_${_d3d12_other}_check OBJECT ${_d3d12_check_source})
   target_include_directories(dmlbits_d3d12_${_d3d12_other}_check PRIVATE ${_d3d12_dir})
   target_compile_options(dmlbits_d3d12_${_d3d12_other}_check PRIVATE ${_d3d12_other_flags})
-  target_link_libraries(dmlbits_d3d12_${_d3d12_other}_check PRIVATE dmlbits_shaders dmlbits_cpu dmlbits_ops dmlbits_platform dmlbits_core
+  target_link_libraries(dmlbits_d3d12_${_d3d12_other}_check PRIVATE dmlbits_shaders dmlbits_machine dmlbits_ops dmlbits_platform dmlbits_core
     dmlbits_warnings)
   if(_d3d12_other STREQUAL "vkd3d")
     # The target's own -std=c++20 would follow (and override) the -std=gnu++20 above.

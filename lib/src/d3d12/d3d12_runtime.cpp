@@ -38,9 +38,6 @@ using d3d12api::iid_of;
 [[noreturn]] void fail(std::string_view call, HRESULT hr, std::string_view what = {}) {
   throw_hresult(call, static_cast<std::int32_t>(hr), what);
 }
-void check(HRESULT hr, std::string_view call, std::string_view what = {}) {
-  if (FAILED(hr)) fail(call, hr, what);
-}
 
 // ---- the library -----------------------------------------------------------------------------
 
@@ -334,24 +331,24 @@ DeviceImpl::DeviceImpl(const GpuAdapter& adapter) {
   if (!lib.error.empty()) throw Error(Errc::backend, fmt::format("no D3D12 runtime: {}", lib.error));
   info_.adapter = adapter;
   Stopwatch clock;
-  check(create_device(lib, adapter, device_), "D3D12CreateDevice",
-        fmt::format("(adapter {} {})", adapter.index, adapter.name));
+  check_hresult(create_device(lib, adapter, device_), "D3D12CreateDevice",
+                fmt::format("(adapter {} {})", adapter.index, adapter.name));
   query_features(device_.get(), info_);
 
   D3D12_COMMAND_QUEUE_DESC qd{};
   qd.Type = D3D12_COMMAND_LIST_TYPE_DIRECT;
-  check(device_->CreateCommandQueue(&qd, iid_of<ID3D12CommandQueue>(), queue_.out()), "CreateCommandQueue");
-  check(queue_->GetTimestampFrequency(&info_.timestamp_frequency), "GetTimestampFrequency");
+  check_hresult(device_->CreateCommandQueue(&qd, iid_of<ID3D12CommandQueue>(), queue_.out()), "CreateCommandQueue");
+  check_hresult(queue_->GetTimestampFrequency(&info_.timestamp_frequency), "GetTimestampFrequency");
   for (Slot& slot : slots_) {
-    check(device_->CreateCommandAllocator(D3D12_COMMAND_LIST_TYPE_DIRECT, iid_of<ID3D12CommandAllocator>(),
-                                          slot.allocator.out()),
-          "CreateCommandAllocator");
-    check(device_->CreateCommandList(0, D3D12_COMMAND_LIST_TYPE_DIRECT, slot.allocator.get(), nullptr,
-                                     iid_of<ID3D12GraphicsCommandList>(), slot.list.out()),
-          "CreateCommandList");
-    check(slot.list->Close(), "ID3D12GraphicsCommandList::Close");
+    check_hresult(device_->CreateCommandAllocator(D3D12_COMMAND_LIST_TYPE_DIRECT, iid_of<ID3D12CommandAllocator>(),
+                                                  slot.allocator.out()),
+                  "CreateCommandAllocator");
+    check_hresult(device_->CreateCommandList(0, D3D12_COMMAND_LIST_TYPE_DIRECT, slot.allocator.get(), nullptr,
+                                             iid_of<ID3D12GraphicsCommandList>(), slot.list.out()),
+                  "CreateCommandList");
+    check_hresult(slot.list->Close(), "ID3D12GraphicsCommandList::Close");
   }
-  check(device_->CreateFence(0, D3D12_FENCE_FLAG_NONE, iid_of<ID3D12Fence>(), fence_.out()), "CreateFence");
+  check_hresult(device_->CreateFence(0, D3D12_FENCE_FLAG_NONE, iid_of<ID3D12Fence>(), fence_.out()), "CreateFence");
 #if defined(DMLBITS_D3D12_HEADERS_VKD3D)
   event_ = lib.create_event();
   if (!event_) throw Error(Errc::backend, "vkd3d_create_event failed");
@@ -387,9 +384,9 @@ DeviceImpl::DeviceImpl(const GpuAdapter& adapter) {
       if (error_blob) msg.assign(static_cast<const char*>(error_blob->GetBufferPointer()), error_blob->GetBufferSize());
       fail("D3D12SerializeRootSignature", shr, msg);
     }
-    check(device_->CreateRootSignature(0, blob->GetBufferPointer(), blob->GetBufferSize(),
-                                       iid_of<ID3D12RootSignature>(), out.out()),
-          "CreateRootSignature");
+    check_hresult(device_->CreateRootSignature(0, blob->GetBufferPointer(), blob->GetBufferSize(),
+                                               iid_of<ID3D12RootSignature>(), out.out()),
+                  "CreateRootSignature");
   };
   make_root_signature(2, root_signature_);
   make_root_signature(gpu::kGraphMaxBuffers, graph_root_signature_);
@@ -397,7 +394,7 @@ DeviceImpl::DeviceImpl(const GpuAdapter& adapter) {
   D3D12_QUERY_HEAP_DESC qh{};
   qh.Type = D3D12_QUERY_HEAP_TYPE_TIMESTAMP;
   qh.Count = 2 * kSlots;  // two per slot: a streamed run times each slot's dispatch
-  check(device_->CreateQueryHeap(&qh, iid_of<ID3D12QueryHeap>(), queries_.out()), "CreateQueryHeap");
+  check_hresult(device_->CreateQueryHeap(&qh, iid_of<ID3D12QueryHeap>(), queries_.out()), "CreateQueryHeap");
   ensure(query_readback_, D3D12_HEAP_TYPE_READBACK, 2 * kSlots * sizeof(std::uint64_t), D3D12_RESOURCE_STATE_COPY_DEST,
          false);
   info_.creation_seconds = clock.seconds();
@@ -419,17 +416,17 @@ DeviceImpl::~DeviceImpl() {
 
 void DeviceImpl::wait_idle() {
   ++fence_value_;
-  check(queue_->Signal(fence_.get(), fence_value_), "ID3D12CommandQueue::Signal");
+  check_hresult(queue_->Signal(fence_.get(), fence_value_), "ID3D12CommandQueue::Signal");
   wait_for(fence_value_);
 }
 
 void DeviceImpl::wait_for(std::uint64_t value) {
   if (fence_->GetCompletedValue() >= value) return;
 #if defined(DMLBITS_D3D12_HEADERS_VKD3D)
-  check(fence_->SetEventOnCompletion(value, event_), "ID3D12Fence::SetEventOnCompletion");
+  check_hresult(fence_->SetEventOnCompletion(value, event_), "ID3D12Fence::SetEventOnCompletion");
   library().wait_event(event_, VKD3D_INFINITE);
 #else
-  check(fence_->SetEventOnCompletion(value, nullptr), "ID3D12Fence::SetEventOnCompletion");
+  check_hresult(fence_->SetEventOnCompletion(value, nullptr), "ID3D12Fence::SetEventOnCompletion");
 #endif
   if (fence_->GetCompletedValue() < value) {
     const HRESULT reason = device_->GetDeviceRemovedReason();
@@ -464,15 +461,15 @@ void ensure_buffer(ID3D12Device* device, Buffer& b, D3D12_HEAP_TYPE heap, std::u
   rd.SampleDesc.Count = 1;
   rd.Layout = D3D12_TEXTURE_LAYOUT_ROW_MAJOR;
   rd.Flags = uav ? D3D12_RESOURCE_FLAG_ALLOW_UNORDERED_ACCESS : D3D12_RESOURCE_FLAG_NONE;
-  check(device->CreateCommittedResource(&hp, D3D12_HEAP_FLAG_NONE, &rd, initial, nullptr, iid_of<ID3D12Resource>(),
-                                        b.resource.out()),
-        "CreateCommittedResource", fmt::format("({} buffer of {} bytes)", heap_name(heap), capacity));
+  check_hresult(device->CreateCommittedResource(&hp, D3D12_HEAP_FLAG_NONE, &rd, initial, nullptr,
+                                                iid_of<ID3D12Resource>(), b.resource.out()),
+                "CreateCommittedResource", fmt::format("({} buffer of {} bytes)", heap_name(heap), capacity));
   b.capacity = capacity;
   b.state = initial;
   b.address = b.resource->GetGPUVirtualAddress();
   if (heap != D3D12_HEAP_TYPE_DEFAULT) {
     void* p = nullptr;
-    check(b.resource->Map(0, nullptr, &p), "ID3D12Resource::Map");
+    check_hresult(b.resource->Map(0, nullptr, &p), "ID3D12Resource::Map");
     b.mapped = static_cast<std::byte*>(p);
     // Upload and readback heaps are host memory that each run copies whole; fresh 4 KiB pages
     // would make the first run's copies several times slower than the next runs'.
@@ -519,8 +516,8 @@ Com<ID3D12PipelineState> DeviceImpl::make_pipeline(const std::vector<std::uint8_
   pd.CS.pShaderBytecode = code.data();
   pd.CS.BytecodeLength = code.size();
   Com<ID3D12PipelineState> pso;
-  check(device_->CreateComputePipelineState(&pd, iid_of<ID3D12PipelineState>(), pso.out()),
-        "CreateComputePipelineState", "(" + what + ")");
+  check_hresult(device_->CreateComputePipelineState(&pd, iid_of<ID3D12PipelineState>(), pso.out()),
+                "CreateComputePipelineState", "(" + what + ")");
   return pso;
 }
 
@@ -546,8 +543,8 @@ DeviceImpl::Slot& DeviceImpl::open_slot(ID3D12PipelineState* pso) {
   next_slot_ = (next_slot_ + 1) % kSlots;
   retire(slot);
   slot.upload_used = 0;
-  check(slot.allocator->Reset(), "ID3D12CommandAllocator::Reset");
-  check(slot.list->Reset(slot.allocator.get(), pso), "ID3D12GraphicsCommandList::Reset");
+  check_hresult(slot.allocator->Reset(), "ID3D12CommandAllocator::Reset");
+  check_hresult(slot.list->Reset(slot.allocator.get(), pso), "ID3D12GraphicsCommandList::Reset");
   slot.recording = true;
   return slot;
 }
@@ -555,11 +552,11 @@ DeviceImpl::Slot& DeviceImpl::open_slot(ID3D12PipelineState* pso) {
 void DeviceImpl::submit(Slot& slot, double& submit_seconds) {
   Stopwatch clock;
   slot.recording = false;
-  check(slot.list->Close(), "ID3D12GraphicsCommandList::Close");
+  check_hresult(slot.list->Close(), "ID3D12GraphicsCommandList::Close");
   ID3D12CommandList* list = slot.list.get();
   queue_->ExecuteCommandLists(1, &list);
   ++fence_value_;
-  check(queue_->Signal(fence_.get(), fence_value_), "ID3D12CommandQueue::Signal");
+  check_hresult(queue_->Signal(fence_.get(), fence_value_), "ID3D12CommandQueue::Signal");
   slot.fence = fence_value_;
   submit_seconds += clock.seconds();
 }

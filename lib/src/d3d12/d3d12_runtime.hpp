@@ -31,6 +31,11 @@ namespace dmlbits::d3d12 {
 std::string hresult_text(std::int32_t hr);
 // Throws Errc::backend "CALL failed: 0x80070057 (E_INVALIDARG) WHAT" (WHAT may be empty).
 [[noreturn]] void throw_hresult(std::string_view call, std::int32_t hr, std::string_view what = {});
+// throw_hresult where `hr` is a failure (negative, as FAILED() tests it): the one check of a
+// D3D12 or DirectML call's result, for both layers. HRESULT is 32 bits in every header set.
+inline void check_hresult(std::int32_t hr, std::string_view call, std::string_view what = {}) {
+  if (hr < 0) throw_hresult(call, hr, what);
+}
 
 // nullopt when the D3D12 runtime library loads, else the loader's reason.
 std::optional<std::string> runtime_unavailable_reason();

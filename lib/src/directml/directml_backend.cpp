@@ -44,6 +44,7 @@ namespace directml {
 namespace {
 
 using d3d12::Buffer;
+using d3d12::check_hresult;
 using d3d12::Com;
 
 constexpr const char* kDefaultLibrary = "DirectML.dll";
@@ -51,10 +52,6 @@ constexpr const char* kDefaultLibrary = "DirectML.dll";
 template <class T>
 GUID iid() {
   return uuidof<T>();
-}
-
-void check(HRESULT hr, std::string_view call, std::string_view what = {}) {
-  if (FAILED(hr)) d3d12::throw_hresult(call, static_cast<std::int32_t>(hr), what);
 }
 
 // ---- the libraries ---------------------------------------------------------------------------
@@ -231,7 +228,7 @@ class Context {
     d3d12::ensure_buffer(device_, b, heap, bytes, initial, heap == D3D12_HEAP_TYPE_DEFAULT);
   }
   void transition(Buffer& b, D3D12_RESOURCE_STATES to) { d3d12::transition(list_.get(), b, to); }
-  void begin();
+  void begin_recording();  // resets the command list for a new submission
   void submit_and_wait();
   dml::IDMLCommandRecorder* recorder(FeatureLevel level);
 
@@ -276,18 +273,18 @@ Context::Context(d3d12::SharedDevice shared) : shared_(std::move(shared)) {
   queue_ = shared_.queue;
   const GpuAdapter& a = *shared_.adapter;
   adapter_ = fmt::format("{}, {} adapter {}", a.name, a.software ? "software" : "hardware", a.index);
-  check(queue_->GetTimestampFrequency(&timestamp_frequency_), "GetTimestampFrequency");
-  check(
+  check_hresult(queue_->GetTimestampFrequency(&timestamp_frequency_), "GetTimestampFrequency");
+  check_hresult(
       device_->CreateCommandAllocator(D3D12_COMMAND_LIST_TYPE_DIRECT, iid<ID3D12CommandAllocator>(), allocator_.out()),
       "CreateCommandAllocator");
-  check(device_->CreateCommandList(0, D3D12_COMMAND_LIST_TYPE_DIRECT, allocator_.get(), nullptr,
-                                   iid<ID3D12GraphicsCommandList>(), list_.out()),
-        "CreateCommandList");
-  check(list_->Close(), "ID3D12GraphicsCommandList::Close");
+  check_hresult(device_->CreateCommandList(0, D3D12_COMMAND_LIST_TYPE_DIRECT, allocator_.get(), nullptr,
+                                           iid<ID3D12GraphicsCommandList>(), list_.out()),
+                "CreateCommandList");
+  check_hresult(list_->Close(), "ID3D12GraphicsCommandList::Close");
   D3D12_QUERY_HEAP_DESC qh{};
   qh.Type = D3D12_QUERY_HEAP_TYPE_TIMESTAMP;
   qh.Count = 4;
-  check(device_->CreateQueryHeap(&qh, iid<ID3D12QueryHeap>(), queries_.out()), "CreateQueryHeap");
+  check_hresult(device_->CreateQueryHeap(&qh, iid<ID3D12QueryHeap>(), queries_.out()), "CreateQueryHeap");
   ensure(query_readback_, D3D12_HEAP_TYPE_READBACK, 4 * sizeof(std::uint64_t), D3D12_RESOURCE_STATE_COPY_DEST);
 }
 
@@ -296,9 +293,9 @@ dml::IDMLDevice* Context::dml_device(FeatureLevel level, double* created_seconds
   auto& slot = dml_devices_[level.value()];
   if (!slot) {
     Stopwatch clock;
-    check(library().create_device1(device_, dml::DML_CREATE_DEVICE_FLAG_NONE, level.value(), dml::IID_IDMLDevice,
-                                   slot.out()),
-          "DMLCreateDevice1", fmt::format("(minimum feature level {})", level.enum_name()));
+    check_hresult(library().create_device1(device_, dml::DML_CREATE_DEVICE_FLAG_NONE, level.value(),
+                                           dml::IID_IDMLDevice, slot.out()),
+                  "DMLCreateDevice1", fmt::format("(minimum feature level {})", level.enum_name()));
     if (created_seconds) *created_seconds = clock.seconds();
   }
   return slot.get();
@@ -307,20 +304,20 @@ dml::IDMLDevice* Context::dml_device(FeatureLevel level, double* created_seconds
 dml::IDMLCommandRecorder* Context::recorder(FeatureLevel level) {
   auto& slot = recorders_[level.value()];
   if (!slot)
-    check(dml_device(level, nullptr)->CreateCommandRecorder(dml::IID_IDMLCommandRecorder, slot.out()),
-          "IDMLDevice::CreateCommandRecorder");
+    check_hresult(dml_device(level, nullptr)->CreateCommandRecorder(dml::IID_IDMLCommandRecorder, slot.out()),
+                  "IDMLDevice::CreateCommandRecorder");
   return slot.get();
 }
 
-void Context::begin() {
-  check(allocator_->Reset(), "ID3D12CommandAllocator::Reset");
-  check(list_->Reset(allocator_.get(), nullptr), "ID3D12GraphicsCommandList::Reset");
+void Context::begin_recording() {
+  check_hresult(allocator_->Reset(), "ID3D12CommandAllocator::Reset");
+  check_hresult(list_->Reset(allocator_.get(), nullptr), "ID3D12GraphicsCommandList::Reset");
 }
 
 // Submits the list and waits for it with the shared device's fence (d3d12_device.hpp), which
 // leaves the shared queue idle.
 void Context::submit_and_wait() {
-  check(list_->Close(), "ID3D12GraphicsCommandList::Close");
+  check_hresult(list_->Close(), "ID3D12GraphicsCommandList::Close");
   shared_.owner->execute(list_.get());
 }
 
@@ -346,17 +343,18 @@ Compiled& Context::compiled(FeatureLevel level, const OperatorShape& shape, Phas
   Stopwatch clock;
   const DmlDescs descs(shape);
   Com<dml::IDMLOperator> op;
-  check(dev->CreateOperator(descs.get(), dml::IID_IDMLOperator, op.out()), "IDMLDevice::CreateOperator",
-        "(" + describe(shape) + ")");
-  check(dev->CompileOperator(op.get(), dml::DML_EXECUTION_FLAG_NONE, dml::IID_IDMLCompiledOperator, c->op.out()),
-        "IDMLDevice::CompileOperator", "(" + describe(shape) + ")");
+  check_hresult(dev->CreateOperator(descs.get(), dml::IID_IDMLOperator, op.out()), "IDMLDevice::CreateOperator",
+                "(" + describe(shape) + ")");
+  check_hresult(
+      dev->CompileOperator(op.get(), dml::DML_EXECUTION_FLAG_NONE, dml::IID_IDMLCompiledOperator, c->op.out()),
+      "IDMLDevice::CompileOperator", "(" + describe(shape) + ")");
   phases.compile += clock.lap();
 
   // The initializer, run once: it fills the persistent resource, if the operator has one.
   Com<dml::IDMLOperatorInitializer> init;
   dml::IDMLCompiledOperator* ops[] = {c->op.get()};
-  check(dev->CreateOperatorInitializer(1, ops, dml::IID_IDMLOperatorInitializer, init.out()),
-        "IDMLDevice::CreateOperatorInitializer");
+  check_hresult(dev->CreateOperatorInitializer(1, ops, dml::IID_IDMLOperatorInitializer, init.out()),
+                "IDMLDevice::CreateOperatorInitializer");
   dml::DML_BINDING_PROPERTIES op_props{}, init_props{};
   c->op->GetBindingProperties(&op_props);
   init->GetBindingProperties(&init_props);
@@ -366,8 +364,8 @@ Compiled& Context::compiled(FeatureLevel level, const OperatorShape& shape, Phas
   hd.Type = D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV;
   hd.NumDescriptors = descriptors;
   hd.Flags = D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE;
-  check(device_->CreateDescriptorHeap(&hd, iid<ID3D12DescriptorHeap>(), c->heap.out()), "CreateDescriptorHeap",
-        fmt::format("({} descriptors)", descriptors));
+  check_hresult(device_->CreateDescriptorHeap(&hd, iid<ID3D12DescriptorHeap>(), c->heap.out()), "CreateDescriptorHeap",
+                fmt::format("({} descriptors)", descriptors));
   c->persistent_bytes = op_props.PersistentResourceSize;
   c->op_temporary_bytes = op_props.TemporaryResourceSize;
   c->temporary_bytes = std::max(op_props.TemporaryResourceSize, init_props.TemporaryResourceSize);
@@ -382,19 +380,20 @@ Compiled& Context::compiled(FeatureLevel level, const OperatorShape& shape, Phas
   c->heap->GetCPUDescriptorHandleForHeapStart(&td.CPUDescriptorHandle);
   c->heap->GetGPUDescriptorHandleForHeapStart(&td.GPUDescriptorHandle);
   td.SizeInDescriptors = descriptors;
-  check(dev->CreateBindingTable(&td, dml::IID_IDMLBindingTable, c->table.out()), "IDMLDevice::CreateBindingTable");
+  check_hresult(dev->CreateBindingTable(&td, dml::IID_IDMLBindingTable, c->table.out()),
+                "IDMLDevice::CreateBindingTable");
   const Binding persistent(c->persistent, c->persistent_bytes);
   const Binding temporary(c->temporary, c->temporary_bytes);
   if (c->persistent_bytes) c->table->BindOutputs(1, &persistent.desc);
   if (init_props.TemporaryResourceSize) c->table->BindTemporaryResource(&temporary.desc);
-  begin();
+  begin_recording();
   ID3D12DescriptorHeap* heaps[] = {c->heap.get()};
   list_->SetDescriptorHeaps(1, heaps);
   recorder(level)->RecordDispatch(list_.get(), init.get(), c->table.get());
   submit_and_wait();
   // The same table now binds the operator itself.
   td.Dispatchable = c->op.get();
-  check(c->table->Reset(&td), "IDMLBindingTable::Reset");
+  check_hresult(c->table->Reset(&td), "IDMLBindingTable::Reset");
   phases.initialize += clock.lap();
   return *cache.emplace(shape, std::move(c)).first->second;
 }
@@ -427,7 +426,7 @@ void Context::dispatch(FeatureLevel level, Compiled& c, const std::vector<std::s
   if (c.persistent_bytes) c.table->BindPersistentResource(&persistent.desc);
   if (c.op_temporary_bytes) c.table->BindTemporaryResource(&temporary.desc);
 
-  begin();
+  begin_recording();
   list_->EndQuery(queries_.get(), D3D12_QUERY_TYPE_TIMESTAMP, 0);
   for (std::size_t i = 0; i < uploads.size(); ++i) {
     transition(inputs_[i], D3D12_RESOURCE_STATE_COPY_DEST);

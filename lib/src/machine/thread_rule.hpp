@@ -1,11 +1,13 @@
-// How many threads the CPU backend computes on: the rule from a described machine (pure, so that
-// tests can describe any), the machine this process runs on, and the process-wide budget that
-// runs on several calling threads share.
+// How many threads a run computes on: the rule from a described machine (pure, so that tests can
+// describe any), the machine this process runs on, and the process-wide budget that runs on
+// several calling threads share. It is the machine's, below the backends: the CPU backend computes
+// on these threads and the D3D12 backend copies on them (copy_team.hpp).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "cpu_isa.hpp"
 #include "dmlbits/timing.hpp"
@@ -50,6 +52,21 @@ ThreadCount cpu_thread_rule(const CpuMachine& machine, std::uint64_t work_bytes,
 // once, at first use (the cgroup files cost tens of microseconds; a call of 4x4 elements
 // checks its thread count).
 const CpuMachine& this_machine();
+
+// The thread count for a request of `requested` (--threads): itself, or for 0 DMLBITS_THREADS if
+// set and not empty (1 to kMaxCpuThreads, else Errc::usage), otherwise the machine's:
+// cpu_thread_rule(this_machine(), ...).team for `isa`'s kernels (the host's widest set by
+// default).
+unsigned cpu_threads(unsigned requested, std::optional<Isa> isa = std::nullopt);
+// Whether cpu_threads(requested) is the machine's default: neither `requested` nor
+// DMLBITS_THREADS names a count. Runs on the default share the process's ThreadLease budget.
+bool cpu_threads_are_default(unsigned requested);
+// The most threads the CPU backend computes on (--threads, DMLBITS_THREADS).
+inline constexpr unsigned kMaxCpuThreads = 256;
+// A thread count as text (--threads, DMLBITS_THREADS): decimal digits only, 1 to
+// kMaxCpuThreads; nullopt for anything else. The one reader of that text (request.hpp's
+// parse_threads_option refuses for the faces, threads_variable_count for the variable).
+std::optional<unsigned> parse_thread_count(std::string_view text);
 
 // The team and why it is what it is, as data for `devices` and -v (thread_team_reason words it:
 // "2 CPUs this process may run on", "as asked").
