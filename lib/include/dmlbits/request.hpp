@@ -5,8 +5,9 @@
 // a prepared request, decides whether it streams or runs in memory, and returns one RunResult.
 //
 // Contract:
-// - prepare_request() reads nothing but the request and the environment variables the request
-//   stands in for (DMLBITS_ISA, DMLBITS_THREADS): no operand is opened, no device created. It
+// - prepare_request() reads nothing but the request and, once, the environment variables that
+//   stand for the options the request leaves (DMLBITS_ISA, DMLBITS_THREADS; nothing downstream
+//   reads them again): no operand is opened, no device created. It
 //   throws Error(Errc::usage) for a combination a face must refuse before any work (an
 //   option's value or combination as an OptionError, which the face words: error.hpp),
 //   and Errc::unsupported for an instruction set this CPU lacks.
@@ -72,6 +73,14 @@ std::vector<BackendKind> built_backends();
 // The instruction sets the cpu backend has kernels for (--isa's values), narrowest first,
 // whether or not this CPU runs them.
 std::vector<std::string_view> isa_names();
+// The same sets as values, in isa_names()' order: the typed form of a request's instruction set
+// once prepare_request() has resolved it (PreparedRequest::isa()).
+enum class InstructionSet : std::uint8_t {
+  scalar,  // "scalar": portable loops
+  avx2,    // "avx2"
+  avx512,  // "avx512": AVX-512 F, BW, VL
+};
+std::string_view instruction_set_name(InstructionSet isa);
 
 // auto considers a hardware D3D12 adapter for outputs of at least this many bytes, if there is
 // one, and takes it where its estimated time is below the CPU's (lib/src/run/auto_rule.hpp).
@@ -160,22 +169,49 @@ struct OperationRequest {
 };
 
 // A request whose combination rules held and whose defaults are filled: every optional above
-// that has a default is set, and the output's format is known. Only prepare_request() makes one.
+// that has a default is set, and the options are resolved into typed values, the environment
+// variables that stand for them included (read once, by prepare_request(): a run of this request
+// reads the environment no more, so a later change of DMLBITS_ISA or DMLBITS_THREADS leaves it
+// as it is). Only prepare_request() makes one.
 class PreparedRequest {
  public:
   const OperationRequest& request() const { return r_; }
   BackendKind backend() const { return *r_.backend; }
   FeatureLevel level() const { return *r_.level; }
   ShiftOverflow shift_overflow() const { return *r_.shift_overflow; }
+  // The CPU backends' instruction set: the request's isa, else DMLBITS_ISA's (this CPU runs it);
+  // none: the host's widest set with the per-operation choice.
+  std::optional<InstructionSet> isa() const { return isa_; }
+  // The CPU backends' (and the d3d12 backend's copies') thread count: the request's threads, else
+  // DMLBITS_THREADS' (1 to kMaxThreads); 0: the machine's default (thread_defaults()).
+  unsigned threads() const { return threads_; }
 
  private:
   friend PreparedRequest prepare_request(OperationRequest request);
-  explicit PreparedRequest(OperationRequest r) : r_(std::move(r)) {}
+  PreparedRequest(OperationRequest r, std::optional<InstructionSet> isa, unsigned threads)
+      : r_(std::move(r)), isa_(isa), threads_(threads) {}
   OperationRequest r_;
+  std::optional<InstructionSet> isa_;
+  unsigned threads_ = 0;
 };
 
 // Checks the combination rules and fills the defaults; see the contract at the top.
 PreparedRequest prepare_request(OperationRequest request);
+
+// The environment variables that stand for the CPU options a request leaves, parsed: what
+// prepare_request() resolves them to.
+struct OptionVariables {
+  std::optional<InstructionSet> isa;  // DMLBITS_ISA's set; none where it is unset or empty (or not read)
+  unsigned threads = 0;               // DMLBITS_THREADS' count; 0 where it is unset or empty (or not read)
+  bool operator==(const OptionVariables&) const = default;
+};
+// Reads DMLBITS_ISA (where `isa`) and DMLBITS_THREADS (where `threads`) now: the library's one
+// reader of the two, which prepare_request() calls once for the options its request leaves (and
+// nothing after it reads them again). For a face that runs an OperationPlan again without
+// preparing a request (OperationPlan::fits). Throws as prepare_request() refuses their values:
+// Errc::usage for a value that is no instruction set or thread count from 1 to kMaxThreads,
+// Errc::unsupported for a set this CPU lacks.
+OptionVariables read_option_variables(bool isa = true, bool threads = true);
 
 class ValidatedOp;  // the validated operation (DirectML description, shapes, dtypes)
 
@@ -224,9 +260,10 @@ inline constexpr std::uint64_t kInMemoryChunkBytes = std::uint64_t{64} << 20;
 
 // Backends kept from one run to the next, so that a face running many small operations (the
 // Python module) creates each backend once: a CPU backend's thread pool, a D3D12 device (tens
-// of milliseconds). Keyed by what chooses a backend: kind, instruction set, threads, adapter,
-// and for automatic whether the output is large (kAutoGpuMinBytes). A backend is created as
-// run() would create it (environment variables are read then) and used by in-memory runs only;
+// of milliseconds). Keyed by what chooses a backend: kind, instruction set and threads as
+// prepare_request() resolved them (so a changed DMLBITS_ISA or DMLBITS_THREADS gets a backend
+// of its own), adapter, and for automatic whether the output is large (kAutoGpuMinBytes). A
+// backend is created as run() would create it and used by in-memory runs only;
 // a streamed run makes its own. Not thread-safe: a backend runs one operation at a time, so use
 // one cache per thread (the Python module keeps one thread_local). Backends' own phases
 // (RunTiming::backend_phases) then add up over the runs that share the backend.
@@ -258,11 +295,12 @@ class BackendCache {
 //   explain_only or keep_result. A planned run is not split into chunks and calls no hook:
 //   keep plans for small operations (the Python module: results of at most 4096 elements).
 // - fits() says whether run() computes what run(request) would for these operands and output:
-//   the operands the plan was made for in number, dtype and shape (C order, native), `out` of
-//   the result's dtype and shape, and DMLBITS_ISA and DMLBITS_THREADS, where the request left the
-//   choice to them, as they were when the plan was made (read on every call, as run() reads
-//   them; a change needs run() again, which checks the new value). Anything else (a refusal
-//   to word) is run()'s.
+//   the operands the plan was made for in number, dtype and shape (C order, native) and `out` of
+//   the result's dtype and shape, and `variables` (read_option_variables(), of the variables its
+//   request left to them) what prepare_request() read for the plan's request. Anything else (a
+//   refusal to word) is run()'s. The plan keeps the options its request resolved and reads no
+//   environment: the caller reads the variables, once per call (the Python module does, so that
+//   a change applies to its next call).
 // - run() writes the result of `operands` (which fits() accepted) into `out`. The plan shares
 //   its backend with `backends`: use it on the thread that uses that cache, one run at a time.
 class OperationPlan {
@@ -276,7 +314,8 @@ class OperationPlan {
   const ValidatedOp& op() const;
   DType output_dtype() const;
   const Shape& output_shape() const;
-  bool fits(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const;
+  bool fits(std::span<const BorrowedTensor> operands, const MutableTensorView& out,
+            const OptionVariables& variables) const;
   void run(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const;
 
  private:

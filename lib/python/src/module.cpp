@@ -407,7 +407,15 @@ py::object planned_call(int op_index, py::handle a, py::handle b, py::handle out
     buffer.dtype = plan.output_dtype();
     buffer.shape = plan.output_shape();
   }
-  if (!plan.fits(given, buffer)) return {};
+  // DMLBITS_ISA and DMLBITS_THREADS, where the keywords leave them, read on every call (a change
+  // applies to the next call: lib/docs/python.md); a value refused is refused the full way.
+  OptionVariables variables;
+  try {
+    variables = read_option_variables(options.isa.empty(), !options.threads);
+  } catch (const Error&) {
+    return {};
+  }
+  if (!plan.fits(given, buffer, variables)) return {};
   py::object result;
   if (to_out) {
     result = py::reinterpret_borrow<py::object>(out);

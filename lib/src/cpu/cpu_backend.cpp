@@ -16,7 +16,6 @@
 #include "cpu_reference.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/front_end.hpp"
-#include "environment.hpp"
 
 namespace dmlbits {
 namespace {
@@ -110,19 +109,6 @@ std::uint64_t extent_bytes(const DmlTensorDesc& t, std::size_t element_size) {
 
 }  // namespace
 
-namespace {
-
-// DMLBITS_THREADS' count, or 0 where it is not set or empty.
-unsigned threads_variable_count() {
-  const std::string env = environment_variable("DMLBITS_THREADS").value_or("");
-  if (env.empty()) return 0;
-  if (const auto n = parse_thread_count(env)) return *n;
-  throw Error(Errc::usage,
-              fmt::format("DMLBITS_THREADS: '{}' is not a thread count from 1 to {}", env, kMaxCpuThreads));
-}
-
-}  // namespace
-
 std::optional<unsigned> parse_thread_count(std::string_view text) {
   unsigned n = 0;
   const char* end = text.data() + text.size();
@@ -143,11 +129,10 @@ CpuMachine machine_for(Isa isa) {
 
 unsigned cpu_threads(unsigned requested, std::optional<Isa> isa) {
   if (requested != 0) return requested;
-  if (const unsigned n = threads_variable_count()) return n;
   return cpu_thread_rule(machine_for(isa.value_or(this_machine().isa)), UINT64_MAX).team;
 }
 
-bool cpu_threads_are_default(unsigned requested) { return requested == 0 && threads_variable_count() == 0; }
+bool cpu_threads_are_default(unsigned requested) { return requested == 0; }
 
 CpuBackend::CpuBackend(std::optional<Isa> isa, CpuBackendOptions options)
     : isa_(isa ? require_isa(*isa) : best_isa()),

@@ -125,19 +125,19 @@ const KernelInfo* dispatch_kernel(OpKind op, unsigned width, unsigned out_width,
 
 // ---- Backend ------------------------------------------------------------------------------
 
-// The CPU backends' thread count for a request of `requested` (--threads): itself, or for 0
-// DMLBITS_THREADS if set and not empty (1 to kMaxCpuThreads, else Errc::usage), otherwise the
-// machine's: cpu_thread_rule(this_machine(), ...).team (thread_rule.hpp), for `isa`'s kernels
-// (the host's widest set by default).
+// The CPU backends' thread count for a request of `requested` (--threads, or DMLBITS_THREADS as
+// prepare_request resolved it): itself, or for 0 the machine's: cpu_thread_rule(this_machine(),
+// ...).team (thread_rule.hpp), for `isa`'s kernels (the host's widest set by default). Reads no
+// environment.
 unsigned cpu_threads(unsigned requested, std::optional<Isa> isa = std::nullopt);
-// Whether cpu_threads(requested) is the machine's default: neither `requested` nor
-// DMLBITS_THREADS names a count. Runs on the default share the process's ThreadLease budget.
+// Whether cpu_threads(requested) is the machine's default: `requested` names no count. Runs on the
+// default share the process's ThreadLease budget.
 bool cpu_threads_are_default(unsigned requested);
 // The most threads the CPU backend computes on (--threads, DMLBITS_THREADS).
 inline constexpr unsigned kMaxCpuThreads = 256;
 // A thread count as text (--threads, DMLBITS_THREADS): decimal digits only, 1 to
 // kMaxCpuThreads; nullopt for anything else. The one reader of that text (request.hpp's
-// parse_threads_option refuses for the faces, threads_variable_count for the variable).
+// parse_threads_option refuses for the faces, prepare_request for the variable).
 std::optional<unsigned> parse_thread_count(std::string_view text);
 
 struct CpuBackendOptions {
@@ -149,10 +149,11 @@ struct CpuBackendOptions {
 
 class CpuBackend final : public Backend {
  public:
-  // With a set, only that set's kernels run (select_kernel: narrower sets' where it has none);
-  // throws Errc::unsupported if this CPU cannot run it. Without one, an override's set runs the
-  // same way (isa_override(): force_isa, DMLBITS_ISA), else the host's widest set with the
-  // per-operation table (dispatch_kernel).
+  // With a set (the request's --isa or DMLBITS_ISA), only that set's kernels run (select_kernel:
+  // narrower sets' where it has none); throws Errc::unsupported if this CPU cannot run it.
+  // Without one, force_isa()'s set runs the same way (isa_override()), else the host's widest
+  // set with the per-operation table (dispatch_kernel). `options.threads` is the resolved count
+  // (0: the machine's). Reads no environment.
   explicit CpuBackend(std::optional<Isa> isa = std::nullopt, CpuBackendOptions options = {});
 
   std::string_view name() const override { return "cpu"; }

@@ -113,11 +113,11 @@ PreparedRequest prepare_request(OperationRequest r) {
   check_in_place(r, op);
   if (r.adapter) check_adapter_option(*r.adapter);
   if (!r.backend) r.backend = BackendKind::automatic;
-  check_backend_choice(*r.backend, r.isa, r.adapter.value_or(""), r.threads);
+  const CpuChoice cpu = check_backend_choice(*r.backend, r.isa, r.adapter.value_or(""), r.threads);
   check_repeat(r.repeat, r.warmup, r.in_place);
   if (!r.level) r.level = newest_feature_level();
   if (!r.shift_overflow) r.shift_overflow = kDefaultShiftOverflow;
-  return PreparedRequest(std::move(r));
+  return PreparedRequest(std::move(r), to_instruction_set(cpu.isa), cpu.threads);
 }
 
 OperationSummary summarize(const ValidatedOp& op) {

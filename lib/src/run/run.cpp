@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "dmlbits/error.hpp"
-#include "environment.hpp"
 #include "io.hpp"
 #include "memory.hpp"
 
@@ -45,19 +44,16 @@ Backend& operation_backend(const PreparedRequest& p, const std::vector<LoadedOpe
   const bool automatic = p.backend() == BackendKind::automatic;
   const std::vector<OperandInfo> operands = automatic ? operand_infos(inputs) : std::vector<OperandInfo>{};
   const bool large = automatic && output_size_hint(operands) >= kAutoGpuMinBytes;
-  const OperationRequest& r = p.request();
-  const unsigned threads = r.threads.value_or(0);
-  const std::string adapter = r.adapter.value_or("");
+  const std::string adapter = p.request().adapter.value_or("");
   auto& cache = cached_backends(*backends).backends;
-  std::string isa_env = isa_variable(r.isa), threads_env = threads_variable(threads);
   for (auto& e : cache)
-    if (e.key.kind == p.backend() && e.key.large == large && e.key.threads == threads && e.key.isa == r.isa &&
-        e.key.adapter == adapter && e.key.isa_variable == isa_env && e.key.threads_variable == threads_env) {
+    if (e.key.kind == p.backend() && e.key.large == large && e.key.threads == p.threads() && e.key.isa == p.isa() &&
+        e.key.adapter == adapter) {
       entry = &e;
       return *e.backend;
     }
   if (cache.size() >= 64) cache.clear();  // options made and dropped by the thousand: start again
-  CachedBackends::Key key{p.backend(), r.isa, threads, adapter, large, std::move(isa_env), std::move(threads_env)};
+  CachedBackends::Key key{p.backend(), p.isa(), p.threads(), adapter, large};
   std::shared_ptr<Backend> made = make_backend(p, operands);
   cache.push_back({std::move(key), std::move(made), {}, 0});
   entry = &cache.back();
@@ -65,14 +61,6 @@ Backend& operation_backend(const PreparedRequest& p, const std::vector<LoadedOpe
 }
 
 }  // namespace
-
-std::string isa_variable(const std::string& isa) {
-  return isa.empty() ? environment_variable("DMLBITS_ISA").value_or("") : std::string();
-}
-
-std::string threads_variable(unsigned threads) {
-  return threads == 0 ? environment_variable("DMLBITS_THREADS").value_or("") : std::string();
-}
 
 namespace {
 
@@ -348,8 +336,8 @@ RunResult finish_in_memory(const PreparedRequest& p, StartedRun&& run, const Run
   }
   MutableTensorView out;
   if (spec.in_place) {
+    // (Its operand is writable: prepare_request's in-place rule.)
     out = {m.inputs[0].dtype(), m.inputs[0].shape(), m.inputs[0].writable_data()};
-    if (!out.data) throw OptionError(OptionKey::in_place, OptionRule::read_only);
   } else if (spec.output == OutputKind::buffer) {
     out = *spec.buffer;
     // The caller's argument (Python's out=): a usage error, which each face words.
@@ -417,9 +405,9 @@ struct OperationPlan::Impl {
   std::shared_ptr<Backend> backend;
   std::shared_ptr<const ValidatedOp> op;
   std::vector<std::pair<DType, Shape>> operands;
-  std::string isa, isa_variable;  // the request's isa, and DMLBITS_ISA's value when it was ""
-  unsigned threads = 0;           // the same for threads and DMLBITS_THREADS
-  std::string threads_variable;
+  // The variables the request left the choice to, and what prepare_request read of them.
+  bool isa_left = false, threads_left = false;
+  OptionVariables variables;
   mutable ExecuteBuffers buffers;  // reused: a run allocates nothing
 };
 
@@ -432,7 +420,8 @@ const ValidatedOp& OperationPlan::op() const { return *impl_->op; }
 DType OperationPlan::output_dtype() const { return impl_->op->output_dtype(); }
 const Shape& OperationPlan::output_shape() const { return impl_->op->output_shape(); }
 
-bool OperationPlan::fits(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const {
+bool OperationPlan::fits(std::span<const BorrowedTensor> operands, const MutableTensorView& out,
+                         const OptionVariables& variables) const {
   const Impl& p = *impl_;
   if (operands.size() != p.operands.size() || out.dtype != p.op->output_dtype() || !(out.shape == p.op->output_shape()))
     return false;
@@ -440,7 +429,8 @@ bool OperationPlan::fits(std::span<const BorrowedTensor> operands, const Mutable
     if (operands[i].dtype != p.operands[i].first || !(operands[i].shape == p.operands[i].second) ||
         !operands[i].strides.empty() || operands[i].byte_swapped)
       return false;
-  return isa_variable(p.isa) == p.isa_variable && threads_variable(p.threads) == p.threads_variable;
+  return (!p.isa_left || variables.isa == p.variables.isa) &&
+         (!p.threads_left || variables.threads == p.variables.threads);
 }
 
 void OperationPlan::run(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const {
@@ -467,10 +457,10 @@ std::optional<OperationPlan> plan_operation(const PreparedRequest& prepared, Bac
   plan->backend = s.cached->backend;
   plan->op = std::move(s.result.op);
   for (const auto& in : s.inputs) plan->operands.emplace_back(in.dtype(), in.shape());
-  plan->isa = r.isa;
-  plan->isa_variable = s.cached->key.isa_variable;
-  plan->threads = r.threads.value_or(0);
-  plan->threads_variable = s.cached->key.threads_variable;
+  plan->isa_left = r.isa.empty();
+  plan->threads_left = !r.threads;
+  if (plan->isa_left) plan->variables.isa = prepared.isa();
+  if (plan->threads_left) plan->variables.threads = prepared.threads();
   return OperationPlan(std::move(plan));
 }
 

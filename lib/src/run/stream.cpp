@@ -593,7 +593,7 @@ RunResult finish_streamed(const PreparedRequest& p, StartedRun&& run, const std:
   PhaseClock& phase = run.clock;
   std::vector<LoadedOperand>& inputs = run.inputs;
   const ValidatedOp& v = *r.op;
-  const unsigned threads = spec.threads.value_or(0);
+  const unsigned threads = p.threads();
   // The device as this run uses it: a streamed run computes chunk by chunk (ChunkWriter).
   if (v.is_flat_streamable()) {
     const std::uint64_t count = v.output_shape().element_count();
