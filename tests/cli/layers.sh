@@ -36,7 +36,7 @@ below["golden"] = {"run"} | below["run"]
 public = {
     "core": "error dtype ops timing front_end",
     "io": "tensor",
-    "run": "request",
+    "run": "options request plan devices",
     "golden": "check dmlbits",
 }
 owner = {f"{h}.hpp": layer for layer, names in public.items() for h in names.split()}

@@ -174,11 +174,11 @@ TEST(Request, ABackendCacheKeepsValidatedOperationsButNoRefusals) {
   BackendCache cache;
   const RunResult first = run_and(cache, a, Shape{8}, DType::uint8, Shape{8});
   const RunResult again = run_and(cache, a, Shape{8}, DType::uint8, Shape{8});
-  EXPECT_EQ(first.op.get(), again.op.get());
+  EXPECT_EQ(&validated(first.op), &validated(again.op));
   EXPECT_EQ(reinterpret_cast<const std::uint8_t*>(again.result->data())[3], 0xff);
   const RunResult other_shape = run_and(cache, a, Shape{2, 4}, DType::uint8, Shape{4});
-  EXPECT_NE(other_shape.op.get(), first.op.get());
-  EXPECT_EQ(summarize(*other_shape.op).output_shape, (Shape{2, 4}));
+  EXPECT_NE(&validated(other_shape.op), &validated(first.op));
+  EXPECT_EQ(other_shape.op.summary().output_shape, (Shape{2, 4}));
   EXPECT_EQ(reinterpret_cast<const std::uint8_t*>(other_shape.result->data())[7], 0xff & 8);
 
   // The same refusal twice, word for word, also after the same operands were accepted.
@@ -318,7 +318,7 @@ TEST(RequestPlan, RunsWhatRunRunsOnOperandsLikeTheFirst) {
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->output_dtype(), DType::uint8);
   EXPECT_EQ(plan->output_shape(), (Shape{2, 4}));
-  EXPECT_EQ(&plan->op(), first.op.get());  // validated once, shared with the cache
+  EXPECT_EQ(&validated(plan->op()), &validated(first.op));  // validated once, shared with the cache
 
   const std::vector<std::uint8_t> c{0x81, 0x42, 0x24, 0x18, 0xff, 0xfe, 0xfd, 0xfc};
   std::vector<std::uint8_t> out(8, 0);

@@ -25,6 +25,8 @@
 #include "arrays.hpp"
 #include "dmlbits/check.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/plan.hpp"
+#include "dmlbits/devices.hpp"
 #include "dmlbits/request.hpp"
 #include "files.hpp"
 
@@ -691,7 +693,7 @@ py::object explain(int op_index, py::object a, py::object b, py::handle dtype, p
   r.output = OutputKind::none;
   Operands in = b.is_none() ? add_operands(r, {a}) : add_operands(r, {a, b});
   const RunResult res = run_request(std::move(r));
-  return from_json_text(explain_json(*res.op));
+  return from_json_text(res.op.explain_json());
 }
 
 // The support table: the document `dmlbits ops --json` prints (ops_json_text).

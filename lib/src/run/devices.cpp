@@ -1,4 +1,5 @@
 // dmlbits devices: every backend dmlbits can run on, and what it runs on.
+#include "dmlbits/devices.hpp"
 #include "dmlbits/request.hpp"
 
 #include <fmt/format.h>

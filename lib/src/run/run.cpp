@@ -236,19 +236,20 @@ RunResult write_in_memory(const PreparedRequest& p, const RunHooks& hooks, const
     for (auto& in : m.inputs) in.materialize();  // as read: borrowed operands converted
     std::vector<TensorView> inputs;
     for (const auto& in : m.inputs) inputs.push_back(in.view());
-    hooks.before_write(*r.op, inputs);
+    hooks.before_write(r.op, inputs);
   }
   if (spec.explain_only) return r;
-  if (hooks.on_validated) hooks.on_validated(*r.op, r.timing);
+  if (hooks.on_validated) hooks.on_validated(r.op, r.timing);
   if (target) {
     const OutputTarget to = target();
-    write_tensor(m.result(*r.op), to.path, to.format, to.json);
+    write_tensor(m.result(validated(r.op)), to.path, to.format, to.json);
   }
   if (spec.keep_result || (spec.output == OutputKind::memory && !hooks.allocate_result)) {
-    if (r.op->in_place() && m.inputs[0].kind != OperandKind::borrowed) r.result = std::move(m.inputs[0].tensor);
-    else if (!r.op->in_place() && !m.output_view.data) r.result = std::move(m.output);
+    if (validated(r.op).in_place() && m.inputs[0].kind != OperandKind::borrowed)
+      r.result = std::move(m.inputs[0].tensor);
+    else if (!validated(r.op).in_place() && !m.output_view.data) r.result = std::move(m.output);
     else {  // caller memory: copied, since the result must own its storage
-      const TensorView v = m.result(*r.op);
+      const TensorView v = m.result(validated(r.op));
       r.result = Tensor(v.dtype, v.shape);
       std::memcpy(r.result->data(), v.data, v.byte_size());
     }
@@ -290,7 +291,7 @@ StartedRun start_run(const PreparedRequest& p, LoadMode mode, BackendCache* back
   s.clock.lap(t, "read");
   s.backend = &operation_backend(p, s.inputs, backends, s.owned, s.cached);
   s.clock.lap(t, "backend");
-  s.result.op = validated_operation(p, s.inputs, *s.backend, s.cached);
+  s.result.op = OperationAccess::make(validated_operation(p, s.inputs, *s.backend, s.cached));
   s.clock.lap(t, "validate");
   if (timed) {
     t.backend = std::string(s.backend->name());
@@ -321,13 +322,13 @@ RunResult finish_in_memory(const PreparedRequest& p, StartedRun&& run, const Run
   Backend* backend = run.backend;
   PhaseClock& clock = run.clock;
   const bool timed = clock.on();
-  if (timed) r.timing.device = backend->device_description_for(*r.op, false);
+  if (timed) r.timing.device = backend->device_description_for(validated(r.op), false);
   if (spec.explain_only) return write_in_memory(p, hooks, target, timed, std::move(r), m);
   const bool converting =
       std::any_of(m.inputs.begin(), m.inputs.end(), [](const LoadedOperand& in) { return in.converts(); });
-  if (converting && (r.op->desc().empty || !r.op->is_flat_streamable()))
+  if (converting && (validated(r.op).desc().empty || !validated(r.op).is_flat_streamable()))
     for (auto& in : m.inputs) in.materialize();  // an axis broadcast: whole, before
-  const bool chunked = converting && !r.op->desc().empty && r.op->is_flat_streamable();
+  const bool chunked = converting && !validated(r.op).desc().empty && validated(r.op).is_flat_streamable();
 
   ExecuteBuffers buffers;
   if (!chunked) {
@@ -341,26 +342,27 @@ RunResult finish_in_memory(const PreparedRequest& p, StartedRun&& run, const Run
   } else if (spec.output == OutputKind::buffer) {
     out = *spec.buffer;
     // The caller's argument (Python's out=): a usage error, which each face words.
-    if (out.dtype != r.op->output_dtype())
+    if (out.dtype != validated(r.op).output_dtype())
       throw OptionError(OptionKey::out, OptionRule::wrong_dtype, std::string(dtype_info(out.dtype).numpy_name),
-                        std::string(dtype_info(r.op->output_dtype()).numpy_name));
-    if (!(out.shape == r.op->output_shape()))
+                        std::string(dtype_info(validated(r.op).output_dtype()).numpy_name));
+    if (!(out.shape == validated(r.op).output_shape()))
       throw OptionError(OptionKey::out, OptionRule::wrong_shape, out.shape.to_string(),
-                        r.op->output_shape().to_string());
+                        validated(r.op).output_shape().to_string());
     m.output_view = out;
   } else if (spec.output == OutputKind::memory && hooks.allocate_result) {
-    out = hooks.allocate_result(r.op->output_dtype(), r.op->output_shape());
-    if (out.dtype != r.op->output_dtype() || !(out.shape == r.op->output_shape()) || (!out.data && out.byte_size() > 0))
+    out = hooks.allocate_result(validated(r.op).output_dtype(), validated(r.op).output_shape());
+    if (out.dtype != validated(r.op).output_dtype() || !(out.shape == validated(r.op).output_shape()) ||
+        (!out.data && out.byte_size() > 0))
       throw Error(Errc::internal, "allocate_result: memory of another dtype or shape than the result's");
     m.output_view = out;
   } else {
-    m.output = Tensor(r.op->output_dtype(), r.op->output_shape());
+    m.output = Tensor(validated(r.op).output_dtype(), validated(r.op).output_shape());
     out = m.output.mutable_view();
   }
   buffers.output = {out.data, out.byte_size()};
   clock.lap(r.timing, "allocate");  // allocation is not execution
   for (int i = 0; i < spec.warmup; ++i) {
-    execute(hooks.between_chunks, *backend, *r.op, buffers);
+    execute(hooks.between_chunks, *backend, validated(r.op), buffers);
     if (hooks.between_chunks) hooks.between_chunks();
   }
   if (spec.warmup > 0) clock.lap(r.timing, "warmup");
@@ -372,15 +374,15 @@ RunResult finish_in_memory(const PreparedRequest& p, StartedRun&& run, const Run
     before_measured = backend->detail_phases();
   }
   if (chunked) {  // (untimed, once: convert_in_chunks)
-    execute_converting(hooks.between_chunks, *backend, *r.op, m.inputs, buffers.output);
+    execute_converting(hooks.between_chunks, *backend, validated(r.op), m.inputs, buffers.output);
   }
   for (int i = 0; i < spec.repeat && !chunked; ++i) {
     if (clock.on()) {
       Stopwatch one;
-      execute(hooks.between_chunks, *backend, *r.op, buffers);
+      execute(hooks.between_chunks, *backend, validated(r.op), buffers);
       r.execute_samples.push_back(one.seconds());
     } else {
-      execute(hooks.between_chunks, *backend, *r.op, buffers);
+      execute(hooks.between_chunks, *backend, validated(r.op), buffers);
     }
     if (hooks.between_chunks && i + 1 < spec.repeat) hooks.between_chunks();
   }
@@ -416,7 +418,7 @@ OperationPlan::OperationPlan(OperationPlan&&) noexcept = default;
 OperationPlan& OperationPlan::operator=(OperationPlan&&) noexcept = default;
 OperationPlan::~OperationPlan() = default;
 
-const ValidatedOp& OperationPlan::op() const { return *impl_->op; }
+Operation OperationPlan::op() const { return OperationAccess::make(impl_->op); }
 DType OperationPlan::output_dtype() const { return impl_->op->output_dtype(); }
 const Shape& OperationPlan::output_shape() const { return impl_->op->output_shape(); }
 
@@ -455,7 +457,7 @@ std::optional<OperationPlan> plan_operation(const PreparedRequest& prepared, Bac
   StartedRun s = start_run(prepared, LoadMode::whole, &backends, false);
   auto plan = std::make_unique<OperationPlan::Impl>();
   plan->backend = s.cached->backend;
-  plan->op = std::move(s.result.op);
+  plan->op = OperationAccess::shared(s.result.op);
   for (const auto& in : s.inputs) plan->operands.emplace_back(in.dtype(), in.shape());
   plan->isa_left = r.isa.empty();
   plan->threads_left = !r.threads;
@@ -464,10 +466,10 @@ std::optional<OperationPlan> plan_operation(const PreparedRequest& prepared, Bac
   return OperationPlan(std::move(plan));
 }
 
-CachedBackends& cached_backends(BackendCache& cache) { return *cache.impl_; }
+CachedBackends& cached_backends(BackendCache& cache) { return BackendCacheAccess::backends(cache); }
 
-BackendCache::BackendCache() : impl_(std::make_unique<CachedBackends>()) {}
+BackendCache::BackendCache() : impl_(std::make_unique<Impl>()) {}
 BackendCache::~BackendCache() = default;
-void BackendCache::clear() { impl_->backends.clear(); }
+void BackendCache::clear() { impl_->backends.backends.clear(); }
 
 }  // namespace dmlbits

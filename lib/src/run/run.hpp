@@ -10,9 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "dmlbits/plan.hpp"
 #include "dmlbits/request.hpp"
 #include "make_backend.hpp"
 #include "operand.hpp"
+#include "operation_access.hpp"
 #include "run_types.hpp"
 #include "validate.hpp"
 

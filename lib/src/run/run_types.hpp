@@ -69,7 +69,8 @@ struct CachedBackends {
   std::vector<Entry> backends;  // few: a linear search
 };
 
-// The backends a BackendCache keeps (its private state; defined in run.cpp, where they are used).
+// The backends a BackendCache keeps (its private state, operation_access.hpp; defined in run.cpp,
+// where they are used).
 CachedBackends& cached_backends(BackendCache& cache);
 
 }  // namespace dmlbits
