@@ -6,6 +6,7 @@
 
 #include "app.hpp"
 #include "dmlbits/front_end.hpp"
+#include "dmlbits/devices.hpp"
 #include "dmlbits/request.hpp"
 
 namespace dmlbits::app {

@@ -236,10 +236,10 @@ class Progress {
   bool shown_ = false;
 };
 
-void report_validated(const OpOptions& o, const ValidatedOp& op, const RunTiming& t, PendingOutputs& side) {
-  if (!o.explain_json.empty()) side.add_text(o.explain_json, explain_json(op));
+void report_validated(const OpOptions& o, const Operation& op, const RunTiming& t, PendingOutputs& side) {
+  if (!o.explain_json.empty()) side.add_text(o.explain_json, op.explain_json());
   if (o.verbose) {
-    const OperationSummary v = summarize(op);
+    const OperationSummary v = op.summary();
     if (t.selection.rule != SelectionRule::named)
       std::cerr << fmt::format("dmlbits: {}\n", selection_text(t.selection));
     if (t.threads.threads != 0) std::cerr << fmt::format("dmlbits: {}\n", thread_team_text(t.threads));
@@ -250,7 +250,7 @@ void report_validated(const OpOptions& o, const ValidatedOp& op, const RunTiming
 
 void report_timing(const OpOptions& o, const RunResult& r, PendingOutputs& side) {
   if (o.time) {
-    const OperationSummary v = summarize(*r.op);
+    const OperationSummary v = r.op.summary();
     const RunDescription what{
         std::string(op_info(v.op).verb), v.input_dtype, v.output_shape, v.level, o.warmup, r.execute_samples};
     std::cerr << timing_text(r.timing, what);
@@ -261,7 +261,7 @@ void report_timing(const OpOptions& o, const RunResult& r, PendingOutputs& side)
 // --emit-dxdispatch: the DxDispatch model of the operation with its inputs as read. Called
 // before the output is written: in place, the run overwrote A in memory, but A's file still
 // holds it until then.
-void emit_dxdispatch(const OpOptions& o, const ValidatedOp& op, std::span<const TensorView> as_read,
+void emit_dxdispatch(const OpOptions& o, const Operation& op, std::span<const TensorView> as_read,
                      PendingOutputs& side) {
   prepare_dxdispatch_model(side, o.emit_dxdispatch, op, std::vector<TensorView>(as_read.begin(), as_read.end()),
                            o.in_place && !o.explain ? o.a : std::string());
@@ -275,10 +275,10 @@ RunHooks run_hooks(const OpOptions& o, Progress& progress, PendingOutputs& side)
   RunHooks hooks;
   // --emit-dxdispatch needs the inputs, which streaming does not keep.
   if (!o.emit_dxdispatch.empty())
-    hooks.before_write = [&o, &side](const ValidatedOp& op, std::span<const TensorView> inputs) {
+    hooks.before_write = [&o, &side](const Operation& op, std::span<const TensorView> inputs) {
       emit_dxdispatch(o, op, inputs, side);
     };
-  hooks.on_validated = [&o, &side](const ValidatedOp& v, const RunTiming& t) { report_validated(o, v, t, side); };
+  hooks.on_validated = [&o, &side](const Operation& v, const RunTiming& t) { report_validated(o, v, t, side); };
   hooks.progress = std::ref(progress);
   return hooks;
 }
@@ -302,9 +302,9 @@ void run_op(const OpOptions& o) {
   PendingOutputs side;
   const RunResult r = run(request, run_hooks(o, progress, side));
   if (o.explain) {
-    if (!o.explain_json.empty()) side.add_text(o.explain_json, explain_json(*r.op));
+    if (!o.explain_json.empty()) side.add_text(o.explain_json, r.op.explain_json());
     side.commit();
-    std::cout << explain_json(*r.op);
+    std::cout << r.op.explain_json();
     return;
   }
   report_timing(o, r, side);

@@ -15,6 +15,7 @@
 #include "dmlbits/error.hpp"
 #include "dmlbits/front_end.hpp"
 #include "dmlbits/ops.hpp"
+#include "dmlbits/devices.hpp"
 #include "dmlbits/request.hpp"
 #include "report.hpp"
 

@@ -47,7 +47,7 @@ for layer in right_below:  # each layer after those right below it
 public = {
     "core": "error dtype ops timing front_end",
     "io": "tensor",
-    "run": "request",
+    "run": "options request plan devices",
     "golden": "check dmlbits",
 }
 owner = {f"{h}.hpp": layer for layer, names in public.items() for h in names.split()}

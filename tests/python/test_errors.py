@@ -215,3 +215,44 @@ def test_a_call_like_an_accepted_one_is_still_checked():
     b = np.arange(8, dtype=np.int32).reshape(2, 4)
     assert dmlbits.bitwise_xor(b, a[:4]).tolist() == (b ^ a[:4]).tolist()
     assert dmlbits.bitwise_xor(a, a[3:4]).tolist() == (a ^ a[3]).tolist()
+
+
+def test_no_refusal_python_shows_names_a_command_line_flag(tmp_path, monkeypatch):
+    # The library words a refused option by its key (OptionError) and each face spells it: what
+    # Python shows names keywords (threads=, out=x), never the command line's --threads or
+    # --in-place.
+    a = np.zeros(4, np.uint8)
+    manifest = tmp_path / "m.json"
+    manifest.write_text('{"cases": [{"name": "n", "op": "not", "inputs": ["1"], "dtype": "uint8", '
+                        '"expected": {"dtype": "uint8", "data": 254}}]}')
+    refused = [
+        lambda: dmlbits.bitwise_and(a, a, backend="gpu"),
+        lambda: dmlbits.bitwise_and(a, a, threads=0),
+        lambda: dmlbits.bitwise_and(a, a, threads=300, backend="cpu"),
+        lambda: dmlbits.bitwise_and(a, a, backend="cpu-reference", isa="avx2"),
+        lambda: dmlbits.bitwise_and(a, a, backend="cpu", adapter="0"),
+        lambda: dmlbits.bitwise_and(a, a, backend="d3d12", threads=2),
+        lambda: dmlbits.bitwise_and(a, a, isa="neon"),
+        lambda: dmlbits.bitwise_and(a, a, feature_level="9_9"),
+        lambda: dmlbits.left_shift(a, a, shift_overflow="clamp"),
+        lambda: dmlbits.bitwise_count(a, out_dtype="u9"),
+        lambda: dmlbits.bitwise_not(a, out=a, repeat=2),
+        lambda: dmlbits.bitwise_not(a, repeat=0),
+        lambda: dmlbits.bitwise_count(a, out=a),
+        lambda: dmlbits.bitwise_and(a, a, out=np.zeros(4, np.uint32)),
+        lambda: dmlbits.bitwise_and(1, 2),
+        lambda: dmlbits.write_tensor(a, tmp_path / "x.unknown"),
+        lambda: dmlbits.check(manifest, backend="cpu-reference", isa="avx2"),
+    ]
+    for variable, value in (("DMLBITS_THREADS", "0"), ("DMLBITS_ISA", "neon")):
+        def with_variable(variable=variable, value=value):
+            monkeypatch.setenv(variable, value)
+            try:
+                dmlbits.bitwise_and(a, a)
+            finally:
+                monkeypatch.delenv(variable)
+        refused.append(with_variable)
+    for i, call in enumerate(refused):
+        with pytest.raises(dmlbits.Error) as e:
+            call()
+        assert "--" not in str(e.value), (i, str(e.value))

@@ -681,20 +681,30 @@ Errc error_code_of(void (*f)()) {
   return Errc::internal;
 }
 
+// DMLBITS_ISA is resolved with the request's options (check_backend_choice, prepare_request's
+// one reader of it) and handed to the backend as its set; the CPU layer never reads it.
 TEST_F(IsaOverrideTest, EnvironmentLowersTheSet) {
-  EXPECT_EQ(best_isa(), host_isa());
+  const auto variable_set = [] { return check_backend_choice(test::kind("cpu"), "", "", std::nullopt).isa; };
+  EXPECT_EQ(variable_set(), std::nullopt);
   ::setenv("DMLBITS_ISA", "scalar", 1);
-  EXPECT_EQ(best_isa(), Isa::scalar);
-  EXPECT_EQ(CpuBackend().isa(), Isa::scalar);
+  EXPECT_EQ(variable_set(), Isa::scalar);
+  EXPECT_EQ(best_isa(), host_isa());  // (not read below the request)
+  EXPECT_EQ(CpuBackend().isa(), host_isa());
+  EXPECT_NE(device_text(make_backend(test::backend_request("cpu"))->device_description()).find("scalar"),
+            std::string::npos);
+  if (isa_supported(Isa::avx2)) {  // the option overrides the variable
+    EXPECT_EQ(check_backend_choice(test::kind("cpu"), "avx2", "", std::nullopt).isa, Isa::avx2);
+  }
   ::setenv("DMLBITS_ISA", "", 1);
-  EXPECT_EQ(best_isa(), host_isa());
+  EXPECT_EQ(variable_set(), std::nullopt);
   ::setenv("DMLBITS_ISA", "sse9", 1);
-  EXPECT_EQ(error_code_of([] { (void)best_isa(); }), Errc::usage);
+  EXPECT_EQ(error_code_of([] { (void)check_backend_choice(test::kind("cpu"), "", "", std::nullopt); }), Errc::usage);
   if (!isa_supported(Isa::avx512)) {
     ::setenv("DMLBITS_ISA", "avx512", 1);
-    EXPECT_EQ(error_code_of([] { (void)best_isa(); }), Errc::unsupported);
+    EXPECT_EQ(error_code_of([] { (void)check_backend_choice(test::kind("cpu"), "", "", std::nullopt); }),
+              Errc::unsupported);
     try {
-      (void)best_isa();
+      (void)variable_set();
     } catch (const Error& e) {
       EXPECT_EQ(std::string(e.what()).rfind("DMLBITS_ISA: instruction set avx512 is not available", 0), 0u) << e.what();
     }
@@ -713,9 +723,9 @@ TEST_F(IsaOverrideTest, AnOverrideTurnsThePerOperationChoiceOff) {
           .find("per operation"),
       std::string::npos);
   ::setenv("DMLBITS_ISA", std::string(isa_name(host_isa())).c_str(), 1);
-  EXPECT_EQ(isa_override(), host_isa());
-  EXPECT_FALSE(CpuBackend().per_operation_choice());
-  EXPECT_EQ(CpuBackend().isa(), host_isa());
+  EXPECT_EQ(isa_override(), std::nullopt);  // the variable is the request's: prepare_request resolves it
+  EXPECT_EQ(device_text(make_backend(test::backend_request("cpu"))->device_description()).find("per operation"),
+            std::string::npos);
   ::unsetenv("DMLBITS_ISA");
   force_isa(Isa::scalar);
   EXPECT_FALSE(CpuBackend().per_operation_choice());
@@ -725,7 +735,7 @@ TEST_F(IsaOverrideTest, AnOverrideTurnsThePerOperationChoiceOff) {
 TEST_F(IsaOverrideTest, ForceLowersButNeverRaises) {
   force_isa(Isa::scalar);
   EXPECT_EQ(best_isa(), Isa::scalar);
-  ::setenv("DMLBITS_ISA", "bogus", 1);  // the forced set wins; the variable is not read
+  ::setenv("DMLBITS_ISA", "bogus", 1);  // the forced set wins; the variable is not read here
   EXPECT_EQ(best_isa(), Isa::scalar);
   force_isa(std::nullopt);
   ::unsetenv("DMLBITS_ISA");
@@ -973,24 +983,32 @@ TEST_F(CpuThreadsTest, ARequestWinsOverTheEnvironment) {
   EXPECT_EQ(cpu_threads(1), 1u);
   EXPECT_EQ(cpu_threads(7), 7u);
   EXPECT_EQ(CpuBackend(Isa::scalar, {.threads = 3}).threads(), 3u);
+  EXPECT_EQ(check_backend_choice(test::kind("cpu"), "", "", 4u).threads, 4u);
 }
 
+// DMLBITS_THREADS is resolved with the request's options (check_backend_choice, prepare_request's
+// one reader of it); the CPU backend and cpu_threads() take the count and never read it.
 TEST_F(CpuThreadsTest, TheDefaultIsTwoWhereTheMachineHasTwo) {
-  EXPECT_EQ(cpu_threads(0), std::thread::hardware_concurrency() >= 2 ? 2u : 1u);
+  const unsigned machine = std::thread::hardware_concurrency() >= 2 ? 2u : 1u;
+  const auto variable_count = [] { return check_backend_choice(test::kind("cpu"), "", "", std::nullopt).threads; };
+  EXPECT_EQ(cpu_threads(0), machine);
+  EXPECT_EQ(variable_count(), 0u);
   ::setenv("DMLBITS_THREADS", "", 1);  // empty is unset
-  EXPECT_EQ(cpu_threads(0), std::thread::hardware_concurrency() >= 2 ? 2u : 1u);
+  EXPECT_EQ(variable_count(), 0u);
   ::setenv("DMLBITS_THREADS", "5", 1);
-  EXPECT_EQ(cpu_threads(0), 5u);
-  EXPECT_EQ(CpuBackend(Isa::scalar).threads(), 5u);
+  EXPECT_EQ(variable_count(), 5u);
+  EXPECT_EQ(cpu_threads(0), machine);  // not read below the request
+  EXPECT_EQ(CpuBackend(Isa::scalar).threads(), machine);
+  EXPECT_EQ(CpuBackend(Isa::scalar, {.threads = variable_count()}).threads(), 5u);
   ::setenv("DMLBITS_THREADS", "256", 1);
-  EXPECT_EQ(cpu_threads(0), 256u);
+  EXPECT_EQ(variable_count(), 256u);
 }
 
 TEST_F(CpuThreadsTest, BadEnvironmentValuesAreUsageErrors) {
   for (const char* bad : {"0", "257", "-1", "2x", " 2", "two", "99999999999"}) {
     ::setenv("DMLBITS_THREADS", bad, 1);
     try {
-      (void)cpu_threads(0);
+      (void)check_backend_choice(test::kind("cpu"), "", "", std::nullopt);
       ADD_FAILURE() << "DMLBITS_THREADS=" << bad << " was accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), Errc::usage) << bad;

@@ -1,7 +1,7 @@
 // Instruction sets (dmlbits/cpu_isa.hpp): what require_isa and force_isa refuse and say, what
 // the descriptions name, and that the override is process-wide until removed. Detection itself
-// and DMLBITS_ISA are checked against libgcc in cpu_backend_test.cpp (IsaOverrideTest,
-// CpuIsaTest), beside the kernels that use them.
+// and DMLBITS_ISA (which prepare_request resolves) are checked against libgcc in
+// cpu_backend_test.cpp (IsaOverrideTest, CpuIsaTest), beside the kernels that use them.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -10,6 +10,8 @@
 
 #include "cpu_isa.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/request.hpp"
+#include "make_backend.hpp"
 #include "unit_support.hpp"
 
 namespace dmlbits {
@@ -72,7 +74,7 @@ TEST_F(CpuIsaOverride, ForcedSetStaysUntilRemoved) {
   EXPECT_EQ(best_isa(), host_isa());
   force_isa(std::nullopt);
   ::setenv("DMLBITS_ISA", "scalar", 1);
-  EXPECT_EQ(best_isa(), Isa::scalar);  // with the override removed, the variable is read again
+  EXPECT_EQ(best_isa(), host_isa());  // the variable is the request's (prepare_request), never read here
 }
 
 TEST_F(CpuIsaOverride, ARefusedForceKeepsThePreviousSet) {
@@ -85,7 +87,7 @@ TEST_F(CpuIsaOverride, ARefusedForceKeepsThePreviousSet) {
 TEST_F(CpuIsaOverride, UnknownEnvironmentValuesNameTheVariable) {
   ::setenv("DMLBITS_ISA", "sse2", 1);
   try {
-    (void)best_isa();
+    (void)check_backend_choice(BackendKind::cpu, "", "", std::nullopt);  // (prepare_request's reader)
     ADD_FAILURE() << "sse2 was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::usage);

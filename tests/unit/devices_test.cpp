@@ -12,6 +12,7 @@
 #include "d3d12_backend.hpp"
 #include "backend.hpp"
 #include "make_backend.hpp"
+#include "dmlbits/devices.hpp"
 #include "dmlbits/request.hpp"
 
 namespace dmlbits {

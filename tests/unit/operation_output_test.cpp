@@ -107,7 +107,7 @@ TEST(OutputStreamsTest, StreamsOnlyASingleRunToAnNpyThatNothingKeeps) {
   keep.keep_result = true;
   EXPECT_FALSE(output_streams(prepare_request(keep), none, TensorFormat::npy));
   RunHooks side;
-  side.before_write = [](const ValidatedOp&, std::span<const TensorView>) {};
+  side.before_write = [](const Operation&, std::span<const TensorView>) {};
   EXPECT_FALSE(output_streams(prepare_request(spec), side, TensorFormat::npy));
   OperationRequest nowhere = spec;  // no output at all
   nowhere.output = OutputKind::none;
@@ -161,9 +161,9 @@ TEST_F(OperationOutputTest, StreamsToAnNpyInChunksAndTimesTheWrite) {
   int validated = 0;
   std::uint64_t last_done = 0;
   RunHooks hooks;
-  hooks.on_validated = [&](const ValidatedOp& v, const RunTiming& t) {
+  hooks.on_validated = [&](const Operation& v, const RunTiming& t) {
     ++validated;
-    EXPECT_EQ(v.output_shape(), Shape{n});
+    EXPECT_EQ(v.summary().output_shape, Shape{n});
     EXPECT_EQ(t.backend, "cpu");
     EXPECT_FALSE(fs::exists(out)) << "on_validated runs before the output is created";
   };
@@ -176,7 +176,7 @@ TEST_F(OperationOutputTest, StreamsToAnNpyInChunksAndTimesTheWrite) {
   EXPECT_TRUE(r.streamed);
   EXPECT_EQ(validated, 1);
   EXPECT_EQ(last_done, n);
-  ASSERT_NE(r.op, nullptr);
+  ASSERT_TRUE(r.op);
   EXPECT_FALSE(r.result.has_value());
   EXPECT_EQ(phase_names(r.timing), (std::vector<std::string>{"read", "backend", "validate", "execute", "write"}));
   ASSERT_EQ(r.execute_samples.size(), 1u);
@@ -237,14 +237,14 @@ TEST_F(OperationOutputTest, BeforeWriteSeesTheInputsBeforeTheOutputExists) {
   const std::string a = std::get<std::string>(spec.operands[0]);
   std::vector<std::string> calls;
   RunHooks hooks;
-  hooks.before_write = [&](const ValidatedOp&, std::span<const TensorView> inputs) {
+  hooks.before_write = [&](const Operation&, std::span<const TensorView> inputs) {
     calls.push_back("before_write");
     ASSERT_EQ(inputs.size(), 2u);
     // In place, the run's result replaced A in memory, but A's file still holds A.
     expect_and(inputs[0], 100);
     EXPECT_EQ(read_tensor(a).tensor.bits_at(3), (3 * 7 + 1) & 0xff);
   };
-  hooks.on_validated = [&](const ValidatedOp&, const RunTiming&) {
+  hooks.on_validated = [&](const Operation&, const RunTiming&) {
     calls.push_back("on_validated");
     EXPECT_EQ(read_tensor(a).tensor.bits_at(3), (3 * 7 + 1) & 0xff);  // the target comes after
   };
@@ -262,8 +262,9 @@ TEST_F(OperationOutputTest, AsksForAStreamableTargetBeforeReading) {
   spec.op = OpKind::bit_and;
   spec.operands = {path("missing.npy"), "1"};
   spec = to_file(spec, path("out.unknown"));  // a target run() refuses: no format to tell
+  // (The library's own words: the option by its keyword, which each face spells its way.)
   const std::string no_target =
-      "cannot tell the output format from '" + path("out.unknown") + "': name it .npy or .json, or use --format";
+      "cannot tell the output format from '" + path("out.unknown") + "': name it .npy or .json, or use format";
   try {
     run(prepare_request(spec));
     ADD_FAILURE() << "no error";
@@ -287,15 +288,15 @@ TEST_F(OperationOutputTest, ExplainOnlyValidatesAndWritesNothing) {
   spec.explain_only = true;
   int before_write = 0, others = 0;
   RunHooks hooks;
-  hooks.on_validated = [&](const ValidatedOp&, const RunTiming&) { ++others; };
-  hooks.before_write = [&](const ValidatedOp&, std::span<const TensorView> inputs) {
+  hooks.on_validated = [&](const Operation&, const RunTiming&) { ++others; };
+  hooks.before_write = [&](const Operation&, std::span<const TensorView> inputs) {
     ++before_write;
     EXPECT_EQ(inputs.size(), 2u);
   };
   const RunResult r = run(prepare_request(spec), hooks);
   EXPECT_EQ(before_write, 1);
   EXPECT_EQ(others, 0);
-  ASSERT_NE(r.op, nullptr);
+  ASSERT_TRUE(r.op);
   EXPECT_FALSE(r.result.has_value());
   EXPECT_FALSE(fs::exists(out));
   EXPECT_EQ(phase_names(r.timing), (std::vector<std::string>{"read", "backend", "validate"}));

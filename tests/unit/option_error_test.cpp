@@ -151,6 +151,37 @@ TEST(OptionErrorText, EachFaceSpellsTheOption) {
 
 // what() is the library's own words (the keywords); a context added on the way out stays in
 // front of every face's sentence, and the error stays an OptionError.
+// The refusals that once spelt a command-line flag in the library's own text (--format,
+// --in-place, --emit-dxdispatch, --shard, --shift-overflow): the command line words them as it
+// always did, and the library's own text (what() and so every other face) names no flag.
+TEST(OptionErrorText, NoLibraryTextSpellsAFlag) {
+  const auto text = [](const OptionError& e, const OptionSpelling& s) { return option_error_text(e, s); };
+  const auto check = [&](const OptionError& e, const std::string& cli) {
+    EXPECT_EQ(text(e, kCli), cli);
+    EXPECT_EQ(std::string(e.what()).find("--"), std::string::npos) << e.what();
+    EXPECT_EQ(text(e, kPython).find("--"), std::string::npos) << text(e, kPython);
+  };
+  check(OptionError(OptionKey::format, OptionRule::cannot_tell, "out.unknown"),
+        "cannot tell the output format from 'out.unknown': name it .npy or .json, or use --format");
+  check(OptionError(OptionKey::format, OptionRule::binary_terminal),
+        "refusing to write binary .npy to a terminal; redirect it, or use --format json");
+  check(OptionError(OptionKey::in_place, OptionRule::needs_file, "1"), "--in-place needs input A to be a file");
+  check(OptionError(OptionKey::emit_dxdispatch, OptionRule::no_file_name, "-"),
+        "--emit-dxdispatch needs a file name (the model and its .npy files are files)");
+  check(OptionError(OptionKey::emit_dxdispatch, OptionRule::no_file_name, "dir/", "named"),
+        "--emit-dxdispatch: 'dir/' names no file");
+  check(OptionError(OptionKey::shard, OptionRule::out_of_range, "3/2"),
+        "--shard 3/2: K counts from 0 and must be below N (N >= 1)");
+  const OptionError directml = OptionError(OptionKey::shift_overflow, OptionRule::not_backend_rule, "wrap", "directml",
+                                           {"directml"}, Errc::unsupported)
+                                   .with_context("shl: the directml backend cannot run this");
+  EXPECT_EQ(directml.code(), Errc::unsupported);
+  check(directml,
+        "shl: the directml backend cannot run this: --shift-overflow wrap is not DirectML's rule for shift counts of "
+        "the element width and more; the directml backend runs shifts with --shift-overflow directml only");
+  EXPECT_EQ(test::error_of<OptionError>([] { (void)dxdispatch_file_names("-", 1); }).key(), OptionKey::emit_dxdispatch);
+}
+
 TEST(OptionErrorText, KeepsItsContextAndItsType) {
   const OptionError e(OptionKey::dtype, OptionRule::needed, "", "operand", {}, Errc::invalid_input);
   EXPECT_EQ(std::string(e.what()), "the data type is unknown: no other operand names one; use dtype");

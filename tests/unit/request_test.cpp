@@ -174,11 +174,11 @@ TEST(Request, ABackendCacheKeepsValidatedOperationsButNoRefusals) {
   BackendCache cache;
   const RunResult first = run_and(cache, a, Shape{8}, DType::uint8, Shape{8});
   const RunResult again = run_and(cache, a, Shape{8}, DType::uint8, Shape{8});
-  EXPECT_EQ(first.op.get(), again.op.get());
+  EXPECT_EQ(&validated(first.op), &validated(again.op));
   EXPECT_EQ(reinterpret_cast<const std::uint8_t*>(again.result->data())[3], 0xff);
   const RunResult other_shape = run_and(cache, a, Shape{2, 4}, DType::uint8, Shape{4});
-  EXPECT_NE(other_shape.op.get(), first.op.get());
-  EXPECT_EQ(summarize(*other_shape.op).output_shape, (Shape{2, 4}));
+  EXPECT_NE(&validated(other_shape.op), &validated(first.op));
+  EXPECT_EQ(other_shape.op.summary().output_shape, (Shape{2, 4}));
   EXPECT_EQ(reinterpret_cast<const std::uint8_t*>(other_shape.result->data())[7], 0xff & 8);
 
   // The same refusal twice, word for word, also after the same operands were accepted.
@@ -318,29 +318,30 @@ TEST(RequestPlan, RunsWhatRunRunsOnOperandsLikeTheFirst) {
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->output_dtype(), DType::uint8);
   EXPECT_EQ(plan->output_shape(), (Shape{2, 4}));
-  EXPECT_EQ(&plan->op(), first.op.get());  // validated once, shared with the cache
+  EXPECT_EQ(&validated(plan->op()), &validated(first.op));  // validated once, shared with the cache
 
   const std::vector<std::uint8_t> c{0x81, 0x42, 0x24, 0x18, 0xff, 0xfe, 0xfd, 0xfc};
   std::vector<std::uint8_t> out(8, 0);
   const MutableTensorView to{DType::uint8, Shape{2, 4}, reinterpret_cast<std::byte*>(out.data())};
   const std::vector<BorrowedTensor> operands{borrowed(c, Shape{2, 4}), borrowed(b, Shape{2, 4})};
-  ASSERT_TRUE(plan->fits(operands, to));
+  const OptionVariables now = read_option_variables();  // as prepare_request read them
+  ASSERT_TRUE(plan->fits(operands, to, now));
   plan->run(operands, to);
   for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(out[i], c[i] & b[i]) << i;
 
   const std::vector<std::uint16_t> wide(8, 1);
   EXPECT_FALSE(plan->fits(std::vector{borrowed(c, Shape{8}), borrowed(b, Shape{8})},
-                          MutableTensorView{DType::uint8, Shape{8}, to.data}));
-  EXPECT_FALSE(plan->fits(std::vector{borrowed(c, Shape{2, 4}), borrowed(b, Shape{2, 4}, DType::int8)}, to));
-  EXPECT_FALSE(plan->fits(std::vector{borrowed(c, Shape{2, 4})}, to));
-  EXPECT_FALSE(plan->fits(operands, MutableTensorView{DType::int8, Shape{2, 4}, to.data}));
-  EXPECT_FALSE(plan->fits(operands, MutableTensorView{DType::uint8, Shape{4, 2}, to.data}));
+                          MutableTensorView{DType::uint8, Shape{8}, to.data}, now));
+  EXPECT_FALSE(plan->fits(std::vector{borrowed(c, Shape{2, 4}), borrowed(b, Shape{2, 4}, DType::int8)}, to, now));
+  EXPECT_FALSE(plan->fits(std::vector{borrowed(c, Shape{2, 4})}, to, now));
+  EXPECT_FALSE(plan->fits(operands, MutableTensorView{DType::int8, Shape{2, 4}, to.data}, now));
+  EXPECT_FALSE(plan->fits(operands, MutableTensorView{DType::uint8, Shape{4, 2}, to.data}, now));
   BorrowedTensor strided = borrowed(c, Shape{2, 4});
   strided.strides = {1, 2};
-  EXPECT_FALSE(plan->fits(std::vector{strided, borrowed(b, Shape{2, 4})}, to));
+  EXPECT_FALSE(plan->fits(std::vector{strided, borrowed(b, Shape{2, 4})}, to, now));
   BorrowedTensor swapped = borrowed(c, Shape{2, 4});
   swapped.byte_swapped = true;
-  EXPECT_FALSE(plan->fits(std::vector{swapped, borrowed(b, Shape{2, 4})}, to));
+  EXPECT_FALSE(plan->fits(std::vector{swapped, borrowed(b, Shape{2, 4})}, to, now));
 }
 
 // Requests a plan does not cover get none: run() is their only path.
@@ -401,9 +402,9 @@ TEST(RequestConversion, StridedAndSwappedOperandsAsRead) {
   }
 }
 
-// DMLBITS_THREADS and DMLBITS_ISA are read on every run, also through a BackendCache: a changed
-// variable gets a backend made under it (as a new process would), and a plan made before no
-// longer fits.
+// DMLBITS_THREADS and DMLBITS_ISA are read once per request, by prepare_request: each new
+// request sees the variables as they are (also through a BackendCache: a changed variable gets a
+// backend made under it, as a new process would), and a prepared request keeps what it read.
 class RequestEnvironment : public test::IsaOverrideFixture {
  protected:
   void SetUp() override {
@@ -419,11 +420,8 @@ class RequestEnvironment : public test::IsaOverrideFixture {
   std::optional<std::string> threads_;
 };
 
-TEST_F(RequestEnvironment, AChangedVariableIsHonouredByTheNextRun) {
+TEST_F(RequestEnvironment, AChangedVariableIsHonouredByTheNextRequest) {
   const std::vector<std::uint8_t> a(8, 3), b(8, 5);
-  std::vector<std::uint8_t> out(8, 0);
-  const MutableTensorView to{DType::uint8, Shape{8}, reinterpret_cast<std::byte*>(out.data())};
-  const std::vector<BorrowedTensor> operands{borrowed(a, Shape{8}), borrowed(b, Shape{8})};
   BackendCache cache;
   // The request with its thread count left to DMLBITS_THREADS (and its instruction set to
   // DMLBITS_ISA); timed, so that the device it ran on can be read.
@@ -433,33 +431,103 @@ TEST_F(RequestEnvironment, AChangedVariableIsHonouredByTheNextRun) {
     r.timing = timing;
     return prepare_request(std::move(r));
   };
-  const PreparedRequest p = left_to_variables(false);
-  (void)run(p, {}, &cache);
-  const std::optional<OperationPlan> plan = plan_operation(p, cache);
+  const std::vector<std::uint8_t> c(8, 6);
+  std::vector<std::uint8_t> out(8, 0);
+  const MutableTensorView to{DType::uint8, Shape{8}, reinterpret_cast<std::byte*>(out.data())};
+  const std::vector<BorrowedTensor> operands{borrowed(c, Shape{8}), borrowed(b, Shape{8})};
+  const PreparedRequest first = left_to_variables(false);
+  (void)run(first, {}, &cache);
+  EXPECT_EQ(cached_backends(cache).backends.size(), 1u);
+  const std::optional<OperationPlan> plan = plan_operation(first, cache);
   ASSERT_TRUE(plan);
-  EXPECT_TRUE(plan->fits(operands, to));
+  EXPECT_TRUE(plan->fits(operands, to, read_option_variables()));
 
   ::setenv("DMLBITS_THREADS", "1", 1);
-  EXPECT_FALSE(plan->fits(operands, to));
-  const RunResult one = run(left_to_variables(true), {}, &cache);
+  EXPECT_FALSE(plan->fits(operands, to, read_option_variables()));  // typed: 1 thread against the machine's
+  const PreparedRequest one_thread = left_to_variables(true);
+  EXPECT_EQ(one_thread.threads(), 1u);
+  const RunResult one = run(one_thread, {}, &cache);
   EXPECT_EQ(cached_backends(cache).backends.size(), 2u);
   EXPECT_TRUE(device_text(one.timing.device).ends_with(", 1 thread")) << device_text(one.timing.device);
 
   ::setenv("DMLBITS_ISA", "scalar", 1);
-  EXPECT_FALSE(plan->fits(operands, to));
-  const RunResult s = run(left_to_variables(true), {}, &cache);
+  EXPECT_FALSE(plan->fits(operands, to, read_option_variables()));
+  const PreparedRequest scalar = left_to_variables(true);
+  EXPECT_EQ(scalar.isa(), InstructionSet::scalar);
+  const RunResult s = run(scalar, {}, &cache);
   EXPECT_EQ(cached_backends(cache).backends.size(), 3u);
   EXPECT_NE(device_text(s.timing.device).find("scalar"), std::string::npos) << device_text(s.timing.device);
 
   ::unsetenv("DMLBITS_THREADS");
   ::unsetenv("DMLBITS_ISA");
-  EXPECT_TRUE(plan->fits(operands, to));  // as when it was made
-  // Another variable's refusal is made by run() (prepare_request) each time.
+  EXPECT_TRUE(plan->fits(operands, to, read_option_variables()));  // as when it was made
+  plan->run(operands, to);
+  EXPECT_EQ(out, std::vector<std::uint8_t>(8, 6 & 5));
+  (void)run(left_to_variables(false), {}, &cache);
+  EXPECT_EQ(cached_backends(cache).backends.size(), 3u);  // the first backend again
+  // A refused value is refused by prepare_request each time.
   ::setenv("DMLBITS_THREADS", "0", 1);
-  EXPECT_FALSE(plan->fits(operands, to));
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < 2; ++i) {
     EXPECT_EQ(refusal([&] { (void)prepare_request(plannable_and(a, b, Shape{8})); }),
               "usage: DMLBITS_THREADS: '0' is not a thread count from 1 to 256");
+    EXPECT_EQ(refusal([&] { (void)read_option_variables(); }),
+              "usage: DMLBITS_THREADS: '0' is not a thread count from 1 to 256");
+  }
+  EXPECT_EQ(read_option_variables(true, false), OptionVariables{});  // a variable not asked for is not read
+}
+
+// What prepare_request read is the run's: the variables changed (even to values it would refuse)
+// after the request was prepared change nothing of its run, with or without a BackendCache.
+TEST_F(RequestEnvironment, APreparedRequestKeepsWhatItRead) {
+  const std::vector<std::uint8_t> a(8, 3), b(8, 5);
+  OperationRequest r = plannable_and(a, b, Shape{8});
+  r.threads.reset();
+  r.timing = true;
+  const PreparedRequest p = prepare_request(std::move(r));
+  EXPECT_EQ(p.isa(), std::nullopt);
+  EXPECT_EQ(p.threads(), 0u);
+  const std::string before = device_text(run(p).timing.device);
+
+  ::setenv("DMLBITS_THREADS", "1", 1);
+  ::setenv("DMLBITS_ISA", "scalar", 1);
+  EXPECT_EQ(device_text(run(p).timing.device), before);
+  BackendCache cache;
+  EXPECT_EQ(device_text(run(p, {}, &cache).timing.device), before);
+  ::setenv("DMLBITS_THREADS", "0", 1);  // refused by a new request, not by this one's run
+  ::setenv("DMLBITS_ISA", "bogus", 1);
+  EXPECT_EQ(device_text(run(p).timing.device), before);
+  EXPECT_EQ(device_text(run(p, {}, &cache).timing.device), before);
+  EXPECT_EQ(cached_backends(cache).backends.size(), 1u);
+}
+
+// The library's one reader of the two variables reads them once per request, and neither run()
+// nor a BackendCache's backend nor a plan reads them again.
+TEST_F(RequestEnvironment, TheVariablesAreReadOncePerRequest) {
+  const std::vector<std::uint8_t> a(8, 3), b(8, 5);
+  std::vector<std::uint8_t> out(8, 0);
+  const MutableTensorView to{DType::uint8, Shape{8}, reinterpret_cast<std::byte*>(out.data())};
+  const std::vector<BorrowedTensor> operands{borrowed(a, Shape{8}), borrowed(b, Shape{8})};
+  OperationRequest r = plannable_and(a, b, Shape{8});
+  r.threads.reset();
+  const std::uint64_t before = option_variable_reads();
+  const PreparedRequest p = prepare_request(std::move(r));
+  const OptionVariables unset{};  // (the fixture unsets both)
+  EXPECT_EQ(option_variable_reads(), before + 1);
+  BackendCache cache;
+  (void)run(p, {}, &cache);
+  (void)run(p);
+  const std::optional<OperationPlan> plan = plan_operation(p, cache);
+  ASSERT_TRUE(plan);
+  EXPECT_TRUE(plan->fits(operands, to, unset));
+  plan->run(operands, to);
+  EXPECT_EQ(out, std::vector<std::uint8_t>(8, 3 & 5));
+  EXPECT_EQ(option_variable_reads(), before + 1);
+  // Both options given: the variables are not read at all.
+  OperationRequest given = plannable_and(a, b, Shape{8});
+  given.threads = 1;
+  given.isa = "scalar";
+  (void)run(prepare_request(std::move(given)));
+  EXPECT_EQ(option_variable_reads(), before + 1);
 }
 
 }  // namespace

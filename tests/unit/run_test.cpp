@@ -121,8 +121,8 @@ TEST(RunOperationTest, ExplainOnlyStopsAfterValidation) {
   OperationRequest s = literal_spec(OpKind::bit_and, {"[1, 2, 3]", "1"});
   s.explain_only = true;
   const RunResult r = run_operation(s);
-  ASSERT_NE(r.op, nullptr);
-  EXPECT_EQ(r.op->output_shape(), Shape({3}));
+  ASSERT_TRUE(r.op);
+  EXPECT_EQ(r.op.summary().output_shape, Shape({3}));
   EXPECT_EQ(phase_names(r.timing), (std::vector<std::string>{"read", "backend", "validate"}));
   EXPECT_TRUE(r.execute_samples.empty());
   EXPECT_FALSE(r.result.has_value());

@@ -71,7 +71,7 @@ OperationRequest spec_of(OpKind op, std::vector<std::string> operands, unsigned 
 
 // stream_operation on `spec` as prepare_request prepares it, with these hooks.
 RunResult stream_operation(const OperationRequest& spec, const std::string& out, const ProgressFn& progress,
-                           const std::function<void(const ValidatedOp&, const RunTiming&)>& on_validated = {},
+                           const std::function<void(const Operation&, const RunTiming&)>& on_validated = {},
                            const StreamOptions& options = {}) {
   RunHooks hooks;
   hooks.progress = progress;
@@ -131,7 +131,7 @@ class StreamTest : public ::testing::TestWithParam<StreamVariant> {
  protected:
   unsigned threads() const { return GetParam().threads; }
   RunResult stream(const OperationRequest& spec, const std::string& out, const ProgressFn& progress,
-                   const std::function<void(const ValidatedOp&, const RunTiming&)>& on_validated = {}) {
+                   const std::function<void(const Operation&, const RunTiming&)>& on_validated = {}) {
     return stream_operation(spec, out, progress, on_validated, GetParam().options);
   }
   // Whether a run's device description (RunTiming::device) says it was pipelined or split: two
@@ -292,7 +292,7 @@ TEST_P(StreamTest, AProgressCallbackThatThrowsLeavesTheOldOutput) {
       {
         try {
           stream(spec, dir_.file("out.npy"), progress,
-                 [&](const ValidatedOp&, const RunTiming& t) { device = device_text(t.device); });
+                 [&](const Operation&, const RunTiming& t) { device = device_text(t.device); });
         } catch (const std::runtime_error& e) {
           EXPECT_STREQ(e.what(), "stop at the second chunk");
           throw;
@@ -321,7 +321,7 @@ TEST_P(StreamTest, AnInputThatShrinksAfterTheFirstChunkLeavesNothing) {
   std::string device;
   try {
     stream(spec, dir_.file("out.npy"), progress,
-           [&](const ValidatedOp&, const RunTiming& t) { device = device_text(t.device); });
+           [&](const Operation&, const RunTiming& t) { device = device_text(t.device); });
     ADD_FAILURE() << "the run succeeded";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::io) << e.what();
@@ -341,10 +341,10 @@ TEST_P(StreamTest, OnValidatedRunsBeforeTheOutputExists) {
   test::write_file(dir_.file("a.npy"), test::npy_1d(ramp(2 * kChunk)));
   const OperationRequest spec = spec_of(OpKind::shl, {dir_.file("a.npy"), "3"}, threads());
   int calls = 0;
-  stream(spec, dir_.file("out.npy"), {}, [&](const ValidatedOp& op, const RunTiming& t) {
+  stream(spec, dir_.file("out.npy"), {}, [&](const Operation& op, const RunTiming& t) {
     ++calls;
     EXPECT_EQ(says_pipelined(device_text(t.device)), pipelines()) << device_text(t.device);
-    EXPECT_EQ(op.op().kind, OpKind::shl);
+    EXPECT_EQ(op.summary().op, OpKind::shl);
     EXPECT_EQ(t.backend, "cpu");
     EXPECT_EQ(dir_.names(), (std::set<std::string>{"a.npy"}));
   });
@@ -629,7 +629,7 @@ TEST(StreamHalvesTest, AnInputCutUnderTheSecondHalfFailsTheRunAndLeavesNothing) 
     try {
       stream_operation(
           spec, dir.file("out.npy"), [&](std::uint64_t done, std::uint64_t) { progress.push_back(done); },
-          [&](const ValidatedOp&, const RunTiming& t) {
+          [&](const Operation&, const RunTiming& t) {
             EXPECT_TRUE(device_text(t.device).ends_with(", " + slices_text(threads, threads))) << device_text(t.device);
             std::filesystem::resize_file(dir.file("a.npy"), header.size() + 3 * kChunk * 4);
           },
@@ -666,7 +666,7 @@ TEST(StreamHalvesTest, BothHalvesFindTheirInputCutAndTheRunLeavesNothing) {
     try {
       stream_operation(
           spec, dir.file("out.npy"), [&](std::uint64_t, std::uint64_t) { ++calls; },
-          [&](const ValidatedOp&, const RunTiming&) { std::filesystem::resize_file(dir.file("b.npy"), header.size()); },
+          [&](const Operation&, const RunTiming&) { std::filesystem::resize_file(dir.file("b.npy"), header.size()); },
           kHalvesAlways);
       ADD_FAILURE() << "the run succeeded";
     } catch (const Error& e) {

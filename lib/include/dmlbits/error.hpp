@@ -93,8 +93,11 @@ enum class OptionKey : std::uint8_t {
   repeat,
   warmup,
   in_place,
-  output,  // an output file (the command line's -o)
-  out,     // an output buffer (OutputKind::buffer: Python's out=)
+  output,           // an output file (the command line's -o)
+  out,              // an output buffer (OutputKind::buffer: Python's out=)
+  format,           // an output file's format (OperationRequest::format)
+  emit_dxdispatch,  // the DxDispatch model's file (dxdispatch_file_names)
+  shard,            // `check`'s share of the cases (CheckOptions::shard_index and shard_count)
 };
 // The option's keyword: OperationRequest's field, Python's keyword, a manifest's key ("out_dtype").
 std::string_view option_keyword(OptionKey key);
@@ -122,6 +125,14 @@ enum class OptionRule : std::uint8_t {
   wrong_shape,       // out: of shape value(), where the result has shape subject()
   needed,            // dtype: no operand names one (subject(): where it was needed: "operand", "json")
   not_for_golden,    // dtype: a golden file names none, and the option gives inputs theirs, never a golden's
+  needs_file,        // in_place: operand A is not a file (value() is what it is)
+  no_file_name,      // emit_dxdispatch: "-" or empty (value()), where files are written; or a name value()
+                     // that names no file ("dir/") when subject() is "named"
+  cannot_tell,       // format: the output file value()'s name says no format
+  binary_terminal,   // format: npy (binary) to standard output, which is a terminal
+  not_backend_rule,  // shift_overflow: mode value() is not the rule of the backend subject(), which runs
+                     // choices()'s only (Errc::unsupported)
+  out_of_range,      // shard: "K/N" (value()) where K is not below N, or N is 0
 };
 
 class OptionError : public Error {

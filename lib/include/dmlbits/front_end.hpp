@@ -16,7 +16,7 @@
 namespace dmlbits {
 
 struct TensorView;        // dmlbits/tensor.hpp
-class ValidatedOp;        // dmlbits/request.hpp
+class Operation;          // dmlbits/request.hpp
 struct DxDispatchFiles;   // dmlbits/request.hpp
 enum class TensorFormat;  // dmlbits/tensor.hpp
 
@@ -105,7 +105,7 @@ class PendingOutputs {
 // hold some of them: drop it. `inputs` are the tensors `op` was validated for. A run in place has
 // overwritten A in memory before RunHooks::before_write (where a face calls this) but not yet in
 // its file: `reread_a` names that file, and A is read from it again ("" = use inputs[0]).
-DxDispatchFiles prepare_dxdispatch_model(PendingOutputs& into, const std::string& file, const ValidatedOp& op,
+DxDispatchFiles prepare_dxdispatch_model(PendingOutputs& into, const std::string& file, const Operation& op,
                                          const std::vector<TensorView>& inputs, const std::string& reread_a = "");
 
 }  // namespace dmlbits

@@ -25,6 +25,8 @@
 #include "arrays.hpp"
 #include "dmlbits/check.hpp"
 #include "dmlbits/error.hpp"
+#include "dmlbits/plan.hpp"
+#include "dmlbits/devices.hpp"
 #include "dmlbits/request.hpp"
 #include "files.hpp"
 
@@ -407,7 +409,15 @@ py::object planned_call(int op_index, py::handle a, py::handle b, py::handle out
     buffer.dtype = plan.output_dtype();
     buffer.shape = plan.output_shape();
   }
-  if (!plan.fits(given, buffer)) return {};
+  // DMLBITS_ISA and DMLBITS_THREADS, where the keywords leave them, read on every call (a change
+  // applies to the next call: lib/docs/python.md); a value refused is refused the full way.
+  OptionVariables variables;
+  try {
+    variables = read_option_variables(options.isa.empty(), !options.threads);
+  } catch (const Error&) {
+    return {};
+  }
+  if (!plan.fits(given, buffer, variables)) return {};
   py::object result;
   if (to_out) {
     result = py::reinterpret_borrow<py::object>(out);
@@ -683,7 +693,7 @@ py::object explain(int op_index, py::object a, py::object b, py::handle dtype, p
   r.output = OutputKind::none;
   Operands in = b.is_none() ? add_operands(r, {a}) : add_operands(r, {a, b});
   const RunResult res = run_request(std::move(r));
-  return from_json_text(explain_json(*res.op));
+  return from_json_text(res.op.explain_json());
 }
 
 // The support table: the document `dmlbits ops --json` prints (ops_json_text).

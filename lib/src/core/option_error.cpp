@@ -77,6 +77,12 @@ std::string_view option_keyword(OptionKey key) {
       return "output";
     case OptionKey::out:
       return "out";
+    case OptionKey::format:
+      return "format";
+    case OptionKey::emit_dxdispatch:
+      return "emit_dxdispatch";
+    case OptionKey::shard:
+      return "shard";
   }
   return "?";
 }
@@ -160,6 +166,28 @@ std::string option_error_text(const OptionError& e, const OptionSpelling& s) {
           "a golden file must name its data type: write it as {{\"dtype\": ..., \"data\": ...}} ({} "
           "applies to inputs, not to goldens)",
           arg);
+      break;
+    case OptionRule::needs_file:
+      text = fmt::format("{} needs input A to be a file", name);
+      break;
+    case OptionRule::no_file_name:
+      text = subject == "named" ? fmt::format("{}: {} names no file", name, given)
+                                : fmt::format("{} needs a file name (the model and its .npy files are files)", name);
+      break;
+    case OptionRule::cannot_tell:
+      text = fmt::format("cannot tell the output format from {}: name it .npy or .json, or use {}", given, arg);
+      break;
+    case OptionRule::binary_terminal:
+      text = fmt::format("refusing to write binary .npy to a terminal; redirect it, or use {} json", arg);
+      break;
+    case OptionRule::not_backend_rule:
+      text = fmt::format(
+          "{} {} is not DirectML's rule for shift counts of the element width and more; the {} backend runs shifts "
+          "with {} {} only",
+          name, e.value(), subject, name, listed(e.choices(), "or"));
+      break;
+    case OptionRule::out_of_range:
+      text = fmt::format("{} {}: K counts from 0 and must be below N (N >= 1)", name, e.value());
       break;
     case OptionRule::needed:
       text = subject == "json"

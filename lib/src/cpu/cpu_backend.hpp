@@ -134,10 +134,11 @@ struct CpuBackendOptions {
 
 class CpuBackend final : public Backend {
  public:
-  // With a set, only that set's kernels run (select_kernel: narrower sets' where it has none);
-  // throws Errc::unsupported if this CPU cannot run it. Without one, an override's set runs the
-  // same way (isa_override(): force_isa, DMLBITS_ISA), else the host's widest set with the
-  // per-operation table (dispatch_kernel).
+  // With a set (the request's --isa or DMLBITS_ISA), only that set's kernels run (select_kernel:
+  // narrower sets' where it has none); throws Errc::unsupported if this CPU cannot run it.
+  // Without one, force_isa()'s set runs the same way (isa_override()), else the host's widest
+  // set with the per-operation table (dispatch_kernel). `options.threads` is the resolved count
+  // (0: the machine's). Reads no environment.
   explicit CpuBackend(std::optional<Isa> isa = std::nullopt, CpuBackendOptions options = {});
 
   std::string_view name() const override { return "cpu"; }

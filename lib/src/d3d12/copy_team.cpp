@@ -8,12 +8,12 @@
 
 namespace dmlbits::d3d12 {
 
-unsigned copy_threads_for(std::uint64_t piece_bytes) {
-  return cpu_thread_rule(this_machine(), piece_bytes, cpu_threads(0), kSplitCopyMinBytes).threads;
+unsigned copy_threads_for(std::uint64_t piece_bytes, unsigned requested) {
+  return cpu_thread_rule(this_machine(), piece_bytes, cpu_threads(requested), kSplitCopyMinBytes).threads;
 }
 
-CopyTeam::CopyTeam(unsigned wanted) {
-  if (wanted > 1 && cpu_threads_are_default(0)) {
+CopyTeam::CopyTeam(unsigned wanted, unsigned requested) {
+  if (wanted > 1 && cpu_threads_are_default(requested)) {
     lease_.emplace(wanted);
     wanted = lease_->threads();
   }

@@ -25,15 +25,16 @@ namespace dmlbits::d3d12 {
 inline constexpr std::uint64_t kSplitCopyMinBytes = kParallelMinBytes;
 
 // Threads a run whose copies are `piece_bytes` each would use: cpu_thread_rule's count for that
-// much work (1 under kSplitCopyMinBytes), on the machine's team or DMLBITS_THREADS.
-unsigned copy_threads_for(std::uint64_t piece_bytes);
+// much work (1 under kSplitCopyMinBytes), on the machine's team or, where not 0, `requested`
+// (--threads or DMLBITS_THREADS, as the request resolved it: D3d12BackendOptions::copy_threads).
+unsigned copy_threads_for(std::uint64_t piece_bytes, unsigned requested = 0);
 
 class CopyTeam {
  public:
-  // A team of `wanted` threads, the caller included; on the default thread count, only what the
-  // process's budget has free (at least the caller). A worker that cannot be started is left
-  // out.
-  explicit CopyTeam(unsigned wanted);
+  // A team of `wanted` threads, the caller included; on the default thread count (`requested`
+  // 0), only what the process's budget has free (at least the caller). A worker that cannot be
+  // started is left out.
+  explicit CopyTeam(unsigned wanted, unsigned requested = 0);
   ~CopyTeam();
   CopyTeam(const CopyTeam&) = delete;
   CopyTeam& operator=(const CopyTeam&) = delete;

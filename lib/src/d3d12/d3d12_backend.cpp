@@ -271,7 +271,9 @@ void D3d12Backend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {
   // piece is large enough (copy_team.hpp); the team lives for this run.
   std::uint64_t largest = total * out_size;
   for (const auto& in : buffers.inputs) largest = std::max<std::uint64_t>(largest, in.size());
-  d3d12::CopyTeam team(d3d12::copy_threads_for(std::min(largest, impl_->options.transfer_piece_bytes)));
+  const unsigned copy_threads = impl_->options.copy_threads;
+  d3d12::CopyTeam team(d3d12::copy_threads_for(std::min(largest, impl_->options.transfer_piece_bytes), copy_threads),
+                       copy_threads);
 
   std::lock_guard lock(impl_->device->mutex());
   impl_->team = &team;
@@ -313,7 +315,9 @@ bool D3d12Backend::run_staged(const ValidatedOp& op, StagedIo& io) {
   }
   // Reads or writes at offsets (regular files) are split over threads; a pipe's stay in order.
   const bool splits = io.concurrent_reads() || io.concurrent_writes();
-  d3d12::CopyTeam team(splits ? d3d12::copy_threads_for(std::min(count, job.piece_elements) * wider) : 1);
+  const unsigned copy_threads = impl_->options.copy_threads;
+  d3d12::CopyTeam team(splits ? d3d12::copy_threads_for(std::min(count, job.piece_elements) * wider, copy_threads) : 1,
+                       copy_threads);
   std::lock_guard lock(impl_->device->mutex());
   impl_->device->stream(job, io, impl_->phases, &team);
   return true;

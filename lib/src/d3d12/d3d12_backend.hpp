@@ -109,6 +109,9 @@ struct D3d12DeviceInfo {
 
 struct D3d12BackendOptions {
   std::string adapter;  // index or name substring; "" = default_adapter()
+  // The most threads its CPU copies use (--threads, or DMLBITS_THREADS as prepare_request
+  // resolved it); 0: the machine's team, shared through the process's ThreadLease budget.
+  unsigned copy_threads = 0;
   // Largest buffer the backend creates; tensors beyond it run in chunks. At most 1 GiB (one
   // buffer above 2 GiB crashed lavapipe's compiled shader); tests lower it to exercise chunking.
   std::uint64_t max_buffer_bytes = std::uint64_t{256} << 20;

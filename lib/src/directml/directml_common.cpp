@@ -11,10 +11,10 @@
 namespace dmlbits::directml {
 std::optional<std::string> unsupported_reason(const ValidatedOp& op) {
   if (op.op().shift && op.shift_overflow() != ShiftOverflow::directml)
-    return fmt::format(
-        "--shift-overflow {} is not DirectML's rule for shift counts of the element width and more; the directml "
-        "backend runs shifts with --shift-overflow directml only",
-        shift_overflow_name(op.shift_overflow()));
+    throw OptionError(OptionKey::shift_overflow, OptionRule::not_backend_rule,
+                      std::string(shift_overflow_name(op.shift_overflow())), "directml",
+                      {std::string(shift_overflow_name(ShiftOverflow::directml))}, Errc::unsupported)
+        .with_context(fmt::format("{}: the directml backend cannot run this", op.op().verb));
   return std::nullopt;
 }
 

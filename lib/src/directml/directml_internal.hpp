@@ -9,7 +9,10 @@
 
 namespace dmlbits::directml {
 
-// Why the directml backend does not run `op` whatever DirectML says (directml_common.cpp).
+// Why the directml backend does not run `op` whatever DirectML says (directml_common.cpp); a
+// shift under another rule than DirectML's is the option's fault, thrown as an OptionError
+// (Errc::unsupported, with the "VERB: the directml backend cannot run this" context) for each face
+// to word.
 std::optional<std::string> unsupported_reason(const ValidatedOp& op);
 
 inline constexpr std::uint64_t kDefaultMaxBufferBytes = std::uint64_t{256} << 20;

@@ -340,8 +340,8 @@ void check_check_options(const CheckOptions& options) {
   check_backend_choice(options.backend.value_or(BackendKind::cpu), options.isa,
                        options.backend ? options.adapter : std::string(), std::nullopt);
   if (options.shard_count == 0 || options.shard_index >= options.shard_count)
-    throw Error(Errc::usage, fmt::format("--shard {}/{}: K counts from 0 and must be below N (N >= 1)",
-                                         options.shard_index, options.shard_count));
+    throw OptionError(OptionKey::shard, OptionRule::out_of_range,
+                      fmt::format("{}/{}", options.shard_index, options.shard_count));
 }
 
 void check_adapter_applies(std::span<const Manifest> manifests, const CheckOptions& options) {

@@ -8,7 +8,6 @@
 
 #include "cpu_features.hpp"
 #include "dmlbits/error.hpp"
-#include "environment.hpp"
 
 namespace dmlbits {
 namespace {
@@ -84,17 +83,7 @@ Isa best_isa() { return isa_override().value_or(host_isa()); }
 
 std::optional<Isa> isa_override() {
   if (const int forced = g_forced.load(); forced >= 0) return static_cast<Isa>(forced);
-  const std::string env = environment_variable("DMLBITS_ISA").value_or("");
-  if (env.empty()) return std::nullopt;
-  const auto isa = parse_isa(env);
-  if (!isa)
-    throw Error(Errc::usage,
-                fmt::format("DMLBITS_ISA: unknown instruction set '{}' (known: {})", env, isa_names_help()));
-  try {
-    return require_isa(*isa);
-  } catch (const Error& e) {
-    rethrow_with_context(e, "DMLBITS_ISA");
-  }
+  return std::nullopt;
 }
 
 void force_isa(std::optional<Isa> isa) {

@@ -1,9 +1,10 @@
 // Instruction sets the CPU backend's kernels are written for, and which of them this CPU runs.
 // Detection happens once (glibc's table of the features it found at start-up, else
 // __builtin_cpu_supports; both check that the OS saves the wider registers); the choice can be
-// lowered, never raised, by the environment variable DMLBITS_ISA or by force_isa(), so the
-// portable kernels can be run and compared on a machine that has wider ones. An override names
-// the one set whose kernels run; without one, the backend follows the per-operation table.
+// lowered, never raised, by a request's instruction set (--isa, DMLBITS_ISA: resolved by
+// prepare_request, which hands it to the backend) or by force_isa(), so the portable kernels can
+// be run and compared on a machine that has wider ones. An override names the one set whose
+// kernels run; without one, the backend follows the per-operation table.
 #pragma once
 
 #include <cstdint>
@@ -48,9 +49,8 @@ bool isa_supported(Isa isa);
 // Every set this CPU runs, narrowest first (always starts with scalar). For tests.
 std::span<const Isa> supported_isas();
 
-// The set an override names: force_isa()'s if set, else DMLBITS_ISA's if that variable is set
-// and not empty, else nullopt. Throws Errc::usage for an unknown DMLBITS_ISA value and
-// Errc::unsupported for a set wider than the CPU runs.
+// The set force_isa() names (the tests' hook), else nullopt. The environment is not read here:
+// DMLBITS_ISA is the request's (prepare_request reads it once and the backend is given it).
 std::optional<Isa> isa_override();
 // The set the "cpu" backend uses by default: isa_override(), else host_isa(). Without an
 // override the backend's kernels follow the per-operation table (kernel_choices(),

@@ -10,21 +10,11 @@
 
 #include "cpu_set.hpp"
 #include "dmlbits/error.hpp"
-#include "environment.hpp"
 
 namespace dmlbits {
 namespace {
 
 std::atomic<unsigned> g_leased{0};
-
-// DMLBITS_THREADS' count, or 0 where it is not set or empty.
-unsigned threads_variable_count() {
-  const std::string env = environment_variable("DMLBITS_THREADS").value_or("");
-  if (env.empty()) return 0;
-  if (const auto n = parse_thread_count(env)) return *n;
-  throw Error(Errc::usage,
-              fmt::format("DMLBITS_THREADS: '{}' is not a thread count from 1 to {}", env, kMaxCpuThreads));
-}
 
 }  // namespace
 
@@ -103,13 +93,12 @@ std::optional<unsigned> parse_thread_count(std::string_view text) {
 
 unsigned cpu_threads(unsigned requested, std::optional<Isa> isa) {
   if (requested != 0) return requested;
-  if (const unsigned n = threads_variable_count()) return n;
   CpuMachine machine = this_machine();
   if (isa) machine.isa = *isa;
   return cpu_thread_rule(machine, UINT64_MAX).team;
 }
 
-bool cpu_threads_are_default(unsigned requested) { return requested == 0 && threads_variable_count() == 0; }
+bool cpu_threads_are_default(unsigned requested) { return requested == 0; }
 
 ThreadLease::ThreadLease(unsigned wanted) {
   const unsigned pool = cpu_thread_rule(this_machine(), UINT64_MAX).team;

@@ -53,19 +53,17 @@ ThreadCount cpu_thread_rule(const CpuMachine& machine, std::uint64_t work_bytes,
 // checks its thread count).
 const CpuMachine& this_machine();
 
-// The thread count for a request of `requested` (--threads): itself, or for 0 DMLBITS_THREADS if
-// set and not empty (1 to kMaxCpuThreads, else Errc::usage), otherwise the machine's:
-// cpu_thread_rule(this_machine(), ...).team for `isa`'s kernels (the host's widest set by
-// default).
+// The thread count for a request of `requested` (the threads option, or DMLBITS_THREADS as
+// prepare_request resolved it): itself, or for 0 the machine's: cpu_thread_rule(this_machine(),
+// ...).team for `isa`'s kernels (the host's widest set by default). Reads no environment.
 unsigned cpu_threads(unsigned requested, std::optional<Isa> isa = std::nullopt);
-// Whether cpu_threads(requested) is the machine's default: neither `requested` nor
-// DMLBITS_THREADS names a count. Runs on the default share the process's ThreadLease budget.
+// Whether cpu_threads(requested) is the machine's default: `requested` names no count. Runs on the default share the process's ThreadLease budget.
 bool cpu_threads_are_default(unsigned requested);
 // The most threads the CPU backend computes on (--threads, DMLBITS_THREADS).
 inline constexpr unsigned kMaxCpuThreads = 256;
 // A thread count as text (--threads, DMLBITS_THREADS): decimal digits only, 1 to
 // kMaxCpuThreads; nullopt for anything else. The one reader of that text (request.hpp's
-// parse_threads_option refuses for the faces, threads_variable_count for the variable).
+// parse_threads_option refuses for the faces, prepare_request for the variable).
 std::optional<unsigned> parse_thread_count(std::string_view text);
 
 // The team and why it is what it is, as data for `devices` and -v (thread_team_reason words it:

@@ -17,10 +17,16 @@
 #include "dmlbits/error.hpp"
 #include "dmlbits/front_end.hpp"
 #include "dmlbits/request.hpp"
+#include "environment.hpp"
 
 namespace dmlbits {
 namespace {
 static_assert(kMaxThreads == kMaxCpuThreads, "request.hpp's limit is the CPU backend's");
+// The public InstructionSet mirrors Isa value for value (instruction_set_name checks the names).
+static_assert(static_cast<std::size_t>(InstructionSet::avx512) + 1 == kIsaCount);
+static_assert(static_cast<int>(InstructionSet::scalar) == static_cast<int>(Isa::scalar) &&
+              static_cast<int>(InstructionSet::avx2) == static_cast<int>(Isa::avx2) &&
+              static_cast<int>(InstructionSet::avx512) == static_cast<int>(Isa::avx512));
 
 // One row per BackendKind, in enum (and --help) order.
 struct BackendRow {
@@ -79,21 +85,19 @@ class ChosenBackend final : public Backend {
   Selection reason_;
 };
 
-// `r` passed check_backend_choice, which refuses an unknown instruction set.
-std::unique_ptr<Backend> make_cpu(const OperationRequest& r) {
-  const CpuBackendOptions cpu{.threads = r.threads.value_or(0)};
-  if (r.isa.empty()) return std::make_unique<CpuBackend>(std::nullopt, cpu);
-  return std::make_unique<CpuBackend>(parse_isa(r.isa).value(), cpu);  // Errc::unsupported if the CPU lacks it
+// The request's resolved choices: prepare_request checked that this CPU runs its set.
+std::unique_ptr<Backend> make_cpu(const PreparedRequest& p) {
+  return std::make_unique<CpuBackend>(to_isa(p.isa()), CpuBackendOptions{.threads = p.threads()});
 }
 
 // auto: the CPU unless the output is large, a hardware adapter exists and decide_auto
 // (auto_rule.hpp) estimates it faster. Each test is cheaper than the next, so a small run never
 // loads vkd3d nor enumerates Vulkan devices.
-std::unique_ptr<Backend> make_auto(const OperationRequest& r, const std::vector<OperandInfo>& operands) {
-  const std::string adapter = r.adapter.value_or("");
+std::unique_ptr<Backend> make_auto(const PreparedRequest& p, const std::vector<OperandInfo>& operands) {
+  const std::string adapter = p.request().adapter.value_or("");
   const auto cpu = [&](Selection why) {
     why.backend = "cpu";
-    return std::make_unique<ChosenBackend>(make_cpu(r), std::move(why));
+    return std::make_unique<ChosenBackend>(make_cpu(p), std::move(why));
   };
   const std::uint64_t output_bytes = output_size_hint(operands);
   const bool small = output_bytes < kAutoGpuMinBytes;
@@ -123,12 +127,12 @@ std::unique_ptr<Backend> make_auto(const OperationRequest& r, const std::vector<
     }
   }
   if (chosen->software || !small) {
-    const AutoEstimate decision =
-        decide_auto(auto_adapter_description(*chosen),
-                    AutoWork{input_size_hint(operands), output_bytes, cpu_threads(r.threads.value_or(0))});
+    const AutoEstimate decision = decide_auto(
+        auto_adapter_description(*chosen), AutoWork{input_size_hint(operands), output_bytes, cpu_threads(p.threads())});
     if (!decision.gpu) return cpu({.rule = SelectionRule::estimate, .estimate = decision});
     try {
-      auto backend = std::make_unique<D3d12Backend>(D3d12BackendOptions{std::to_string(chosen->index)});
+      auto backend = std::make_unique<D3d12Backend>(
+          D3d12BackendOptions{.adapter = std::to_string(chosen->index), .copy_threads = p.threads()});
       return std::make_unique<ChosenBackend>(
           std::move(backend), Selection{.rule = SelectionRule::estimate, .backend = "d3d12", .estimate = decision});
     } catch (const Error& e) {
@@ -171,8 +175,62 @@ std::vector<std::string_view> isa_names() {
   return names;
 }
 
-void check_backend_choice(BackendKind kind, const std::string& isa, const std::string& adapter,
-                          std::optional<unsigned> threads) {
+std::string_view instruction_set_name(InstructionSet isa) { return isa_name(static_cast<Isa>(isa)); }
+
+std::optional<Isa> to_isa(std::optional<InstructionSet> isa) {
+  if (!isa) return std::nullopt;
+  return static_cast<Isa>(*isa);
+}
+
+std::optional<InstructionSet> to_instruction_set(std::optional<Isa> isa) {
+  if (!isa) return std::nullopt;
+  return static_cast<InstructionSet>(*isa);
+}
+
+namespace {
+
+// Per thread: a count no other thread's requests move, and no cache line shared between them.
+thread_local std::uint64_t t_option_variable_reads = 0;
+
+// DMLBITS_ISA's set, or nullopt where it is unset or empty.
+std::optional<Isa> isa_variable() {
+  const std::string env = environment_variable("DMLBITS_ISA").value_or("");
+  if (env.empty()) return std::nullopt;
+  const auto isa = parse_isa(env);
+  if (!isa)
+    throw Error(Errc::usage,
+                fmt::format("DMLBITS_ISA: unknown instruction set '{}' (known: {})", env, isa_names_help()));
+  try {
+    return require_isa(*isa);
+  } catch (const Error& e) {
+    rethrow_with_context(e, "DMLBITS_ISA");
+  }
+}
+
+// DMLBITS_THREADS' count, or 0 where it is unset or empty.
+unsigned threads_variable() {
+  const std::string env = environment_variable("DMLBITS_THREADS").value_or("");
+  if (env.empty()) return 0;
+  if (const auto n = parse_thread_count(env)) return *n;
+  throw Error(Errc::usage,
+              fmt::format("DMLBITS_THREADS: '{}' is not a thread count from 1 to {}", env, kMaxCpuThreads));
+}
+
+}  // namespace
+
+std::uint64_t option_variable_reads() { return t_option_variable_reads; }
+
+OptionVariables read_option_variables(bool isa, bool threads) {
+  OptionVariables v;
+  if (!isa && !threads) return v;
+  ++t_option_variable_reads;
+  if (isa) v.isa = to_instruction_set(isa_variable());  // usage if unknown, unsupported if the CPU lacks it
+  if (threads) v.threads = threads_variable();          // usage unless 1 to 256
+  return v;
+}
+
+CpuChoice check_backend_choice(BackendKind kind, const std::string& isa, const std::string& adapter,
+                               std::optional<unsigned> threads) {
   const std::string_view name = backend_name(kind);
   if (!isa.empty()) {
     // The instruction set is the SIMD kernels' choice: the reference has none.
@@ -189,23 +247,28 @@ void check_backend_choice(BackendKind kind, const std::string& isa, const std::s
     throw OptionError(OptionKey::adapter, OptionRule::not_for_backend, adapter, std::string(name),
                       adapter_backend_names());
   if (threads && *threads == 0) check_threads_option(0);  // refused as a count, whatever the backend
-  if (!isa.empty()) require_isa(*parse_isa(isa));
+  CpuChoice choice;
+  if (!isa.empty()) choice.isa = require_isa(*parse_isa(isa));
+  if (threads) choice.threads = *threads;
   // The variables that stand for an option are checked wherever that option would be, for every
   // backend: the option, when given, overrides its variable, which is then not read.
-  if (isa.empty()) (void)isa_override();  // DMLBITS_ISA: usage if unknown, unsupported if the CPU lacks it
-  if (!threads) (void)cpu_threads(0);     // DMLBITS_THREADS: usage unless 1 to 256
+  const OptionVariables variables = read_option_variables(isa.empty(), !threads);
+  if (isa.empty()) choice.isa = to_isa(variables.isa);
+  if (!threads) choice.threads = variables.threads;
+  return choice;
 }
 
 std::unique_ptr<Backend> make_backend(const PreparedRequest& request, const std::vector<OperandInfo>& operands) {
   const OperationRequest& r = request.request();
   switch (request.backend()) {
     case BackendKind::cpu:
-      return make_cpu(r);
+      return make_cpu(request);
     case BackendKind::cpu_reference:
       return std::make_unique<CpuReferenceBackend>();
     case BackendKind::d3d12: {
       D3d12BackendOptions o;
       o.adapter = r.adapter.value_or("");
+      o.copy_threads = request.threads();
       return std::make_unique<D3d12Backend>(std::move(o));
     }
     case BackendKind::directml: {
@@ -216,7 +279,7 @@ std::unique_ptr<Backend> make_backend(const PreparedRequest& request, const std:
     case BackendKind::automatic:
       break;
   }
-  return make_auto(r, operands);
+  return make_auto(request, operands);
 }
 
 std::uint64_t output_size_hint(const std::vector<OperandInfo>& operands) {

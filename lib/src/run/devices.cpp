@@ -1,4 +1,5 @@
 // dmlbits devices: every backend dmlbits can run on, and what it runs on.
+#include "dmlbits/devices.hpp"
 #include "dmlbits/request.hpp"
 
 #include <fmt/format.h>
@@ -46,11 +47,14 @@ std::vector<AdapterReport> adapter_reports(const AdapterList& list, bool runtime
 
 DeviceList list_devices() {
   DeviceList out;
+  // As a run that names none of the options gets them: DMLBITS_ISA and DMLBITS_THREADS, as
+  // prepare_request() resolves them.
+  const CpuChoice unless_told = check_backend_choice(BackendKind::cpu, "", "", std::nullopt);
   // The CPU backends. The SIMD one can be held to any instruction set this CPU has (--isa).
   for (BackendKind kind : {BackendKind::cpu, BackendKind::cpu_reference}) {
-    // As a run that names none of their options gets them.
     const std::unique_ptr<Backend> b = kind == BackendKind::cpu
-                                           ? std::unique_ptr<Backend>(std::make_unique<CpuBackend>())
+                                           ? std::unique_ptr<Backend>(std::make_unique<CpuBackend>(
+                                                 unless_told.isa, CpuBackendOptions{.threads = unless_told.threads}))
                                            : std::make_unique<CpuReferenceBackend>();
     CpuDevice d{kind, b->device_description(), {}, {}, 0, {}};
     if (kind == BackendKind::cpu) {
@@ -146,7 +150,7 @@ DeviceList list_devices() {
     for (const auto& r : reports)
       if (r.adapter.index == hardware->index && !r.device) hardware = nullptr;
   if (hardware) {
-    const AutoWork work{2 * kAutoExampleBytes, kAutoExampleBytes, cpu_threads(0)};
+    const AutoWork work{2 * kAutoExampleBytes, kAutoExampleBytes, cpu_threads(unless_told.threads)};
     const AutoEstimate decision = decide_auto(auto_adapter_description(*hardware), work);
     out.automatic.estimate = decision;
     if (decision.gpu) {

@@ -1,4 +1,5 @@
 #include "dxdispatch.hpp"
+#include "operation_access.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -58,8 +59,7 @@ std::string dxdispatch_level_argument(FeatureLevel level) {
 }  // namespace
 
 DxDispatchFiles dxdispatch_file_names(const std::string& file, int arity) {
-  if (file.empty() || file == "-")
-    throw Error(Errc::usage, "--emit-dxdispatch needs a file name (the model and its .npy files are files)");
+  if (file.empty() || file == "-") throw OptionError(OptionKey::emit_dxdispatch, OptionRule::no_file_name, file);
   std::string base = file;
   if (base.size() >= 5) {
     std::string ext = base.substr(base.size() - 5);
@@ -67,7 +67,7 @@ DxDispatchFiles dxdispatch_file_names(const std::string& file, int arity) {
     if (ext == ".json") base.resize(base.size() - 5);
   }
   if (path_from_utf8(base).filename().empty())
-    throw Error(Errc::usage, fmt::format("--emit-dxdispatch: '{}' names no file", file));
+    throw OptionError(OptionKey::emit_dxdispatch, OptionRule::no_file_name, file, "named");
   DxDispatchFiles names;
   names.model = base + ".json";
   names.inputs.push_back(base + "-a.npy");
@@ -169,12 +169,14 @@ nlohmann::json dxdispatch_model(const ValidatedOp& op, const std::vector<std::st
   return model;
 }
 
-DxDispatchFiles prepare_dxdispatch_model(PendingOutputs& into, const std::string& file, const ValidatedOp& op,
-                                         const std::vector<TensorView>& as_read, const std::string& reread_a) {
+namespace {
+
+DxDispatchFiles prepare_files(PendingOutputs& into, const std::string& file, const ValidatedOp& op,
+                              const std::vector<TensorView>& as_read, const std::string& reread_a) {
   std::vector<TensorView> inputs = as_read;
   std::vector<LoadedOperand> original_a;
   if (!reread_a.empty() && !inputs.empty()) {
-    original_a = load_operands(std::vector<std::string>{reread_a}, summarize(op).input_dtype);
+    original_a = load_operands(std::vector<std::string>{reread_a}, op.input_dtype());
     inputs[0] = original_a[0].view();
   }
   const DxDispatchFiles names = dxdispatch_file_names(file, op.op().arity);
@@ -198,10 +200,17 @@ DxDispatchFiles prepare_dxdispatch_model(PendingOutputs& into, const std::string
   return names;
 }
 
+}  // namespace
+
+DxDispatchFiles prepare_dxdispatch_model(PendingOutputs& into, const std::string& file, const Operation& op,
+                                         const std::vector<TensorView>& as_read, const std::string& reread_a) {
+  return prepare_files(into, file, validated(op), as_read, reread_a);
+}
+
 DxDispatchFiles write_dxdispatch_model(const std::string& file, const ValidatedOp& op,
                                        const std::vector<TensorView>& inputs, const std::string& reread_a) {
   PendingOutputs files;
-  const DxDispatchFiles names = prepare_dxdispatch_model(files, file, op, inputs, reread_a);
+  const DxDispatchFiles names = prepare_files(files, file, op, inputs, reread_a);
   files.commit();
   return names;
 }

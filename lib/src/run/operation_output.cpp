@@ -40,11 +40,9 @@ OutputTarget output_target(const OperationRequest& r) {
   if (!format && r.in_place) format = inspect_input(path).format;  // keep A's format (reads its header only)
   if (!format) format = format_from_extension(path);
   if (!format && is_device_or_pipe(path)) format = TensorFormat::npy;  // /dev/null, a FIFO
-  if (!format)
-    throw Error(Errc::usage,
-                fmt::format("cannot tell the output format from '{}': name it .npy or .json, or use --format", path));
+  if (!format) throw OptionError(OptionKey::format, OptionRule::cannot_tell, path);
   if (path == "-" && *format == TensorFormat::npy && standard_output_is_terminal())
-    throw Error(Errc::usage, "refusing to write binary .npy to a terminal; redirect it, or use --format json");
+    throw OptionError(OptionKey::format, OptionRule::binary_terminal);
   OutputTarget target{path, *format};
   target.json.hex = r.hex;
   if (*format == TensorFormat::npy) target.new_file = !writes_in_place(path);

@@ -12,6 +12,7 @@
 #include "io.hpp"
 #include "dmlbits/timing.hpp"
 #include "make_backend.hpp"
+#include "operation_access.hpp"
 #include "stats_json.hpp"
 
 namespace dmlbits {
@@ -49,7 +50,8 @@ void check_in_place(const OperationRequest& r, const OpInfo& op) {
   }
   if (!r.path.empty() || r.output == OutputKind::file) throw OptionError(OptionKey::in_place, OptionRule::with_output);
   if (const auto* text = std::get_if<std::string>(&r.operands.front())) {
-    if (classify_operand(*text) != OperandKind::file) throw Error(Errc::usage, "--in-place needs input A to be a file");
+    if (classify_operand(*text) != OperandKind::file)
+      throw OptionError(OptionKey::in_place, OptionRule::needs_file, *text);
   } else if (!std::get<BorrowedTensor>(r.operands.front()).writable) {
     throw OptionError(OptionKey::in_place, OptionRule::read_only);
   }
@@ -113,18 +115,19 @@ PreparedRequest prepare_request(OperationRequest r) {
   check_in_place(r, op);
   if (r.adapter) check_adapter_option(*r.adapter);
   if (!r.backend) r.backend = BackendKind::automatic;
-  check_backend_choice(*r.backend, r.isa, r.adapter.value_or(""), r.threads);
+  const CpuChoice cpu = check_backend_choice(*r.backend, r.isa, r.adapter.value_or(""), r.threads);
   check_repeat(r.repeat, r.warmup, r.in_place);
   if (!r.level) r.level = newest_feature_level();
   if (!r.shift_overflow) r.shift_overflow = kDefaultShiftOverflow;
-  return PreparedRequest(std::move(r));
+  return PreparedRequest(std::move(r), to_instruction_set(cpu.isa), cpu.threads);
 }
 
-OperationSummary summarize(const ValidatedOp& op) {
+OperationSummary Operation::summary() const {
+  const ValidatedOp& op = validated(*this);
   return {op.op().kind, op.level(), op.input_dtype(), op.output_dtype(), op.output_shape(), op.in_place()};
 }
 
-std::string explain_json(const ValidatedOp& op) { return to_json(op.desc()).dump(2) + "\n"; }
+std::string Operation::explain_json() const { return to_json(validated(*this).desc()).dump(2) + "\n"; }
 
 std::string timing_json(const RunResult& r) {
   const RunTiming& t = r.timing;
@@ -135,7 +138,7 @@ std::string timing_json(const RunResult& r) {
   for (const auto& p : t.backend_phases) backend_phases[p.name + "_s"] = p.seconds;
   nlohmann::json measured_backend_phases = nlohmann::json::object();
   for (const auto& p : t.measured_backend_phases) measured_backend_phases[p.name + "_s"] = p.seconds;
-  const OperationSummary what = summarize(*r.op);
+  const OperationSummary what = r.op.summary();
   const nlohmann::json j = {
       {"op", op_info(what.op).verb},
       {"dtype", dtype_info(what.input_dtype).numpy_name},

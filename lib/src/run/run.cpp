@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "dmlbits/error.hpp"
-#include "environment.hpp"
 #include "io.hpp"
 #include "memory.hpp"
 
@@ -45,19 +44,16 @@ Backend& operation_backend(const PreparedRequest& p, const std::vector<LoadedOpe
   const bool automatic = p.backend() == BackendKind::automatic;
   const std::vector<OperandInfo> operands = automatic ? operand_infos(inputs) : std::vector<OperandInfo>{};
   const bool large = automatic && output_size_hint(operands) >= kAutoGpuMinBytes;
-  const OperationRequest& r = p.request();
-  const unsigned threads = r.threads.value_or(0);
-  const std::string adapter = r.adapter.value_or("");
+  const std::string adapter = p.request().adapter.value_or("");
   auto& cache = cached_backends(*backends).backends;
-  std::string isa_env = isa_variable(r.isa), threads_env = threads_variable(threads);
   for (auto& e : cache)
-    if (e.key.kind == p.backend() && e.key.large == large && e.key.threads == threads && e.key.isa == r.isa &&
-        e.key.adapter == adapter && e.key.isa_variable == isa_env && e.key.threads_variable == threads_env) {
+    if (e.key.kind == p.backend() && e.key.large == large && e.key.threads == p.threads() && e.key.isa == p.isa() &&
+        e.key.adapter == adapter) {
       entry = &e;
       return *e.backend;
     }
   if (cache.size() >= 64) cache.clear();  // options made and dropped by the thousand: start again
-  CachedBackends::Key key{p.backend(), r.isa, threads, adapter, large, std::move(isa_env), std::move(threads_env)};
+  CachedBackends::Key key{p.backend(), p.isa(), p.threads(), adapter, large};
   std::shared_ptr<Backend> made = make_backend(p, operands);
   cache.push_back({std::move(key), std::move(made), {}, 0});
   entry = &cache.back();
@@ -65,14 +61,6 @@ Backend& operation_backend(const PreparedRequest& p, const std::vector<LoadedOpe
 }
 
 }  // namespace
-
-std::string isa_variable(const std::string& isa) {
-  return isa.empty() ? environment_variable("DMLBITS_ISA").value_or("") : std::string();
-}
-
-std::string threads_variable(unsigned threads) {
-  return threads == 0 ? environment_variable("DMLBITS_THREADS").value_or("") : std::string();
-}
 
 namespace {
 
@@ -248,19 +236,20 @@ RunResult write_in_memory(const PreparedRequest& p, const RunHooks& hooks, const
     for (auto& in : m.inputs) in.materialize();  // as read: borrowed operands converted
     std::vector<TensorView> inputs;
     for (const auto& in : m.inputs) inputs.push_back(in.view());
-    hooks.before_write(*r.op, inputs);
+    hooks.before_write(r.op, inputs);
   }
   if (spec.explain_only) return r;
-  if (hooks.on_validated) hooks.on_validated(*r.op, r.timing);
+  if (hooks.on_validated) hooks.on_validated(r.op, r.timing);
   if (target) {
     const OutputTarget to = target();
-    write_tensor(m.result(*r.op), to.path, to.format, to.json);
+    write_tensor(m.result(validated(r.op)), to.path, to.format, to.json);
   }
   if (spec.keep_result || (spec.output == OutputKind::memory && !hooks.allocate_result)) {
-    if (r.op->in_place() && m.inputs[0].kind != OperandKind::borrowed) r.result = std::move(m.inputs[0].tensor);
-    else if (!r.op->in_place() && !m.output_view.data) r.result = std::move(m.output);
+    if (validated(r.op).in_place() && m.inputs[0].kind != OperandKind::borrowed)
+      r.result = std::move(m.inputs[0].tensor);
+    else if (!validated(r.op).in_place() && !m.output_view.data) r.result = std::move(m.output);
     else {  // caller memory: copied, since the result must own its storage
-      const TensorView v = m.result(*r.op);
+      const TensorView v = m.result(validated(r.op));
       r.result = Tensor(v.dtype, v.shape);
       std::memcpy(r.result->data(), v.data, v.byte_size());
     }
@@ -302,7 +291,7 @@ StartedRun start_run(const PreparedRequest& p, LoadMode mode, BackendCache* back
   s.clock.lap(t, "read");
   s.backend = &operation_backend(p, s.inputs, backends, s.owned, s.cached);
   s.clock.lap(t, "backend");
-  s.result.op = validated_operation(p, s.inputs, *s.backend, s.cached);
+  s.result.op = OperationAccess::make(validated_operation(p, s.inputs, *s.backend, s.cached));
   s.clock.lap(t, "validate");
   if (timed) {
     t.backend = std::string(s.backend->name());
@@ -333,13 +322,13 @@ RunResult finish_in_memory(const PreparedRequest& p, StartedRun&& run, const Run
   Backend* backend = run.backend;
   PhaseClock& clock = run.clock;
   const bool timed = clock.on();
-  if (timed) r.timing.device = backend->device_description_for(*r.op, false);
+  if (timed) r.timing.device = backend->device_description_for(validated(r.op), false);
   if (spec.explain_only) return write_in_memory(p, hooks, target, timed, std::move(r), m);
   const bool converting =
       std::any_of(m.inputs.begin(), m.inputs.end(), [](const LoadedOperand& in) { return in.converts(); });
-  if (converting && (r.op->desc().empty || !r.op->is_flat_streamable()))
+  if (converting && (validated(r.op).desc().empty || !validated(r.op).is_flat_streamable()))
     for (auto& in : m.inputs) in.materialize();  // an axis broadcast: whole, before
-  const bool chunked = converting && !r.op->desc().empty && r.op->is_flat_streamable();
+  const bool chunked = converting && !validated(r.op).desc().empty && validated(r.op).is_flat_streamable();
 
   ExecuteBuffers buffers;
   if (!chunked) {
@@ -348,31 +337,32 @@ RunResult finish_in_memory(const PreparedRequest& p, StartedRun&& run, const Run
   }
   MutableTensorView out;
   if (spec.in_place) {
+    // (Its operand is writable: prepare_request's in-place rule.)
     out = {m.inputs[0].dtype(), m.inputs[0].shape(), m.inputs[0].writable_data()};
-    if (!out.data) throw OptionError(OptionKey::in_place, OptionRule::read_only);
   } else if (spec.output == OutputKind::buffer) {
     out = *spec.buffer;
     // The caller's argument (Python's out=): a usage error, which each face words.
-    if (out.dtype != r.op->output_dtype())
+    if (out.dtype != validated(r.op).output_dtype())
       throw OptionError(OptionKey::out, OptionRule::wrong_dtype, std::string(dtype_info(out.dtype).numpy_name),
-                        std::string(dtype_info(r.op->output_dtype()).numpy_name));
-    if (!(out.shape == r.op->output_shape()))
+                        std::string(dtype_info(validated(r.op).output_dtype()).numpy_name));
+    if (!(out.shape == validated(r.op).output_shape()))
       throw OptionError(OptionKey::out, OptionRule::wrong_shape, out.shape.to_string(),
-                        r.op->output_shape().to_string());
+                        validated(r.op).output_shape().to_string());
     m.output_view = out;
   } else if (spec.output == OutputKind::memory && hooks.allocate_result) {
-    out = hooks.allocate_result(r.op->output_dtype(), r.op->output_shape());
-    if (out.dtype != r.op->output_dtype() || !(out.shape == r.op->output_shape()) || (!out.data && out.byte_size() > 0))
+    out = hooks.allocate_result(validated(r.op).output_dtype(), validated(r.op).output_shape());
+    if (out.dtype != validated(r.op).output_dtype() || !(out.shape == validated(r.op).output_shape()) ||
+        (!out.data && out.byte_size() > 0))
       throw Error(Errc::internal, "allocate_result: memory of another dtype or shape than the result's");
     m.output_view = out;
   } else {
-    m.output = Tensor(r.op->output_dtype(), r.op->output_shape());
+    m.output = Tensor(validated(r.op).output_dtype(), validated(r.op).output_shape());
     out = m.output.mutable_view();
   }
   buffers.output = {out.data, out.byte_size()};
   clock.lap(r.timing, "allocate");  // allocation is not execution
   for (int i = 0; i < spec.warmup; ++i) {
-    execute(hooks.between_chunks, *backend, *r.op, buffers);
+    execute(hooks.between_chunks, *backend, validated(r.op), buffers);
     if (hooks.between_chunks) hooks.between_chunks();
   }
   if (spec.warmup > 0) clock.lap(r.timing, "warmup");
@@ -384,15 +374,15 @@ RunResult finish_in_memory(const PreparedRequest& p, StartedRun&& run, const Run
     before_measured = backend->detail_phases();
   }
   if (chunked) {  // (untimed, once: convert_in_chunks)
-    execute_converting(hooks.between_chunks, *backend, *r.op, m.inputs, buffers.output);
+    execute_converting(hooks.between_chunks, *backend, validated(r.op), m.inputs, buffers.output);
   }
   for (int i = 0; i < spec.repeat && !chunked; ++i) {
     if (clock.on()) {
       Stopwatch one;
-      execute(hooks.between_chunks, *backend, *r.op, buffers);
+      execute(hooks.between_chunks, *backend, validated(r.op), buffers);
       r.execute_samples.push_back(one.seconds());
     } else {
-      execute(hooks.between_chunks, *backend, *r.op, buffers);
+      execute(hooks.between_chunks, *backend, validated(r.op), buffers);
     }
     if (hooks.between_chunks && i + 1 < spec.repeat) hooks.between_chunks();
   }
@@ -417,9 +407,9 @@ struct OperationPlan::Impl {
   std::shared_ptr<Backend> backend;
   std::shared_ptr<const ValidatedOp> op;
   std::vector<std::pair<DType, Shape>> operands;
-  std::string isa, isa_variable;  // the request's isa, and DMLBITS_ISA's value when it was ""
-  unsigned threads = 0;           // the same for threads and DMLBITS_THREADS
-  std::string threads_variable;
+  // The variables the request left the choice to, and what prepare_request read of them.
+  bool isa_left = false, threads_left = false;
+  OptionVariables variables;
   mutable ExecuteBuffers buffers;  // reused: a run allocates nothing
 };
 
@@ -428,11 +418,12 @@ OperationPlan::OperationPlan(OperationPlan&&) noexcept = default;
 OperationPlan& OperationPlan::operator=(OperationPlan&&) noexcept = default;
 OperationPlan::~OperationPlan() = default;
 
-const ValidatedOp& OperationPlan::op() const { return *impl_->op; }
+Operation OperationPlan::op() const { return OperationAccess::make(impl_->op); }
 DType OperationPlan::output_dtype() const { return impl_->op->output_dtype(); }
 const Shape& OperationPlan::output_shape() const { return impl_->op->output_shape(); }
 
-bool OperationPlan::fits(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const {
+bool OperationPlan::fits(std::span<const BorrowedTensor> operands, const MutableTensorView& out,
+                         const OptionVariables& variables) const {
   const Impl& p = *impl_;
   if (operands.size() != p.operands.size() || out.dtype != p.op->output_dtype() || !(out.shape == p.op->output_shape()))
     return false;
@@ -440,7 +431,8 @@ bool OperationPlan::fits(std::span<const BorrowedTensor> operands, const Mutable
     if (operands[i].dtype != p.operands[i].first || !(operands[i].shape == p.operands[i].second) ||
         !operands[i].strides.empty() || operands[i].byte_swapped)
       return false;
-  return isa_variable(p.isa) == p.isa_variable && threads_variable(p.threads) == p.threads_variable;
+  return (!p.isa_left || variables.isa == p.variables.isa) &&
+         (!p.threads_left || variables.threads == p.variables.threads);
 }
 
 void OperationPlan::run(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const {
@@ -465,19 +457,19 @@ std::optional<OperationPlan> plan_operation(const PreparedRequest& prepared, Bac
   StartedRun s = start_run(prepared, LoadMode::whole, &backends, false);
   auto plan = std::make_unique<OperationPlan::Impl>();
   plan->backend = s.cached->backend;
-  plan->op = std::move(s.result.op);
+  plan->op = OperationAccess::shared(s.result.op);
   for (const auto& in : s.inputs) plan->operands.emplace_back(in.dtype(), in.shape());
-  plan->isa = r.isa;
-  plan->isa_variable = s.cached->key.isa_variable;
-  plan->threads = r.threads.value_or(0);
-  plan->threads_variable = s.cached->key.threads_variable;
+  plan->isa_left = r.isa.empty();
+  plan->threads_left = !r.threads;
+  if (plan->isa_left) plan->variables.isa = prepared.isa();
+  if (plan->threads_left) plan->variables.threads = prepared.threads();
   return OperationPlan(std::move(plan));
 }
 
-CachedBackends& cached_backends(BackendCache& cache) { return *cache.impl_; }
+CachedBackends& cached_backends(BackendCache& cache) { return BackendCacheAccess::backends(cache); }
 
-BackendCache::BackendCache() : impl_(std::make_unique<CachedBackends>()) {}
+BackendCache::BackendCache() : impl_(std::make_unique<Impl>()) {}
 BackendCache::~BackendCache() = default;
-void BackendCache::clear() { impl_->backends.clear(); }
+void BackendCache::clear() { impl_->backends.backends.clear(); }
 
 }  // namespace dmlbits

@@ -10,9 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "dmlbits/plan.hpp"
 #include "dmlbits/request.hpp"
 #include "make_backend.hpp"
 #include "operand.hpp"
+#include "operation_access.hpp"
 #include "run_types.hpp"
 #include "validate.hpp"
 
@@ -94,11 +96,6 @@ RunResult run_operation(const PreparedRequest& request, const RunHooks& hooks = 
 // a device's creation shows in the backend's own phases.
 std::unique_ptr<Backend> make_operation_backend(const PreparedRequest& request,
                                                 const std::vector<LoadedOperand>& inputs);
-
-// DMLBITS_ISA's and DMLBITS_THREADS' values where `isa` ("") and `threads` (0) leave the
-// choice to them, else "" (CachedBackends::Key).
-std::string isa_variable(const std::string& isa);
-std::string threads_variable(unsigned threads);
 
 // The request's operation on the loaded operands, refused (Errc::unsupported) if `backend`
 // cannot run it.

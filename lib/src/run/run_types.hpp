@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,7 +20,8 @@
 
 namespace dmlbits {
 
-enum class BackendKind : std::uint8_t;  // dmlbits/request.hpp
+enum class BackendKind : std::uint8_t;     // dmlbits/request.hpp
+enum class InstructionSet : std::uint8_t;  // dmlbits/request.hpp
 class Backend;
 class BackendCache;
 
@@ -36,19 +38,17 @@ struct OutputTarget {
   bool new_file = false;
 };
 
-// A BackendCache's backends: one per (kind, isa, threads, adapter, large output for auto).
+// A BackendCache's backends: one per (kind, isa, threads, adapter, large output for auto), the
+// instruction set and threads as the prepared request resolved them (DMLBITS_ISA and
+// DMLBITS_THREADS included), so that a changed variable gets a backend of its own, as a new
+// process would.
 struct CachedBackends {
   struct Key {
     BackendKind kind;
-    std::string isa;
+    std::optional<InstructionSet> isa;
     unsigned threads;
     std::string adapter;
     bool large;
-    // DMLBITS_ISA and DMLBITS_THREADS as they were when the backend was made, where isa and
-    // threads left the choice to them ("" otherwise): read on every run, so that a changed
-    // variable gets a backend of its own, as a new process would.
-    std::string isa_variable;
-    std::string threads_variable;
     bool operator==(const Key&) const = default;
   };
   // An operation the entry's backend accepted, kept so that the same operation on operands of
@@ -69,7 +69,8 @@ struct CachedBackends {
   std::vector<Entry> backends;  // few: a linear search
 };
 
-// The backends a BackendCache keeps (its private state; defined in run.cpp, where they are used).
+// The backends a BackendCache keeps (its private state, operation_access.hpp; defined in run.cpp,
+// where they are used).
 CachedBackends& cached_backends(BackendCache& cache);
 
 }  // namespace dmlbits

@@ -592,8 +592,8 @@ RunResult finish_streamed(const PreparedRequest& p, StartedRun&& run, const std:
   Backend& backend = *run.backend;
   PhaseClock& phase = run.clock;
   std::vector<LoadedOperand>& inputs = run.inputs;
-  const ValidatedOp& v = *r.op;
-  const unsigned threads = spec.threads.value_or(0);
+  const ValidatedOp& v = validated(r.op);
+  const unsigned threads = p.threads();
   // The device as this run uses it: a streamed run computes chunk by chunk (ChunkWriter).
   if (v.is_flat_streamable()) {
     const std::uint64_t count = v.output_shape().element_count();
@@ -603,7 +603,7 @@ RunResult finish_streamed(const PreparedRequest& p, StartedRun&& run, const std:
   } else {
     r.timing.device = backend.device_description_for(v, false);
   }
-  if (hooks.on_validated) hooks.on_validated(v, r.timing);
+  if (hooks.on_validated) hooks.on_validated(r.op, r.timing);
 
   r.streamed = materialize_unstreamable(v, inputs);
   PhaseSeconds s;
