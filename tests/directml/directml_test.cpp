@@ -570,6 +570,10 @@ std::vector<GraphCase> graph_cases() {
     return b.op(K::bit_xor, b.op(K::popcount, b.name("a"), -1, DType::uint8),
                 b.op(K::popcount, b.op(K::bit_not, b.name("a")), -1, DType::uint8));
   });
+  // One graph input read by both ports of a node.
+  add("(a | a) ^ ~a", {{7}}, {DType::uint16, DType::int64}, [](ExprBuilder& b, DType) {
+    return b.op(K::bit_xor, b.op(K::bit_or, b.name("a"), b.name("a")), b.op(K::bit_not, b.name("a")));
+  });
   // Broadcast inputs: graph inputs read through stride-0 dimensions.
   add("(a ^ b) | ~b", {{4, 1, 5}, {3, 1}}, {DType::int8, DType::uint32}, [](ExprBuilder& b, DType) {
     return b.op(K::bit_or, b.op(K::bit_xor, b.name("a"), b.name("b")), b.op(K::bit_not, b.name("b")));

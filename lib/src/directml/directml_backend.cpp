@@ -200,6 +200,10 @@ struct Compiled {
 // inputs rather than DML_GRAPH_NODE_TYPE_CONSTANT nodes, which need DirectML 1.13), that some
 // node reads, in that order: GraphInputIndex. An operand read from a node declares the
 // producer's TotalTensorSizeInBytes, the one thing an intermediate edge requires to match.
+// Seen on DirectML 1.15.4 (under wine, lavapipe; tests/directml, Graphs): CompileGraph accepts
+// and computes right a node reading an intermediate through stride-0 dimensions (its desc
+// declaring the producer's total bytes), a node output read by two nodes, one graph input read
+// by several nodes or by both ports of one, and one-element constants as stride-0 graph inputs.
 struct GraphShape {
   struct Arg {
     bool from_node = false;
