@@ -10,27 +10,37 @@
 //   KnownAnswers         the NumPy goldens of testdata/golden on --backend directml (shifts in
 //                        --shift-overflow directml, once it exists), and hand-calculated shifts
 //   Chunks               a tensor cut into many DirectML operators gives the one-operator result
+//   Graphs               expressions (issue #46) as one DML_GRAPH_DESC compiled with
+//                        IDMLDevice1::CompileGraph: byte for byte the graph run node by node on
+//                        the reference backend (run_graph_nodes), over several dtypes; shared
+//                        subexpressions, broadcast inputs and intermediates, constants
 //
 // Without DirectML the program exits 77 (CTest: skipped), unless DMLBITS_REQUIRE_DIRECTML=1,
 // which makes a missing DirectML a failure.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cpu_reference.hpp"
 #include "d3d12_backend.hpp"
 #include "directml_backend.hpp"
 #include "dmlbits/check.hpp"
 #include "dml_desc.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/tensor.hpp"
+#include "graph.hpp"
 #include "validate.hpp"
 
 namespace dmlbits {
@@ -400,6 +410,332 @@ TEST(Adapter, ChosenAsForD3d12AndItsQueueShared) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::usage) << e.what();
   }
+}
+
+// ---- graphs ----------------------------------------------------------------------------------
+
+// An expression assembled node by node, as the parser would give it (shared nodes once), so that
+// these tests do not lean on the parser (as tests/unit/graph_test.cpp builds them).
+// The operands are named first, in the order given: their order is the graph's inputs' (an
+// argument's evaluation order is unspecified).
+class ExprBuilder {
+ public:
+  explicit ExprBuilder(std::string text, std::initializer_list<const char*> names = {"a", "b"}) {
+    e_.text = std::move(text);
+    for (const char* n : names) name(n);
+  }
+  std::int32_t name(const std::string& n) {
+    for (std::size_t i = 0; i < e_.nodes.size(); ++i)
+      if (e_.nodes[i].kind == expr::NodeKind::name && e_.nodes[i].name == n) return static_cast<std::int32_t>(i);
+    e_.names.push_back(n);
+    expr::Node node;
+    node.kind = expr::NodeKind::name;
+    node.name = n;
+    return add(std::move(node));
+  }
+  std::int32_t lit(const std::string& text) {
+    for (std::size_t i = 0; i < e_.nodes.size(); ++i)
+      if (e_.nodes[i].kind == expr::NodeKind::literal && e_.nodes[i].literal == text)
+        return static_cast<std::int32_t>(i);
+    expr::Node node;
+    node.kind = expr::NodeKind::literal;
+    node.literal = text;
+    return add(std::move(node));
+  }
+  std::int32_t op(OpKind k, std::int32_t a, std::int32_t b = -1, std::optional<DType> out = std::nullopt) {
+    for (std::size_t i = 0; i < e_.nodes.size(); ++i) {
+      const expr::Node& n = e_.nodes[i];
+      if (n.kind == expr::NodeKind::op && n.op == k && n.args[0] == a && n.args[1] == b && n.out_dtype == out)
+        return static_cast<std::int32_t>(i);
+    }
+    expr::Node node;
+    node.kind = expr::NodeKind::op;
+    node.op = k;
+    node.args = {a, b};
+    node.out_dtype = out;
+    node.span = {0, static_cast<std::uint32_t>(e_.text.size())};
+    return add(std::move(node));
+  }
+  std::shared_ptr<const expr::Expression> done(std::int32_t root) {
+    e_.root = root;
+    return std::make_shared<const expr::Expression>(e_);
+  }
+
+ private:
+  std::int32_t add(expr::Node n) {
+    e_.nodes.push_back(std::move(n));
+    return static_cast<std::int32_t>(e_.nodes.size() - 1);
+  }
+  expr::Expression e_;
+};
+
+// The test's literals: a whole number (decimal or 0x) or a list of them, "[1, 2, 3]".
+std::vector<std::uint64_t> literal_values(const std::string& text) {
+  std::vector<std::uint64_t> out;
+  std::size_t i = text.find_first_of("0123456789");
+  while (i != std::string::npos) {
+    std::size_t used = 0;
+    out.push_back(std::stoull(text.substr(i), &used, 0));
+    i = text.find_first_of("0123456789", i + used);
+  }
+  return out;
+}
+
+ValidatedGraph graph_of(std::shared_ptr<const expr::Expression> e, std::vector<OperandInfo> inputs) {
+  GraphRequest r;
+  const expr::Expression* raw = e.get();
+  r.expression = std::move(e);
+  r.inputs = std::move(inputs);
+  r.shift_overflow = ShiftOverflow::directml;  // the directml backend's only shift mode
+  r.literal_shape = [raw](std::int32_t node, DType) {
+    const std::string& t = raw->nodes[static_cast<std::size_t>(node)].literal;
+    return t.front() == '[' ? Shape{literal_values(t).size()} : Shape{};
+  };
+  return validate_graph(r);
+}
+
+struct GraphRun {
+  std::vector<std::uint64_t> directml, reference;
+  std::uint64_t compiled_graph_runs = 0;
+};
+
+// The graph on random inputs (seeded) and its constants from their literals: once through the
+// directml backend's run_graph(), once node by node on the reference backend.
+GraphRun run_both(const ValidatedGraph& g, DirectmlBackend& backend, std::uint64_t seed = 1) {
+  std::mt19937_64 rng(seed);
+  std::vector<Tensor> inputs, constants;
+  for (const OperandInfo& in : g.inputs()) {
+    inputs.emplace_back(in.dtype, in.shape);
+    for (std::size_t i = 0; i < inputs.back().element_count(); ++i) inputs.back().set_bits_at(i, rng());
+  }
+  for (const GraphConstant& c : g.constants()) {
+    constants.emplace_back(c.dtype, c.shape);
+    const auto values = literal_values(g.expression().nodes[static_cast<std::size_t>(c.expr_node)].literal);
+    for (std::size_t i = 0; i < values.size(); ++i) constants.back().set_bits_at(i, values[i]);
+  }
+  GraphBuffers b;
+  for (const Tensor& t : inputs) b.inputs.emplace_back(t.data(), t.byte_size());
+  for (const Tensor& t : constants) b.constants.emplace_back(t.data(), t.byte_size());
+  Tensor dml_out(g.output_dtype(), g.output_shape()), ref_out(g.output_dtype(), g.output_shape());
+  b.output = {dml_out.data(), dml_out.byte_size()};
+  const std::uint64_t before = backend.compiled_graph_runs();
+  backend.run_graph(g, b);
+  CpuReferenceBackend reference;
+  run_graph_nodes(g, reference, b.inputs, b.constants, {ref_out.data(), ref_out.byte_size()});
+  return {bits_of(dml_out), bits_of(ref_out), backend.compiled_graph_runs() - before};
+}
+
+std::string dtype_name(DType d) { return std::string(dtype_info(d).dml_name); }
+
+struct GraphCase {
+  std::string text;
+  // The expression at the dtype its operands are given (each operand's shape fixed by the case).
+  std::function<std::shared_ptr<const expr::Expression>(DType)> build;
+  std::vector<Shape> shapes;
+  std::vector<DType> dtypes;
+};
+
+std::vector<GraphCase> graph_cases() {
+  using K = OpKind;
+  std::vector<GraphCase> cases;
+  const auto add = [&](std::string text, std::vector<Shape> shapes, std::vector<DType> dtypes, auto body) {
+    cases.push_back({text,
+                     [text, body, n = shapes.size()](DType d) {
+                       ExprBuilder b(text, {});
+                       for (std::size_t i = 0; i < n; ++i) b.name(std::string(1, static_cast<char>('a' + i)));
+                       return b.done(body(b, d));
+                     },
+                     std::move(shapes), std::move(dtypes)});
+  };
+  add("popcount(a ^ b)", {{6, 7}, {6, 7}}, {DType::uint32, DType::int64, DType::uint8},
+      [](ExprBuilder& b, DType) { return b.op(K::popcount, b.op(K::bit_xor, b.name("a"), b.name("b"))); });
+  add("popcount(a ^ b, out_dtype=uint32)", {{37}, {37}}, {DType::int16, DType::uint64}, [](ExprBuilder& b, DType) {
+    return b.op(K::popcount, b.op(K::bit_xor, b.name("a"), b.name("b")), -1, DType::uint32);
+  });
+  add("a & ~b", {{5, 9}, {5, 9}}, {DType::uint8, DType::int16, DType::uint64},
+      [](ExprBuilder& b, DType) { return b.op(K::bit_and, b.name("a"), b.op(K::bit_not, b.name("b"))); });
+  add("(a >> 3) & 0xff", {{33}}, {DType::uint16, DType::uint32, DType::uint64},
+      [](ExprBuilder& b, DType) { return b.op(K::bit_and, b.op(K::shr, b.name("a"), b.lit("3")), b.lit("0xff")); });
+  // Shared subexpressions: a node's output read by two nodes.
+  add("((a & b) | c) ^ ((a & b) << 2)", {{4, 6}, {4, 6}, {4, 6}}, {DType::uint8, DType::uint32},
+      [](ExprBuilder& b, DType) {
+        const auto ab = b.op(K::bit_and, b.name("a"), b.name("b"));
+        return b.op(K::bit_xor, b.op(K::bit_or, ab, b.name("c")), b.op(K::shl, ab, b.lit("2")));
+      });
+  add("(a ^ b) | popcount(a ^ b, out_dtype=uint32)", {{19}, {19}}, {DType::uint32}, [](ExprBuilder& b, DType) {
+    const auto x = b.op(K::bit_xor, b.name("a"), b.name("b"));
+    return b.op(K::bit_or, x, b.op(K::popcount, x, -1, DType::uint32));
+  });
+  add("popcount(a) ^ popcount(~a)", {{3, 5}}, {DType::int32, DType::uint8}, [](ExprBuilder& b, DType) {
+    return b.op(K::bit_xor, b.op(K::popcount, b.name("a"), -1, DType::uint8),
+                b.op(K::popcount, b.op(K::bit_not, b.name("a")), -1, DType::uint8));
+  });
+  // One graph input read by both ports of a node.
+  add("(a | a) ^ ~a", {{7}}, {DType::uint16, DType::int64}, [](ExprBuilder& b, DType) {
+    return b.op(K::bit_xor, b.op(K::bit_or, b.name("a"), b.name("a")), b.op(K::bit_not, b.name("a")));
+  });
+  // Broadcast inputs: graph inputs read through stride-0 dimensions.
+  add("(a ^ b) | ~b", {{4, 1, 5}, {3, 1}}, {DType::int8, DType::uint32}, [](ExprBuilder& b, DType) {
+    return b.op(K::bit_or, b.op(K::bit_xor, b.name("a"), b.name("b")), b.op(K::bit_not, b.name("b")));
+  });
+  // Broadcast intermediates: a node's output read through stride-0 dimensions by the next one.
+  add("~a ^ (b & c)", {{2, 1, 4}, {3, 4}, {3, 1}}, {DType::uint16, DType::int32}, [](ExprBuilder& b, DType) {
+    return b.op(K::bit_xor, b.op(K::bit_not, b.name("a")), b.op(K::bit_and, b.name("b"), b.name("c")));
+  });
+  add("popcount(a, out_dtype=uint8) & b", {{3, 1}, {1, 4}}, {DType::uint8}, [](ExprBuilder& b, DType) {
+    return b.op(K::bit_and, b.op(K::popcount, b.name("a"), -1, DType::uint8), b.name("b"));
+  });
+  // Constants: one element (broadcast), a list, one constant read by two nodes.
+  add("(a | 0x41) & ~a", {{2, 8}}, {DType::int8, DType::uint16}, [](ExprBuilder& b, DType) {
+    return b.op(K::bit_and, b.op(K::bit_or, b.name("a"), b.lit("0x41")), b.op(K::bit_not, b.name("a")));
+  });
+  add("a & [1, 2, 0x70] | 8", {{2, 3}}, {DType::uint8, DType::int64}, [](ExprBuilder& b, DType) {
+    return b.op(K::bit_or, b.op(K::bit_and, b.name("a"), b.lit("[1, 2, 0x70]")), b.lit("8"));
+  });
+  add("(a ^ 5) & (b ^ 5)", {{10}, {10}}, {DType::uint32, DType::int16}, [](ExprBuilder& b, DType) {
+    return b.op(K::bit_and, b.op(K::bit_xor, b.name("a"), b.lit("5")), b.op(K::bit_xor, b.name("b"), b.lit("5")));
+  });
+  return cases;
+}
+
+TEST(Graphs, OneCompiledGraphGivesTheNodeByNodeResult) {
+  DirectmlBackend backend;
+  int runs = 0;
+  for (const GraphCase& c : graph_cases()) {
+    for (DType d : c.dtypes) {
+      std::vector<OperandInfo> inputs;
+      for (const Shape& s : c.shapes) inputs.push_back({d, s});
+      const ValidatedGraph g = graph_of(c.build(d), inputs);
+      ASSERT_GE(g.nodes().size(), 2u) << c.text;
+      const GraphRun r = run_both(g, backend, static_cast<std::uint64_t>(runs) + 1);
+      EXPECT_EQ(r.compiled_graph_runs, 1u) << c.text << " on " << dtype_name(d) << ": not run as a compiled graph";
+      EXPECT_EQ(r.directml, r.reference) << c.text << " on " << dtype_name(d) << " (" << g.nodes().size() << " nodes, "
+                                         << g.constants().size() << " constants)";
+      ++runs;
+    }
+  }
+  std::printf("%d expressions ran as one compiled DirectML graph, each equal to the node-by-node result\n", runs);
+}
+
+// Known answers by hand: popcount(a ^ b) on UINT32 (0 ^ 0 = 0; 0xff ^ 0x0f = 0xf0: 4 bits;
+// 0xf0f0f0f0 ^ 0x0f0f0f0f = 0xffffffff: 32; 1 ^ 0xffffffff = 0xfffffffe: 31), and a & ~b on
+// UINT8 (0xff & ~0x0f = 0xf0, 0x3c & ~0x30 = 0x0c, 0x80 & ~0x80 = 0, 0x01 & ~0xfe = 0x01).
+TEST(Graphs, KnownAnswersByHand) {
+  DirectmlBackend backend;
+  const auto run = [&](const ValidatedGraph& g, const Tensor& a, const Tensor& b) {
+    Tensor out(g.output_dtype(), g.output_shape());
+    GraphBuffers buffers;
+    buffers.inputs = {{a.data(), a.byte_size()}, {b.data(), b.byte_size()}};
+    buffers.output = {out.data(), out.byte_size()};
+    backend.run_graph(g, buffers);
+    return bits_of(out);
+  };
+  {
+    ExprBuilder b("popcount(a ^ b, out_dtype=uint8)");
+    const auto root = b.op(OpKind::popcount, b.op(OpKind::bit_xor, b.name("a"), b.name("b")), -1, DType::uint8);
+    const ValidatedGraph g = graph_of(b.done(root), {{DType::uint32, Shape{4}}, {DType::uint32, Shape{4}}});
+    const Tensor x = tensor_of(DType::uint32, {4}, {0, 0xff, 0xf0f0f0f0, 1});
+    const Tensor y = tensor_of(DType::uint32, {4}, {0, 0x0f, 0x0f0f0f0f, 0xffffffff});
+    EXPECT_EQ(run(g, x, y), (std::vector<std::uint64_t>{0, 4, 32, 31}));
+  }
+  {
+    ExprBuilder b("a & ~b");
+    const auto root = b.op(OpKind::bit_and, b.name("a"), b.op(OpKind::bit_not, b.name("b")));
+    const ValidatedGraph g = graph_of(b.done(root), {{DType::uint8, Shape{4}}, {DType::uint8, Shape{4}}});
+    const Tensor x = tensor_of(DType::uint8, {4}, {0xff, 0x3c, 0x80, 0x01});
+    const Tensor y = tensor_of(DType::uint8, {4}, {0x0f, 0x30, 0x80, 0xfe});
+    EXPECT_EQ(run(g, x, y), (std::vector<std::uint64_t>{0xf0, 0x0c, 0x00, 0x01}));
+  }
+  EXPECT_EQ(backend.compiled_graph_runs(), 2u);
+}
+
+// A graph of one shape is compiled once: a second run with other data compiles nothing.
+TEST(Graphs, CompiledOncePerShape) {
+  DirectmlBackend backend;
+  ExprBuilder b("popcount(a & ~b, out_dtype=uint32) | (a >> 1)");
+  const auto na = b.name("a");
+  const auto root =
+      b.op(OpKind::bit_or,
+           b.op(OpKind::popcount, b.op(OpKind::bit_and, na, b.op(OpKind::bit_not, b.name("b"))), -1, DType::uint32),
+           b.op(OpKind::shr, na, b.lit("1")));
+  const ValidatedGraph g = graph_of(b.done(root), {{DType::uint32, Shape{2, 50}}, {DType::uint32, Shape{2, 50}}});
+  const auto compile_seconds = [&] {
+    for (const PhaseTime& p : backend.detail_phases())
+      if (p.name == "compile") return p.seconds;
+    return -1.0;
+  };
+  const GraphRun first = run_both(g, backend, 11);
+  const double compiled = compile_seconds();
+  const GraphRun second = run_both(g, backend, 12);
+  EXPECT_EQ(first.directml, first.reference);
+  EXPECT_EQ(second.directml, second.reference);
+  EXPECT_NE(first.directml, second.directml);  // other data
+  EXPECT_EQ(first.compiled_graph_runs + second.compiled_graph_runs, 2u);
+  EXPECT_GT(compiled, 0.0);
+  EXPECT_EQ(compile_seconds(), compiled) << "the second run compiled again";
+}
+
+// One node is one operator (the single-operator path, no CompileGraph); a graph with a tensor
+// past the backend's largest buffer runs node by node, each node in chunks. Both give the
+// reference's bytes.
+TEST(Graphs, SingleNodesAndLargeGraphsRunAsOperators) {
+  {
+    DirectmlBackend backend;
+    const ValidatedGraph g = single_node_graph(validated(OpKind::bit_xor, DType::uint16, {{4, 5}, {5}}));
+    const GraphRun r = run_both(g, backend);
+    EXPECT_EQ(r.compiled_graph_runs, 0u);
+    EXPECT_EQ(r.directml, r.reference);
+    ExprBuilder b("a ^ 7", {"a"});
+    const ValidatedGraph c = graph_of(b.done(b.op(OpKind::bit_xor, b.name("a"), b.lit("7"))), {{DType::int8, {9}}});
+    const GraphRun rc = run_both(c, backend);
+    EXPECT_EQ(rc.compiled_graph_runs, 0u);
+    EXPECT_EQ(rc.directml, rc.reference);
+  }
+  DirectmlBackendOptions o;
+  o.max_buffer_bytes = 4096;
+  DirectmlBackend small(o);
+  ExprBuilder b("popcount(a ^ b, out_dtype=uint32) & 7");
+  const auto root =
+      b.op(OpKind::bit_and, b.op(OpKind::popcount, b.op(OpKind::bit_xor, b.name("a"), b.name("b")), -1, DType::uint32),
+           b.lit("7"));
+  const ValidatedGraph g = graph_of(b.done(root), {{DType::uint32, Shape{3000}}, {DType::uint32, Shape{3000}}});
+  const GraphRun r = run_both(g, small);
+  EXPECT_EQ(r.compiled_graph_runs, 0u);
+  EXPECT_EQ(r.directml, r.reference);
+}
+
+// Reported, not checked: one compiled graph against its nodes run one by one on DirectML (each
+// its own operator, dispatch and round trip), warm, on this machine's adapter.
+TEST(Graphs, TimeAgainstNodeByNodeReported) {
+  DirectmlBackend backend;
+  ExprBuilder b("popcount(a ^ b, out_dtype=uint32) & (a | ~b)");
+  const auto na = b.name("a"), nb = b.name("b");
+  const auto root = b.op(OpKind::bit_and, b.op(OpKind::popcount, b.op(OpKind::bit_xor, na, nb), -1, DType::uint32),
+                         b.op(OpKind::bit_or, na, b.op(OpKind::bit_not, nb)));
+  const Shape shape{16384};  // 64 KiB of UINT32: one buffer at the suite's DMLBITS_DIRECTML_MAX_BUFFER_BYTES
+  const ValidatedGraph g = graph_of(b.done(root), {{DType::uint32, shape}, {DType::uint32, shape}});
+  Tensor a(DType::uint32, shape), c(DType::uint32, shape), out(DType::uint32, shape);
+  for (std::size_t i = 0; i < a.element_count(); ++i) {
+    a.set_bits_at(i, i * 2654435761u);
+    c.set_bits_at(i, i * 40503u);
+  }
+  GraphBuffers buffers;
+  buffers.inputs = {{a.data(), a.byte_size()}, {c.data(), c.byte_size()}};
+  buffers.output = {out.data(), out.byte_size()};
+  const auto best_of = [&](auto&& fn) {
+    double best = 1e9;
+    for (int i = 0; i < 6; ++i) {  // the first run compiles
+      const auto t0 = std::chrono::steady_clock::now();
+      fn();
+      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return best;
+  };
+  const double graph = best_of([&] { backend.run_graph(g, buffers); });
+  const double nodes = best_of([&] { run_graph_nodes(g, backend, buffers.inputs, {}, buffers.output); });
+  std::printf("%s on 2 x %llu UINT32 (%zu nodes): one compiled graph %.2f ms, node by node %.2f ms (best of 5 warm)\n",
+              g.expression().text.c_str(), static_cast<unsigned long long>(shape.element_count()), g.nodes().size(),
+              graph * 1e3, nodes * 1e3);
 }
 
 }  // namespace

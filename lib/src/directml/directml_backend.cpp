@@ -191,6 +191,46 @@ struct Compiled {
   std::uint64_t op_temporary_bytes = 0;                     // the operator's own need
 };
 
+// A graph as DirectML compiles it (IDMLDevice1::CompileGraph): one operator per node, each
+// operand a graph input or an earlier node's output, the last node's output the one graph
+// output. Graph inputs are the graph's inputs, then its constants (dmlbits' literals, passed as
+// inputs rather than DML_GRAPH_NODE_TYPE_CONSTANT nodes, which need DirectML 1.13), that some
+// node reads, in that order: GraphInputIndex. An operand read from a node declares the
+// producer's TotalTensorSizeInBytes, the one thing an intermediate edge requires to match.
+// Seen on DirectML 1.15.4 (under wine, lavapipe; tests/directml, Graphs): CompileGraph accepts
+// and computes right a node reading an intermediate through stride-0 dimensions (its desc
+// declaring the producer's total bytes), a node output read by two nodes, one graph input read
+// by several nodes or by both ports of one, and one-element constants as stride-0 graph inputs.
+struct GraphShape {
+  struct Arg {
+    bool from_node = false;
+    std::uint32_t index = 0;  // GraphInputIndex, or the producing node's index
+  };
+  struct Node {
+    OperatorShape op;
+    std::vector<Arg> args;  // one per op.inputs
+  };
+  std::uint32_t input_count = 0;
+  std::vector<Node> nodes;
+
+  // Every field, as text: the compiled graphs' cache key.
+  std::string key() const {
+    const auto tensor = [](const DmlTensorDesc& t) {
+      return fmt::format("{} {{{}}} {{{}}} {}", dtype_info(t.dtype).dml_name, fmt::join(t.sizes, ","),
+                         fmt::join(t.strides, ","), t.total_bytes);
+    };
+    std::string k = fmt::format("{} inputs", input_count);
+    for (const Node& n : nodes) {
+      k += fmt::format("; {}", op_info(n.op.op).dml_operator_name());
+      for (std::size_t a = 0; a < n.args.size(); ++a)
+        k += fmt::format(" {}{}: {},", n.args[a].from_node ? "node " : "input ", n.args[a].index,
+                         tensor(n.op.inputs[a]));
+      k += " -> " + tensor(n.op.output);
+    }
+    return k;
+  }
+};
+
 // ---- the process's devices -------------------------------------------------------------------
 
 struct Phases {
@@ -214,8 +254,11 @@ class Context {
   dml::IDMLDevice* dml_device(FeatureLevel level, double* created_seconds);
   // Under mutex(): the compiled, initialized operator of this shape on `level`'s device.
   Compiled& compiled(FeatureLevel level, const OperatorShape& shape, Phases& phases);
+  // Under mutex(): the compiled (IDMLDevice1::CompileGraph), initialized graph of this shape.
+  Compiled& compiled_graph(FeatureLevel level, const GraphShape& shape, Phases& phases);
   // Under mutex(): one dispatch of `c`: uploads[i] into input i (padded with zeros to
-  // in_bytes[i]), the output's first out.size() bytes read back.
+  // in_bytes[i]; a graph's inputs in GraphInputIndex order), the output's first out.size()
+  // bytes read back.
   void dispatch(FeatureLevel level, Compiled& c, const std::vector<std::span<const std::byte>>& uploads,
                 const std::vector<std::uint64_t>& in_bytes, std::uint64_t out_bytes, std::span<std::byte> out,
                 Phases& phases);
@@ -231,6 +274,9 @@ class Context {
   void begin_recording();  // resets the command list for a new submission
   void submit_and_wait();
   dml::IDMLCommandRecorder* recorder(FeatureLevel level);
+  // Runs `c`'s initializer once and leaves `c` ready to bind: heap, binding table, persistent and
+  // temporary buffers.
+  void initialize(FeatureLevel level, Compiled& c, Phases& phases);
 
   d3d12::SharedDevice shared_;           // first: the device outlives everything made on it
   ID3D12Device* device_ = nullptr;       // shared_'s, not AddRef'd
@@ -244,7 +290,9 @@ class Context {
   std::map<int, Com<dml::IDMLDevice>> dml_devices_;
   std::map<int, Com<dml::IDMLCommandRecorder>> recorders_;
   std::map<int, std::map<OperatorShape, std::unique_ptr<Compiled>, ShapeLess>> compiled_;
-  Buffer inputs_[2], uploads_[2], output_, readback_;
+  std::map<int, std::map<std::string, std::unique_ptr<Compiled>>> compiled_graphs_;  // by GraphShape::key()
+  std::vector<Buffer> inputs_, uploads_;  // one per operator or graph input, grown as needed
+  Buffer output_, readback_;
 };
 
 std::mutex context_mutex;
@@ -349,14 +397,76 @@ Compiled& Context::compiled(FeatureLevel level, const OperatorShape& shape, Phas
       dev->CompileOperator(op.get(), dml::DML_EXECUTION_FLAG_NONE, dml::IID_IDMLCompiledOperator, c->op.out()),
       "IDMLDevice::CompileOperator", "(" + describe(shape) + ")");
   phases.compile += clock.lap();
+  initialize(level, *c, phases);
+  return *cache.emplace(shape, std::move(c)).first->second;
+}
 
+Compiled& Context::compiled_graph(FeatureLevel level, const GraphShape& shape, Phases& phases) {
+  auto& cache = compiled_graphs_[level.value()];
+  std::string key = shape.key();
+  if (auto it = cache.find(key); it != cache.end()) return *it->second;
+  dml::IDMLDevice* dev = dml_device(level, nullptr);
+  Com<dml::IDMLDevice1> dev1;
+  check_hresult(dev->QueryInterface(dml::IID_IDMLDevice1, dev1.out()), "IDMLDevice::QueryInterface(IDMLDevice1)",
+                "(graphs need DirectML 1.1 or later)");
+  auto c = std::make_unique<Compiled>();
+
+  Stopwatch clock;
+  const std::size_t n = shape.nodes.size();
+  std::vector<Com<dml::IDMLOperator>> ops(n);
+  std::vector<dml::DML_OPERATOR_GRAPH_NODE_DESC> op_nodes(n);
+  std::vector<dml::DML_GRAPH_NODE_DESC> nodes(n);
+  // Reserved: the edge wrappers point into these.
+  std::vector<dml::DML_INPUT_GRAPH_EDGE_DESC> input_edges;
+  std::vector<dml::DML_INTERMEDIATE_GRAPH_EDGE_DESC> intermediate_edges;
+  input_edges.reserve(2 * n);
+  intermediate_edges.reserve(2 * n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const GraphShape::Node& node = shape.nodes[k];
+    const DmlDescs descs(node.op);
+    check_hresult(dev->CreateOperator(descs.get(), dml::IID_IDMLOperator, ops[k].out()), "IDMLDevice::CreateOperator",
+                  fmt::format("(graph node {}: {})", k, describe(node.op)));
+    op_nodes[k] = {ops[k].get(), nullptr};
+    nodes[k] = {dml::DML_GRAPH_NODE_TYPE_OPERATOR, &op_nodes[k]};
+    for (std::size_t a = 0; a < node.args.size(); ++a) {
+      const auto to = static_cast<UINT>(k), port = static_cast<UINT>(a);
+      if (node.args[a].from_node) intermediate_edges.push_back({node.args[a].index, 0, to, port, nullptr});
+      else input_edges.push_back({node.args[a].index, to, port, nullptr});
+    }
+  }
+  std::vector<dml::DML_GRAPH_EDGE_DESC> inputs, intermediates;
+  for (const auto& e : input_edges) inputs.push_back({dml::DML_GRAPH_EDGE_TYPE_INPUT, &e});
+  for (const auto& e : intermediate_edges) intermediates.push_back({dml::DML_GRAPH_EDGE_TYPE_INTERMEDIATE, &e});
+  const dml::DML_OUTPUT_GRAPH_EDGE_DESC output_edge{static_cast<UINT>(n - 1), 0, 0, nullptr};
+  const dml::DML_GRAPH_EDGE_DESC output{dml::DML_GRAPH_EDGE_TYPE_OUTPUT, &output_edge};
+  dml::DML_GRAPH_DESC gd{};
+  gd.InputCount = shape.input_count;
+  gd.OutputCount = 1;
+  gd.NodeCount = static_cast<UINT>(n);
+  gd.Nodes = nodes.data();
+  gd.InputEdgeCount = static_cast<UINT>(inputs.size());
+  gd.InputEdges = inputs.empty() ? nullptr : inputs.data();
+  gd.OutputEdgeCount = 1;
+  gd.OutputEdges = &output;
+  gd.IntermediateEdgeCount = static_cast<UINT>(intermediates.size());
+  gd.IntermediateEdges = intermediates.empty() ? nullptr : intermediates.data();
+  check_hresult(dev1->CompileGraph(&gd, dml::DML_EXECUTION_FLAG_NONE, dml::IID_IDMLCompiledOperator, c->op.out()),
+                "IDMLDevice1::CompileGraph", "(" + key + ")");
+  phases.compile += clock.lap();
+  initialize(level, *c, phases);
+  return *cache.emplace(std::move(key), std::move(c)).first->second;
+}
+
+void Context::initialize(FeatureLevel level, Compiled& c, Phases& phases) {
+  dml::IDMLDevice* dev = dml_device(level, nullptr);
+  Stopwatch clock;
   // The initializer, run once: it fills the persistent resource, if the operator has one.
   Com<dml::IDMLOperatorInitializer> init;
-  dml::IDMLCompiledOperator* ops[] = {c->op.get()};
+  dml::IDMLCompiledOperator* ops[] = {c.op.get()};
   check_hresult(dev->CreateOperatorInitializer(1, ops, dml::IID_IDMLOperatorInitializer, init.out()),
                 "IDMLDevice::CreateOperatorInitializer");
   dml::DML_BINDING_PROPERTIES op_props{}, init_props{};
-  c->op->GetBindingProperties(&op_props);
+  c.op->GetBindingProperties(&op_props);
   init->GetBindingProperties(&init_props);
   const UINT descriptors =
       std::max<UINT>(1, std::max(op_props.RequiredDescriptorCount, init_props.RequiredDescriptorCount));
@@ -364,44 +474,47 @@ Compiled& Context::compiled(FeatureLevel level, const OperatorShape& shape, Phas
   hd.Type = D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV;
   hd.NumDescriptors = descriptors;
   hd.Flags = D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE;
-  check_hresult(device_->CreateDescriptorHeap(&hd, iid<ID3D12DescriptorHeap>(), c->heap.out()), "CreateDescriptorHeap",
+  check_hresult(device_->CreateDescriptorHeap(&hd, iid<ID3D12DescriptorHeap>(), c.heap.out()), "CreateDescriptorHeap",
                 fmt::format("({} descriptors)", descriptors));
-  c->persistent_bytes = op_props.PersistentResourceSize;
-  c->op_temporary_bytes = op_props.TemporaryResourceSize;
-  c->temporary_bytes = std::max(op_props.TemporaryResourceSize, init_props.TemporaryResourceSize);
-  if (c->persistent_bytes)
-    ensure(c->persistent, D3D12_HEAP_TYPE_DEFAULT, c->persistent_bytes, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
-  if (c->temporary_bytes)
-    ensure(c->temporary, D3D12_HEAP_TYPE_DEFAULT, c->temporary_bytes, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+  c.persistent_bytes = op_props.PersistentResourceSize;
+  c.op_temporary_bytes = op_props.TemporaryResourceSize;
+  c.temporary_bytes = std::max(op_props.TemporaryResourceSize, init_props.TemporaryResourceSize);
+  if (c.persistent_bytes)
+    ensure(c.persistent, D3D12_HEAP_TYPE_DEFAULT, c.persistent_bytes, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
+  if (c.temporary_bytes)
+    ensure(c.temporary, D3D12_HEAP_TYPE_DEFAULT, c.temporary_bytes, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
 
   dml::DML_BINDING_TABLE_DESC td{};
   td.Dispatchable = init.get();
   // DirectX-Headers declare these, for mingw, with Microsoft's convention for returned structures.
-  c->heap->GetCPUDescriptorHandleForHeapStart(&td.CPUDescriptorHandle);
-  c->heap->GetGPUDescriptorHandleForHeapStart(&td.GPUDescriptorHandle);
+  c.heap->GetCPUDescriptorHandleForHeapStart(&td.CPUDescriptorHandle);
+  c.heap->GetGPUDescriptorHandleForHeapStart(&td.GPUDescriptorHandle);
   td.SizeInDescriptors = descriptors;
-  check_hresult(dev->CreateBindingTable(&td, dml::IID_IDMLBindingTable, c->table.out()),
+  check_hresult(dev->CreateBindingTable(&td, dml::IID_IDMLBindingTable, c.table.out()),
                 "IDMLDevice::CreateBindingTable");
-  const Binding persistent(c->persistent, c->persistent_bytes);
-  const Binding temporary(c->temporary, c->temporary_bytes);
-  if (c->persistent_bytes) c->table->BindOutputs(1, &persistent.desc);
-  if (init_props.TemporaryResourceSize) c->table->BindTemporaryResource(&temporary.desc);
+  const Binding persistent(c.persistent, c.persistent_bytes);
+  const Binding temporary(c.temporary, c.temporary_bytes);
+  if (c.persistent_bytes) c.table->BindOutputs(1, &persistent.desc);
+  if (init_props.TemporaryResourceSize) c.table->BindTemporaryResource(&temporary.desc);
   begin_recording();
-  ID3D12DescriptorHeap* heaps[] = {c->heap.get()};
+  ID3D12DescriptorHeap* heaps[] = {c.heap.get()};
   list_->SetDescriptorHeaps(1, heaps);
-  recorder(level)->RecordDispatch(list_.get(), init.get(), c->table.get());
+  recorder(level)->RecordDispatch(list_.get(), init.get(), c.table.get());
   submit_and_wait();
   // The same table now binds the operator itself.
-  td.Dispatchable = c->op.get();
-  check_hresult(c->table->Reset(&td), "IDMLBindingTable::Reset");
+  td.Dispatchable = c.op.get();
+  check_hresult(c.table->Reset(&td), "IDMLBindingTable::Reset");
   phases.initialize += clock.lap();
-  return *cache.emplace(shape, std::move(c)).first->second;
 }
 
 void Context::dispatch(FeatureLevel level, Compiled& c, const std::vector<std::span<const std::byte>>& uploads,
                        const std::vector<std::uint64_t>& in_bytes, std::uint64_t out_bytes, std::span<std::byte> out,
                        Phases& phases) {
   Stopwatch copy;
+  if (inputs_.size() < uploads.size()) {
+    inputs_.resize(uploads.size());
+    uploads_.resize(uploads.size());
+  }
   for (std::size_t i = 0; i < uploads.size(); ++i) {
     ensure(uploads_[i], D3D12_HEAP_TYPE_UPLOAD, in_bytes[i], D3D12_RESOURCE_STATE_GENERIC_READ);
     ensure(inputs_[i], D3D12_HEAP_TYPE_DEFAULT, in_bytes[i], D3D12_RESOURCE_STATE_COPY_DEST);
@@ -510,6 +623,7 @@ struct DirectmlBackend::Impl {
   directml::Context* context = nullptr;
   double device_seconds = 0;
   directml::Phases phases;
+  std::uint64_t compiled_graph_runs = 0;
 };
 
 DirectmlBackend::DirectmlBackend(DirectmlBackendOptions options) : impl_(std::make_unique<Impl>()) {
@@ -618,6 +732,87 @@ void DirectmlBackend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) 
     ctx.dispatch(d.level, c, uploads, in_bytes, out_bytes,
                  buffers.output.subspan(out_offset * out_size, count * out_size), impl_->phases);
   } while (!whole && grid.advance(index, r));
+}
+
+std::uint64_t DirectmlBackend::compiled_graph_runs() const { return impl_->compiled_graph_runs; }
+
+void DirectmlBackend::run_graph(const ValidatedGraph& graph, const GraphBuffers& buffers) {
+  if (auto why = unsupported_graph_reason(graph)) throw Error(Errc::unsupported, "directml: " + *why);
+  const auto nodes = graph.nodes();
+  // One node is one operator: the single-operator path (run(), chunks included).
+  if (nodes.size() == 1) return Backend::run_graph(graph, buffers);
+  // A node with a size 0 makes every node that reads it empty, down to the output: nothing to do.
+  if (graph.output_node().op.desc().empty) return;
+  for (const GraphNode& n : nodes)
+    if (n.op.desc().empty) return Backend::run_graph(graph, buffers);
+
+  // The DirectML graph inputs: the inputs, then the constants, that some node reads.
+  const std::size_t n_inputs = graph.inputs().size();
+  std::vector<std::int64_t> slot(n_inputs + graph.constants().size(), -1);
+  const auto value_slot = [&](const GraphValue& v) -> std::int64_t& {
+    return slot[v.kind == GraphValue::Kind::input ? v.index : n_inputs + v.index];
+  };
+  for (const GraphNode& n : nodes)
+    for (int a = 0; a < n.op.op().arity; ++a)
+      if (n.args[static_cast<std::size_t>(a)].kind != GraphValue::Kind::node)
+        value_slot(n.args[static_cast<std::size_t>(a)]) = 0;
+  std::vector<std::span<const std::byte>> uploads;
+  for (std::size_t i = 0; i < slot.size(); ++i) {
+    if (slot[i] < 0) continue;
+    const bool is_input = i < n_inputs;
+    const std::span<const std::byte> data = is_input ? buffers.inputs[i] : buffers.constants[i - n_inputs];
+    const OperandInfo info =
+        is_input ? graph.inputs()[i]
+                 : OperandInfo{graph.constants()[i - n_inputs].dtype, graph.constants()[i - n_inputs].shape};
+    const std::uint64_t bytes = info.shape.element_count() * dtype_info(info.dtype).size;
+    if (data.size() < bytes)
+      throw Error(Errc::internal,
+                  fmt::format("directml: graph {} {} holds {} bytes, not {}", is_input ? "input" : "constant",
+                              is_input ? i : i - n_inputs, data.size(), bytes));
+    slot[i] = static_cast<std::int64_t>(uploads.size());
+    uploads.push_back(data.first(bytes));
+  }
+  // Each graph input's buffer holds what its largest reader declares (its readers of one packed
+  // tensor declare the same, broadcast or not), at least 4 bytes.
+  std::vector<std::uint64_t> in_bytes(uploads.size(), 4);
+  directml::GraphShape shape;
+  shape.input_count = static_cast<std::uint32_t>(uploads.size());
+  std::uint64_t largest = 0;
+  for (const GraphNode& n : nodes) {
+    const DmlOperatorDesc& d = n.op.desc();
+    directml::GraphShape::Node g{{d.op, d.inputs, d.output}, {}};
+    for (std::size_t a = 0; a < d.inputs.size(); ++a) {
+      const GraphValue& v = n.args[a];
+      if (v.kind == GraphValue::Kind::node) {
+        g.args.push_back({true, v.index});
+        g.op.inputs[a].total_bytes = nodes[v.index].op.desc().output.total_bytes;
+      } else {
+        const auto s = static_cast<std::size_t>(value_slot(v));
+        g.args.push_back({false, static_cast<std::uint32_t>(s)});
+        in_bytes[s] = std::max(in_bytes[s], d.inputs[a].total_bytes);
+      }
+    }
+    largest = std::max(largest, d.output.total_bytes);
+    shape.nodes.push_back(std::move(g));
+  }
+  for (std::uint64_t b : in_bytes) largest = std::max(largest, b);
+  // A graph past one buffer runs node by node, each node in chunks (run()).
+  if (largest > impl_->options.max_buffer_bytes) return Backend::run_graph(graph, buffers);
+  const std::uint64_t out_size = graph.output_bytes();
+  if (buffers.output.size() < out_size)
+    throw Error(Errc::internal,
+                fmt::format("directml: the graph's output holds {} bytes, not {}", buffers.output.size(), out_size));
+
+  directml::Context& ctx = *impl_->context;
+  std::lock_guard lock(ctx.mutex());
+  double created = 0;
+  ctx.dml_device(graph.level(), &created);
+  impl_->device_seconds += created;
+  directml::Compiled& c = ctx.compiled_graph(graph.level(), shape, impl_->phases);
+  ctx.dispatch(graph.level(), c, uploads, in_bytes,
+               std::max<std::uint64_t>(graph.output_node().op.desc().output.total_bytes, 4),
+               buffers.output.first(out_size), impl_->phases);
+  ++impl_->compiled_graph_runs;
 }
 
 std::optional<std::string> directml_create_operator(const DmlOperatorDesc& desc, FeatureLevel level) {

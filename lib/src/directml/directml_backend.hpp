@@ -66,7 +66,16 @@ class DirectmlBackend final : public Backend {
   DeviceDescription device_description() const override;
   std::optional<std::string> unsupported_reason(const ValidatedOp& op) const override;
   void run(const ValidatedOp& op, const ExecuteBuffers& buffers) override;
-  // device (D3D12 and DirectML devices), compile (CreateOperator and CompileOperator),
+  // A graph of two or more nodes is one DML_GRAPH_DESC compiled with IDMLDevice1::CompileGraph
+  // (one DirectML operator per node, constants passed as graph inputs; compiled once per shape
+  // and cached) and run in one dispatch. A single node runs as run() does; a graph with a tensor
+  // past max_buffer_bytes runs node by node, each node in chunks. What it cannot run is what
+  // unsupported_graph_reason() says (any node's unsupported_reason()); a graph DirectML refuses
+  // fails with CompileGraph's HRESULT.
+  void run_graph(const ValidatedGraph& graph, const GraphBuffers& buffers) override;
+  // How many run_graph() calls ran as one compiled DirectML graph, for tests.
+  std::uint64_t compiled_graph_runs() const;
+  // device (D3D12 and DirectML devices), compile (CreateOperator, CompileOperator, CompileGraph),
   // initialize (the operator initializer), upload, dispatch (GPU timestamps), readback.
   std::vector<PhaseTime> detail_phases() const override;
 

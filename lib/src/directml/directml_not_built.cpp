@@ -32,6 +32,8 @@ std::optional<std::string> DirectmlBackend::unsupported_reason(const ValidatedOp
   return std::string(kNotBuilt);
 }
 void DirectmlBackend::run(const ValidatedOp&, const ExecuteBuffers&) { throw Error(Errc::backend, kNotBuilt); }
+void DirectmlBackend::run_graph(const ValidatedGraph&, const GraphBuffers&) { throw Error(Errc::backend, kNotBuilt); }
+std::uint64_t DirectmlBackend::compiled_graph_runs() const { return 0; }
 std::vector<PhaseTime> DirectmlBackend::detail_phases() const { return {}; }
 
 std::optional<std::string> directml_create_operator(const DmlOperatorDesc&, FeatureLevel) {

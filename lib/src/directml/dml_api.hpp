@@ -116,9 +116,69 @@ struct DML_BUFFER_BINDING {
   UINT64 SizeInBytes;
 };
 
+// ---- graphs (DML_TARGET_VERSION >= 0x2100: IDMLDevice1, DirectML 1.1 and later) ----------------
+// DML_GRAPH_NODE_TYPE_CONSTANT (target 0x6200) is left out: dmlbits passes its literals as graph
+// inputs, which every DirectML with IDMLDevice1 takes.
+
+enum DML_GRAPH_EDGE_TYPE : int {
+  DML_GRAPH_EDGE_TYPE_INVALID = 0,
+  DML_GRAPH_EDGE_TYPE_INPUT = 1,
+  DML_GRAPH_EDGE_TYPE_OUTPUT = 2,
+  DML_GRAPH_EDGE_TYPE_INTERMEDIATE = 3
+};
+enum DML_GRAPH_NODE_TYPE : int { DML_GRAPH_NODE_TYPE_INVALID = 0, DML_GRAPH_NODE_TYPE_OPERATOR = 1 };
+
+struct DML_GRAPH_EDGE_DESC {
+  DML_GRAPH_EDGE_TYPE Type;
+  const void* Desc;
+};
+struct DML_INPUT_GRAPH_EDGE_DESC {
+  UINT GraphInputIndex;
+  UINT ToNodeIndex;
+  UINT ToNodeInputIndex;
+  const char* Name;
+};
+struct DML_OUTPUT_GRAPH_EDGE_DESC {
+  UINT FromNodeIndex;
+  UINT FromNodeOutputIndex;
+  UINT GraphOutputIndex;
+  const char* Name;
+};
+struct DML_INTERMEDIATE_GRAPH_EDGE_DESC {
+  UINT FromNodeIndex;
+  UINT FromNodeOutputIndex;
+  UINT ToNodeIndex;
+  UINT ToNodeInputIndex;
+  const char* Name;
+};
+
+struct IDMLOperator;
+struct DML_GRAPH_NODE_DESC {
+  DML_GRAPH_NODE_TYPE Type;
+  const void* Desc;
+};
+struct DML_OPERATOR_GRAPH_NODE_DESC {
+  IDMLOperator* Operator;
+  const char* Name;
+};
+
+struct DML_GRAPH_DESC {
+  UINT InputCount;
+  UINT OutputCount;
+  UINT NodeCount;
+  const DML_GRAPH_NODE_DESC* Nodes;
+  UINT InputEdgeCount;
+  const DML_GRAPH_EDGE_DESC* InputEdges;
+  UINT OutputEdgeCount;
+  const DML_GRAPH_EDGE_DESC* OutputEdges;
+  UINT IntermediateEdgeCount;
+  const DML_GRAPH_EDGE_DESC* IntermediateEdges;
+};
+
 // ---- interfaces, in DirectML.h's order ------------------------------------------------------
 // IIDs from DirectML.h.
 inline constexpr GUID IID_IDMLDevice = {0x6dbd6437, 0x96fd, 0x423f, {0xa9, 0x8c, 0xae, 0x5e, 0x7c, 0x2a, 0x57, 0x3f}};
+inline constexpr GUID IID_IDMLDevice1 = {0xa0884f9a, 0xd2be, 0x4355, {0xaa, 0x5d, 0x59, 0x01, 0x28, 0x1a, 0xd1, 0xd2}};
 inline constexpr GUID IID_IDMLOperator = {0x26caae7a, 0x3081, 0x4633, {0x95, 0x81, 0x22, 0x6f, 0xbe, 0x57, 0x69, 0x5d}};
 inline constexpr GUID IID_IDMLCompiledOperator = {
     0x6b15e56a, 0xbf5c, 0x4902, {0x92, 0xd8, 0xda, 0x3a, 0x65, 0x0a, 0xfe, 0xa4}};
@@ -154,6 +214,11 @@ struct IDMLDevice : IDMLObject {
   virtual HRESULT STDMETHODCALLTYPE MakeResident(UINT count, IDMLPageable* const* objects) = 0;
   virtual HRESULT STDMETHODCALLTYPE GetDeviceRemovedReason() = 0;
   virtual HRESULT STDMETHODCALLTYPE GetParentDevice(REFIID riid, void** ppv) = 0;
+};
+
+struct IDMLDevice1 : IDMLDevice {
+  virtual HRESULT STDMETHODCALLTYPE CompileGraph(const DML_GRAPH_DESC* desc, DML_EXECUTION_FLAGS flags, REFIID riid,
+                                                 void** ppv) = 0;
 };
 
 struct IDMLDeviceChild : IDMLObject {
