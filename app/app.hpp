@@ -134,5 +134,7 @@ Command devices_command();
 Command completion_command();
 // One command per row of the operator table.
 Command op_command(const OpInfo& op);
+// `dmlbits eval EXPRESSION NAME=INPUT...`: the operator commands' options for an expression.
+Command eval_command();
 
 }  // namespace dmlbits::app

@@ -20,6 +20,10 @@ namespace {
 struct OpOptions {
   OpKind op{};
   std::string a, b;
+  // `dmlbits eval EXPRESSION NAME=INPUT...` (op is then unused).
+  bool eval = false;
+  std::string expression;
+  std::vector<std::string> bindings;
   std::string output;
   std::string format;
   bool json = false;  // --json: --format json
@@ -83,6 +87,31 @@ void check_operand(const std::string& text, const char* name) {
                                        name, text, advice));
 }
 
+// The operands with the names messages give them: "input A", "input B"; for eval "operand 'x'"
+// and the name of each NAME=INPUT (Errc::usage for a binding without '=' or of an empty name).
+struct NamedInput {
+  std::string name;   // the expression's name (eval), or "A", "B"
+  std::string input;  // as given
+  std::string role;   // "input A", "operand 'x'"
+};
+std::vector<NamedInput> named_inputs(const OpOptions& o) {
+  std::vector<NamedInput> inputs;
+  if (!o.eval) {
+    inputs.push_back({"A", o.a, "input A"});
+    if (op_info(o.op).arity == 2) inputs.push_back({"B", o.b, "input B"});
+    return inputs;
+  }
+  for (const std::string& binding : o.bindings) {
+    const std::size_t eq = binding.find('=');
+    if (eq == std::string::npos)
+      throw Error(Errc::usage, fmt::format("'{}' binds no name: give operands as NAME=INPUT (a=x.npy)", binding));
+    std::string name = binding.substr(0, eq);
+    if (name.empty()) throw Error(Errc::usage, fmt::format("'{}' binds an empty name: give NAME=INPUT", binding));
+    inputs.push_back({name, binding.substr(eq + 1), fmt::format("operand '{}'", name)});
+  }
+  return inputs;
+}
+
 // The command line's syntax turned into an OperationRequest, which prepare_request() holds to
 // the rules every face shares; the rules here are the command line's own (options that only
 // mean something with --expect, operands that look like numbers). Nothing is read yet.
@@ -90,12 +119,16 @@ PreparedRequest make_request(const OpOptions& o) {
   const OpInfo& op = op_info(o.op);
   OperationRequest r;
   r.op = o.op;
-  r.operands = {o.a};
-  if (op.arity == 2) r.operands.emplace_back(o.b);
+  const std::vector<NamedInput> inputs = named_inputs(o);
+  for (const NamedInput& in : inputs) {
+    r.operands.emplace_back(in.input);
+    if (o.eval) r.names.push_back(in.name);
+  }
+  if (o.eval) r.expression = o.expression;
   r.level = o.level;
   r.out_dtype = o.out_dtype;
   r.dtype = o.dtype;
-  if (op.shift) r.shift_overflow = o.shift_overflow;
+  if (op.shift || o.eval) r.shift_overflow = o.shift_overflow;
   r.in_place = o.in_place || o.popcount_in_place;  // popcount's is refused with DirectML's reason
   r.backend = o.backend;
   r.isa = o.isa;
@@ -131,8 +164,7 @@ PreparedRequest make_request(const OpOptions& o) {
       throw Error(Errc::usage,
                   fmt::format("{} needs a run, and --explain describes the operation without running it", needs_run));
   }
-  check_operand(o.a, "A");
-  if (op.arity == 2) check_operand(o.b, "B");
+  for (const NamedInput& in : inputs) check_operand(in.input, o.eval ? in.role.c_str() : in.name.c_str());
   if (!o.emit_dxdispatch.empty()) dxdispatch_file_names(o.emit_dxdispatch, op.arity);  // refused early
   return prepared;
 }
@@ -153,8 +185,7 @@ std::vector<FileUse> file_uses(const OpOptions& o) {
   const auto operand = [&](const std::string& text, const char* name) {
     if (classify_operand(text) == OperandKind::file) uses.push_back({text, name, false, true, false});
   };
-  operand(o.a, "input A");
-  if (op_info(o.op).arity == 2) operand(o.b, "input B");
+  for (const NamedInput& in : named_inputs(o)) operand(in.input, in.role.c_str());
   if (o.in_place) uses.push_back({o.a, "--in-place", true, false, true});
   if (!o.output.empty()) uses.push_back({o.output, "-o", true});
   // Without -o (and without --expect, which then only compares) the result is JSON on
@@ -243,7 +274,8 @@ void report_validated(const OpOptions& o, const Operation& op, const RunTiming& 
     if (t.selection.rule != SelectionRule::named)
       std::cerr << fmt::format("dmlbits: {}\n", selection_text(t.selection));
     if (t.threads.threads != 0) std::cerr << fmt::format("dmlbits: {}\n", thread_team_text(t.threads));
-    std::cerr << fmt::format("dmlbits: {} runs on the {} backend ({}), {} at {}\n", op_info(v.op).verb, t.backend,
+    const std::string what = v.expression.empty() ? std::string(op_info(v.op).verb) : "'" + v.expression + "'";
+    std::cerr << fmt::format("dmlbits: {} runs on the {} backend ({}), {} at {}\n", what, t.backend,
                              device_text(t.device), dtype_info(v.input_dtype).dml_name, v.level.enum_name());
   }
 }
@@ -251,8 +283,12 @@ void report_validated(const OpOptions& o, const Operation& op, const RunTiming& 
 void report_timing(const OpOptions& o, const RunResult& r, PendingOutputs& side) {
   if (o.time) {
     const OperationSummary v = r.op.summary();
-    const RunDescription what{
-        std::string(op_info(v.op).verb), v.input_dtype, v.output_shape, v.level, o.warmup, r.execute_samples};
+    const RunDescription what{v.expression.empty() ? std::string(op_info(v.op).verb) : v.expression,
+                              v.input_dtype,
+                              v.output_shape,
+                              v.level,
+                              o.warmup,
+                              r.execute_samples};
     std::cerr << timing_text(r.timing, what);
   }
   if (!o.time_json.empty()) side.add_text(o.time_json, timing_json(r));
@@ -298,7 +334,7 @@ void run_op(const OpOptions& o) {
           "dmlbits: {} is {}; the result is written little-endian in C order\n", quote_path(o.a),
           a.fortran_order ? (big ? "big-endian and in Fortran order" : "in Fortran order") : "big-endian");
   }
-  Progress progress(!o.quiet, std::string(op.verb));
+  Progress progress(!o.quiet, o.eval ? std::string("eval") : std::string(op.verb));
   PendingOutputs side;
   const RunResult r = run(request, run_hooks(o, progress, side));
   if (o.explain) {
@@ -341,16 +377,35 @@ std::string format_choice(bool json, const std::string& format) {
 
 namespace {
 
-void setup_op(CommandSetup* sub, const OpInfo& op) {
+// The first operator with output types of its own (popcount), whose --out-dtype eval offers.
+const OpInfo* counting_op() {
+  for (const OpInfo& op : op_table())
+    if (!op.output_dtype_is_input_dtype()) return &op;
+  return nullptr;
+}
+
+// An operator's command, or with `eval` the expression command (`op` then unused): one set of
+// options, those of an operator where an expression has the like (its shifts, its counts).
+void setup_op(CommandSetup* sub, const OpInfo& op, bool eval = false) {
   auto opt = std::make_shared<OpOptions>();
   opt->op = op.kind;
+  opt->eval = eval;
   const std::string operand_help =
       "a .npy or JSON file, - for standard input, or a literal (5, 0xff, 0b101, [1,2,3]); ./NAME for a file named like "
       "a literal";
-  // One string per operand: a JSON array literal contains commas and must stay whole.
-  sub->add_option("A", opt->a, (op.arity == 2 ? "First input: " : "Input: ") + operand_help)->required();
-  if (op.arity == 2)
-    sub->add_option("B", opt->b, "Second input (the shift count for shifts): " + operand_help)->required();
+  const OpInfo* counts = eval ? counting_op() : &op;
+  if (eval) {
+    sub->add_option("EXPRESSION", opt->expression,
+                    "The expression: operators as in C (& | ^ ~ << >>) or as functions (popcount(x), xor(a, b)), "
+                    "names and literals; see EXPRESSIONS in dmlbits(1)")
+        ->required();
+    sub->add_option("NAME=INPUT", opt->bindings, "Each name of the expression and its input: " + operand_help);
+  } else {
+    // One string per operand: a JSON array literal contains commas and must stay whole.
+    sub->add_option("A", opt->a, (op.arity == 2 ? "First input: " : "Input: ") + operand_help)->required();
+    if (op.arity == 2)
+      sub->add_option("B", opt->b, "Second input (the shift count for shifts): " + operand_help)->required();
+  }
   sub->add_option("-o,--output", opt->output,
                   "Write the result to FILE (- for standard output, as .npy unless --format json); "
                   "without -o the result is printed as JSON")
@@ -358,8 +413,10 @@ void setup_op(CommandSetup* sub, const OpInfo& op) {
   sub->add_option("--format", opt->format, "Output format (default: from the extension)")
       ->check(CLI::IsMember({"npy", "json"}));
   sub->add_flag("--json", opt->json, "Same as --format json");
-  if (op.allows_in_place()) sub->add_flag("--in-place", opt->in_place, "Write the result over input A (atomically)");
-  else  // hidden: refused with DirectML's reason rather than as an unknown option
+  if (eval) {
+  } else if (op.allows_in_place()) {
+    sub->add_flag("--in-place", opt->in_place, "Write the result over input A (atomically)");
+  } else  // hidden: refused with DirectML's reason rather than as an unknown option
     sub->add_flag("--in-place", opt->popcount_in_place)->group("");
   sub->add_parsed_option(
          "-l,--feature-level", [opt](const std::string& s) { opt->level = parse_feature_level_option(s); },
@@ -368,17 +425,22 @@ void setup_op(CommandSetup* sub, const OpInfo& op) {
                   " (also 4.1, DML_FEATURE_LEVEL_4_1)";
          })
       ->default_str(newest_feature_level().short_name());
-  if (op.shift)
+  if (op.shift || eval)
     sub->add_parsed_option(
            "--shift-overflow", [opt](const std::string& s) { opt->shift_overflow = parse_shift_overflow_option(s); },
            "Counts >= the element width: directml (what DirectML computes; see the manual), "
            "zero (result 0) or wrap (count modulo width)")
         // Short enough that the description shares the option's line (it names the modes).
         ->option_text("MODE=" + std::string(shift_overflow_name(kDefaultShiftOverflow)));
-  if (!op.output_dtype_is_input_dtype())
+  if (counts && !counts->output_dtype_is_input_dtype())
     sub->add_parsed_option(
         "--out-dtype", [opt](const std::string& s) { opt->out_dtype = parse_dtype_option(s, OptionKey::out_dtype); },
-        [&op] { return "Output data type: " + out_dtype_help(op); });
+        [counts, eval] {
+          return (eval ? std::string("Output data type of every ") + std::string(counts->verb) +
+                             " that names no out_dtype=: "
+                       : std::string("Output data type: ")) +
+                 out_dtype_help(*counts);
+        });
   sub->add_parsed_option(
       "--dtype", [opt](const std::string& s) { opt->dtype = parse_dtype_option(s); },
       "Data type for literals and JSON inputs that name none (default: the other operand's)");
@@ -428,10 +490,11 @@ void setup_op(CommandSetup* sub, const OpInfo& op) {
                          ->capture_default_str();
   sub->add_option("--report-json", opt->report_json, "With --expect: write the full comparison report to FILE")
       ->check(file_name_validator());
-  sub->add_option("--emit-dxdispatch", opt->emit_dxdispatch,
-                  "Also write FILE.json, a model for Microsoft's DxDispatch that runs this operator on DirectML, "
-                  "with the inputs as FILE-a.npy[, FILE-b.npy]")
-      ->check(file_name_validator());
+  if (!eval)
+    sub->add_option("--emit-dxdispatch", opt->emit_dxdispatch,
+                    "Also write FILE.json, a model for Microsoft's DxDispatch that runs this operator on DirectML, "
+                    "with the inputs as FILE-a.npy[, FILE-b.npy]")
+        ->check(file_name_validator());
   sub->add_flag("--time", opt->time, "Print the time of each phase to standard error");
   sub->add_option("--time-json", opt->time_json, "Write timings (phases, samples, statistics) to FILE as JSON")
       ->check(file_name_validator());
@@ -446,6 +509,13 @@ void setup_op(CommandSetup* sub, const OpInfo& op) {
 }
 
 }  // namespace
+
+Command eval_command() {
+  return {"eval",
+          {},
+          "Compute an expression of the operators in one pass: dmlbits eval 'popcount(a ^ b)' a=x.npy b=y.npy",
+          [](CommandSetup* sub) { setup_op(sub, op_table().front(), true); }};
+}
 
 Command op_command(const OpInfo& op) {
   return {std::string(op.verb), op.aliases(),

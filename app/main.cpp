@@ -72,7 +72,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-constexpr const char* kOtherCommands[] = {"info", "ops", "check", "devices", "completion"};
+constexpr const char* kOtherCommands[] = {"eval", "info", "ops", "check", "devices", "completion"};
 
 // The command a first argument means, if it is one in any case (`AND`, `Bit_Xor`): DirectML's
 // names are written in capitals and a user should not have to remember ours are lower case.
@@ -122,7 +122,11 @@ std::string current_command(CLI::App& app) {
 int usage_error(const std::string& command, const std::string& what) {
   const std::string where = command.empty() ? std::string() : command + ": ";
   const std::string help = command.empty() ? "dmlbits --help" : "dmlbits " + command + " --help";
-  std::cerr << "dmlbits: " << where << what << "; see " << help << '\n';
+  // A message of several lines (an expression with a caret under its column) keeps its last
+  // line for the caret: the pointer to the help goes on a line of its own.
+  if (what.find('\n') != std::string::npos)
+    std::cerr << "dmlbits: " << where << what << "\ndmlbits: see " << help << '\n';
+  else std::cerr << "dmlbits: " << where << what << "; see " << help << '\n';
   return dmlbits::exit_status(dmlbits::Errc::usage);
 }
 
@@ -301,6 +305,7 @@ std::vector<Command> commands() {
                            // `help [COMMAND]` into --help.
                            {"help", {}, "Print this help, or a command's: dmlbits help COMMAND", {}}};
   for (const OpInfo& op : op_table()) all.push_back(op_command(op));
+  all.push_back(eval_command());
   return all;
 }
 

@@ -56,7 +56,13 @@ enum class OutputKind : std::uint8_t {
 
 struct OperationRequest {
   OpKind op{};
-  std::vector<Operand> operands;                // the operator's arity of them
+  std::vector<Operand> operands;  // the operator's arity of them (an expression: one per name)
+  // An expression of the operators in place of `op` (dmlbits(1), EXPRESSIONS: "popcount(a ^ b)"),
+  // run as one graph: names[i] is the expression's name that operands[i] binds. Every name of the
+  // expression is bound once and every binding is used; an operand that is a literal is that
+  // literal in the expression. Not with in_place.
+  std::string expression;
+  std::vector<std::string> names;
   std::optional<FeatureLevel> level;            // default: newest_feature_level()
   std::optional<DType> dtype;                   // literals and JSON inputs that name none
   std::optional<DType> out_dtype;               // popcount only: UINT8 (default) or UINT32
@@ -103,14 +109,18 @@ class PreparedRequest {
   // The CPU backends' (and the d3d12 backend's copies') thread count: the request's threads, else
   // DMLBITS_THREADS' (1 to kMaxThreads); 0: the machine's default (thread_defaults()).
   unsigned threads() const { return threads_; }
+  // Whether the request is an expression (OperationRequest::expression).
+  bool is_expression() const { return expression_ != nullptr; }
 
  private:
   friend PreparedRequest prepare_request(OperationRequest request);
+  friend struct PreparedAccess;  // the library's: the parsed expression
   PreparedRequest(OperationRequest r, std::optional<InstructionSet> isa, unsigned threads)
       : r_(std::move(r)), isa_(isa), threads_(threads) {}
   OperationRequest r_;
   std::optional<InstructionSet> isa_;
   unsigned threads_ = 0;
+  std::shared_ptr<const void> expression_;  // the parsed expression, its names bound
 };
 
 // Checks the combination rules and fills the defaults; see the contract at the top.
@@ -124,6 +134,9 @@ struct OperationSummary {
   DType output_dtype{};
   Shape output_shape;
   bool in_place = false;
+  // An expression's text ("" for one operator); `op`, the dtypes and the level are then its
+  // last operator's, `input_dtype` that operator's input.
+  std::string expression;
 };
 
 // An operation as run() validated it: the operator, its DirectML description, dtypes and shapes.

@@ -57,7 +57,8 @@ const CpuMachine& this_machine();
 // prepare_request resolved it): itself, or for 0 the machine's: cpu_thread_rule(this_machine(),
 // ...).team for `isa`'s kernels (the host's widest set by default). Reads no environment.
 unsigned cpu_threads(unsigned requested, std::optional<Isa> isa = std::nullopt);
-// Whether cpu_threads(requested) is the machine's default: `requested` names no count. Runs on the default share the process's ThreadLease budget.
+// Whether cpu_threads(requested) is the machine's default: `requested` names no count. Runs on the default share the
+// process's ThreadLease budget.
 bool cpu_threads_are_default(unsigned requested);
 // The most threads the CPU backend computes on (--threads, DMLBITS_THREADS).
 inline constexpr unsigned kMaxCpuThreads = 256;

@@ -88,7 +88,8 @@ GraphValue GraphBuilder::build(std::int32_t i, std::optional<DType> expected) {
     refuse(
         i, Errc::invalid_input,
         n.kind == NodeKind::literal
-            ? fmt::format("nothing gives the literal '{}' a data type: no operand meets it, and no dtype was given", n.literal)
+            ? fmt::format("nothing gives the literal '{}' a data type: no operand meets it, and no dtype was given",
+                          n.literal)
             : std::string("nothing gives this subexpression a data type: it has no operand, and no dtype was given"));
 
   const auto key = std::make_pair(i, static_cast<int>(*d));

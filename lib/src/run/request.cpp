@@ -11,6 +11,7 @@
 #include "dmlbits/error.hpp"
 #include "io.hpp"
 #include "dmlbits/timing.hpp"
+#include "evaluate.hpp"
 #include "make_backend.hpp"
 #include "operation_access.hpp"
 #include "stats_json.hpp"
@@ -98,6 +99,13 @@ void check_output(const OperationRequest& r) {
 }  // namespace
 
 PreparedRequest prepare_request(OperationRequest r) {
+  std::optional<BoundExpression> bound;
+  if (!r.expression.empty() || !r.names.empty()) {
+    bound = bind_expression(r);
+    if (r.in_place) throw Error(Errc::usage, "an expression's result is never written in place, over an operand");
+    // The expression's last operator stands for it in the checks below that name an operator.
+    r.op = bound->expression->nodes[static_cast<std::size_t>(bound->expression->root)].op;
+  }
   const OpInfo& op = op_info(r.op);
   check_operands(r);
   check_output(r);
@@ -111,23 +119,37 @@ PreparedRequest prepare_request(OperationRequest r) {
     throw OptionError(OptionKey::shift_overflow, OptionRule::unknown_name,
                       std::to_string(static_cast<int>(*r.shift_overflow)), {},
                       option_choices(OptionKey::shift_overflow));
-  check_operator_options(r, op);
-  check_in_place(r, op);
+  if (!bound) {
+    check_operator_options(r, op);
+    check_in_place(r, op);
+  }
   if (r.adapter) check_adapter_option(*r.adapter);
   if (!r.backend) r.backend = BackendKind::automatic;
   const CpuChoice cpu = check_backend_choice(*r.backend, r.isa, r.adapter.value_or(""), r.threads);
   check_repeat(r.repeat, r.warmup, r.in_place);
   if (!r.level) r.level = newest_feature_level();
   if (!r.shift_overflow) r.shift_overflow = kDefaultShiftOverflow;
-  return PreparedRequest(std::move(r), to_instruction_set(cpu.isa), cpu.threads);
+  PreparedRequest prepared(std::move(r), to_instruction_set(cpu.isa), cpu.threads);
+  if (bound) PreparedAccess::set_expression(prepared, std::move(*bound));
+  return prepared;
 }
 
 OperationSummary Operation::summary() const {
   const ValidatedOp& op = validated(*this);
-  return {op.op().kind, op.level(), op.input_dtype(), op.output_dtype(), op.output_shape(), op.in_place()};
+  const ValidatedGraph* graph = OperationAccess::graph(*this);
+  return {op.op().kind,
+          op.level(),
+          op.input_dtype(),
+          op.output_dtype(),
+          op.output_shape(),
+          op.in_place(),
+          graph ? graph->expression().text : std::string()};
 }
 
-std::string Operation::explain_json() const { return to_json(validated(*this).desc()).dump(2) + "\n"; }
+std::string Operation::explain_json() const {
+  if (const ValidatedGraph* graph = OperationAccess::graph(*this)) return graph_explain_json(*graph);
+  return to_json(validated(*this).desc()).dump(2) + "\n";
+}
 
 std::string timing_json(const RunResult& r) {
   const RunTiming& t = r.timing;
