@@ -2,7 +2,9 @@
 // (run_graph: fused where the backend fuses), the result written as a single operator's is.
 #include "evaluate.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <utility>
@@ -30,7 +32,8 @@ namespace {
 // as a list, read as JSON, a 0-d tensor.
 Tensor read_literal(const std::string& text, DType dtype) {
   const OperandKind kind = classify_operand(text);
-  if (kind == OperandKind::scalar_literal || kind == OperandKind::array_literal) return std::move(load_operands({Operand(text)}, dtype).front().tensor);
+  if (kind == OperandKind::scalar_literal || kind == OperandKind::array_literal)
+    return std::move(load_operands({Operand(text)}, dtype).front().tensor);
   std::string json = text;
   bool word = false;  // inf, infinity, nan, nan(...): JSON strings
   for (char c : text) word = word || std::isalpha(static_cast<unsigned char>(c)) != 0;
@@ -50,6 +53,47 @@ bool is_literal_text(const Operand& operand) {
   if (!text) return false;
   const OperandKind kind = classify_operand(*text);
   return kind == OperandKind::scalar_literal || kind == OperandKind::array_literal;
+}
+
+}  // namespace
+
+namespace {
+
+// One execution of the graph; with a between_chunks hook, a flat graph in chunks of about
+// kInMemoryChunkBytes (read and written), the hook called between them, as one operator's
+// in-memory run does, so that a face sees an interruption promptly.
+void execute_graph(Backend& backend, const ValidatedGraph& graph, const GraphBuffers& buffers,
+                   const std::function<void()>& between_chunks) {
+  const std::uint64_t n = graph.output_shape().element_count();
+  if (!between_chunks || n == 0 || !graph.is_flat_streamable()) {
+    backend.run_graph(graph, buffers);
+    return;
+  }
+  const std::uint64_t element_bytes = (graph.input_bytes() + graph.output_bytes()) / n + 1;
+  const std::uint64_t count = std::max<std::uint64_t>(1, kInMemoryChunkBytes / element_bytes) / 64 * 64 + 64;
+  if (n <= count) {
+    backend.run_graph(graph, buffers);
+    return;
+  }
+  const Shape& out_shape = graph.output_shape();
+  const std::size_t out_size = dtype_info(graph.output_dtype()).size;
+  for (std::uint64_t first = 0; first < n; first += count) {
+    if (first > 0) between_chunks();
+    const std::uint64_t m = std::min(count, n - first);
+    const ValidatedGraph chunk = graph.flat_chunk(m);
+    GraphBuffers part;
+    // A full-length operand is read from `first`; a one-element one is the same element.
+    const auto slice = [&](std::span<const std::byte> bytes, const Shape& shape, DType dtype) {
+      const std::size_t size = dtype_info(dtype).size;
+      return shape == out_shape ? bytes.subspan(first * size, m * size) : bytes;
+    };
+    for (std::size_t i = 0; i < graph.inputs().size(); ++i)
+      part.inputs.push_back(slice(buffers.inputs[i], graph.inputs()[i].shape, graph.inputs()[i].dtype));
+    for (std::size_t i = 0; i < graph.constants().size(); ++i)
+      part.constants.push_back(slice(buffers.constants[i], graph.constants()[i].shape, graph.constants()[i].dtype));
+    part.output = buffers.output.subspan(first * out_size, m * out_size);
+    backend.run_graph(chunk, part);
+  }
 }
 
 }  // namespace
@@ -218,7 +262,7 @@ RunResult run_expression(const PreparedRequest& p, const RunHooks& hooks) {
   buffers.output = {out.data, out.byte_size()};
   clock.lap(t, "allocate");
   for (int i = 0; i < r.warmup; ++i) {
-    backend->run_graph(*graph, buffers);
+    execute_graph(*backend, *graph, buffers, hooks.between_chunks);
     if (hooks.between_chunks) hooks.between_chunks();
   }
   if (r.warmup > 0) clock.lap(t, "warmup");
@@ -226,10 +270,10 @@ RunResult run_expression(const PreparedRequest& p, const RunHooks& hooks) {
   for (int i = 0; i < r.repeat; ++i) {
     if (clock.on()) {
       Stopwatch one;
-      backend->run_graph(*graph, buffers);
+      execute_graph(*backend, *graph, buffers, hooks.between_chunks);
       result.execute_samples.push_back(one.seconds());
     } else {
-      backend->run_graph(*graph, buffers);
+      execute_graph(*backend, *graph, buffers, hooks.between_chunks);
     }
     if (hooks.between_chunks && i + 1 < r.repeat) hooks.between_chunks();
   }
