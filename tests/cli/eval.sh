@@ -64,6 +64,9 @@ expect_status 0 eval 'popcount(a ^ b)' a=a.npy b=b.npy --explain
 expect_out '"expression": "popcount(a ^ b)"'
 expect_out '"DML_OPERATOR_ELEMENT_WISE_BIT_XOR"'
 expect_out '"DML_OPERATOR_ELEMENT_WISE_BIT_COUNT"'
+expect_out '"cpu": "one pass"'
+expect_status 0 eval 'popcount(x ^ y)' x=col.npy y=row.npy --explain
+expect_out '"cpu": "node by node: an operand broadcast along an axis (not flat)"'
 expect_status 0 eval 'popcount(a ^ b)' a=a.npy b=b.npy -o out.npy -v --backend cpu
 expect_err "'popcount(a ^ b)' runs on the cpu backend"
 

@@ -323,7 +323,7 @@ bool D3d12Backend::run_staged(const ValidatedOp& op, StagedIo& io) {
   return true;
 }
 
-std::optional<std::string> D3d12Backend::fusion_refusal(const ValidatedGraph& graph) const {
+std::optional<std::string> D3d12Backend::graph_fusion_refusal(const ValidatedGraph& graph) {
   gpu::GraphKernelKey key;
   return graph_kernel_key(graph, key);
 }

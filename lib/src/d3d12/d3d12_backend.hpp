@@ -148,7 +148,9 @@ class D3d12Backend final : public Backend {
   // Why run_graph() runs `graph` node by node rather than as one kernel (one node; not
   // is_flat_streamable(); more than 8 input buffers or 26 words of one-element inputs; an
   // operator without a GPU kernel), or nullopt when it fuses it.
-  std::optional<std::string> fusion_refusal(const ValidatedGraph& graph) const;
+  std::optional<std::string> fusion_refusal(const ValidatedGraph& graph) const { return graph_fusion_refusal(graph); }
+  // The same without a device (the rule depends on the graph alone), for --explain.
+  static std::optional<std::string> graph_fusion_refusal(const ValidatedGraph& graph);
   std::vector<PhaseTime> detail_phases() const override;
 
   const D3d12DeviceInfo& device_info() const;

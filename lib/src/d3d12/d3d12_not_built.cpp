@@ -52,7 +52,7 @@ DeviceDescription D3d12Backend::device_description() const {
 std::optional<std::string> D3d12Backend::unsupported_reason(const ValidatedOp&) const { return std::string(kNotBuilt); }
 void D3d12Backend::run(const ValidatedOp&, const ExecuteBuffers&) { throw Error(Errc::backend, kNotBuilt); }
 void D3d12Backend::run_graph(const ValidatedGraph&, const GraphBuffers&) { throw Error(Errc::backend, kNotBuilt); }
-std::optional<std::string> D3d12Backend::fusion_refusal(const ValidatedGraph&) const { return std::string(kNotBuilt); }
+std::optional<std::string> D3d12Backend::graph_fusion_refusal(const ValidatedGraph&) { return std::string(kNotBuilt); }
 std::vector<PhaseTime> D3d12Backend::detail_phases() const { return {}; }
 const D3d12DeviceInfo& D3d12Backend::device_info() const {
   static const D3d12DeviceInfo none;

@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "cpu_backend.hpp"
+#include "d3d12_backend.hpp"
 #include "dmlbits/error.hpp"
 #include "dmlbits/front_end.hpp"
 #include "io.hpp"
@@ -177,6 +179,20 @@ std::string graph_explain_json(const ValidatedGraph& g) {
                      {"operator", to_json(n.op.desc())}});
   }
   j["nodes"] = nodes;
+  // How each backend runs it: in one pass, or node by node (each node a full-size temporary).
+  const auto passes = [](const std::optional<std::string>& refusal) {
+    return refusal ? "node by node: " + *refusal : std::string("one pass");
+  };
+  j["backends"] = {
+      {"cpu", passes(CpuBackend::fuses(g)
+                         ? std::nullopt
+                         : std::optional<std::string>(g.nodes().size() < 2
+                                                          ? "one node: the operator's own kernel"
+                                                          : "an operand broadcast along an axis (not flat)"))},
+      {"cpu-reference", "node by node: the specification"},
+      {"d3d12", passes(D3d12Backend::graph_fusion_refusal(g))},
+      {"directml", g.nodes().size() < 2 ? std::string("the operator itself")
+                                        : std::string("one pass: a DML_GRAPH_DESC compiled by CompileGraph")}};
   j["output"] = {{"node", g.nodes().size() - 1},
                  {"dtype", dtype_info(g.output_dtype()).dml_name},
                  {"shape", dims_of(g.output_shape())}};
