@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The project's golden manifest and the ONNX conformance manifest through `dmlbits check`, on
+# The project's golden manifests (operators, expressions) and the ONNX conformance manifest through `dmlbits check`, on
 # every CPU backend and every instruction set the host has, with JUnit output.
 source "$(dirname "$0")/lib.sh"
 golden="$TESTDATA/golden/manifest.json"
@@ -31,6 +31,8 @@ for b in json.loads(sys.argv[1])['backends']:
 [ -n "$combos" ] || fail "no backends listed"
 while read -r backend isa; do
   run_manifest "$golden" --backend "$backend" ${isa:+--isa "$isa"}
+  # Expressions of the operators (issue #46), also made by scripts/make_goldens.py from NumPy.
+  run_manifest "$TESTDATA/golden/expressions.json" --backend "$backend" ${isa:+--isa "$isa"}
 done <<< "$combos"
 
 # The ONNX conformance manifest as committed: its data is in the repository
