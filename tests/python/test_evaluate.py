@@ -209,3 +209,24 @@ def test_dask_evaluate_on_chunks_equals_evaluate_on_the_whole():
     assert "bind it to a name" in str(e.value)
     with pytest.raises(dmlbits.UsageError):
         dd.evaluate("p | q", {"p": 1, "q": 2})
+
+
+def test_check_runs_expression_cases(tmp_path):
+    a = np.array([0x0F, 0xF0, 0x33], np.uint8)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "want.npy", popcount(a ^ np.uint8(0x0F)))
+    np.save(tmp_path / "wrong.npy", popcount(a))
+    (tmp_path / "m.json").write_text("""{"cases": [
+      {"name": "ok", "expression": "popcount(a ^ k)", "inputs": {"a": "a.npy", "k": "0x0f"}, "expected": "want.npy"},
+      {"name": "bad", "expression": "popcount(a ^ k)", "inputs": {"a": "a.npy", "k": [15, 15, 15]},
+       "expected": "wrong.npy"}]}""")
+    r = dmlbits.check(tmp_path / "m.json")
+    assert r["ok"].passed and r["bad"].outcome == "fail" and r.failed == 1
+    r = dmlbits.check(tmp_path / "m.json", update=True)
+    assert r["bad"].updated and dmlbits.check(tmp_path / "m.json")
+    np.testing.assert_array_equal(np.load(tmp_path / "wrong.npy"), popcount(a ^ np.uint8(0x0F)))
+    (tmp_path / "both.json").write_text('{"cases": [{"name": "x", "op": "not", "expression": "~a", '
+                                        '"inputs": {"a": "a.npy"}, "expected": "want.npy"}]}')
+    with pytest.raises(dmlbits.InvalidInputError) as e:
+        dmlbits.check(tmp_path / "both.json")
+    assert "case 'x': give exactly one of \"op\"" in str(e.value)
