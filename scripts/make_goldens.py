@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Writes testdata/golden/: small .npy inputs, the outputs dmlbits must produce, and manifest.json.
+"""Writes testdata/golden/: small .npy inputs, the outputs dmlbits must produce, manifest.json (the
+operators) and expressions.json (expressions of them, as `dmlbits eval` runs them).
 
 Expected values come from NumPy and Python integers, never from dmlbits. Every operator works on
 the raw bits of its elements, so the computation is done on the unsigned integer of the element
@@ -294,6 +295,7 @@ class Writer:
     def __init__(self, out_dir):
         self.out_dir = out_dir
         self.cases = []
+        self.expression_cases = []
         self.names = set()
 
     def save(self, name, array):
@@ -319,6 +321,24 @@ class Writer:
         if note:
             entry["comment"] = note
         self.cases.append(entry)
+
+
+    def expression_case(self, name, expression, inputs, expected, args=(), note=""):
+        """An expression case (expressions.json): inputs {name: array or CLI literal (a string)
+        or JSON array literal (a list)}, arrays saved as NAME_<name>.npy."""
+        assert name not in self.names, name
+        self.names.add(name)
+        bound = {}
+        for key, x in inputs.items():
+            bound[key] = x if isinstance(x, (str, list)) else self.save("%s_%s" % (name, key), x)
+        entry = {"name": name, "expression": expression, "inputs": bound}
+        args = list(args)
+        for flag, value in zip(args[::2], args[1::2]):
+            entry[CHECK_KEYS[flag]] = value
+        entry["expected"] = self.save(name + "_expected", expected)
+        if note:
+            entry["comment"] = note
+        self.expression_cases.append(entry)
 
 
 # CLI option -> `dmlbits check` manifest key.
@@ -540,6 +560,44 @@ def build(w, rng, prog):
                        note="(5, 1) values x edge counts")
 
 
+def build_expressions(w, rng):
+    """Expressions of the operators (dmlbits eval, a manifest's "expression" cases), each
+    expected value composed from the operators' models above: a graph must compute what its
+    operators compute one after the other."""
+    a8, b8 = interesting(rng, "uint8", 41), interesting(rng, "uint8", 41)
+    w.expression_case("expr_popcount_xor_uint8", "popcount(a ^ b)", {"a": a8, "b": b8},
+                      expect_popcount(expect_logic("xor", a8, b8), "uint8"), note="a Hamming distance")
+    w.expression_case("expr_popcount_xor_uint8_out_uint32", "popcount(a ^ b)", {"a": a8, "b": b8},
+                      expect_popcount(expect_logic("xor", a8, b8), "uint32"), args=["--out-dtype", "uint32"])
+    a32, b32 = interesting(rng, "int32", 41), interesting(rng, "int32", 41)
+    w.expression_case("expr_and_not_int32", "a & ~b", {"a": a32, "b": b32},
+                      expect_logic("and", a32, expect_not(b32)))
+    a16 = interesting(rng, "uint16", 41)
+    three, ff = np.full_like(a16, 3), np.full_like(a16, 0xFF)
+    w.expression_case("expr_shr_mask_uint16", "(a >> 3) & 0xff", {"a": a16},
+                      expect_logic("and", expect_shift("shr", a16, three, "directml"), ff),
+                      note="literals take the dtype of the operand they meet")
+    a64, b64, c64 = (interesting(rng, "uint64", 41) for _ in range(3))
+    x = expect_logic("xor", a64, b64)
+    w.expression_case("expr_shared_xor_uint64", "((a ^ b) | c) & ~((a ^ b) & c)", {"a": a64, "b": b64, "c": c64},
+                      expect_logic("and", expect_logic("or", x, c64), expect_not(expect_logic("and", x, c64))),
+                      note="a ^ b is one node, used twice")
+    m = random_bits(rng, "uint32", (4, 5))
+    row, col = random_bits(rng, "uint32", (5,)), random_bits(rng, "uint32", (4, 1))
+    w.expression_case("expr_broadcast_uint32", "(m ^ row) & col", {"m": m, "row": row, "col": col},
+                      expect_logic("and", expect_logic("xor", m, row), np.broadcast_to(col, (4, 5))),
+                      note="(4, 5) with (5,) and (4, 1)")
+    g = random_bits(rng, "uint8", (3, 4))
+    lit = np.array([1, 2, 4, 128], np.uint8)
+    w.expression_case("expr_literal_list_uint8", "(g | [1, 2, 4, 128]) ^ k", {"g": g, "k": [3, 5, 7, 9]},
+                      expect_logic("xor", expect_logic("or", g, np.broadcast_to(lit, (3, 4))),
+                                   np.broadcast_to(np.array([3, 5, 7, 9], np.uint8), (3, 4))),
+                      note="a list in the text and one bound to a name, both in g's dtype")
+    f, h = interesting(rng, "float32", 29), interesting(rng, "float32", 29)
+    w.expression_case("expr_popcount_and_float32", "popcount(f & h, out_dtype=uint32)", {"f": f, "h": h},
+                      expect_popcount(expect_logic("and", f, h), "uint32"), note="the bits of floats")
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -552,7 +610,7 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     # Stale cases from an older run must not linger.
     for f in os.listdir(out_dir):
-        if f.endswith(".npy") or f == "manifest.json":
+        if f.endswith(".npy") or f in ("manifest.json", "expressions.json"):
             os.remove(os.path.join(out_dir, f))
 
     w = Writer(out_dir)
@@ -566,8 +624,20 @@ def main():
     with open(os.path.join(out_dir, "manifest.json"), "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1)
         f.write("\n")
+    # The expressions in a manifest of their own: manifest.json's cases are single operators, the
+    # CLI's operator commands (tests/numpy/golden_test.py runs each as one).
+    build_expressions(w, np.random.default_rng(SEED + 46))
+    expressions = {
+        "generator": "scripts/make_goldens.py",
+        "seed": SEED + 46,
+        "note": "expressions of the operators (dmlbits eval); paths are relative to this file",
+        "cases": w.expression_cases,
+    }
+    with open(os.path.join(out_dir, "expressions.json"), "w", encoding="utf-8") as f:
+        json.dump(expressions, f, indent=1)
+        f.write("\n")
     total = sum(os.path.getsize(os.path.join(out_dir, f)) for f in os.listdir(out_dir))
-    print("make_goldens: %d cases, %d files, %d bytes in %s" % (len(w.cases), len(os.listdir(out_dir)), total, out_dir))
+    print("make_goldens: %d cases (%d expressions), %d files, %d bytes in %s" % (len(w.cases), len(w.expression_cases), len(os.listdir(out_dir)), total, out_dir))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The project's golden manifest and the ONNX conformance manifest through `dmlbits check`, on
+# The project's golden manifests (operators, expressions) and the ONNX conformance manifest through `dmlbits check`, on
 # every CPU backend and every instruction set the host has, with JUnit output.
 source "$(dirname "$0")/lib.sh"
 golden="$TESTDATA/golden/manifest.json"
@@ -31,6 +31,8 @@ for b in json.loads(sys.argv[1])['backends']:
 [ -n "$combos" ] || fail "no backends listed"
 while read -r backend isa; do
   run_manifest "$golden" --backend "$backend" ${isa:+--isa "$isa"}
+  # Expressions of the operators (issue #46), also made by scripts/make_goldens.py from NumPy.
+  run_manifest "$TESTDATA/golden/expressions.json" --backend "$backend" ${isa:+--isa "$isa"}
 done <<< "$combos"
 
 # The ONNX conformance manifest as committed: its data is in the repository
@@ -83,4 +85,36 @@ cmp -s bad.npy good.npy || fail "--update did not rewrite bad.npy with the resul
 echo '{"cases": [{"name": "x", "op": "nope", "inputs": []}]}' > broken.json
 expect_status 3 check broken.json
 expect_err "unknown op"
+
+# Expression cases (issue #46) as any case: pass, fail, --update, --junit, shards, -j.
+# popcount(a ^ 0xffffffff) of [[0, 123], [456, 789]] in uint32: 32 - (0, 6, 4, 5) bits set.
+"$PYTHON" -c "
+import numpy as np
+np.save('d.npy', np.array([[32, 26], [28, 27]], dtype=np.uint8))
+np.save('d_wrong.npy', np.array([[32, 26], [28, 28]], dtype=np.uint8))
+"
+cat > e.json <<'JSON'
+{"defaults": {"out_dtype": "uint8"},
+ "cases": [
+ {"name": "distance", "expression": "popcount(a ^ k)", "inputs": {"a": "a.npy", "k": "0xffffffff"}, "expected": "d.npy"},
+ {"name": "distance_wrong", "expression": "popcount(~a)", "inputs": {"a": "a.npy"}, "expected": "d_wrong.npy"},
+ {"name": "old_level", "expression": "popcount(a)", "inputs": {"a": "a.npy"}, "feature_level": "2_1",
+  "expect_error": "invalid-input"}
+]}
+JSON
+expect_status 1 check e.json --junit ej.xml -j 2
+expect_out "2 passed, 1 failed"
+expect_out "FAIL    distance_wrong: mismatch with"
+grep -q 'name="distance_wrong"' ej.xml || fail "JUnit lacks the expression case"
+expect_status 0 check e.json --shard 0/2
+expect_out "2 passed, 0 failed"
+expect_status 1 check e.json --shard 1/2
+expect_out "0 passed, 1 failed"
+expect_status 0 check e.json --update
+expect_out "UPDATED distance_wrong"
+cmp -s d_wrong.npy d.npy || fail "--update did not rewrite d_wrong.npy with the expression's result"
+expect_status 0 check e.json
+echo '{"cases": [{"name": "x", "op": "and", "expression": "a & b", "inputs": ["1", "2"], "expected": "g.npy"}]}' > both.json
+expect_status 3 check both.json
+expect_err "case 'x': give exactly one of \"op\""
 finish

@@ -62,6 +62,10 @@ def check_goldens_are_current(manifest):
             fresh = json.load(f)
         if fresh != manifest:
             fail("testdata/golden/manifest.json differs from what scripts/make_goldens.py writes; rerun it")
+        with open(os.path.join(tmp, "expressions.json"), encoding="utf-8") as f:
+            fresh_expressions = json.load(f)
+        if fresh_expressions != load_expressions():
+            fail("testdata/golden/expressions.json differs from what scripts/make_goldens.py writes; rerun it")
         names = sorted(f for f in os.listdir(tmp) if f.endswith(".npy"))
         have = sorted(f for f in os.listdir(GOLDEN_DIR) if f.endswith(".npy"))
         if names != have:
@@ -114,6 +118,32 @@ def run_case(case, tmp):
         fail("%s: %s (command: %s)" % (name, why, " ".join(cmd[1:])))
 
 
+def load_expressions():
+    with open(os.path.join(GOLDEN_DIR, "expressions.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def run_expression_case(case, tmp):
+    """An expressions.json case through `dmlbits eval EXPRESSION NAME=INPUT...`."""
+    name = case["name"]
+    bindings = []
+    for key, x in case["inputs"].items():
+        x = json.dumps(x) if isinstance(x, list) else x
+        bindings.append("%s=%s" % (key, os.path.join(GOLDEN_DIR, x) if x.endswith(".npy") else x))
+    out = os.path.join(tmp, name + ".out.npy")
+    args = ["--out-dtype", case["out_dtype"]] if "out_dtype" in case else []
+    cmd = [DMLBITS, "eval", case["expression"], *bindings, *args, "-o", out]
+    r = testlib.run(*cmd[1:])
+    if r.returncode != 0:
+        fail("%s: exit %d: %s" % (name, r.returncode, r.stderr.strip()))
+        return
+    got = np.load(out, allow_pickle=False)
+    want = np.load(os.path.join(GOLDEN_DIR, case["expected"]), allow_pickle=False)
+    ok, why = same_array(got, want)
+    if not ok:
+        fail("%s: %s (command: %s)" % (name, why, " ".join(cmd[1:])))
+
+
 def main():
     missing = testlib.dmlbits_missing("golden_test: set DMLBITS to the dmlbits binary")
     if missing is not None:
@@ -129,6 +159,8 @@ def main():
     with testlib.temp_dir() as tmp:
         for case in cases:
             run_case(case, tmp)
+        for case in load_expressions()["cases"]:
+            run_expression_case(case, tmp)
 
     print("golden_test: %d cases run, %d failures" % (len(cases), len(failures)))
     return 1 if failures else 0

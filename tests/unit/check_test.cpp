@@ -217,6 +217,74 @@ TEST_F(CheckTest, UpdateCreatesThenRewritesGoldens) {
   EXPECT_EQ(run_check(path, {}).cases[0].outcome, CaseResult::Outcome::pass);
 }
 
+// Issue #46: a case may be an expression of the operators, its inputs an object of its names.
+TEST_F(CheckTest, ExpressionCasesPassFailAndUpdateAsOperatorCases) {
+  // popcount(a ^ b): 0xF0 ^ 0x0F = 0xFF (8 bits), 0x03 ^ 0x01 = 0x02 (1 bit), 0 ^ 0 = 0.
+  test::write_file(dir_.file("a.json"), R"({"dtype": "uint8", "data": [240, 3, 0]})");
+  test::write_file(dir_.file("count.json"), R"({"dtype": "uint32", "data": [8, 1, 0]})");
+  test::write_file(dir_.file("wrong.json"), R"({"dtype": "uint32", "data": [8, 2, 0]})");
+  // (a & 0x0f) | b with b the literal 0x30: 0x30, 0x33, 0x30.
+  test::write_file(dir_.file("mask.json"), R"({"dtype": "uint8", "data": [48, 51, 48]})");
+  const std::string path = manifest(R"J({
+    "defaults": {"op": "and", "inputs": ["1", "2"], "out_dtype": "uint32"},
+    "cases": [
+      {"name": "count", "expression": "popcount(a ^ b)", "inputs": {"a": "a.json", "b": [15, 1, 0]},
+       "expected": "count.json"},
+      {"name": "wrong", "expression": "popcount(a ^ b)", "inputs": {"a": "a.json", "b": [15, 1, 0]},
+       "expected": "wrong.json"},
+      {"name": "mask", "expression": "(a & 0x0f) | b", "inputs": {"a": "a.json", "b": "0x30"},
+       "expected": "mask.json"},
+      {"name": "new", "expression": "~a", "inputs": {"a": "a.json"}, "expected": "not.npy"}]})J");
+  CheckSummary s = run_check(path, {});
+  ASSERT_EQ(s.cases.size(), 4u);
+  EXPECT_EQ(by_name(s, "count").outcome, CaseResult::Outcome::pass) << by_name(s, "count").detail;
+  EXPECT_EQ(by_name(s, "wrong").outcome, CaseResult::Outcome::fail);
+  ASSERT_TRUE(by_name(s, "wrong").comparison);
+  EXPECT_EQ(by_name(s, "wrong").comparison->differing, 1u);
+  EXPECT_EQ(by_name(s, "mask").outcome, CaseResult::Outcome::pass) << by_name(s, "mask").detail;
+  EXPECT_EQ(by_name(s, "new").outcome, CaseResult::Outcome::error);  // no golden yet
+
+  CheckOptions update;
+  update.update = true;
+  update.filter = "new";
+  s = run_check(path, update);
+  EXPECT_TRUE(by_name(s, "new").updated);
+  // ~[240, 3, 0] in uint8: 15, 252, 255.
+  EXPECT_EQ(test::npy_data(test::read_file(dir_.file("not.npy"))), std::string("\x0f\xfc\xff", 3));
+  EXPECT_EQ(run_check(path, {}).cases.size(), 4u);
+  EXPECT_EQ(by_name(run_check(path, {}), "new").outcome, CaseResult::Outcome::pass);
+}
+
+TEST_F(CheckTest, ACaseIsAnOperatorOrAnExpressionNeverBoth) {
+  const std::string both =
+      "case 'x': give exactly one of \"op\" (an operator, \"inputs\" an array) and "
+      "\"expression\" (\"inputs\" an object of its names)";
+  expect_refused(
+      R"({"cases": [{"name": "x", "op": "and", "expression": "a & b", "inputs": ["1", "2"], "expected": "g.npy"}]})",
+      both);
+  expect_refused(R"({"cases": [{"name": "x", "inputs": ["1", "2"], "expected": "g.npy"}]})", both);
+  expect_refused(R"({"defaults": {"op": "and", "expression": "a"}, "cases": [{"name": "x", "expected": "g.npy"}]})",
+                 both);
+  expect_refused(R"({"cases": [{"name": "x", "expression": "a & b", "inputs": ["1", "2"], "expected": "g.npy"}]})",
+                 "case 'x': \"inputs\" must be an object of the expression's names and their operands "
+                 "({\"a\": \"x.npy\"})");
+  expect_refused(
+      R"({"cases": [{"name": "x", "expression": "a & b", "inputs": {"a": "1", "b": 2}, "expected": "g.npy"}]})",
+      "case 'x': \"inputs\"[\"b\"]: 2 is not an operand: give a file name or a literal as a string "
+      "(\"5\", \"0xff\") or an array ([1.5])");
+  expect_refused(R"({"cases": [{"name": "x", "expression": "a & b", "inputs": {"a": "1", "b": "2", "c": "3"},
+                                "expected": "g.npy"}]})",
+                 "case 'x': operand 'c' is bound but the expression does not use it (its names: a, b)");
+  // A name left unbound is the manifest's mistake, as an operator's missing input is.
+  expect_refused(R"({"cases": [{"name": "x", "expression": "a & c", "inputs": {"a": "1"}, "expected": "g.npy"}]})",
+                 "case 'x': expression: the name 'c' is not bound to an operand (column 5)\n  a & c\n      ^");
+  const Error e =
+      load_error(R"({"cases": [{"name": "x", "expression": "a &", "inputs": {"a": "1"}, "expected": "g.npy"}]})");
+  EXPECT_EQ(e.code(), Errc::invalid_input);
+  EXPECT_NE(std::string(e.what()).find("case 'x': "), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find('^'), std::string::npos) << e.what();
+}
+
 TEST_F(CheckTest, MalformedManifestsNameTheCaseAndTheKey) {
   expect_refused(R"({"cases": []})", "\"cases\" is empty: the manifest has no cases to run");
   expect_refused(R"([1, 2])", "a manifest is an object with a \"cases\" array");

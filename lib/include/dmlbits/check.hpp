@@ -2,7 +2,8 @@
 //
 // Manifest: {"root": "dir" (optional; relative to the manifest, default its folder),
 //            "defaults": {case fields} (optional),
-//            "cases": [{"name", "op", "inputs": [path or literal, ...],
+//            "cases": [{"name", "op", "inputs": [path or literal, ...]
+//                       (or "expression": text, "inputs": {name: path or literal, ...}),
 //                       "feature_level", "out_dtype", "dtype", "shift_overflow", "backend",
 //                       and either "expected": golden path  or  "expect_error": error name
 //                       ("invalid-input", ...) with optional "expect_message": substring}]}

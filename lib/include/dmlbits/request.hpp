@@ -126,6 +126,11 @@ class PreparedRequest {
 // Checks the combination rules and fills the defaults; see the contract at the top.
 PreparedRequest prepare_request(OperationRequest request);
 
+// The names an expression (OperationRequest::expression) binds, in order of first appearance:
+// what a face that finds its operands by name (Python's dmlbits.evaluate) must look up. Throws
+// Error(Errc::usage) for text the grammar refuses, with the message prepare_request() gives.
+std::vector<std::string> expression_names(const std::string& expression);
+
 // What was validated, as plain data for reports (-v, --time, a Python repr).
 struct OperationSummary {
   OpKind op{};

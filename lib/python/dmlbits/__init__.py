@@ -15,7 +15,9 @@ out_dtype (bitwise_count: "uint8" or "uint32"), threads, isa, adapter, dtype (fo
 out= (a writeable array of the result's dtype and shape; it is returned), timing=True (returns
 (result, timing) as --time-json), repeat, warmup.
 
-Also: explain, ops, devices, read_tensor, write_tensor, check, and dmlbits.testing.
+Expressions of the operators as one graph: evaluate("popcount(a ^ b)", {"a": x, "b": y}).
+
+Also: explain, explain_expression, ops, devices, read_tensor, write_tensor, check, and dmlbits.testing.
 Errors raise dmlbits.Error subclasses carrying the CLI's message and exit status.
 Linux only. Every difference from NumPy's functions, with examples: lib/docs/python.md in the
 source tree.
@@ -25,7 +27,7 @@ from ._errors import (Error, UsageError, InvalidInputError, UnsupportedError, Fi
                       BackendError, InternalError, MismatchError, error_for_code as _error_for_code)
 from . import _dmlbits
 from ._core import OPERATORS
-from ._core import explain, ops, devices, read_tensor, write_tensor, check, CaseResult, CheckResult
+from ._core import explain, evaluate, explain_expression, ops, devices, read_tensor, write_tensor, check, CaseResult, CheckResult
 
 # The operators' functions (bitwise_and, ..., and their aliases), made from the operator table.
 globals().update(OPERATORS)
@@ -37,7 +39,7 @@ for _code, _status, _description in _dmlbits.errc_table():
         _error_for_code(_code).exit_status = _status
 del _code, _status, _description
 
-__all__ = list(OPERATORS) + ["OPERATORS", "explain", "ops", "devices", "read_tensor", "write_tensor", "check", "CaseResult",
+__all__ = list(OPERATORS) + ["OPERATORS", "explain", "evaluate", "explain_expression", "ops", "devices", "read_tensor", "write_tensor", "check", "CaseResult",
                               "CheckResult", "Error", "UsageError", "InvalidInputError", "UnsupportedError",
                               "FileError", "BackendError", "InternalError", "MismatchError", "testing"]
 

@@ -12,6 +12,7 @@ import math
 import os
 import re
 import struct
+import sys
 import textwrap
 
 from . import _dmlbits
@@ -175,6 +176,81 @@ def explain(op, x1, x2=None, /, *, dtype=None, shift_overflow=None, out_dtype=No
                             _options(backend, feature_level, shift_overflow, out_dtype, threads, isa, adapter))
 
 
+def _bindings(expression, local_dict, frame):
+    """{name: operand} for the expression's names: ``local_dict``'s entries (all of them: one the
+    expression does not use is refused by the library, as on the command line), then, for a name
+    the dict lacks, the variable of that name in ``frame`` (its locals, then its globals), as
+    numexpr looks names up. A name found nowhere is left out: the library refuses it with a
+    caret under it. Parses the expression (its syntax refused here, as UsageError)."""
+    names = _dmlbits.expression_names(expression)
+    bindings = dict(local_dict) if local_dict is not None else {}
+    for key in bindings:
+        if not isinstance(key, str):
+            raise _usage(f"local_dict: its keys are the expression's names (strings), not {key!r}")
+    for name in names:
+        if name in bindings or frame is None:
+            continue
+        if name in frame.f_locals:
+            bindings[name] = frame.f_locals[name]
+        elif name in frame.f_globals:
+            bindings[name] = frame.f_globals[name]
+    return bindings
+
+
+def _evaluate(expression, bindings, out, dtype, options, timing, repeat, warmup, explain_only):
+    if not isinstance(expression, str):
+        raise _usage(f"expression: expected a string, not {type(expression).__name__}")
+    return _dmlbits.evaluate(expression, list(bindings), list(bindings.values()), out, dtype,
+                             options, bool(timing), repeat, warmup, explain_only)
+
+
+def evaluate(expression, local_dict=None, *, out=None, dtype=None, out_dtype=None, shift_overflow=None,
+             backend="auto", feature_level=None, threads=None, isa=None, adapter=None, timing=False, repeat=1,
+             warmup=0):
+    """An expression of the operators, run as one graph, as ``dmlbits eval`` runs it::
+
+        >>> dmlbits.evaluate("popcount(a ^ b)", {"a": x, "b": y})
+
+    The language (dmlbits(1), EXPRESSIONS): C's operators ``& | ^ ~ << >>`` with C's precedence,
+    the operators as functions by their verbs or NumPy's names (``popcount(x)``,
+    ``bitwise_count(x, out_dtype=uint32)``, ``xor(a, b)``), names and literals (``5``, ``0xff``,
+    ``[1, 2]``). Each name is an operand: an ndarray (any layout the operator functions take),
+    anything ``numpy.asarray`` takes, or a Python int, float, list or tuple, which is a literal
+    taking the dtype of the operand it meets (or ``dtype``), as the functions' literals do.
+    Names are looked up in ``local_dict``, then, as numexpr does, in the caller's locals and
+    globals; every entry of ``local_dict`` must be a name of the expression (an unused one is
+    refused, as on the command line). Keywords as the operator functions' (``help(dmlbits)``):
+    ``out_dtype`` is the result type of every popcount that names none, ``shift_overflow``
+    applies to every shift; ``out=`` must have the result's dtype and shape; ``timing=True``
+    returns ``(result, timing_dict)``. The GIL is released while it runs, Ctrl-C stops it, and
+    a refusal raises a dmlbits.Error subclass (a syntax error: UsageError, its message quoting the
+    expression with a caret under the column).
+    """
+    frame = sys._getframe(1)
+    try:
+        bindings = _bindings(expression, local_dict, frame)
+    finally:
+        del frame
+    return _evaluate(expression, bindings, out, dtype,
+                     _options(backend, feature_level, shift_overflow, out_dtype, threads, isa, adapter), timing,
+                     repeat, warmup, False)
+
+
+def explain_expression(expression, local_dict=None, *, dtype=None, out_dtype=None, shift_overflow=None,
+                       backend="auto", feature_level=None, threads=None, isa=None, adapter=None):
+    """The graph ``evaluate`` would run on these operands, as a dict (``dmlbits eval --explain``):
+    its expression, inputs, constants, nodes (each its DirectML operator description) and
+    output. Names are found as ``evaluate`` finds them. Nothing runs."""
+    frame = sys._getframe(1)
+    try:
+        bindings = _bindings(expression, local_dict, frame)
+    finally:
+        del frame
+    return _evaluate(expression, bindings, None, dtype,
+                     _options(backend, feature_level, shift_overflow, out_dtype, threads, isa, adapter), False, 1,
+                     0, True)
+
+
 def ops(feature_level=None):
     """The support table (``dmlbits ops --json``): every operator, its DirectML names, arity and
     what it accepts at each feature level, or at ``feature_level`` only."""
@@ -259,6 +335,6 @@ def check(manifest, /, *, backend=None, isa=None, adapter=None, filter=None, upd
     return CheckResult(path, [CaseResult(*c) for c in _dmlbits.check(path, o)])
 
 
-for _f in (explain, ops, devices, read_tensor, write_tensor, check, CaseResult, CheckResult):
+for _f in (explain, evaluate, explain_expression, ops, devices, read_tensor, write_tensor, check, CaseResult, CheckResult):
     _f.__module__ = "dmlbits"
 del _f

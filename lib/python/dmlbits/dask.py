@@ -36,6 +36,9 @@ and returns a Dask array; nothing runs until it is computed. What it does, and w
 
 Zarr end to end: ``da.from_zarr(src)`` -> an operation -> ``.to_zarr(dst)`` (``to_zarr`` needs
 regular chunks: ``.rechunk(...)`` first if the result's chunks are not).
+
+Expressions: ``evaluate("popcount(a ^ b)", {"a": a, "b": b})`` is dmlbits.evaluate blockwise,
+each block's graph run as one (names found in the caller's frame as dmlbits.evaluate finds them).
 """
 
 import collections
@@ -201,14 +204,98 @@ def _local_tasks():
     return dask.config.get("num_workers", None) or dask.system.CPU_COUNT
 
 
-def _block(verb, options, blocks, host_tasks, *operands):
-    # One block, on a worker: `blocks` of the graph and `host_tasks` (None: unknown when the
-    # graph was built) bound the tasks that run at once beside it.
+def _block_options(options, blocks, host_tasks):
+    # A block's options on a worker: `blocks` of the graph and `host_tasks` (None: unknown when
+    # the graph was built) bound the tasks that run at once beside it.
     if ("threads" not in options and not os.environ.get("DMLBITS_THREADS")
             and _core._dmlbits.backend_uses_cpu(options.get("backend") or "auto")):
         tasks = min(blocks, host_tasks or _local_tasks())
         options = dict(options, threads=_threads_per_task(_core._dmlbits.machine_threads(), tasks))
-    return _FUNCTIONS[verb](*operands, **options)
+    return options
+
+
+def _block(verb, options, blocks, host_tasks, *operands):
+    return _FUNCTIONS[verb](*operands, **_block_options(options, blocks, host_tasks))
+
+
+def _run_expression(expression, bindings, options, explain_only=False):
+    # dmlbits.evaluate with its names already found (bindings) and the wrappers' options dict.
+    o = options
+    return _core._evaluate(expression, bindings, None, o.get("dtype"),
+                           _core._options(o.get("backend") or "auto", o.get("feature_level"), o.get("shift_overflow"),
+                                          o.get("out_dtype"), o.get("threads"), o.get("isa"), o.get("adapter")),
+                           False, 1, 0, explain_only)
+
+
+def _expression_block(expression, names, options, blocks, host_tasks, *operands):
+    return _run_expression(expression, dict(zip(names, operands)), _block_options(options, blocks, host_tasks))
+
+
+def evaluate(expression, local_dict=None, *, dtype=None, out_dtype=None, shift_overflow=None, backend=None,
+             feature_level=None, threads=None, isa=None, adapter=None):
+    """dmlbits.evaluate on Dask arrays, lazily: a Dask array whose blocks are the expression
+    evaluated on the operands' blocks (aligned and broadcast as Dask's element-wise operators
+    pair them). Operands as dmlbits.evaluate's, found as it finds them (``local_dict``, then the
+    caller's locals and globals): Dask arrays, NumPy arrays and Python literals; a literal with
+    a shape (a list) becomes an array of the dtype it meets and is cut into blocks. The graph is
+    validated at once, on stand-ins (see this module's help); at least one operand must be an
+    array. Keywords as dmlbits.evaluate's, but for ``out=`` and ``timing=``."""
+    frame = sys._getframe(1)
+    try:
+        bindings = _core._bindings(expression, local_dict, frame)
+    finally:
+        del frame
+    return _apply_expression(expression, bindings,
+                             _opts(dtype=dtype, out_dtype=out_dtype, shift_overflow=shift_overflow, backend=backend,
+                                   feature_level=feature_level, threads=threads, isa=isa, adapter=adapter))
+
+
+def _apply_expression(expression, bindings, options):
+    import dask.array as da
+
+    names = list(bindings)
+    arrays = [x if _is_literal(x) else da.asarray(x) for x in bindings.values()]
+    if all(_is_literal(x) for x in arrays):
+        raise _core._usage("dmlbits.dask: at least one operand of the expression must be an array")
+    stand_ins = [x if _is_literal(x) else _stand_in(x) for x in arrays]
+    described = _run_expression(expression, dict(zip(names, stand_ins)), options, explain_only=True)
+    out_dtype = _numpy_dtypes()["DML_TENSOR_DATA_TYPE_" + described["output"]["dtype"]]
+    # A literal with a shape becomes an array of the dtype it meets in the graph (its
+    # constant's), so that Dask cuts it into blocks with the arrays; one that meets two dtypes
+    # has no one array.
+    bound = {str(_core._operand(x)).strip() for x in arrays if _is_literal(x)}
+    for c in described["constants"]:
+        if c["shape"] and c["literal"] not in bound:
+            raise _core._usage(f"dmlbits.dask: evaluate: the literal {c['literal']} of the expression would be given "
+                               f"whole to every block; bind it to a name instead (a literal with a shape bound to a "
+                               f"name is cut into blocks)")
+    for i, x in enumerate(arrays):
+        if not (_is_literal(x) and _literal_shape(x) != ()):
+            continue
+        text = x if isinstance(x, str) else _core._operand(x)
+        dtypes = {c["dtype"] for c in described["constants"] if c["literal"] == text.strip()}
+        if len(dtypes) != 1:
+            raise _core._usage(f"dmlbits.dask: evaluate: the literal '{names[i]}' meets operands of "
+                               f"{len(dtypes) or 'no'} dtypes; give it as an array")
+        dt = _numpy_dtypes()["DML_TENSOR_DATA_TYPE_" + dtypes.pop()]
+        arrays[i] = da.from_array(_core.bitwise_or(x, 0, dtype=dt))
+    shapes = [x.shape for x in arrays if not _is_literal(x)]
+    out_shape = _broadcast_shape("evaluate", shapes)
+    unknown = [x for x in arrays if not _is_literal(x) and any(math.isnan(n) for n in x.shape)]
+    if unknown and len(shapes) > 1:
+        raise _core._usage(f"dmlbits.dask: evaluate: shapes {' and '.join(map(str, shapes))}: an operand's chunk "
+                           f"sizes are unknown (nan, as after boolean indexing); call .compute_chunk_sizes() on "
+                           f"it first")
+    ndim = len(out_shape)
+    out_ind = tuple(range(ndim))
+    args = []
+    for x in arrays:
+        args += [x, None] if _is_literal(x) else [x, out_ind[ndim - x.ndim:]]
+    blocks = max([x.npartitions for x in arrays if not _is_literal(x)], default=1)
+    fn = functools.partial(_expression_block, expression, tuple(names), options, blocks, _tasks_per_host())
+    return da.blockwise(fn, out_ind, *args, dtype=out_dtype, meta=np.empty((0,) * ndim, out_dtype),
+                        align_arrays=True, concatenate=True,
+                        name="dmlbits-evaluate-" + _token(expression, names, arrays, options))
 
 
 def _apply_to(verb, options, *operands):
@@ -253,4 +340,4 @@ def _wrappers(rows):
 
 _WRAPPERS = _wrappers(_core._OPS)
 globals().update(_WRAPPERS)
-__all__ = list(_WRAPPERS)
+__all__ = list(_WRAPPERS) + ["evaluate"]

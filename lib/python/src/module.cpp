@@ -174,7 +174,15 @@ bool is_masked(py::handle obj) {
   return is != 0;
 }
 
-Operands add_operands(OperationRequest& r, std::initializer_list<py::handle> objs) {
+// How messages name operand i: "operand A", "operand B" for an operator; an expression's
+// operands by their names, "operand 'a'" (`names`), as the library's run names them.
+std::string operand_label(std::size_t i, const std::vector<std::string>* names) {
+  if (names) return fmt::format("operand '{}'", (*names)[i]);
+  return fmt::format("operand {}", static_cast<char>('A' + i));
+}
+
+Operands add_operands(OperationRequest& r, std::span<const py::handle> objs,
+                      const std::vector<std::string>* names = nullptr) {
   Operands o;
   r.operands.reserve(objs.size());
   std::size_t i = 0;
@@ -193,9 +201,9 @@ Operands add_operands(OperationRequest& r, std::initializer_list<py::handle> obj
       std::string literal = obj.cast<std::string>();
       if (const OperandKind kind = classify_operand(literal);
           kind == OperandKind::file || kind == OperandKind::standard_input)
-        throw Error(Errc::usage, fmt::format("operand {}: '{}' is not a literal (literals are integers: 5, -1, 0xff, "
+        throw Error(Errc::usage, fmt::format("{}: '{}' is not a literal (literals are integers: 5, -1, 0xff, "
                                              "0b101, or JSON arrays: [1, 2])",
-                                             static_cast<char>('A' + i), literal));
+                                             operand_label(i, names), literal));
       r.operands.emplace_back(std::move(literal));
     } else if (PyBool_Check(obj.ptr())) {
       r.operands.emplace_back(std::string(obj.ptr() == Py_True ? "1" : "0"));
@@ -206,14 +214,14 @@ Operands add_operands(OperationRequest& r, std::initializer_list<py::handle> obj
       o.float_literal = true;
     } else {
       if (is_masked(obj))
-        throw Error(Errc::usage, fmt::format("operand {}: a masked array (numpy.ma) would lose its mask here; give "
+        throw Error(Errc::usage, fmt::format("{}: a masked array (numpy.ma) would lose its mask here; give "
                                              "its .data or .filled(value)",
-                                             static_cast<char>('A' + i)));
+                                             operand_label(i, names)));
       ArrayOperand a = [&] {
         try {
           return array_operand(obj, /*writable=*/i == 0 && r.in_place);
         } catch (const Error& e) {  // (the context is formatted only for an error: calls are small)
-          rethrow_with_context(e, fmt::format("operand {}", static_cast<char>('A' + i)));
+          rethrow_with_context(e, operand_label(i, names));
         }
       }();
       if (a.tensor.shape.rank() != 0) o.all_arrays_0d = false;
@@ -223,6 +231,10 @@ Operands add_operands(OperationRequest& r, std::initializer_list<py::handle> obj
     ++i;
   }
   return o;
+}
+
+Operands add_operands(OperationRequest& r, std::initializer_list<py::handle> objs) {
+  return add_operands(r, std::span<const py::handle>(objs.begin(), objs.size()));
 }
 
 // Ctrl-C between chunks of a run, on the calling thread only (RunHooks::between_chunks): Python's
@@ -641,6 +653,76 @@ py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py
   return py::make_tuple(result, from_json_text(timing_json(res)));
 }
 
+// dmlbits.evaluate: `expression` with names[i] bound to operands[i] (arrays, or Python's
+// numbers, lists and strings as literal text, as an operator's operands are), run as one graph
+// (the library's OperationRequest::expression). The GIL, Ctrl-C, out= and the result's memory
+// as run_call: never in place (the library refuses it for an expression), so out= that overlaps
+// an operand is written through a temporary. `explain_only`: the graph's description (what
+// `dmlbits eval --explain` prints) as a dict, nothing run.
+py::object evaluate_call(const std::string& expression, const std::vector<std::string>& names, py::list operands,
+                         py::handle out, py::handle dtype, py::handle options_capsule, bool timing, int repeat,
+                         int warmup, bool explain_only) {
+  const CallOptions& options = options_of(options_capsule);
+  OperationRequest r = new_request(0, options);
+  r.expression = expression;
+  r.names = names;
+  r.dtype = dtype_keyword(dtype);
+  r.repeat = repeat;
+  r.warmup = warmup;
+  r.timing = timing;
+  r.explain_only = explain_only;
+  r.output = explain_only ? OutputKind::none : OutputKind::memory;
+  if (names.size() != operands.size()) throw std::invalid_argument("evaluate(): a name per operand");
+  std::vector<py::handle> objs(operands.begin(), operands.end());
+  Operands in = add_operands(r, objs, &names);
+  if (explain_only) return from_json_text(run_request(std::move(r)).op.explain_json());
+  py::array out_array, temporary;
+  bool through_temporary = false;
+  const bool to_out = !out.is_none();
+  if (to_out) {
+    if (!py::isinstance<py::array>(out)) throw Error(Errc::usage, "out: expected a numpy.ndarray");
+    out_array = py::reinterpret_borrow<py::array>(out);
+    bool direct = true;
+    MutableTensorView buffer = out_buffer(out_array, direct);
+    through_temporary = !direct;
+    for (const auto& operand : r.operands)
+      if (const auto* t = std::get_if<BorrowedTensor>(&operand); t && !through_temporary)
+        if (const auto [low, high] = byte_extent(*t);
+            overlaps(buffer.data, buffer.byte_size(), low, static_cast<std::size_t>(high - low)))
+          through_temporary = true;
+    if (through_temporary) {
+      temporary = new_array(buffer.dtype, buffer.shape);
+      buffer.data = static_cast<std::byte*>(temporary.mutable_data());
+    }
+    r.output = OutputKind::buffer;
+    r.buffer = buffer;
+  }
+  py::object allocated;
+  std::function<MutableTensorView(DType, const Shape&)> allocate;
+  if (!to_out)
+    allocate = [&allocated](DType d, const Shape& shape) {
+      py::gil_scoped_acquire gil;
+      allocated = new_array(d, shape);
+      return MutableTensorView{d, shape, reinterpret_cast<std::byte*>(py::detail::array_proxy(allocated.ptr())->data)};
+    };
+  RunResult res = run_request(std::move(r), false, 0, nullptr, std::move(allocate));
+  py::object result;
+  if (to_out) {
+    if (through_temporary) out_array[py::ellipsis()] = temporary;
+    result = out_array;
+  } else {
+    py::array arr =
+        allocated ? py::reinterpret_steal<py::array>(allocated.release()) : tensor_array(std::move(*res.result));
+    // A float is bound as a one-element list literal (float_literal_text): a result of 0-d
+    // arrays and numbers stays 0-d, as an operator's does.
+    if (in.float_literal && in.all_arrays_0d && arr.ndim() == 1 && arr.shape(0) == 1)
+      arr = arr.attr("reshape")(py::tuple());
+    result = numpy_result(std::move(arr));
+  }
+  if (!timing) return result;
+  return py::make_tuple(result, from_json_text(timing_json(res)));
+}
+
 // run(op, x1, x2, out, dtype, options, timing, repeat, warmup) as a METH_FASTCALL function:
 // pybind11's dispatcher (argument casters, the type lookup of the options) cost about a tenth
 // of a small call. Exceptions are translated as pybind11's dispatcher translates them.
@@ -797,6 +879,10 @@ PYBIND11_MODULE(_dmlbits, m) {
   m.add_object("run",
                py::reinterpret_steal<py::object>(PyCFunction_NewEx(&run_fast_def, nullptr, m.attr("__name__").ptr())));
   m.def("explain", &explain);
+  m.def("evaluate", &evaluate_call);
+  // The names an expression binds, in order of first appearance (its syntax refused as
+  // evaluate refuses it: UsageError with a caret).
+  m.def("expression_names", &expression_names);
   m.def("ops", &ops);
   m.def("devices", [] {
     const std::string json = [] {

@@ -75,9 +75,9 @@ std::string case_error_text(const Error& e) {
 
 // The keys a case may have; defaults may hold all of them but "name".
 const std::set<std::string>& case_keys() {
-  static const std::set<std::string> keys{"name",      "op",           "inputs",         "feature_level",
-                                          "out_dtype", "dtype",        "shift_overflow", "backend",
-                                          "expected",  "expect_error", "expect_message", "comment"};
+  static const std::set<std::string> keys{
+      "name",           "op",      "expression", "inputs",       "feature_level",  "out_dtype", "dtype",
+      "shift_overflow", "backend", "expected",   "expect_error", "expect_message", "comment"};
   return keys;
 }
 
@@ -94,34 +94,58 @@ CaseSpec parse_case(const json& defaults, const json& c, std::size_t index, cons
   const auto context = fmt::format("case '{}'", cs.name);
   with_context(context, [&] {
     try {
-      const OpInfo* op = find_op(get_string(merged, "op"));
-      if (!op) manifest_fail(fmt::format("\"op\": unknown op \"{}\"", get_string(merged, "op")));
+      // A case is one operator ("op", "inputs": [...]) or an expression of them ("expression",
+      // "inputs": {name: operand}); the case's own choice overrides the defaults' other one.
+      if (c.contains("op") && !c.contains("expression")) merged.erase("expression");
+      if (c.contains("expression") && !c.contains("op")) merged.erase("op");
+      if (merged.contains("op") == merged.contains("expression"))
+        manifest_fail(
+            "give exactly one of \"op\" (an operator, \"inputs\" an array) and \"expression\" (\"inputs\" "
+            "an object of its names)");
+      const bool expression = merged.contains("expression");
       OperationRequest request;
-      request.op = op->kind;
-      // Options the operator does not take are mistakes in a case (prepare_request refuses them);
-      // in defaults they apply to the cases whose operator takes them.
-      const auto applies = [&](const char* key) {
-        if (std::string_view(key) == "out_dtype") return !op->output_dtype_is_input_dtype();
-        return op->shift;  // shift_overflow
-      };
-      for (const char* key : {"out_dtype", "shift_overflow"})
-        if (!c.contains(key) && !applies(key)) merged.erase(key);
-      if (!merged.contains("inputs") || !merged["inputs"].is_array()) manifest_fail("\"inputs\" must be an array");
-      std::size_t i = 0;
-      for (const auto& in : merged["inputs"]) {
-        // A string is an operand as on the command line; an array is an array literal. A number
-        // (1.5 would become a file name), a boolean, an object or null is a mistake.
+      if (expression) {
+        request.expression = get_string(merged, "expression");
+        if (request.expression.empty()) manifest_fail("\"expression\" is empty");
+      } else {
+        const OpInfo* op = find_op(get_string(merged, "op"));
+        if (!op) manifest_fail(fmt::format("\"op\": unknown op \"{}\"", get_string(merged, "op")));
+        request.op = op->kind;
+        // Options the operator does not take are mistakes in a case (prepare_request refuses
+        // them); in defaults they apply to the cases whose operator takes them.
+        const auto applies = [&](const char* key) {
+          if (std::string_view(key) == "out_dtype") return !op->output_dtype_is_input_dtype();
+          return op->shift;  // shift_overflow
+        };
+        for (const char* key : {"out_dtype", "shift_overflow"})
+          if (!c.contains(key) && !applies(key)) merged.erase(key);
+      }
+      // A string is an operand as on the command line; an array is an array literal. A number
+      // (1.5 would become a file name), a boolean, an object or null is a mistake.
+      const auto operand = [&](const json& in, const std::string& where) {
         if (!in.is_string() && !in.is_array())
           manifest_fail(
-              fmt::format("\"inputs\"[{}]: {} is not an operand: give a file name or a literal as a string "
+              fmt::format("\"inputs\"{}: {} is not an operand: give a file name or a literal as a string "
                           "(\"5\", \"0xff\") or an array ([1.5])",
-                          i, in.dump()));
+                          where, in.dump()));
         std::string text = in.is_string() ? in.get<std::string>() : in.dump();
         if (text == "-") manifest_fail("standard input cannot be an operand in a manifest");
         if (classify_operand(text) == OperandKind::file)
           text = path_to_utf8((root / path_from_utf8(text)).lexically_normal());
         request.operands.emplace_back(std::move(text));
-        ++i;
+      };
+      if (expression) {
+        if (!merged.contains("inputs") || !merged["inputs"].is_object())
+          manifest_fail(
+              "\"inputs\" must be an object of the expression's names and their operands ({\"a\": \"x.npy\"})");
+        for (const auto& [name, in] : merged["inputs"].items()) {
+          operand(in, fmt::format("[\"{}\"]", name));
+          request.names.push_back(name);
+        }
+      } else {
+        if (!merged.contains("inputs") || !merged["inputs"].is_array()) manifest_fail("\"inputs\" must be an array");
+        std::size_t i = 0;
+        for (const auto& in : merged["inputs"]) operand(in, fmt::format("[{}]", i++));
       }
       if (auto l = get_string(merged, "feature_level"); !l.empty()) request.level = parse_feature_level_option(l);
       for (auto [key, target] :

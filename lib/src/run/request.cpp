@@ -98,6 +98,10 @@ void check_output(const OperationRequest& r) {
 
 }  // namespace
 
+std::vector<std::string> expression_names(const std::string& expression) {
+  return expr::parse_expression(expression).names;
+}
+
 PreparedRequest prepare_request(OperationRequest r) {
   std::optional<BoundExpression> bound;
   if (!r.expression.empty() || !r.names.empty()) {
