@@ -57,21 +57,6 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 constexpr const char* kOtherCommands[] = {"eval", "info", "ops", "check", "devices", "completion"};
 
 // The command a first argument means, if it is one in any case (`AND`, `Bit_Xor`): DirectML's
@@ -97,7 +82,7 @@ std::string nearest_command(std::string_view arg) {
   std::size_t best_score = 2 * (std::max<std::size_t>(2, l.size() / 3) + 1);
   const auto consider = [&](std::string_view name, std::string_view command) {
     const std::string n = lower(name);
-    const std::size_t score = 2 * edit_distance(l, n) + (!l.empty() && !n.empty() && l[0] != n[0] ? 1 : 0);
+    const std::size_t score = 2 * dmlbits::edit_distance(l, n) + (!l.empty() && !n.empty() && l[0] != n[0] ? 1 : 0);
     if (score < best_score) {
       best_score = score;
       best = command;

@@ -6,6 +6,7 @@
 // It includes no other header: each layer of the library (lib/CMakeLists.txt) implements its part.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -14,6 +15,10 @@
 #include <vector>
 
 namespace dmlbits {
+
+// The edit distance of two words (insertions, deletions and substitutions of one byte each): the
+// "did you mean" of an unknown command (the command line) and of an unknown function (expressions).
+std::size_t edit_distance(std::string_view a, std::string_view b);
 
 struct TensorView;        // dmlbits/tensor.hpp
 class Operation;          // dmlbits/request.hpp

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "dmlbits/error.hpp"
+#include "dmlbits/front_end.hpp"
 
 namespace dmlbits::expr {
 
@@ -93,21 +94,6 @@ std::string printable(std::string_view s) {
     i += std::max<std::size_t>(n, 1);
   }
   return out;
-}
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
 }
 
 // Every name an operator is called by: the verb, its aliases, its Python names.
