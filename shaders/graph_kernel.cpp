@@ -114,17 +114,7 @@ class GraphWriter {
     units_ = b_.scalar();
     unit_units();
     unit_ = b_.scalar();
-    b_.mov(unit_, input(OperandType::thread_id, 0));
-    b_.loop();
-    {
-      ProgramBuilder::Scope s(b_);
-      const Reg stop = b_.scalar();
-      b_.uge(stop, unit_, units_);
-      b_.breakc_nz(stop);
-    }
-    unit_body();
-    b_.iadd(unit_, unit_, constant(kThreadsWord));
-    b_.endloop();
+    shader::grid_stride_loop(b_, unit_, units_, [this] { unit_body(); });
     b_.ret();
     return b_.finish();
   }

@@ -60,6 +60,24 @@ Layout layout_of(const KernelKey& key, const Family& f) {
   return l;
 }
 
+}  // namespace
+
+void grid_stride_loop(ProgramBuilder& b, Reg unit, Reg units, const std::function<void()>& body) {
+  b.mov(unit, input(OperandType::thread_id, 0));
+  b.loop();
+  {
+    ProgramBuilder::Scope s(b);
+    const Reg stop = b.scalar();
+    b.uge(stop, unit, units);
+    b.breakc_nz(stop);
+  }
+  body();
+  b.iadd(unit, unit, constant(kThreadsWord));
+  b.endloop();
+}
+
+namespace {
+
 class KernelWriter {
  public:
   KernelWriter(const Layout& l, const Family& f) : l_(l), f_(f) {}
@@ -69,17 +87,7 @@ class KernelWriter {
     units_ = b_.scalar();
     unit_units();
     unit_ = b_.scalar();
-    b_.mov(unit_, input(OperandType::thread_id, 0));
-    b_.loop();
-    {
-      ProgramBuilder::Scope s(b_);
-      const Reg stop = b_.scalar();
-      b_.uge(stop, unit_, units_);
-      b_.breakc_nz(stop);
-    }
-    unit_body();
-    b_.iadd(unit_, unit_, constant(kThreadsWord));
-    b_.endloop();
+    grid_stride_loop(b_, unit_, units_, [this] { unit_body(); });
     b_.ret();
     return b_.finish();
   }

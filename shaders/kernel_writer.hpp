@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <functional>
 #include <span>
 
 #include "dxbc.hpp"
@@ -39,6 +40,11 @@ class Family {
 // The root constant at 32-bit word `word` of KernelConstants: cb0[word / 4].xyzw[word % 4].
 Src constant(unsigned word);
 inline constexpr unsigned kCountWord = 0, kThreadsWord = 1, kBaseWord = 2, kSizesWord = 4, kStridesWord = 12;
+
+// The loop every kernel runs around its unit's body (gpu_kernel.hpp: thread x writes units x,
+// x + threads, ...): `unit` starts at the thread's id and steps by the threads root constant
+// while below `units`.
+void grid_stride_loop(ProgramBuilder& b, Reg unit, Reg units, const std::function<void()>& body);
 
 // Assembles the whole kernel for `key` around `family`.
 dxbc::Program write_kernel(const KernelKey& key, const Family& family);
