@@ -104,4 +104,9 @@ expect_status 2 eval 'a ^ b' a=keep.npy b=b.npy -o keep.npy
 expect_err "name the same file"
 cmp -s a.npy keep.npy || fail "keep.npy changed"
 expect_status 2 eval 'a ^ b' a=keep.npy b=b.npy --in-place
+# Standard input once: one operand may be '-', not two.
+expect_status 2 eval 'a ^ b' a=- b=- < a.npy
+expect_err "standard input ('-') can be given as one operand only"
+expect_status 0 eval 'popcount(a ^ b)' a=- b=b.npy -o out.npy < a.npy
+same_as_numpy "pc(a ^ b)" "a from standard input"
 finish

@@ -139,6 +139,13 @@ BoundExpression bind_expression(const OperationRequest& r) {
     names.push_back(name);
     bound.operands.push_back(k);
   }
+  // Standard input is read once: by one operand at most (load_operands' rule for an operator).
+  std::size_t from_stdin = 0;
+  for (const std::size_t k : bound.operands) {
+    const auto* text = std::get_if<std::string>(&r.operands[k]);
+    if (text && classify_operand(*text) == OperandKind::standard_input) ++from_stdin;
+  }
+  if (from_stdin > 1) throw Error(Errc::usage, "standard input ('-') can be given as one operand only");
   e.names = std::move(names);
   bound.expression = std::make_shared<const expr::Expression>(std::move(e));
   return bound;
