@@ -75,6 +75,13 @@ class ChosenBackend final : public Backend {
     return inner_->unsupported_reason(op);
   }
   void run(const ValidatedOp& op, const ExecuteBuffers& buffers) override { inner_->run(op, buffers); }
+  // A graph as the chosen backend runs it (fused where it fuses), not node by node through run().
+  std::optional<std::string> unsupported_graph_reason(const ValidatedGraph& graph) const override {
+    return inner_->unsupported_graph_reason(graph);
+  }
+  void run_graph(const ValidatedGraph& graph, const GraphBuffers& buffers) override {
+    inner_->run_graph(graph, buffers);
+  }
   bool run_staged(const ValidatedOp& op, StagedIo& io) override { return inner_->run_staged(op, io); }
   Selection selection() const override { return reason_; }
   ThreadTeam thread_team() const override { return inner_->thread_team(); }

@@ -206,7 +206,7 @@ std::string graph_explain_json(const ValidatedGraph& g) {
   return j.dump(2) + "\n";
 }
 
-RunResult run_expression(const PreparedRequest& p, const RunHooks& hooks) {
+RunResult run_expression(const PreparedRequest& p, const RunHooks& hooks, BackendCache* backends) {
   const OperationRequest& r = p.request();
   const BoundExpression& bound = *PreparedAccess::expression(p);
   const std::shared_ptr<const expr::Expression>& e = bound.expression;
@@ -245,8 +245,11 @@ RunResult run_expression(const PreparedRequest& p, const RunHooks& hooks) {
     return it->second.shape();
   };
 
-  std::vector<OperandInfo> size_hint = infos;
-  std::unique_ptr<Backend> backend = make_backend(p, size_hint);
+  // From the face's BackendCache where it keeps one (the Python module): auto's choice of a
+  // backend, which looks for a hardware adapter from kAutoGpuMinBytes, is then made once.
+  std::unique_ptr<Backend> owned;
+  CachedBackends::Entry* entry = nullptr;
+  Backend* const backend = &operation_backend(p, inputs, backends, owned, entry);
   clock.lap(t, "backend");
   auto graph = std::make_shared<const ValidatedGraph>(validate_graph(gr));
   if (auto why = backend->unsupported_graph_reason(*graph))

@@ -35,7 +35,8 @@ struct PreparedAccess {
 // name of the expression left unbound, names and operands of different counts.
 BoundExpression bind_expression(const OperationRequest& r);
 
-RunResult run_expression(const PreparedRequest& p, const RunHooks& hooks);
+// `backends`, when given, supplies (and keeps) the backend, as for one operator's in-memory run.
+RunResult run_expression(const PreparedRequest& p, const RunHooks& hooks, BackendCache* backends);
 
 // The graph as --explain prints it: its expression, its nodes (each its DirectML operator
 // description and where its operands come from), its inputs and constants. Indented by 2, with

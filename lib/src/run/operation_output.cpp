@@ -58,7 +58,7 @@ bool output_streams(const PreparedRequest& p, const RunHooks& hooks, TensorForma
 // refused fails before the work; otherwise after the run (finish_in_memory).
 RunResult run(const PreparedRequest& p, const RunHooks& hooks, BackendCache* backends) {
   const OperationRequest& r = p.request();
-  if (p.is_expression()) return run_expression(p, hooks);
+  if (p.is_expression()) return run_expression(p, hooks, backends);
   std::optional<OutputTarget> target;
   if (may_stream(p, hooks)) target = output_target(r);
   const bool streams = target && output_streams(p, hooks, target->format);

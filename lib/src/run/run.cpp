@@ -28,10 +28,6 @@ std::unique_ptr<Backend> make_operation_backend(const PreparedRequest& p, const 
   return make_backend(p, operand_infos(inputs));
 }
 
-namespace {
-
-// The backend for `p` from `backends` (created and kept there on first use; `entry` is then its
-// entry), or, without a cache, a new one held by `owned` (`entry` null).
 Backend& operation_backend(const PreparedRequest& p, const std::vector<LoadedOperand>& inputs, BackendCache* backends,
                            std::unique_ptr<Backend>& owned, CachedBackends::Entry*& entry) {
   entry = nullptr;
@@ -59,8 +55,6 @@ Backend& operation_backend(const PreparedRequest& p, const std::vector<LoadedOpe
   entry = &cache.back();
   return *cache.back().backend;
 }
-
-}  // namespace
 
 namespace {
 

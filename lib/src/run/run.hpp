@@ -49,6 +49,12 @@ class PhaseClock {
   std::chrono::steady_clock::time_point start_{}, last_{};
 };
 
+// The backend for `p` from `backends` (created and kept there on first use; `entry` is then its
+// entry), or, without a cache, a new one held by `owned` (`entry` null). For automatic, the
+// operands' sizes choose between the small and the large outputs' backends.
+Backend& operation_backend(const PreparedRequest& p, const std::vector<LoadedOperand>& inputs, BackendCache* backends,
+                           std::unique_ptr<Backend>& owned, CachedBackends::Entry*& entry);
+
 // A run after the steps every run takes first, in memory or streamed.
 struct StartedRun {
   explicit StartedRun(bool timed) : clock(timed) {}
