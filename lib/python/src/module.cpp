@@ -555,6 +555,28 @@ py::object transposed(py::handle obj) {
   return obj.attr("T");
 }
 
+// What run_call and evaluate_call return: `out` (the result copied there from `temporary` where
+// it went through one), else the result as NumPy's array (the memory allocate_result gave it, or
+// the library's tensor); with `timing`, a (result, timing dict) tuple. A float is bound as a
+// one-element list literal (float_literal_text): a result of 0-d arrays and numbers stays 0-d,
+// as NumPy's does.
+py::object call_result(RunResult& res, py::array* out, py::array* temporary, py::object& allocated, const Operands& in,
+                       bool timing) {
+  py::object result;
+  if (out) {
+    if (temporary) (*out)[py::ellipsis()] = *temporary;
+    result = *out;
+  } else {
+    py::array arr =
+        allocated ? py::reinterpret_steal<py::array>(allocated.release()) : tensor_array(std::move(*res.result));
+    if (in.float_literal && in.all_arrays_0d && arr.ndim() == 1 && arr.shape(0) == 1)
+      arr = arr.attr("reshape")(py::tuple());
+    result = numpy_result(std::move(arr));
+  }
+  if (!timing) return result;
+  return py::make_tuple(result, from_json_text(timing_json(res)));
+}
+
 // An operator's call as dmlbits/_core.py makes it: the operands and keywords as given (lists,
 // tuples and a dtype= other than a name are turned into the request's terms here, so that the
 // Python function is a single call), `options` made by run_options.
@@ -638,19 +660,8 @@ py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py
     };
   RunResult res =
       run_request(std::move(r), plannable && arrays && !through_temporary, op_index, &options, std::move(allocate));
-  py::object result;
-  if (to_out) {
-    if (through_temporary) out_array[py::ellipsis()] = temporary;
-    result = out_array;
-  } else {
-    py::array arr =
-        allocated ? py::reinterpret_steal<py::array>(allocated.release()) : tensor_array(std::move(*res.result));
-    if (in.float_literal && in.all_arrays_0d && arr.ndim() == 1 && arr.shape(0) == 1)
-      arr = arr.attr("reshape")(py::tuple());
-    result = numpy_result(std::move(arr));
-  }
-  if (!timing) return result;
-  return py::make_tuple(result, from_json_text(timing_json(res)));
+  return call_result(res, to_out ? &out_array : nullptr, through_temporary ? &temporary : nullptr, allocated, in,
+                     timing);
 }
 
 // dmlbits.evaluate: `expression` with names[i] bound to operands[i] (arrays, or Python's
@@ -706,21 +717,8 @@ py::object evaluate_call(const std::string& expression, const std::vector<std::s
       return MutableTensorView{d, shape, reinterpret_cast<std::byte*>(py::detail::array_proxy(allocated.ptr())->data)};
     };
   RunResult res = run_request(std::move(r), false, 0, nullptr, std::move(allocate));
-  py::object result;
-  if (to_out) {
-    if (through_temporary) out_array[py::ellipsis()] = temporary;
-    result = out_array;
-  } else {
-    py::array arr =
-        allocated ? py::reinterpret_steal<py::array>(allocated.release()) : tensor_array(std::move(*res.result));
-    // A float is bound as a one-element list literal (float_literal_text): a result of 0-d
-    // arrays and numbers stays 0-d, as an operator's does.
-    if (in.float_literal && in.all_arrays_0d && arr.ndim() == 1 && arr.shape(0) == 1)
-      arr = arr.attr("reshape")(py::tuple());
-    result = numpy_result(std::move(arr));
-  }
-  if (!timing) return result;
-  return py::make_tuple(result, from_json_text(timing_json(res)));
+  return call_result(res, to_out ? &out_array : nullptr, through_temporary ? &temporary : nullptr, allocated, in,
+                     timing);
 }
 
 // run(op, x1, x2, out, dtype, options, timing, repeat, warmup) as a METH_FASTCALL function:
