@@ -270,21 +270,7 @@ RunResult run_expression(const PreparedRequest& p, const RunHooks& hooks, Backen
   for (const GraphConstant& c : graph->constants())
     buffers.constants.push_back(literals.at({c.expr_node, c.dtype}).view().bytes());
   Tensor output;
-  MutableTensorView out;
-  if (r.output == OutputKind::buffer) {
-    out = *r.buffer;
-    if (out.dtype != graph->output_dtype())
-      throw OptionError(OptionKey::out, OptionRule::wrong_dtype, std::string(dtype_info(out.dtype).numpy_name),
-                        std::string(dtype_info(graph->output_dtype()).numpy_name));
-    if (!(out.shape == graph->output_shape()))
-      throw OptionError(OptionKey::out, OptionRule::wrong_shape, out.shape.to_string(),
-                        graph->output_shape().to_string());
-  } else if (r.output == OutputKind::memory && hooks.allocate_result) {
-    out = hooks.allocate_result(graph->output_dtype(), graph->output_shape());
-  } else {
-    output = Tensor(graph->output_dtype(), graph->output_shape());
-    out = output.mutable_view();
-  }
+  const MutableTensorView out = result_memory(r, hooks, graph->output_dtype(), graph->output_shape(), output);
   buffers.output = {out.data, out.byte_size()};
   clock.lap(t, "allocate");
   for (int i = 0; i < r.warmup; ++i) {

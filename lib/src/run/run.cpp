@@ -307,6 +307,28 @@ RunResult run_operation(const PreparedRequest& p, const RunHooks& hooks, Backend
                           target);
 }
 
+MutableTensorView result_memory(const OperationRequest& spec, const RunHooks& hooks, DType dtype, const Shape& shape,
+                                Tensor& owned) {
+  if (spec.output == OutputKind::buffer) {
+    const MutableTensorView out = *spec.buffer;
+    // The caller's argument (Python's out=): a usage error, which each face words.
+    if (out.dtype != dtype)
+      throw OptionError(OptionKey::out, OptionRule::wrong_dtype, std::string(dtype_info(out.dtype).numpy_name),
+                        std::string(dtype_info(dtype).numpy_name));
+    if (!(out.shape == shape))
+      throw OptionError(OptionKey::out, OptionRule::wrong_shape, out.shape.to_string(), shape.to_string());
+    return out;
+  }
+  if (spec.output == OutputKind::memory && hooks.allocate_result) {
+    const MutableTensorView out = hooks.allocate_result(dtype, shape);
+    if (out.dtype != dtype || !(out.shape == shape) || (!out.data && out.byte_size() > 0))
+      throw Error(Errc::internal, "allocate_result: memory of another dtype or shape than the result's");
+    return out;
+  }
+  owned = Tensor(dtype, shape);
+  return owned.mutable_view();
+}
+
 RunResult finish_in_memory(const PreparedRequest& p, StartedRun&& run, const RunHooks& hooks,
                            const std::function<OutputTarget()>& target) {
   const OperationRequest& spec = p.request();
@@ -333,25 +355,9 @@ RunResult finish_in_memory(const PreparedRequest& p, StartedRun&& run, const Run
   if (spec.in_place) {
     // (Its operand is writable: prepare_request's in-place rule.)
     out = {m.inputs[0].dtype(), m.inputs[0].shape(), m.inputs[0].writable_data()};
-  } else if (spec.output == OutputKind::buffer) {
-    out = *spec.buffer;
-    // The caller's argument (Python's out=): a usage error, which each face words.
-    if (out.dtype != validated(r.op).output_dtype())
-      throw OptionError(OptionKey::out, OptionRule::wrong_dtype, std::string(dtype_info(out.dtype).numpy_name),
-                        std::string(dtype_info(validated(r.op).output_dtype()).numpy_name));
-    if (!(out.shape == validated(r.op).output_shape()))
-      throw OptionError(OptionKey::out, OptionRule::wrong_shape, out.shape.to_string(),
-                        validated(r.op).output_shape().to_string());
-    m.output_view = out;
-  } else if (spec.output == OutputKind::memory && hooks.allocate_result) {
-    out = hooks.allocate_result(validated(r.op).output_dtype(), validated(r.op).output_shape());
-    if (out.dtype != validated(r.op).output_dtype() || !(out.shape == validated(r.op).output_shape()) ||
-        (!out.data && out.byte_size() > 0))
-      throw Error(Errc::internal, "allocate_result: memory of another dtype or shape than the result's");
-    m.output_view = out;
   } else {
-    m.output = Tensor(validated(r.op).output_dtype(), validated(r.op).output_shape());
-    out = m.output.mutable_view();
+    out = result_memory(spec, hooks, validated(r.op).output_dtype(), validated(r.op).output_shape(), m.output);
+    if (!m.output.data()) m.output_view = out;
   }
   buffers.output = {out.data, out.byte_size()};
   clock.lap(r.timing, "allocate");  // allocation is not execution

@@ -55,6 +55,12 @@ class PhaseClock {
 Backend& operation_backend(const PreparedRequest& p, const std::vector<LoadedOperand>& inputs, BackendCache* backends,
                            std::unique_ptr<Backend>& owned, CachedBackends::Entry*& entry);
 
+// The memory a result of `dtype` and `shape` goes to: the request's buffer (OutputKind::buffer:
+// OptionError(out, wrong_dtype / wrong_shape) when it is not of them), the face's
+// (hooks.allocate_result, checked), or `owned`, allocated here.
+MutableTensorView result_memory(const OperationRequest& spec, const RunHooks& hooks, DType dtype, const Shape& shape,
+                                Tensor& owned);
+
 // A run after the steps every run takes first, in memory or streamed.
 struct StartedRun {
   explicit StartedRun(bool timed) : clock(timed) {}
