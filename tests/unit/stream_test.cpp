@@ -240,6 +240,87 @@ TEST_P(StreamTest, PopcountIntoANarrowerOutput) {
   }
 }
 
+// An expression streams as one operator does (one run path: an operator is a graph of one
+// node): chunk by chunk, on the variant's threads, byte for byte what the in-memory run and the
+// loop below give, with a one-element constant in every chunk.
+TEST_P(StreamTest, AnExpressionStreamsAsOneOperatorDoes) {
+  const std::uint64_t n = 5 * kChunk + 3;
+  const auto a = ramp(n), b = scrambled(n);
+  test::write_file(dir_.file("a.npy"), test::npy_1d(a));
+  test::write_file(dir_.file("b.npy"), test::npy_1d(b));
+  OperationRequest spec;
+  spec.expression = "(a & ~b) ^ 0x5a5a0000";
+  spec.names = {"a", "b"};
+  spec.operands = {dir_.file("a.npy"), dir_.file("b.npy")};
+  spec.backend = test::kind("cpu");
+  spec.threads = threads();
+  std::uint64_t calls = 0;
+  const RunResult r = stream(spec, dir_.file("out.npy"), [&](std::uint64_t, std::uint64_t) { ++calls; });
+  EXPECT_TRUE(r.streamed);
+  EXPECT_GE(calls, 1u);
+  EXPECT_EQ(r.op.summary().expression, "(a & ~b) ^ 0x5a5a0000");
+  std::vector<std::uint32_t> expected(n);
+  for (std::uint64_t i = 0; i < n; ++i) expected[i] = (a[i] & ~b[i]) ^ 0x5a5a0000u;
+  const std::string data = test::npy_data(test::read_file(dir_.file("out.npy")));
+  EXPECT_EQ(data, test::le_bytes(expected));
+  EXPECT_EQ(data, run_in_memory(spec));
+  EXPECT_EQ(dir_.names(), (std::set<std::string>{"a.npy", "b.npy", "out.npy"}));
+}
+
+// Operands of different widths in one expression (popcount(a) is UINT8, so c is): each input's
+// chunk is read at its own element size.
+TEST_P(StreamTest, AnExpressionOverOperandsOfDifferentWidths) {
+  const std::uint64_t n = 3 * kChunk + 11;
+  const auto a = scrambled(n);
+  std::vector<std::uint8_t> c(n);
+  for (std::uint64_t i = 0; i < n; ++i) c[i] = static_cast<std::uint8_t>(i * 7);
+  test::write_file(dir_.file("a.npy"), test::npy_1d(a));
+  test::write_file(dir_.file("c.npy"), test::npy_header_v1("|u1", "(" + std::to_string(n) + ",)") +
+                                           std::string(reinterpret_cast<const char*>(c.data()), n));
+  OperationRequest spec;
+  spec.expression = "popcount(a) | c";
+  spec.names = {"a", "c"};
+  spec.operands = {dir_.file("a.npy"), dir_.file("c.npy")};
+  spec.backend = test::kind("cpu");
+  spec.threads = threads();
+  const RunResult r = stream(spec, dir_.file("out.npy"), {});
+  EXPECT_TRUE(r.streamed);
+  std::string expected(n, '\0');
+  for (std::uint64_t i = 0; i < n; ++i) expected[i] = static_cast<char>(std::popcount(a[i]) | c[i]);
+  const std::string data = test::npy_data(test::read_file(dir_.file("out.npy")));
+  EXPECT_EQ(data, expected);
+  EXPECT_EQ(data, run_in_memory(spec));
+}
+
+// An expression whose input shrinks mid-stream leaves the old output as it was, as one
+// operator's does.
+TEST_P(StreamTest, AnExpressionWhoseInputShrinksLeavesTheOldOutput) {
+  const std::uint64_t n = 8 * kChunk;
+  test::write_file(dir_.file("a.npy"), test::npy_1d(ramp(n)));
+  const std::string header = test::npy_header_v1("<u4", "(1048576,)");
+  test::write_file(dir_.file("b.npy"), header + test::le_bytes(scrambled(n)));
+  test::write_file(dir_.file("out.npy"), "old");
+  OperationRequest spec;
+  spec.expression = "a ^ (b >> 1)";
+  spec.names = {"a", "b"};
+  spec.operands = {dir_.file("a.npy"), dir_.file("b.npy")};
+  spec.backend = test::kind("cpu");
+  spec.threads = threads();
+  int calls = 0;
+  const auto progress = [&](std::uint64_t, std::uint64_t) {
+    if (++calls == 1) std::filesystem::resize_file(dir_.file("b.npy"), header.size());
+  };
+  try {
+    stream(spec, dir_.file("out.npy"), progress);
+    ADD_FAILURE() << "the run succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::io) << e.what();
+    EXPECT_NE(std::string(e.what()).find("file shrank while reading"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(test::read_file(dir_.file("out.npy")), "old");
+  EXPECT_EQ(dir_.names(), (std::set<std::string>{"a.npy", "b.npy", "out.npy"}));
+}
+
 // An operation that broadcasts along an axis runs in memory (streamed = false) with the same result.
 TEST_P(StreamTest, AxisBroadcastRunsInMemory) {
   test::write_file(dir_.file("a.npy"),

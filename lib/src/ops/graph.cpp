@@ -184,6 +184,15 @@ ValidatedGraph ValidatedGraph::flat_chunk(std::uint64_t count) const {
   return g;
 }
 
+bool ValidatedGraph::is_single_operator() const {
+  if (nodes_.size() != 1 || !constants_.empty()) return false;
+  const GraphNode& n = nodes_.front();
+  if (inputs_.size() != static_cast<std::size_t>(n.op.op().arity)) return false;
+  for (std::size_t i = 0; i < inputs_.size(); ++i)
+    if (n.args[i].kind != GraphValue::Kind::input || n.args[i].index != i) return false;
+  return true;
+}
+
 std::uint64_t ValidatedGraph::input_bytes() const {
   std::uint64_t bytes = 0;
   for (const OperandInfo& in : inputs_) bytes += in.shape.element_count() * dtype_info(in.dtype).size;

@@ -79,6 +79,9 @@ class ValidatedGraph {
   // constants and nodes of the output's shape become runs of `count`, one-element ones stay one
   // element (each node's ValidatedOp::flat_chunk). Needs is_flat_streamable().
   ValidatedGraph flat_chunk(std::uint64_t count) const;
+  // Whether it is one operator over the graph's inputs in order, single_node_graph's form (not
+  // `a & a`, nor `a & 3`): the operator's operands are the graph's inputs, one for one.
+  bool is_single_operator() const;
   // The bytes of the inputs (as read: broadcast ones once) and of the output.
   std::uint64_t input_bytes() const;
   std::uint64_t output_bytes() const;

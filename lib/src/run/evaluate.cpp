@@ -59,47 +59,6 @@ bool is_literal_text(const Operand& operand) {
 
 }  // namespace
 
-namespace {
-
-// One execution of the graph; with a between_chunks hook, a flat graph in chunks of about
-// kInMemoryChunkBytes (read and written), the hook called between them, as one operator's
-// in-memory run does, so that a face sees an interruption promptly.
-void execute_graph(Backend& backend, const ValidatedGraph& graph, const GraphBuffers& buffers,
-                   const std::function<void()>& between_chunks) {
-  const std::uint64_t n = graph.output_shape().element_count();
-  if (!between_chunks || n == 0 || !graph.is_flat_streamable()) {
-    backend.run_graph(graph, buffers);
-    return;
-  }
-  const std::uint64_t element_bytes = (graph.input_bytes() + graph.output_bytes()) / n + 1;
-  const std::uint64_t count = std::max<std::uint64_t>(1, kInMemoryChunkBytes / element_bytes) / 64 * 64 + 64;
-  if (n <= count) {
-    backend.run_graph(graph, buffers);
-    return;
-  }
-  const Shape& out_shape = graph.output_shape();
-  const std::size_t out_size = dtype_info(graph.output_dtype()).size;
-  for (std::uint64_t first = 0; first < n; first += count) {
-    if (first > 0) between_chunks();
-    const std::uint64_t m = std::min(count, n - first);
-    const ValidatedGraph chunk = graph.flat_chunk(m);
-    GraphBuffers part;
-    // A full-length operand is read from `first`; a one-element one is the same element.
-    const auto slice = [&](std::span<const std::byte> bytes, const Shape& shape, DType dtype) {
-      const std::size_t size = dtype_info(dtype).size;
-      return shape == out_shape ? bytes.subspan(first * size, m * size) : bytes;
-    };
-    for (std::size_t i = 0; i < graph.inputs().size(); ++i)
-      part.inputs.push_back(slice(buffers.inputs[i], graph.inputs()[i].shape, graph.inputs()[i].dtype));
-    for (std::size_t i = 0; i < graph.constants().size(); ++i)
-      part.constants.push_back(slice(buffers.constants[i], graph.constants()[i].shape, graph.constants()[i].dtype));
-    part.output = buffers.output.subspan(first * out_size, m * out_size);
-    backend.run_graph(chunk, part);
-  }
-}
-
-}  // namespace
-
 BoundExpression bind_expression(const OperationRequest& r) {
   if (r.names.size() != r.operands.size())
     throw Error(Errc::usage, fmt::format("an expression's operands need a name each: {} names for {} operands",
@@ -206,28 +165,24 @@ std::string graph_explain_json(const ValidatedGraph& g) {
   return j.dump(2) + "\n";
 }
 
-RunResult run_expression(const PreparedRequest& p, const RunHooks& hooks, BackendCache* backends) {
+void start_expression_run(const PreparedRequest& p, LoadMode mode, BackendCache* backends, StartedRun& s) {
   const OperationRequest& r = p.request();
   const BoundExpression& bound = *PreparedAccess::expression(p);
   const std::shared_ptr<const expr::Expression>& e = bound.expression;
-  const bool timed = run_is_timed(p, hooks);
-  PhaseClock clock(timed);
-  RunResult result;
-  RunTiming& t = result.timing;
+  RunTiming& t = s.result.timing;
 
-  // The operands, in the order of the expression's names.
-  std::vector<LoadedOperand> inputs;
+  // The operands, in the order of the expression's names, each read as one operator's are
+  // (`mode`: left as streams, borrowed as they lie).
   std::vector<OperandInfo> infos;
   for (std::size_t i = 0; i < e->names.size(); ++i) {
     const std::size_t k = bound.operands[i];
     LoadedOperand in = with_context(operand_context(e->names[i]), [&] {
-      return std::move(load_operands(std::vector<Operand>{r.operands[k]}, r.dtype).front());
+      return std::move(load_operands(std::vector<Operand>{r.operands[k]}, r.dtype, mode).front());
     });
-    in.materialize();
     infos.push_back({in.dtype(), in.shape()});
-    inputs.push_back(std::move(in));
+    s.inputs.push_back(std::move(in));
   }
-  clock.lap(t, "read");
+  s.clock.lap(t, "read");
 
   std::map<std::pair<std::int32_t, DType>, Tensor> literals;
   GraphRequest gr;
@@ -236,7 +191,7 @@ RunResult run_expression(const PreparedRequest& p, const RunHooks& hooks, Backen
   gr.level = p.level();
   gr.dtype = r.dtype;
   gr.out_dtype = r.out_dtype;
-  gr.shift_overflow = r.shift_overflow.value_or(kDefaultShiftOverflow);
+  gr.shift_overflow = p.shift_overflow();
   gr.literal_shape = [&](std::int32_t node, DType dtype) {
     auto key = std::make_pair(node, dtype);
     auto it = literals.find(key);
@@ -247,69 +202,20 @@ RunResult run_expression(const PreparedRequest& p, const RunHooks& hooks, Backen
 
   // From the face's BackendCache where it keeps one (the Python module): auto's choice of a
   // backend, which looks for a hardware adapter from kAutoGpuMinBytes, is then made once.
-  std::unique_ptr<Backend> owned;
-  CachedBackends::Entry* entry = nullptr;
-  Backend* const backend = &operation_backend(p, inputs, backends, owned, entry);
-  clock.lap(t, "backend");
+  s.backend = &operation_backend(p, s.inputs, backends, s.owned, s.cached);
+  s.clock.lap(t, "backend");
   auto graph = std::make_shared<const ValidatedGraph>(validate_graph(gr));
-  if (auto why = backend->unsupported_graph_reason(*graph))
-    throw Error(Errc::unsupported, fmt::format("the {} backend cannot run this expression: {}", backend->name(), *why));
-  clock.lap(t, "validate");
-  if (timed) {
-    t.backend = std::string(backend->name());
-    t.selection = backend->selection();
-    t.threads = backend->thread_team();
-    t.device = backend->device_description();
+  if (auto why = s.backend->unsupported_graph_reason(*graph))
+    throw Error(Errc::unsupported,
+                fmt::format("the {} backend cannot run this expression: {}", s.backend->name(), *why));
+  for (const GraphConstant& c : graph->constants()) {
+    const Tensor& literal = literals.at({c.expr_node, c.dtype});
+    Tensor& copy = s.constants.emplace_back(literal.dtype(), literal.shape());
+    std::memcpy(copy.data(), literal.data(), literal.byte_size());
   }
-  result.op = OperationAccess::make(graph);
-  if (r.explain_only) return result;
-  if (hooks.on_validated) hooks.on_validated(result.op, t);
-
-  GraphBuffers buffers;
-  for (const LoadedOperand& in : inputs) buffers.inputs.push_back(in.view().bytes());
-  for (const GraphConstant& c : graph->constants())
-    buffers.constants.push_back(literals.at({c.expr_node, c.dtype}).view().bytes());
-  Tensor output;
-  const MutableTensorView out = result_memory(r, hooks, graph->output_dtype(), graph->output_shape(), output);
-  buffers.output = {out.data, out.byte_size()};
-  clock.lap(t, "allocate");
-  for (int i = 0; i < r.warmup; ++i) {
-    execute_graph(*backend, *graph, buffers, hooks.between_chunks);
-    if (hooks.between_chunks) hooks.between_chunks();
-  }
-  if (r.warmup > 0) clock.lap(t, "warmup");
-  result.warmup = r.warmup;
-  for (int i = 0; i < r.repeat; ++i) {
-    if (clock.on()) {
-      Stopwatch one;
-      execute_graph(*backend, *graph, buffers, hooks.between_chunks);
-      result.execute_samples.push_back(one.seconds());
-    } else {
-      execute_graph(*backend, *graph, buffers, hooks.between_chunks);
-    }
-    if (hooks.between_chunks && i + 1 < r.repeat) hooks.between_chunks();
-  }
-  clock.lap(t, "execute");
-  t.execute_runs = r.repeat;
-  t.execute_bytes = out.byte_size() + graph->input_bytes();
-  if (clock.on()) t.backend_phases = backend->detail_phases();
-
-  const bool file = r.output == OutputKind::file || (r.output == OutputKind::automatic);
-  if (file) {
-    const OutputTarget to = output_target(r);
-    write_tensor(out, to.path, to.format, to.json);
-  }
-  if (r.keep_result || (r.output == OutputKind::memory && !hooks.allocate_result)) {
-    if (output.byte_size() == out.byte_size() && output.data() == out.data) {
-      result.result = std::move(output);
-    } else {
-      result.result = Tensor(out.dtype, out.shape);
-      std::memcpy(result.result->data(), out.data, out.byte_size());
-    }
-  }
-  clock.lap(t, "write");
-  t.total_seconds = clock.total_seconds();
-  return result;
+  s.result.op = OperationAccess::make(graph);
+  s.graph = std::move(graph);
+  s.clock.lap(t, "validate");
 }
 
 }  // namespace dmlbits

@@ -1,7 +1,8 @@
 // Expressions (issue #46) in the run layer: prepare_request() binds an expression's names to the
-// request's operands (bind_expression), and run() runs a prepared expression (run_expression):
-// its operands read, its graph validated node by node, run on the backend's run_graph (fused
-// where the backend fuses), the result written as one operator's is.
+// request's operands (bind_expression), and start_run() starts a prepared expression's run
+// (start_expression_run): its operands read, its graph validated node by node. From there it
+// runs as a single operator does, which runs as a graph of one node: in memory or streamed, on
+// the backend's run_graph (fused where the backend fuses).
 #pragma once
 
 #include <cstddef>
@@ -12,8 +13,11 @@
 #include "dmlbits/request.hpp"
 #include "expression.hpp"
 #include "graph.hpp"
+#include "operand.hpp"
 
 namespace dmlbits {
+
+struct StartedRun;  // run.hpp
 
 struct BoundExpression {
   // The expression with its names bound to literal operands made literals.
@@ -35,8 +39,11 @@ struct PreparedAccess {
 // name of the expression left unbound, names and operands of different counts.
 BoundExpression bind_expression(const OperationRequest& r);
 
-// `backends`, when given, supplies (and keeps) the backend, as for one operator's in-memory run.
-RunResult run_expression(const PreparedRequest& p, const RunHooks& hooks, BackendCache* backends);
+// start_run's steps for an expression (run.hpp): its operands read (`mode`, as an operator's) in
+// the order of its names, each named in messages ("operand 'a'"); the backend made, or taken
+// from `backends`; the graph validated node by node, its literals read (run.constants);
+// Errc::unsupported when the backend cannot run the graph. Laps "read", "backend", "validate".
+void start_expression_run(const PreparedRequest& p, LoadMode mode, BackendCache* backends, StartedRun& run);
 
 // The graph as --explain prints it: its expression, its nodes (each its DirectML operator
 // description and where its operands come from), its inputs and constants. Indented by 2, with

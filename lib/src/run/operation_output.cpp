@@ -7,7 +7,6 @@
 
 #include "dmlbits/error.hpp"
 #include "dmlbits/front_end.hpp"
-#include "evaluate.hpp"
 #include "io.hpp"
 #include "run.hpp"
 #include "standard_streams.hpp"
@@ -58,7 +57,6 @@ bool output_streams(const PreparedRequest& p, const RunHooks& hooks, TensorForma
 // refused fails before the work; otherwise after the run (finish_in_memory).
 RunResult run(const PreparedRequest& p, const RunHooks& hooks, BackendCache* backends) {
   const OperationRequest& r = p.request();
-  if (p.is_expression()) return run_expression(p, hooks, backends);
   std::optional<OutputTarget> target;
   if (may_stream(p, hooks)) target = output_target(r);
   const bool streams = target && output_streams(p, hooks, target->format);

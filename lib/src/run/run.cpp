@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "dmlbits/error.hpp"
+#include "evaluate.hpp"
 #include "io.hpp"
 #include "memory.hpp"
 
@@ -58,40 +59,74 @@ Backend& operation_backend(const PreparedRequest& p, const std::vector<LoadedOpe
 
 namespace {
 
-// One execution; with between_chunks, in chunks of about kInMemoryChunkBytes where the
-// operation allows it (no axis broadcast), calling it after each chunk but the last.
-void execute(const std::function<void()>& between_chunks, Backend& backend, const ValidatedOp& op,
-             const ExecuteBuffers& buffers) {
-  const std::uint64_t n = op.output_shape().element_count();
-  if (!between_chunks || op.desc().empty || !op.is_flat_streamable()) {
-    backend.run(op, buffers);
-    return;
-  }
-  const std::size_t out_size = dtype_info(op.output_dtype()).size;
-  const std::size_t in_size = dtype_info(op.input_dtype()).size;
-  std::uint64_t per_element = out_size;
-  for (const auto& s : op.input_shapes())
-    if (s.element_count() != 1) per_element += in_size;
-  const std::uint64_t count = std::max<std::uint64_t>(1, kInMemoryChunkBytes / per_element);
-  if (n <= count) {
-    backend.run(op, buffers);
-    return;
-  }
-  const ValidatedOp full = op.flat_chunk(count);
-  std::optional<ValidatedOp> last;
-  if (n % count) last = op.flat_chunk(n % count);
-  for (std::uint64_t first = 0; first < n; first += count) {
-    const std::uint64_t m = std::min(count, n - first);
-    ExecuteBuffers part;
-    for (std::size_t i = 0; i < buffers.inputs.size(); ++i) {
-      const bool whole = op.input_shapes()[i].element_count() != 1;
-      part.inputs.push_back(whole ? buffers.inputs[i].subspan(first * in_size, m * in_size) : buffers.inputs[i]);
+// Elements [first, first + count) of a flat graph's buffers: a run of the output's shape is cut,
+// a one-element operand is the same element.
+GraphBuffers flat_part(const ValidatedGraph& g, const GraphBuffers& b, std::uint64_t first, std::uint64_t count) {
+  const Shape& out = g.output_shape();
+  const auto cut = [&](std::span<const std::byte> bytes, const OperandInfo& info) {
+    const std::size_t size = dtype_info(info.dtype).size;
+    return info.shape == out ? bytes.subspan(first * size, count * size) : bytes;
+  };
+  GraphBuffers part;
+  part.inputs.reserve(b.inputs.size());
+  for (std::size_t i = 0; i < b.inputs.size(); ++i) part.inputs.push_back(cut(b.inputs[i], g.inputs()[i]));
+  for (std::size_t i = 0; i < b.constants.size(); ++i)
+    part.constants.push_back(cut(b.constants[i], {g.constants()[i].dtype, g.constants()[i].shape}));
+  const std::size_t out_size = dtype_info(g.output_dtype()).size;
+  part.output = b.output.subspan(first * out_size, count * out_size);
+  return part;
+}
+
+// Bytes an output element of a flat graph reads and writes: its full-size inputs' and its own.
+std::uint64_t bytes_per_element(const ValidatedGraph& g) {
+  std::uint64_t bytes = dtype_info(g.output_dtype()).size;
+  for (const OperandInfo& in : g.inputs())
+    if (in.shape == g.output_shape()) bytes += dtype_info(in.dtype).size;
+  return bytes;
+}
+
+}  // namespace
+
+void run_graph_once(Backend& backend, const ValidatedGraph& graph, const GraphBuffers& buffers) {
+  if (graph.nodes().size() == 1) {
+    // One operator: its own path on every backend (kernels, DirectML's compiled operator), its
+    // operands the inputs and constants it names (`a & a` names one input twice).
+    const GraphNode& node = graph.output_node();
+    ExecuteBuffers e;
+    for (int i = 0; i < node.op.op().arity; ++i) {
+      const GraphValue& v = node.args[static_cast<std::size_t>(i)];
+      e.inputs.push_back(v.kind == GraphValue::Kind::input ? buffers.inputs[v.index] : buffers.constants[v.index]);
     }
-    part.output = buffers.output.subspan(first * out_size, m * out_size);
-    backend.run(m == count ? full : *last, part);
-    if (first + m < n) between_chunks();
+    e.output = buffers.output;
+    backend.run(node.op, e);
+    return;
+  }
+  backend.run_graph(graph, buffers);
+}
+
+void execute_graph(Backend& backend, const ValidatedGraph& graph, const GraphBuffers& buffers,
+                   const std::function<void()>& between_chunks) {
+  const std::uint64_t n = graph.output_shape().element_count();
+  if (!between_chunks || n == 0 || !graph.is_flat_streamable()) {
+    run_graph_once(backend, graph, buffers);
+    return;
+  }
+  const std::uint64_t count = std::max<std::uint64_t>(1, kInMemoryChunkBytes / bytes_per_element(graph));
+  if (n <= count) {
+    run_graph_once(backend, graph, buffers);
+    return;
+  }
+  const ValidatedGraph full = graph.flat_chunk(count);
+  std::optional<ValidatedGraph> last;
+  if (n % count) last = graph.flat_chunk(n % count);
+  for (std::uint64_t first = 0; first < n; first += count) {
+    if (first > 0) between_chunks();
+    const std::uint64_t m = std::min(count, n - first);
+    run_graph_once(backend, m == count ? full : *last, flat_part(graph, buffers, first, m));
   }
 }
+
+namespace {
 
 // Bytes of each converted operand per chunk (LoadMode::borrowed_as_is): small enough that the
 // scratch stays in a core's cache between the conversion that writes it and the kernel that
@@ -115,38 +150,36 @@ std::byte* conversion_scratch(std::size_t i) {
 // One execution whose borrowed operands in another layout or byte order are converted a chunk
 // at a time into scratch (LoadedOperand::chunk), as NumPy's ufuncs buffer theirs: no
 // conversion of the whole operand into fresh memory first. between_chunks, if any, is called
-// about every kInMemoryChunkBytes, never after the last chunk. Needs a flat-streamable
-// operation.
-void execute_converting(const std::function<void()>& between_chunks, Backend& backend, const ValidatedOp& op,
-                        const std::vector<LoadedOperand>& inputs, std::span<std::byte> output) {
-  const std::uint64_t n = op.output_shape().element_count();
-  const std::size_t out_size = dtype_info(op.output_dtype()).size;
-  const std::size_t in_size = dtype_info(op.input_dtype()).size;
-  std::uint64_t per_element = out_size;
-  for (const auto& in : inputs)
-    if (in.shape().element_count() != 1) per_element += in_size;
-  const std::uint64_t count = std::max<std::uint64_t>(1, std::min(n, kConversionChunkBytes / in_size));
+// about every kInMemoryChunkBytes, never after the last chunk. Needs a flat graph.
+void execute_converting(const std::function<void()>& between_chunks, Backend& backend, const ValidatedGraph& graph,
+                        const std::vector<LoadedOperand>& inputs, const GraphBuffers& whole) {
+  // (`whole` has the constants and the output; the inputs come from `inputs`, chunk by chunk.)
+  const std::uint64_t n = graph.output_shape().element_count();
+  std::size_t widest = 1;
+  for (const OperandInfo& in : graph.inputs()) widest = std::max(widest, dtype_info(in.dtype).size);
+  const std::uint64_t per_element = bytes_per_element(graph);
+  const std::uint64_t count = std::max<std::uint64_t>(1, std::min(n, kConversionChunkBytes / widest));
   std::vector<std::byte*> scratch(inputs.size(), nullptr);
   for (std::size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].chunk_needs_scratch()) scratch[i] = conversion_scratch(i);
-  ExecuteBuffers part;
-  part.inputs.resize(inputs.size());
-  if (n <= count) {  // one chunk: the operation as it is, its operands converted whole
+  if (n <= count) {  // one chunk: the graph as it is, its operands converted whole
+    GraphBuffers part = whole;
+    part.inputs.resize(inputs.size());
     for (std::size_t i = 0; i < inputs.size(); ++i)
       part.inputs[i] = inputs[i].chunk(0, inputs[i].shape().element_count(), scratch[i]);
-    part.output = output;
-    backend.run(op, part);
+    run_graph_once(backend, graph, part);
     return;
   }
-  const ValidatedOp full = op.flat_chunk(count);
-  std::optional<ValidatedOp> last;
-  if (n % count) last = op.flat_chunk(n % count);
+  const ValidatedGraph full = graph.flat_chunk(count);
+  std::optional<ValidatedGraph> last;
+  if (n % count) last = graph.flat_chunk(n % count);
   std::uint64_t since_check = 0;
   for (std::uint64_t first = 0; first < n; first += count) {
     const std::uint64_t m = std::min(count, n - first);
+    GraphBuffers part = flat_part(graph, whole, first, m);
+    part.inputs.resize(inputs.size());
     for (std::size_t i = 0; i < inputs.size(); ++i) part.inputs[i] = inputs[i].chunk(first, m, scratch[i]);
-    part.output = output.subspan(first * out_size, m * out_size);
-    backend.run(m == count ? full : *last, part);
+    run_graph_once(backend, m == count ? full : *last, part);
     since_check += m * per_element;
     if (between_chunks && first + m < n && since_check >= kInMemoryChunkBytes) {
       since_check = 0;
@@ -189,22 +222,23 @@ bool same_operation(const OpRequest& kept, const PreparedRequest& p, const std::
 }
 
 // validate_operation, or the operation `entry`'s backend accepted before for the same request
-// (entry null: validated afresh).
-std::shared_ptr<const ValidatedOp> validated_operation(const PreparedRequest& p,
-                                                       const std::vector<LoadedOperand>& inputs, const Backend& backend,
-                                                       CachedBackends::Entry* entry) {
-  if (!entry) return std::make_shared<const ValidatedOp>(validate_operation(p, inputs, backend));
-  for (const auto& v : entry->validated)
-    if (same_operation(v.request, p, inputs)) return v.op;
+// (entry null: validated afresh), with the operation as a graph of one node, as it runs.
+CachedBackends::Validated validated_operation(const PreparedRequest& p, const std::vector<LoadedOperand>& inputs,
+                                              const Backend& backend, CachedBackends::Entry* entry) {
+  if (entry)
+    for (const auto& v : entry->validated)
+      if (same_operation(v.request, p, inputs)) return v;
   auto op = std::make_shared<const ValidatedOp>(validate_operation(p, inputs, backend));
-  CachedBackends::Validated kept{op_request(p, inputs), op};
+  auto graph = std::make_shared<const ValidatedGraph>(single_node_graph(*op));
+  CachedBackends::Validated kept{op_request(p, inputs), std::move(op), std::move(graph)};
+  if (!entry) return kept;
   if (entry->validated.size() < CachedBackends::kValidatedPerBackend) {
-    entry->validated.push_back(std::move(kept));
+    entry->validated.push_back(kept);
   } else {
-    entry->validated[entry->next_replaced] = std::move(kept);
+    entry->validated[entry->next_replaced] = kept;
     entry->next_replaced = (entry->next_replaced + 1) % CachedBackends::kValidatedPerBackend;
   }
-  return op;
+  return kept;
 }
 
 // An in-memory run's operands as read and the memory of its result.
@@ -267,7 +301,10 @@ void check_run_files(const OperationRequest& r) {
   for (std::size_t i = 0; i < r.operands.size(); ++i)
     if (const auto* text = std::get_if<std::string>(&r.operands[i]);
         text && classify_operand(*text) == OperandKind::file)
-      uses.push_back({*text, fmt::format("input {}", static_cast<char>('A' + i)), false, true, false});
+      uses.push_back({*text,
+                      r.names.size() == r.operands.size() ? fmt::format("operand '{}'", r.names[i])
+                                                          : fmt::format("input {}", static_cast<char>('A' + i)),
+                      false, true, false});
   if (uses.empty()) return;
   uses.push_back({r.path, "the output", true});
   check_file_uses(uses);
@@ -281,12 +318,18 @@ StartedRun start_run(const PreparedRequest& p, LoadMode mode, BackendCache* back
   if (timed) t.phases.reserve(7);  // read, backend, validate, allocate, warmup, execute, write
   const OperationRequest& r = p.request();
   check_run_files(r);
-  s.inputs = load_operands(r.operands, r.dtype, mode);
-  s.clock.lap(t, "read");
-  s.backend = &operation_backend(p, s.inputs, backends, s.owned, s.cached);
-  s.clock.lap(t, "backend");
-  s.result.op = OperationAccess::make(validated_operation(p, s.inputs, *s.backend, s.cached));
-  s.clock.lap(t, "validate");
+  if (p.is_expression()) {
+    start_expression_run(p, mode, backends, s);
+  } else {
+    s.inputs = load_operands(r.operands, r.dtype, mode);
+    s.clock.lap(t, "read");
+    s.backend = &operation_backend(p, s.inputs, backends, s.owned, s.cached);
+    s.clock.lap(t, "backend");
+    CachedBackends::Validated v = validated_operation(p, s.inputs, *s.backend, s.cached);
+    s.result.op = OperationAccess::make(std::move(v.op));
+    s.graph = std::move(v.graph);
+    s.clock.lap(t, "validate");
+  }
   if (timed) {
     t.backend = std::string(s.backend->name());
     t.selection = s.backend->selection();
@@ -338,31 +381,34 @@ RunResult finish_in_memory(const PreparedRequest& p, StartedRun&& run, const Run
   Backend* backend = run.backend;
   PhaseClock& clock = run.clock;
   const bool timed = clock.on();
-  if (timed) r.timing.device = backend->device_description_for(validated(r.op), false);
+  const ValidatedGraph& graph = *run.graph;
+  if (timed) r.timing.device = backend->device_description_for(graph.output_node().op, false);
   if (spec.explain_only) return write_in_memory(p, hooks, target, timed, std::move(r), m);
   const bool converting =
       std::any_of(m.inputs.begin(), m.inputs.end(), [](const LoadedOperand& in) { return in.converts(); });
-  if (converting && (validated(r.op).desc().empty || !validated(r.op).is_flat_streamable()))
+  const bool flat = graph.output_shape().element_count() > 0 && graph.is_flat_streamable();
+  if (converting && !flat)
     for (auto& in : m.inputs) in.materialize();  // an axis broadcast: whole, before
-  const bool chunked = converting && !validated(r.op).desc().empty && validated(r.op).is_flat_streamable();
+  const bool chunked = converting && flat;
 
-  ExecuteBuffers buffers;
+  GraphBuffers buffers;
   if (!chunked) {
     buffers.inputs.reserve(m.inputs.size());
     for (const auto& in : m.inputs) buffers.inputs.push_back(in.view().bytes());
   }
+  for (const Tensor& c : run.constants) buffers.constants.push_back(c.view().bytes());
   MutableTensorView out;
   if (spec.in_place) {
     // (Its operand is writable: prepare_request's in-place rule.)
     out = {m.inputs[0].dtype(), m.inputs[0].shape(), m.inputs[0].writable_data()};
   } else {
-    out = result_memory(spec, hooks, validated(r.op).output_dtype(), validated(r.op).output_shape(), m.output);
+    out = result_memory(spec, hooks, graph.output_dtype(), graph.output_shape(), m.output);
     if (!m.output.data()) m.output_view = out;
   }
   buffers.output = {out.data, out.byte_size()};
   clock.lap(r.timing, "allocate");  // allocation is not execution
   for (int i = 0; i < spec.warmup; ++i) {
-    execute(hooks.between_chunks, *backend, validated(r.op), buffers);
+    execute_graph(*backend, graph, buffers, hooks.between_chunks);
     if (hooks.between_chunks) hooks.between_chunks();
   }
   if (spec.warmup > 0) clock.lap(r.timing, "warmup");
@@ -374,15 +420,15 @@ RunResult finish_in_memory(const PreparedRequest& p, StartedRun&& run, const Run
     before_measured = backend->detail_phases();
   }
   if (chunked) {  // (untimed, once: convert_in_chunks)
-    execute_converting(hooks.between_chunks, *backend, validated(r.op), m.inputs, buffers.output);
+    execute_converting(hooks.between_chunks, *backend, graph, m.inputs, buffers);
   }
   for (int i = 0; i < spec.repeat && !chunked; ++i) {
     if (clock.on()) {
       Stopwatch one;
-      execute(hooks.between_chunks, *backend, validated(r.op), buffers);
+      execute_graph(*backend, graph, buffers, hooks.between_chunks);
       r.execute_samples.push_back(one.seconds());
     } else {
-      execute(hooks.between_chunks, *backend, validated(r.op), buffers);
+      execute_graph(*backend, graph, buffers, hooks.between_chunks);
     }
     if (hooks.between_chunks && i + 1 < spec.repeat) hooks.between_chunks();
   }
@@ -405,12 +451,14 @@ RunResult finish_in_memory(const PreparedRequest& p, StartedRun&& run, const Run
 
 struct OperationPlan::Impl {
   std::shared_ptr<Backend> backend;
-  std::shared_ptr<const ValidatedOp> op;
+  Operation operation;
+  std::shared_ptr<const ValidatedGraph> graph;  // what runs (a graph of one node for an operator)
+  std::vector<Tensor> constants;                // an expression's literals as read
   std::vector<std::pair<DType, Shape>> operands;
   // The variables the request left the choice to, and what prepare_request read of them.
   bool isa_left = false, threads_left = false;
   OptionVariables variables;
-  mutable ExecuteBuffers buffers;  // reused: a run allocates nothing
+  mutable GraphBuffers buffers;  // reused: a run allocates nothing
 };
 
 OperationPlan::OperationPlan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -418,14 +466,15 @@ OperationPlan::OperationPlan(OperationPlan&&) noexcept = default;
 OperationPlan& OperationPlan::operator=(OperationPlan&&) noexcept = default;
 OperationPlan::~OperationPlan() = default;
 
-Operation OperationPlan::op() const { return OperationAccess::make(impl_->op); }
-DType OperationPlan::output_dtype() const { return impl_->op->output_dtype(); }
-const Shape& OperationPlan::output_shape() const { return impl_->op->output_shape(); }
+Operation OperationPlan::op() const { return impl_->operation; }
+DType OperationPlan::output_dtype() const { return impl_->graph->output_dtype(); }
+const Shape& OperationPlan::output_shape() const { return impl_->graph->output_shape(); }
 
 bool OperationPlan::fits(std::span<const BorrowedTensor> operands, const MutableTensorView& out,
                          const OptionVariables& variables) const {
   const Impl& p = *impl_;
-  if (operands.size() != p.operands.size() || out.dtype != p.op->output_dtype() || !(out.shape == p.op->output_shape()))
+  if (operands.size() != p.operands.size() || out.dtype != p.graph->output_dtype() ||
+      !(out.shape == p.graph->output_shape()))
     return false;
   for (std::size_t i = 0; i < operands.size(); ++i)
     if (operands[i].dtype != p.operands[i].first || !(operands[i].shape == p.operands[i].second) ||
@@ -437,12 +486,11 @@ bool OperationPlan::fits(std::span<const BorrowedTensor> operands, const Mutable
 
 void OperationPlan::run(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const {
   const Impl& p = *impl_;
-  const std::size_t size = dtype_info(p.op->input_dtype()).size;
   p.buffers.inputs.resize(operands.size());
   for (std::size_t i = 0; i < operands.size(); ++i)
-    p.buffers.inputs[i] = {operands[i].data, operands[i].shape.element_count() * size};
+    p.buffers.inputs[i] = {operands[i].data, operands[i].shape.element_count() * dtype_info(operands[i].dtype).size};
   p.buffers.output = {out.data, out.byte_size()};
-  p.backend->run(*p.op, p.buffers);
+  run_graph_once(*p.backend, *p.graph, p.buffers);
 }
 
 std::optional<OperationPlan> plan_operation(const PreparedRequest& prepared, BackendCache& backends) {
@@ -452,12 +500,19 @@ std::optional<OperationPlan> plan_operation(const PreparedRequest& prepared, Bac
     return std::nullopt;
   for (const auto& operand : r.operands) {
     const auto* t = std::get_if<BorrowedTensor>(&operand);
-    if (!t || !t->strides.empty() || t->byte_swapped) return std::nullopt;
+    // (An expression's literals are in its text: a name bound to a literal has become one.)
+    if (!t || !t->strides.empty() || t->byte_swapped) {
+      if (prepared.is_expression() && !t) continue;
+      return std::nullopt;
+    }
   }
   StartedRun s = start_run(prepared, LoadMode::whole, &backends, false);
   auto plan = std::make_unique<OperationPlan::Impl>();
   plan->backend = s.cached->backend;
-  plan->op = OperationAccess::shared(s.result.op);
+  plan->operation = s.result.op;
+  plan->graph = s.graph;
+  plan->constants = std::move(s.constants);
+  for (const Tensor& c : plan->constants) plan->buffers.constants.push_back(c.view().bytes());
   for (const auto& in : s.inputs) plan->operands.emplace_back(in.dtype(), in.shape());
   plan->isa_left = r.isa.empty();
   plan->threads_left = !r.threads;

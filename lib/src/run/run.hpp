@@ -16,6 +16,7 @@
 #include "operand.hpp"
 #include "operation_access.hpp"
 #include "run_types.hpp"
+#include "graph.hpp"
 #include "validate.hpp"
 
 namespace dmlbits {
@@ -65,15 +66,20 @@ MutableTensorView result_memory(const OperationRequest& spec, const RunHooks& ho
 struct StartedRun {
   explicit StartedRun(bool timed) : clock(timed) {}
   RunResult result;                   // result.op is the validated operation
-  std::vector<LoadedOperand> inputs;  // as read (LoadMode)
-  Backend* backend = nullptr;         // `owned`, or the BackendCache's (`cached`)
-  std::unique_ptr<Backend> owned;     // made for this run: no BackendCache was given
+  std::vector<LoadedOperand> inputs;  // as read (LoadMode); an expression's in the order of its names
+  // What runs: an expression's graph, or the operator as a graph of one node (single_node_graph).
+  // Every run, of one operator or of an expression, takes the same path from here.
+  std::shared_ptr<const ValidatedGraph> graph;
+  std::vector<Tensor> constants;   // per graph->constants(): an expression's literals as read
+  Backend* backend = nullptr;      // `owned`, or the BackendCache's (`cached`)
+  std::unique_ptr<Backend> owned;  // made for this run: no BackendCache was given
   CachedBackends::Entry* cached = nullptr;
   PhaseClock clock;  // running since before the operands were read
 };
 
 // Reads `request`'s operands (`mode`), makes its backend (or takes it from `backends`, where
-// given, which keeps it) and validates the operation on them (validated_operation). With
+// given, which keeps it) and validates the operation on them (validated_operation), or, for an
+// expression, its graph (start_expression_run, evaluate.hpp). With
 // `timed`: result.timing has the phases read, backend and validate and the backend's name,
 // selection and threads; the device is described by the caller, which knows how the run will
 // use it. Throws Error as the steps fail (invalid_input, unsupported, io, backend, usage).
@@ -108,6 +114,14 @@ RunResult run_operation(const PreparedRequest& request, const RunHooks& hooks = 
 // a device's creation shows in the backend's own phases.
 std::unique_ptr<Backend> make_operation_backend(const PreparedRequest& request,
                                                 const std::vector<LoadedOperand>& inputs);
+
+// run_graph_once runs `graph` on `backend` once: a graph of one node as its operator
+// (Backend::run), any other by Backend::run_graph (fused where the backend fuses).
+// execute_graph runs it once as well; with between_chunks, a flat graph in chunks of about kInMemoryChunkBytes read and
+// written, the hook called between them, so that a face sees an interruption promptly.
+void run_graph_once(Backend& backend, const ValidatedGraph& graph, const GraphBuffers& buffers);
+void execute_graph(Backend& backend, const ValidatedGraph& graph, const GraphBuffers& buffers,
+                   const std::function<void()>& between_chunks = {});
 
 // The request's operation on the loaded operands, refused (Errc::unsupported) if `backend`
 // cannot run it.

@@ -16,6 +16,7 @@
 
 #include "dmlbits/tensor.hpp"
 #include "json_tensor.hpp"
+#include "graph.hpp"
 #include "validate.hpp"
 
 namespace dmlbits {
@@ -58,6 +59,7 @@ struct CachedBackends {
   struct Validated {
     OpRequest request;
     std::shared_ptr<const ValidatedOp> op;
+    std::shared_ptr<const ValidatedGraph> graph;  // op as a graph of one node, as it runs
   };
   struct Entry {
     Key key;

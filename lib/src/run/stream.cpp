@@ -41,17 +41,24 @@ constexpr std::size_t kArenaAlignment = 4096;  // each buffer starts on a page o
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
+// The widest of an element's inputs.
+std::size_t widest_input_bytes(const ValidatedGraph& g) {
+  std::size_t widest = 1;
+  for (const OperandInfo& in : g.inputs()) widest = std::max(widest, dtype_info(in.dtype).size);
+  return widest;
+}
+
 // The wider of an element's input and output sizes: what chunks and the work are counted in.
-std::size_t wider_element_bytes(const ValidatedOp& v) {
-  return std::max(dtype_info(v.input_dtype()).size, dtype_info(v.output_dtype()).size);
+std::size_t wider_element_bytes(const ValidatedGraph& g) {
+  return std::max(widest_input_bytes(g), dtype_info(g.output_dtype()).size);
 }
 
 // Elements per chunk of a streamed run (kStreamChunkBytes of the wider of input and output),
 // and the chunks of the run.
-std::size_t chunk_elements(const ValidatedOp& v) {
+std::size_t chunk_elements(const ValidatedGraph& v) {
   return std::max<std::size_t>(1, kStreamChunkBytes / wider_element_bytes(v));
 }
-std::uint64_t chunk_count(const ValidatedOp& v) {
+std::uint64_t chunk_count(const ValidatedGraph& v) {
   const std::uint64_t chunk = chunk_elements(v);
   return (v.output_shape().element_count() + chunk - 1) / chunk;
 }
@@ -59,14 +66,16 @@ std::uint64_t chunk_count(const ValidatedOp& v) {
 // could_use_two: false when the backend is not a CPU one (a device backend is kept on the thread
 // that created it), it is held to one thread (`threads`, as --threads: 1, DMLBITS_THREADS=1 for 0,
 // or by default a machine that gives this process one CPU: cpu_threads), or the run is one chunk.
-bool could_use_two(const ValidatedOp& v, const Backend& backend, unsigned threads) {
+bool could_use_two(const ValidatedGraph& v, const Backend& backend, unsigned threads) {
   return chunk_count(v) >= 2 && backend.computes_on_cpu() && cpu_threads(threads) >= 2;
 }
 
 // The inputs a flat streamed run reads chunk by chunk (materialize_unstreamable reads the rest
 // whole), standard input included.
-bool is_streamed(const ValidatedOp& v, const LoadedOperand& in) { return in.stream && in.shape() == v.output_shape(); }
-std::size_t streamed_inputs(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs) {
+bool is_streamed(const ValidatedGraph& v, const LoadedOperand& in) {
+  return in.stream && in.shape() == v.output_shape();
+}
+std::size_t streamed_inputs(const ValidatedGraph& v, const std::vector<LoadedOperand>& inputs) {
   return static_cast<std::size_t>(
       std::count_if(inputs.begin(), inputs.end(), [&](const LoadedOperand& in) { return is_streamed(v, in); }));
 }
@@ -121,7 +130,7 @@ constexpr ThreadWhy kNarrowerOnOne{ThreadUse::narrower};
 // behind both thresholds: testdata/benchmarks.md, "Streamed runs' figures".
 // `output_at_offsets`: whether the output is a new file (for -v, from its path before it is
 // created; for the run, the OutputFile itself).
-ThreadChoice thread_choice(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs, const Backend& backend,
+ThreadChoice thread_choice(const ValidatedGraph& v, const std::vector<LoadedOperand>& inputs, const Backend& backend,
                            unsigned threads, bool output_at_offsets, const StreamOptions& options) {
   if (!could_use_two(v, backend, threads)) return {};
   const std::uint64_t count = v.output_shape().element_count();
@@ -134,7 +143,7 @@ ThreadChoice thread_choice(const ValidatedOp& v, const std::vector<LoadedOperand
   const bool halves = splittable && out_bytes >= options.halves_min_output_bytes;
   const bool pipeline = !two_streams && out_bytes >= options.pipeline_min_output_bytes;
   if (!halves && !pipeline && count * wider_element_bytes(v) < CpuBackendOptions{}.parallel_min_bytes) return {};
-  if (out_size < dtype_info(v.input_dtype()).size) return {Split::one, kNarrowerOnOne};
+  if (out_size < widest_input_bytes(v)) return {Split::one, kNarrowerOnOne};
   if (halves) {
     const std::uint64_t least = options.halves_min_output_bytes / 2;
     std::uint64_t n = std::min<std::uint64_t>(cpu_threads(threads), chunk_count(v));
@@ -223,7 +232,7 @@ struct PhaseSeconds {
 
 // Inputs that are not full-size runs of the output are read whole: broadcast operands and
 // everything when the operation broadcasts along an axis. Returns whether the rest streams.
-bool materialize_unstreamable(const ValidatedOp& v, std::vector<LoadedOperand>& inputs) {
+bool materialize_unstreamable(const ValidatedGraph& v, std::vector<LoadedOperand>& inputs) {
   const bool streamed = v.is_flat_streamable();
   for (auto& in : inputs)
     if (in.stream && (!streamed || !(in.shape() == v.output_shape()))) in.materialize();
@@ -232,13 +241,14 @@ bool materialize_unstreamable(const ValidatedOp& v, std::vector<LoadedOperand>& 
 
 // An operation that does not stream (it broadcasts along an axis): computed whole in memory,
 // before its output is created, and then written after the header.
-Tensor compute_whole(const ValidatedOp& v, const std::vector<LoadedOperand>& inputs, Backend& backend,
-                     PhaseClock& phase, PhaseSeconds& s) {
+Tensor compute_whole(const ValidatedGraph& v, const std::vector<LoadedOperand>& inputs,
+                     const std::vector<Tensor>& constants, Backend& backend, PhaseClock& phase, PhaseSeconds& s) {
   Tensor result(v.output_dtype(), v.output_shape());
-  ExecuteBuffers buffers;
+  GraphBuffers buffers;
   for (const auto& in : inputs) buffers.inputs.push_back(in.view().bytes());
+  for (const auto& c : constants) buffers.constants.push_back(c.view().bytes());
   buffers.output = {result.data(), result.byte_size()};
-  backend.run(v, buffers);
+  run_graph_once(backend, v, buffers);
   s.execute += phase.lap();
   return result;
 }
@@ -252,15 +262,16 @@ class ChunkWriter {
  public:
   // `slots`: chunks in flight, kStreamSlots when pipelined, one per thread in slices, else 1.
   // `data_offset`: the output's bytes before the data (its .npy header).
-  ChunkWriter(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Backend& backend, OutputFile& out,
-              std::uint64_t data_offset, const ProgressFn& progress, std::size_t slots)
+  ChunkWriter(const ValidatedGraph& v, std::vector<LoadedOperand>& inputs, const std::vector<Tensor>& constants,
+              Backend& backend, OutputFile& out, std::uint64_t data_offset, const ProgressFn& progress,
+              std::size_t slots)
       : v_(v),
         inputs_(inputs),
+        constants_(constants),
         backend_(backend),
         out_(out),
         progress_(progress),
         data_offset_(data_offset),
-        in_size_(dtype_info(v.input_dtype()).size),
         out_size_(dtype_info(v.output_dtype()).size),
         count_(v.output_shape().element_count()),
         chunk_(chunk_elements(v)),
@@ -270,8 +281,10 @@ class ChunkWriter {
     const std::size_t slot_elements = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_, count_));
     // A slot: each streamed input's scratch (none for one held in memory), then the result.
     std::vector<std::size_t> in_bytes;
-    for (const auto& in : inputs_)
-      in_bytes.push_back(in.chunk_needs_scratch() ? round_up(slot_elements * in_size_, kArenaAlignment) : 0);
+    for (std::size_t i = 0; i < inputs_.size(); ++i)
+      in_bytes.push_back(inputs_[i].chunk_needs_scratch()
+                             ? round_up(slot_elements * dtype_info(v.inputs()[i].dtype).size, kArenaAlignment)
+                             : 0);
     const std::size_t out_bytes = round_up(slot_elements * out_size_, kArenaAlignment);
     std::size_t slot_bytes = out_bytes;
     for (std::size_t n : in_bytes) slot_bytes += n;
@@ -408,14 +421,22 @@ class ChunkWriter {
     throw_if_interrupted();
     const std::uint64_t first = c * chunk_;
     slot.n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_, count_ - first));
-    ExecuteBuffers buffers;
+    GraphBuffers buffers;
     for (std::size_t i = 0; i < inputs_.size(); ++i) {
       const auto bytes = inputs_[i].chunk(first, slot.n, slot.in[i]);
       buffers.inputs.push_back({bytes.data(), bytes.size()});
     }
+    // A constant of the output's shape is cut like a full-size input; one of one element is
+    // the same element.
+    for (std::size_t i = 0; i < constants_.size(); ++i) {
+      const auto bytes = constants_[i].view().bytes();
+      const std::size_t size = dtype_info(constants_[i].dtype()).size;
+      buffers.constants.push_back(
+          constants_[i].shape() == v_.output_shape() ? bytes.subspan(first * size, slot.n * size) : bytes);
+    }
     slot.read_s += watch.lap();
     buffers.output = {slot.out, slot.n * out_size_};
-    backend_.run(slot.n == chunk_ ? full_ : v_.flat_chunk(slot.n), buffers);
+    run_graph_once(backend_, slot.n == chunk_ ? full_ : v_.flat_chunk(slot.n), buffers);
     slot.execute_s += watch.lap();
   }
 
@@ -432,18 +453,19 @@ class ChunkWriter {
     return t;
   }
 
-  const ValidatedOp& v_;
+  const ValidatedGraph& v_;
   std::vector<LoadedOperand>& inputs_;
+  const std::vector<Tensor>& constants_;
   Backend& backend_;
   OutputFile& out_;
   const ProgressFn& progress_;
   const std::uint64_t data_offset_;
-  const std::size_t in_size_, out_size_;
+  const std::size_t out_size_;
   const std::uint64_t count_;
   const std::size_t chunk_;
   const std::uint64_t chunks_;
-  const ValidatedOp full_;  // the operation on one whole chunk
-  AlignedBuffer arena_;     // every slot's buffers
+  const ValidatedGraph full_;  // the graph on one whole chunk
+  AlignedBuffer arena_;        // every slot's buffers
   std::vector<Slot> slots_;
 };
 
@@ -516,9 +538,9 @@ bool write_staged(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Back
 
 // A streamed operation written chunk by chunk after the header (`data_offset` bytes), on one
 // thread or two (thread_choice).
-void write_chunks(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Backend& backend, unsigned threads,
-                  const StreamOptions& options, OutputFile& out, std::uint64_t data_offset, const ProgressFn& progress,
-                  PhaseClock& phase, PhaseSeconds& s) {
+void write_chunks(const ValidatedGraph& v, std::vector<LoadedOperand>& inputs, const std::vector<Tensor>& constants,
+                  Backend& backend, unsigned threads, const StreamOptions& options, OutputFile& out,
+                  std::uint64_t data_offset, const ProgressFn& progress, PhaseClock& phase, PhaseSeconds& s) {
   const ThreadChoice choice = thread_choice(v, inputs, backend, threads, out.writes_at_offsets(), options);
   Split split = choice.split;
   // On the default thread count, what the process's other runs leave of the budget (calls from
@@ -527,7 +549,7 @@ void write_chunks(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Back
   if (split == Split::slices && cpu_threads_are_default(threads)) lease.emplace(choice.threads);
   const unsigned slices = lease ? lease->threads() : choice.threads;
   if (split == Split::slices && slices < 2) split = Split::one;
-  ChunkWriter writer(v, inputs, backend, out, data_offset, progress,
+  ChunkWriter writer(v, inputs, constants, backend, out, data_offset, progress,
                      split == Split::one      ? 1
                      : split == Split::slices ? slices
                                               : kStreamSlots);
@@ -570,15 +592,12 @@ void write_chunks(const ValidatedOp& v, std::vector<LoadedOperand>& inputs, Back
 }
 
 // The phases after validation and the bytes one execution reads and writes.
-void record_phases(RunTiming& t, const PhaseSeconds& s, const ValidatedOp& v, const std::vector<LoadedOperand>& inputs,
-                   const Backend& backend) {
+void record_phases(RunTiming& t, const PhaseSeconds& s, const ValidatedGraph& v, const Backend& backend) {
   t.phases[0].seconds += s.read;
   t.phases.push_back({"execute", s.execute});
   t.phases.push_back({"write", s.write});
   t.backend_phases = backend.detail_phases();
-  const std::size_t in_size = dtype_info(v.input_dtype()).size;
-  t.execute_bytes = v.output_shape().element_count() * dtype_info(v.output_dtype()).size;
-  for (const auto& in : inputs) t.execute_bytes += in.shape().byte_size(in_size);
+  t.execute_bytes = v.output_bytes() + v.input_bytes();
 }
 
 }  // namespace
@@ -592,16 +611,17 @@ RunResult finish_streamed(const PreparedRequest& p, StartedRun&& run, const std:
   Backend& backend = *run.backend;
   PhaseClock& phase = run.clock;
   std::vector<LoadedOperand>& inputs = run.inputs;
-  const ValidatedOp& v = validated(r.op);
+  const ValidatedGraph& v = *run.graph;
   const unsigned threads = p.threads();
   // The device as this run uses it: a streamed run computes chunk by chunk (ChunkWriter).
   if (v.is_flat_streamable()) {
     const std::uint64_t count = v.output_shape().element_count();
     const ThreadChoice choice = thread_choice(v, inputs, backend, threads, output_at_offsets, options);
-    r.timing.device = backend.device_description_for(v.flat_chunk(std::min<std::uint64_t>(chunk_elements(v), count)),
-                                                     choice.threads - 1, choice.why);
+    r.timing.device =
+        backend.device_description_for(v.flat_chunk(std::min<std::uint64_t>(chunk_elements(v), count)).output_node().op,
+                                       choice.threads - 1, choice.why);
   } else {
-    r.timing.device = backend.device_description_for(v, false);
+    r.timing.device = backend.device_description_for(v.output_node().op, false);
   }
   if (hooks.on_validated) hooks.on_validated(r.op, r.timing);
 
@@ -609,18 +629,21 @@ RunResult finish_streamed(const PreparedRequest& p, StartedRun&& run, const std:
   PhaseSeconds s;
   s.read = phase.lap();
   std::optional<Tensor> whole;
-  if (!r.streamed) whole = compute_whole(v, inputs, backend, phase, s);
+  if (!r.streamed) whole = compute_whole(v, inputs, run.constants, backend, phase, s);
   OutputFile out(out_path);
   const std::string header = npy_header(v.output_dtype(), v.output_shape());
   out.write(header);
+  // One operator whose backend moves the bytes itself (staged) streams through it.
+  const bool one_operator = v.is_single_operator();
   if (whole) out.write(whole->view().bytes());
-  else if (!write_staged(v, inputs, backend, out, header.size(), hooks.progress, phase, s))
-    write_chunks(v, inputs, backend, threads, options, out, header.size(), hooks.progress, phase, s);
+  else if (!one_operator ||
+           !write_staged(v.output_node().op, inputs, backend, out, header.size(), hooks.progress, phase, s))
+    write_chunks(v, inputs, run.constants, backend, threads, options, out, header.size(), hooks.progress, phase, s);
   for (auto& in : inputs)
     if (in.stream) in.stream->close();  // --in-place: A is replaced next
   out.commit();
   s.write += phase.lap();
-  record_phases(r.timing, s, v, inputs, backend);
+  record_phases(r.timing, s, v, backend);
   r.timing.total_seconds = phase.total_seconds();
   r.execute_samples = {r.timing.phase("execute")};
   return std::move(r);
