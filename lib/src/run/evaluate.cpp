@@ -151,6 +151,8 @@ BoundExpression bind_expression(const OperationRequest& r) {
   return bound;
 }
 
+Tensor read_expression_literal(const std::string& text, DType dtype) { return read_literal(text, dtype); }
+
 std::vector<std::uint64_t> dims_of(const Shape& s) { return {s.dims().begin(), s.dims().end()}; }
 
 std::string graph_explain_json(const ValidatedGraph& g) {
@@ -262,7 +264,15 @@ RunResult run_expression(const PreparedRequest& p, const RunHooks& hooks, Backen
     t.device = backend->device_description();
   }
   result.op = OperationAccess::make(graph);
-  if (r.explain_only) return result;
+  const auto before_write = [&] {  // the inputs as read, as for one operator (--emit-dxdispatch)
+    std::vector<TensorView> views;
+    for (const LoadedOperand& in : inputs) views.push_back(in.view());
+    if (hooks.before_write) hooks.before_write(result.op, views);
+  };
+  if (r.explain_only) {
+    before_write();
+    return result;
+  }
   if (hooks.on_validated) hooks.on_validated(result.op, t);
 
   GraphBuffers buffers;
@@ -294,6 +304,7 @@ RunResult run_expression(const PreparedRequest& p, const RunHooks& hooks, Backen
   t.execute_bytes = out.byte_size() + graph->input_bytes();
   if (clock.on()) t.backend_phases = backend->detail_phases();
 
+  before_write();
   const bool file = r.output == OutputKind::file || (r.output == OutputKind::automatic);
   if (file) {
     const OutputTarget to = output_target(r);

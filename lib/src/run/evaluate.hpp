@@ -35,6 +35,10 @@ struct PreparedAccess {
 // name of the expression left unbound, names and operands of different counts.
 BoundExpression bind_expression(const OperationRequest& r);
 
+// A literal of the expression read as `dtype`, as run_expression() reads it: the value of a
+// constant of the graph. Throws Error as load_operands() for a text that is no such value.
+Tensor read_expression_literal(const std::string& text, DType dtype);
+
 // `backends`, when given, supplies (and keeps) the backend, as for one operator's in-memory run.
 RunResult run_expression(const PreparedRequest& p, const RunHooks& hooks, BackendCache* backends);
 
