@@ -112,6 +112,18 @@ std::vector<NamedInput> named_inputs(const OpOptions& o) {
   return inputs;
 }
 
+// --emit-dxdispatch's files: an operator's FILE-a.npy[, FILE-b.npy], an expression's
+// FILE-NAME.npy per operand that is no literal (a literal is in the model itself).
+DxDispatchFiles dxdispatch_files(const OpOptions& o) {
+  if (!o.eval) return dxdispatch_file_names(o.emit_dxdispatch, op_info(o.op).arity);
+  std::vector<std::string> names;
+  for (const NamedInput& in : named_inputs(o)) {
+    const OperandKind kind = classify_operand(in.input);
+    if (kind != OperandKind::scalar_literal && kind != OperandKind::array_literal) names.push_back(in.name);
+  }
+  return dxdispatch_file_names(o.emit_dxdispatch, names);
+}
+
 // The command line's syntax turned into an OperationRequest, which prepare_request() holds to
 // the rules every face shares; the rules here are the command line's own (options that only
 // mean something with --expect, operands that look like numbers). Nothing is read yet.
@@ -165,7 +177,7 @@ PreparedRequest make_request(const OpOptions& o) {
                   fmt::format("{} needs a run, and --explain describes the operation without running it", needs_run));
   }
   for (const NamedInput& in : inputs) check_operand(in.input, o.eval ? in.role.c_str() : in.name.c_str());
-  if (!o.emit_dxdispatch.empty()) dxdispatch_file_names(o.emit_dxdispatch, op.arity);  // refused early
+  if (!o.emit_dxdispatch.empty()) dxdispatch_files(o);  // refused early
   return prepared;
 }
 
@@ -197,7 +209,7 @@ std::vector<FileUse> file_uses(const OpOptions& o) {
   if (!o.time_json.empty()) uses.push_back({o.time_json, "--time-json", true});
   if (!o.report_json.empty()) uses.push_back({o.report_json, "--report-json", true});
   if (!o.emit_dxdispatch.empty()) {
-    const DxDispatchFiles files = dxdispatch_file_names(o.emit_dxdispatch, op_info(o.op).arity);
+    const DxDispatchFiles files = dxdispatch_files(o);
     for (const auto& f : files.inputs) uses.push_back({f, "--emit-dxdispatch", true});
     uses.push_back({files.model, "--emit-dxdispatch", true});
   }
@@ -236,7 +248,7 @@ void check_output_paths(const OpOptions& o) {
   if (!o.report_json.empty()) check_output_path(o.report_json);
   if (o.update) check_output_path(o.expect);
   if (!o.emit_dxdispatch.empty()) {
-    const DxDispatchFiles files = dxdispatch_file_names(o.emit_dxdispatch, op_info(o.op).arity);
+    const DxDispatchFiles files = dxdispatch_files(o);
     check_output_path(files.model);
     for (const auto& f : files.inputs) check_output_path(f);
   }
@@ -490,11 +502,13 @@ void setup_op(CommandSetup* sub, const OpInfo& op, bool eval = false) {
                          ->capture_default_str();
   sub->add_option("--report-json", opt->report_json, "With --expect: write the full comparison report to FILE")
       ->check(file_name_validator());
-  if (!eval)
-    sub->add_option("--emit-dxdispatch", opt->emit_dxdispatch,
-                    "Also write FILE.json, a model for Microsoft's DxDispatch that runs this operator on DirectML, "
-                    "with the inputs as FILE-a.npy[, FILE-b.npy]")
-        ->check(file_name_validator());
+  sub->add_option("--emit-dxdispatch", opt->emit_dxdispatch,
+                  eval
+                      ? "Also write FILE.json, a model for Microsoft's DxDispatch that runs the expression on "
+                        "DirectML operator by operator, with each operand NAME as FILE-NAME.npy"
+                      : "Also write FILE.json, a model for Microsoft's DxDispatch that runs this operator on DirectML, "
+                        "with the inputs as FILE-a.npy[, FILE-b.npy]")
+      ->check(file_name_validator());
   sub->add_flag("--time", opt->time, "Print the time of each phase to standard error");
   sub->add_option("--time-json", opt->time_json, "Write timings (phases, samples, statistics) to FILE as JSON")
       ->check(file_name_validator());

@@ -344,4 +344,135 @@ expect_one_line
 expect_status 3 xor -l 3_0 i16.npy i16.npy --emit-dxdispatch v
 expect_no_file v.json; expect_no_file v-a.npy
 
+# dmlbits eval --emit-dxdispatch: the expression node by node (DxDispatch on master has no model
+# of a hand-written DML_GRAPH_DESC). check_graph.py runs such a model as DxDispatch would, each
+# dispatch in order with NumPy as its operator (check_model.py's rules: buffers a multiple of 4
+# bytes and at least the TotalTensorSizeInBytes of every tensor bound to them, one Sizes per
+# operator, .npy dtypes agreeing with initialValuesDataType), and compares the written buffer
+# with WANT, the expression computed by NumPy on the original inputs in this script.
+cat >check_graph.py <<'EOF'
+import json, os, sys
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+model_path, out_path, want_path = sys.argv[1:4]
+NUMPY = {"FLOAT16": "f2", "FLOAT32": "f4", "FLOAT64": "f8", "UINT8": "u1", "UINT16": "u2",
+         "UINT32": "u4", "UINT64": "u8", "INT8": "i1", "INT16": "i2", "INT32": "i4", "INT64": "i8"}
+OPS = {"BIT_AND": np.bitwise_and, "BIT_OR": np.bitwise_or, "BIT_XOR": np.bitwise_xor}
+def dt(t): return np.dtype(NUMPY[t.replace("DML_TENSOR_DATA_TYPE_", "")])
+def bits(x): return x.view(np.dtype("u%d" % x.itemsize))
+errors = []
+model_dir = os.path.dirname(os.path.abspath(model_path))
+m = json.load(open(model_path))
+if set(m) != {"resources", "dispatchables", "commands", "dmlbits"}: errors.append("root keys %s" % sorted(m))
+buffers = {}
+for name, r in m["resources"].items():
+    d, iv = dt(r["initialValuesDataType"]), r["initialValues"]
+    if isinstance(iv, list): data = np.array(iv, dtype=d).tobytes()
+    elif "sourcePath" in iv:
+        if os.path.dirname(iv["sourcePath"]): errors.append("%s: sourcePath has a directory" % name)
+        a = np.load(os.path.join(model_dir, iv["sourcePath"]))
+        if a.dtype.newbyteorder("<") != d.newbyteorder("<"): errors.append("%s: .npy dtype %s" % (name, a.dtype))
+        data = np.ascontiguousarray(a).tobytes()
+    else: data = np.full(iv["valueCount"], iv["value"], dtype=d).tobytes()
+    size = r["sizeInBytes"]
+    if size % 4 or size < len(data): errors.append("%s: sizeInBytes %d for %d bytes" % (name, size, len(data)))
+    buffers[name] = bytearray(data + bytes(size - len(data)))
+def view(t, buf):
+    d = dt(t["DataType"])
+    return as_strided(np.frombuffer(buf, dtype=d), shape=t["Sizes"], strides=[s * d.itemsize for s in t["Strides"]])
+written = None
+for c in m["commands"]:
+    if c["type"] == "writeFile":
+        written = c
+        continue
+    disp = m["dispatchables"][c["dispatchable"]]
+    op, desc, bind = disp["type"].replace("DML_OPERATOR_ELEMENT_WISE_", ""), disp["desc"], c["bindings"]
+    if sorted(bind) != sorted(desc): errors.append("%s: bind points %s" % (c["dispatchable"], sorted(bind)))
+    for f, t in desc.items():
+        if t["Sizes"] != desc["OutputTensor"]["Sizes"]: errors.append("%s.%s: Sizes" % (c["dispatchable"], f))
+        if len(buffers[bind[f]]) < t["TotalTensorSizeInBytes"]:
+            errors.append("%s.%s: buffer %s too small" % (c["dispatchable"], f, bind[f]))
+    if errors: break
+    out_t = desc["OutputTensor"]
+    args = [view(desc[f], bytes(buffers[bind[f]])) for f in ("ATensor", "BTensor", "InputTensor") if f in desc]
+    od = dt(out_t["DataType"])
+    if op in OPS: r = OPS[op](bits(args[0]), bits(args[1])).view(od)
+    elif op == "BIT_NOT": r = (~bits(args[0])).view(od)
+    elif op == "BIT_COUNT":
+        r = np.unpackbits(np.ascontiguousarray(bits(args[0]))[..., None].view(np.uint8), axis=-1).sum(-1).astype(od)
+    else:  # shifts by counts below the width (the tests' counts)
+        a, b = bits(args[0]), bits(args[1])
+        r = (a << b if op == "BIT_SHIFT_LEFT" else a >> b).astype(a.dtype).view(od)
+    dst = as_strided(np.frombuffer(buffers[bind["OutputTensor"]], dtype=od), shape=out_t["Sizes"],
+                     strides=[s * od.itemsize for s in out_t["Strides"]])
+    dst[...] = r
+if errors: sys.exit("\n".join(errors))
+if written is None or m["commands"][-1] is not written: sys.exit("no writeFile last")
+want = np.load(want_path)
+if written["dimensions"] != (list(want.shape) or [1]): sys.exit("writeFile dimensions %s" % written["dimensions"])
+od = dt(m["resources"][written["resource"]]["initialValuesDataType"])
+got = np.frombuffer(bytes(buffers[written["resource"]]), dtype=od)[:want.size]
+if got.tobytes() != np.ascontiguousarray(want).tobytes():
+    sys.exit("the model computes %s, NumPy %s" % (got, want.reshape(-1)))
+header = {"descr": od.str, "fortran_order": False, "shape": tuple(written["dimensions"])}
+with open(out_path, "wb") as f:
+    np.lib.format.write_array_header_1_0(f, header)
+    f.write(bytes(buffers[written["resource"]]))
+EOF
+graph_check() {  # graph_check NAME: NAME.json runs to NAME-sim.npy and equals NAME-want.npy
+  checks=$((checks + 1))
+  "$P" check_graph.py "$1.json" "$1-sim.npy" "$1-want.npy" 2>"$WORK/py_err" || fail "model $1.json: $(cat "$WORK/py_err")"
+}
+mkdir -p g
+"$P" -c "
+import numpy as np
+rng = np.random.default_rng(46)
+x = rng.integers(0, 2**32, (2, 1), dtype=np.uint32); y = rng.integers(0, 2**32, (3,), dtype=np.uint32)
+np.save('gx.npy', x); np.save('gy.npy', y)
+np.save('h-want.npy', np.unpackbits((x ^ y)[..., None].view(np.uint8), axis=-1).sum(-1).astype(np.uint8))
+w = np.array([0, 65535, 12345, 32768, 77], np.uint16)
+np.save('gw.npy', w.astype('>u2'))   # big-endian: the model's .npy holds it as read, little-endian
+np.save('w-in.npy', w)
+np.save('g/f-want.npy', (w >> 3) & np.uint16(0xfff0))
+f = np.array([[1.0, -2.5, 3.0], [0.0, -0.0, 7.75]], np.float32)
+k = np.array([1.5, 2.0, 0.5], np.float32)
+np.save('gf.npy', f)
+t = f.view(np.uint32) & k.view(np.uint32)
+np.save('s-want.npy', (t ^ ~t).view(np.float32))
+"
+# Hamming distance with a broadcast: a (2,1) and b (3,) into a (2,3) uint8 count.
+expect_status 0 eval 'popcount(a ^ b)' a=gx.npy b=gy.npy --emit-dxdispatch h -o h-run.npy
+for f in h.json h-a.npy h-b.npy; do [ -f "$f" ] || fail "$f was not written"; done
+expect_no_file h-out.npy
+graph_check h
+"$P" -c "import numpy as np; assert (np.load('h-sim.npy') == np.load('h-run.npy')).all()" || fail "h-sim.npy != h-run.npy"
+# Literals inline, an operand from standard input (big-endian), named by its expression name.
+checks=$((checks + 1))
+"$DMLBITS" eval '(w >> 3) & 0xfff0' w=- --emit-dxdispatch g/f.json -o /dev/null <gw.npy 2>"$WORK/stderr" ||
+  fail "eval w=- --emit-dxdispatch: $(cat "$WORK/stderr")"
+graph_check g/f
+"$P" -c "
+import numpy as np, json
+a = np.load('g/f-w.npy'); assert a.dtype == np.uint16 and (a == np.load('w-in.npy')).all(), a
+m = json.load(open('g/f.json'))
+assert m['dmlbits']['inputs'] == {'w': 'f-w.npy'} and m['dmlbits']['shift_overflow'] == 'directml', m['dmlbits']
+assert sorted(m['resources']) == ['const:0', 'const:1', 'node:0', 'node:1', 'w'], sorted(m['resources'])
+" || fail "g/f.json's inputs"
+# A shared node, a name bound to a float list (its bits inline), and --explain: the model
+# without running.
+expect_status 0 eval '(a & k) ^ ~(a & k)' a=gf.npy 'k=[1.5, 2.0, 0.5]' --explain --emit-dxdispatch s
+graph_check s
+expect_no_file s-k.npy
+"$P" -c "
+import json; m = json.load(open('s.json'))
+assert [c['dispatchable'] for c in m['commands'][:-1]] == ['node:0', 'node:1', 'node:2'], m['commands']
+assert m['resources']['const:0']['initialValues'] == [0x3fc00000, 0x40000000, 0x3f000000], m['resources']['const:0']
+" || fail "s.json"
+# Refusals, nothing written: an empty result; a name whose file would be the output's.
+"$P" -c "import numpy as np; np.save('e0.npy', np.zeros((0,), np.uint8))"
+expect_status 4 eval 'a & ~b' a=e0.npy b=7 --emit-dxdispatch z
+expect_err "zero size"; expect_no_file z.json; expect_no_file z-a.npy
+expect_status 2 eval 'out ^ 1' out=n8.npy --emit-dxdispatch o
+expect_err "out"; expect_no_file o.json; expect_no_file o-out.npy
+
 finish

@@ -2,6 +2,8 @@
 graph. Expected values are the same expressions written with NumPy's operators and the
 reference models (reference.py), never dmlbits' own answers."""
 
+import re
+
 import dask.array as da
 import numpy as np
 import pytest
@@ -123,6 +125,31 @@ def test_shift_overflow_applies_to_every_shift(mode):
     got = dmlbits.evaluate("(a << n) | (a >> n)", shift_overflow=mode)
     want = expected("shl", a, n, overflow=mode) | expected("shr", a, n, overflow=mode)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cpu-reference", "d3d12"])
+def test_every_backend_on_every_layout_against_numpy_and_cpu_reference(backend):
+    # Operands in the layouts NumPy gives (C, Fortran, strided, reversed, big-endian, 0-d, a
+    # broadcast row and column) and literals; each result equal to NumPy's and to cpu-reference's
+    # (the second oracle), bit for bit.
+    base = RNG.integers(0, 2**32, (6, 10), dtype=np.uint32)
+    env = {"c": base, "f": np.asfortranarray(base[::-1]), "s": RNG.integers(0, 2**32, (6, 20), np.uint32)[:, ::2],
+           "r": base[::-1, ::-1], "be": base.T.T.astype(">u4"), "z": np.uint32(0x0F0F0F0F),
+           "row": RNG.integers(0, 2**32, (10,), np.uint32), "col": RNG.integers(0, 2**32, (6, 1), np.uint32)}
+    cases = {
+        "popcount(c ^ f, out_dtype=uint32) | (s >> 3)":
+            popcount(env["c"] ^ env["f"], "uint32") | expected("shr", env["s"], np.uint32(3)),
+        "(r & ~be) ^ (z << 4)": (env["r"] & ~env["be"]) ^ expected("shl", env["z"], np.uint32(4)),
+        "((row & col) >> 7) | [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]":
+            expected("shr", env["row"] & env["col"], np.uint32(7)) | np.arange(1, 11, dtype=np.uint32),
+        "popcount(c & 0xff00ff00 ^ row)": popcount(env["c"] & np.uint32(0xFF00FF00) ^ env["row"]),
+    }
+    for text, want in cases.items():
+        names = {k: v for k, v in env.items() if re.search(r"\b%s\b" % k, text)}  # a binding unused is refused
+        got = dmlbits.evaluate(text, names, backend=backend)
+        assert got.dtype == want.dtype and got.shape == want.shape, text
+        np.testing.assert_array_equal(got, want, text)
+        np.testing.assert_array_equal(got, dmlbits.evaluate(text, names, backend="cpu-reference"), text)
 
 
 def test_every_keyword():

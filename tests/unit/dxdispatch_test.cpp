@@ -17,6 +17,8 @@
 
 #include "dxdispatch.hpp"
 #include "dmlbits/error.hpp"
+#include "evaluate.hpp"
+#include "expression.hpp"
 #include "io.hpp"
 
 namespace dmlbits {
@@ -256,6 +258,183 @@ TEST(DxDispatchTest, WritesModelAndInputsBesideIt) {
   EXPECT_EQ(errc_of([&] { write_dxdispatch_model((dir / "n").string(), op, {b.view(), a.view()}); }), Errc::internal);
   EXPECT_FALSE(std::filesystem::exists(dir / "n-a.npy"));
   std::filesystem::remove_all(dir);
+}
+
+// An expression's graph as `dmlbits eval` validates it (the parser and the run's literal reader
+// give the graph; the model of it is what is tested).
+ValidatedGraph make_graph(const std::string& text, std::vector<OperandInfo> inputs) {
+  auto e = std::make_shared<const expr::Expression>(expr::parse_expression(text));
+  GraphRequest r;
+  r.expression = e;
+  r.inputs = std::move(inputs);
+  r.literal_shape = [e](std::int32_t node, DType dtype) {
+    return read_expression_literal(e->nodes[static_cast<std::size_t>(node)].literal, dtype).shape();
+  };
+  return validate_graph(r);
+}
+
+std::vector<Tensor> constants_of(const ValidatedGraph& g) {
+  std::vector<Tensor> out;
+  for (const GraphConstant& c : g.constants())
+    out.push_back(
+        read_expression_literal(g.expression().nodes[static_cast<std::size_t>(c.expr_node)].literal, c.dtype));
+  return out;
+}
+
+json graph_model(const ValidatedGraph& g, const std::vector<std::string>& files, const std::string& out) {
+  const std::vector<Tensor> constants = constants_of(g);
+  std::vector<TensorView> views;
+  for (const Tensor& t : constants) views.push_back(t.view());
+  return dxdispatch_graph_model(g, files, views, out);
+}
+
+TEST(DxDispatchGraphTest, HammingDistanceWithBroadcast) {
+  // popcount(a ^ b), a uint32 (2,1), b uint32 (3,): an XOR into a (2,3) UINT32 intermediate,
+  // then a BIT_COUNT of it into UINT8 (popcount's default count type).
+  const ValidatedGraph g = make_graph("popcount(a ^ b)", {{DType::uint32, Shape{2, 1}}, {DType::uint32, Shape{3}}});
+  const json m = graph_model(g, {"h-a.npy", "h-b.npy"}, "h-out.npy");
+  ASSERT_EQ(m.size(), 4u);
+
+  const json& res = m.at("resources");
+  EXPECT_EQ(res.size(), 4u);  // a, b, and one per node
+  EXPECT_EQ(res.at("a").at("initialValues"), json({{"sourcePath", "h-a.npy"}}));
+  EXPECT_EQ(res.at("a").at("initialValuesDataType"), "DML_TENSOR_DATA_TYPE_UINT32");
+  EXPECT_EQ(res.at("a").at("sizeInBytes"), 8);  // 2 elements, read with stride 0 along dimension 1
+  EXPECT_EQ(res.at("b").at("initialValues"), json({{"sourcePath", "h-b.npy"}}));
+  EXPECT_EQ(res.at("b").at("sizeInBytes"), 12);
+  // The intermediate: 6 UINT32, zero-filled, the XOR's output and the count's input.
+  EXPECT_EQ(res.at("node:0").at("initialValuesDataType"), "DML_TENSOR_DATA_TYPE_UINT32");
+  EXPECT_EQ(res.at("node:0").at("initialValues"), json({{"valueCount", 6}, {"value", 0}}));
+  EXPECT_EQ(res.at("node:0").at("sizeInBytes"), 24);
+  // The result: 6 UINT8, padded to 8.
+  EXPECT_EQ(res.at("node:1").at("initialValuesDataType"), "DML_TENSOR_DATA_TYPE_UINT8");
+  EXPECT_EQ(res.at("node:1").at("initialValues"), json({{"valueCount", 6}, {"value", 0}}));
+  EXPECT_EQ(res.at("node:1").at("sizeInBytes"), 8);
+
+  const json& ds = m.at("dispatchables");
+  ASSERT_EQ(ds.size(), 2u);
+  EXPECT_EQ(ds.at("node:0").at("type"), "DML_OPERATOR_ELEMENT_WISE_BIT_XOR");
+  EXPECT_EQ(ds.at("node:1").at("type"), "DML_OPERATOR_ELEMENT_WISE_BIT_COUNT");
+  const json& x = ds.at("node:0").at("desc");
+  EXPECT_EQ(x.at("ATensor").at("Sizes").get<U64s>(), (U64s{2, 3}));
+  EXPECT_EQ(x.at("ATensor").at("Strides").get<U64s>(), (U64s{1, 0}));
+  EXPECT_EQ(x.at("ATensor").at("TotalTensorSizeInBytes"), 8);
+  EXPECT_EQ(x.at("BTensor").at("Strides").get<U64s>(), (U64s{0, 1}));
+  EXPECT_EQ(x.at("BTensor").at("TotalTensorSizeInBytes"), 12);
+  EXPECT_EQ(x.at("OutputTensor").at("Strides").get<U64s>(), (U64s{3, 1}));
+  EXPECT_EQ(x.at("OutputTensor").at("TotalTensorSizeInBytes"), 24);
+  const json& c = ds.at("node:1").at("desc");
+  EXPECT_EQ(c.size(), 2u);
+  EXPECT_EQ(c.at("InputTensor").at("DataType"), "DML_TENSOR_DATA_TYPE_UINT32");
+  EXPECT_EQ(c.at("InputTensor").at("Sizes").get<U64s>(), (U64s{2, 3}));
+  EXPECT_EQ(c.at("InputTensor").at("TotalTensorSizeInBytes"), 24);
+  EXPECT_EQ(c.at("OutputTensor").at("DataType"), "DML_TENSOR_DATA_TYPE_UINT8");
+  EXPECT_EQ(c.at("OutputTensor").at("TotalTensorSizeInBytes"), 8);
+  for (std::size_t k = 0; k < 2; ++k) {
+    const std::string name = "node:" + std::to_string(k);
+    EXPECT_EQ(ds.at(name).at("executionFlags"), json::array({"DML_EXECUTION_FLAG_NONE"}));
+    expect_tensor(ds.at(name).at("desc").at("OutputTensor"), g.nodes()[k].op.desc().output);
+  }
+
+  const json& cmds = m.at("commands");
+  ASSERT_EQ(cmds.size(), 3u);
+  EXPECT_EQ(cmds[0], json({{"type", "dispatch"},
+                           {"dispatchable", "node:0"},
+                           {"bindings", {{"ATensor", "a"}, {"BTensor", "b"}, {"OutputTensor", "node:0"}}}}));
+  EXPECT_EQ(cmds[1], json({{"type", "dispatch"},
+                           {"dispatchable", "node:1"},
+                           {"bindings", {{"InputTensor", "node:0"}, {"OutputTensor", "node:1"}}}}));
+  EXPECT_EQ(cmds[2],
+            json({{"type", "writeFile"}, {"resource", "node:1"}, {"targetPath", "h-out.npy"}, {"dimensions", {2, 3}}}));
+
+  const json& note = m.at("dmlbits");
+  EXPECT_EQ(note.at("expression"), "popcount(a ^ b)");
+  EXPECT_EQ(note.at("inputs"), json({{"a", "h-a.npy"}, {"b", "h-b.npy"}}));
+  EXPECT_EQ(note.at("nodes")[0].at("text"), "a ^ b");
+  EXPECT_EQ(note.at("nodes")[1].at("text"), "popcount(a ^ b)");
+  EXPECT_EQ(note.at("output"), json({{"path", "h-out.npy"}, {"dtype", "uint8"}, {"shape", {2, 3}}}));
+  EXPECT_FALSE(note.contains("shift_overflow"));
+}
+
+TEST(DxDispatchGraphTest, LiteralsAreInlineConstants) {
+  // (a >> 3) & 0xfff0, a uint16 (5,): each literal a UINT16 0-d constant read with stride 0.
+  const ValidatedGraph g = make_graph("(a >> 3) & 0xfff0", {{DType::uint16, Shape{5}}});
+  const json m = graph_model(g, {"f-a.npy"}, "f-out.npy");
+  const json& res = m.at("resources");
+  EXPECT_EQ(res.size(), 5u);                     // a, two constants, two nodes
+  EXPECT_EQ(res.at("a").at("sizeInBytes"), 12);  // 10 bytes, padded
+  EXPECT_EQ(
+      res.at("const:0"),
+      json({{"initialValuesDataType", "DML_TENSOR_DATA_TYPE_UINT16"}, {"initialValues", {3}}, {"sizeInBytes", 4}}));
+  EXPECT_EQ(res.at("const:1"), json({{"initialValuesDataType", "DML_TENSOR_DATA_TYPE_UINT16"},
+                                     {"initialValues", {0xfff0}},
+                                     {"sizeInBytes", 4}}));
+  EXPECT_EQ(res.at("node:0").at("sizeInBytes"), 12);
+  EXPECT_EQ(res.at("node:1").at("initialValuesDataType"), "DML_TENSOR_DATA_TYPE_UINT16");
+  const json& ds = m.at("dispatchables");
+  EXPECT_EQ(ds.at("node:0").at("type"), "DML_OPERATOR_ELEMENT_WISE_BIT_SHIFT_RIGHT");
+  EXPECT_EQ(ds.at("node:0").at("desc").at("BTensor").at("Strides").get<U64s>(), (U64s{0}));
+  EXPECT_EQ(ds.at("node:0").at("desc").at("BTensor").at("TotalTensorSizeInBytes"), 4);
+  EXPECT_EQ(ds.at("node:1").at("type"), "DML_OPERATOR_ELEMENT_WISE_BIT_AND");
+  const json& cmds = m.at("commands");
+  ASSERT_EQ(cmds.size(), 3u);
+  EXPECT_EQ(cmds[0].at("bindings"), json({{"ATensor", "a"}, {"BTensor", "const:0"}, {"OutputTensor", "node:0"}}));
+  EXPECT_EQ(cmds[1].at("bindings"), json({{"ATensor", "node:0"}, {"BTensor", "const:1"}, {"OutputTensor", "node:1"}}));
+  EXPECT_EQ(cmds[2].at("dimensions").get<U64s>(), (U64s{5}));
+  EXPECT_EQ(m.at("dmlbits").at("shift_overflow"), "directml");
+  EXPECT_EQ(m.at("dmlbits").at("inputs"), json({{"a", "f-a.npy"}}));
+
+  // A signed type's literal keeps its sign: -16 as INT16.
+  const ValidatedGraph s = make_graph("a ^ -16", {{DType::int16, Shape{5}}});
+  EXPECT_EQ(graph_model(s, {"s-a.npy"}, "s-out.npy").at("resources").at("const:0").at("initialValues"),
+            json::array({-16}));
+}
+
+TEST(DxDispatchGraphTest, SharedNodeAndFloatBits) {
+  // (a & [1.5, 2.0, 0.5]) ^ ~(a & [1.5, 2.0, 0.5]), a float32 (2,3): the AND is one node read by
+  // two; the list a FLOAT32 constant written as its bits (0x3fc00000, 0x40000000, 0x3f000000).
+  const ValidatedGraph g =
+      make_graph("(a & [1.5, 2.0, 0.5]) ^ ~(a & [1.5, 2.0, 0.5])", {{DType::float32, Shape{2, 3}}});
+  const json m = graph_model(g, {"s-a.npy"}, "s-out.npy");
+  const json& res = m.at("resources");
+  EXPECT_EQ(res.size(), 5u);  // a, one constant, three nodes
+  EXPECT_EQ(res.at("const:0"), json({{"initialValuesDataType", "DML_TENSOR_DATA_TYPE_UINT32"},
+                                     {"initialValues", {1069547520u, 1073741824u, 1056964608u}},
+                                     {"sizeInBytes", 12}}));
+  const json& cmds = m.at("commands");
+  ASSERT_EQ(cmds.size(), 4u);
+  EXPECT_EQ(cmds[0].at("dispatchable"), "node:0");
+  EXPECT_EQ(cmds[0].at("bindings"), json({{"ATensor", "a"}, {"BTensor", "const:0"}, {"OutputTensor", "node:0"}}));
+  EXPECT_EQ(cmds[1].at("bindings"), json({{"InputTensor", "node:0"}, {"OutputTensor", "node:1"}}));
+  EXPECT_EQ(cmds[2].at("bindings"), json({{"ATensor", "node:0"}, {"BTensor", "node:1"}, {"OutputTensor", "node:2"}}));
+  EXPECT_EQ(cmds[3].at("resource"), "node:2");
+  const json& ds = m.at("dispatchables");
+  EXPECT_EQ(ds.at("node:0").at("desc").at("BTensor").at("Strides").get<U64s>(), (U64s{0, 1}));
+  EXPECT_EQ(ds.at("node:0").at("desc").at("BTensor").at("DataType"), "DML_TENSOR_DATA_TYPE_FLOAT32");
+  EXPECT_EQ(ds.at("node:1").at("type"), "DML_OPERATOR_ELEMENT_WISE_BIT_NOT");
+  EXPECT_EQ(ds.at("node:2").at("type"), "DML_OPERATOR_ELEMENT_WISE_BIT_XOR");
+  for (const char* n : {"node:0", "node:1", "node:2"}) {
+    EXPECT_EQ(res.at(n).at("initialValuesDataType"), "DML_TENSOR_DATA_TYPE_FLOAT32") << n;
+    EXPECT_EQ(res.at(n).at("sizeInBytes"), 24) << n;
+  }
+  EXPECT_EQ(m.at("dmlbits").at("output").at("dtype"), "float32");
+}
+
+TEST(DxDispatchGraphTest, RefusesEmptyResultsAndWrongCounts) {
+  const ValidatedGraph empty = make_graph("a & ~b", {{DType::uint8, Shape{0}}, {DType::uint8, Shape{1}}});
+  EXPECT_EQ(errc_of([&] { graph_model(empty, {"a", "b"}, "o"); }), Errc::unsupported);
+  const ValidatedGraph g = make_graph("a & ~b", {{DType::uint8, Shape{2}}, {DType::uint8, Shape{2}}});
+  EXPECT_EQ(errc_of([&] { graph_model(g, {"a"}, "o"); }), Errc::internal);
+}
+
+TEST(DxDispatchGraphTest, FileNamesOfOperands) {
+  const auto n = dxdispatch_file_names("dir/g.json", std::vector<std::string>{"mask", "x_1"});
+  EXPECT_EQ(n.model, "dir/g.json");
+  EXPECT_EQ(n.inputs, (std::vector<std::string>{"dir/g-mask.npy", "dir/g-x_1.npy"}));
+  EXPECT_EQ(n.output, "dir/g-out.npy");
+  // The output's name, and names one file on Windows, are refused.
+  EXPECT_EQ(errc_of([] { dxdispatch_file_names("g", std::vector<std::string>{"Out"}); }), Errc::usage);
+  EXPECT_EQ(errc_of([] { dxdispatch_file_names("g", std::vector<std::string>{"a", "A"}); }), Errc::usage);
 }
 
 }  // namespace

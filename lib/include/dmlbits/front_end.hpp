@@ -109,7 +109,10 @@ class PendingOutputs {
 // it: the command line names them once the run's result is written. If it throws, `into` may
 // hold some of them: drop it. `inputs` are the tensors `op` was validated for. A run in place has
 // overwritten A in memory before RunHooks::before_write (where a face calls this) but not yet in
-// its file: `reread_a` names that file, and A is read from it again ("" = use inputs[0]).
+// its file: `reread_a` names that file, and A is read from it again ("" = use inputs[0]). For an
+// expression's Operation, the files are FILE-NAME.npy per operand (`inputs` in the order of the
+// expression's names, as RunHooks::before_write gives them) and the model runs the graph node by
+// node (lib/src/run/dxdispatch.hpp, dxdispatch_graph_model).
 DxDispatchFiles prepare_dxdispatch_model(PendingOutputs& into, const std::string& file, const Operation& op,
                                          const std::vector<TensorView>& inputs, const std::string& reread_a = "");
 

@@ -219,12 +219,17 @@ std::string timing_json(const RunResult& result);
 // inputs as dmlbits read them) and FILE-out.npy, which DxDispatch writes, never dmlbits.
 struct DxDispatchFiles {
   std::string model;                // FILE.json
-  std::vector<std::string> inputs;  // FILE-a.npy[, FILE-b.npy]
+  std::vector<std::string> inputs;  // FILE-a.npy[, FILE-b.npy]; an expression's FILE-NAME.npy
   std::string output;               // FILE-out.npy (DxDispatch writes it)
 };
 
 // The paths for FILE and an operator of `arity` inputs. Throws Errc::usage for "-" or a FILE
 // without a file name ("dir/").
 DxDispatchFiles dxdispatch_file_names(const std::string& file, int arity);
+// The paths for FILE and an expression's operands (those bound to no literal), FILE-NAME.npy
+// each, in the order given. Throws Errc::usage as above, and for a name "out" or two names
+// equal but for case (in any case): their files would be FILE-out.npy, or one file on
+// Windows, where DxDispatch runs.
+DxDispatchFiles dxdispatch_file_names(const std::string& file, const std::vector<std::string>& input_names);
 
 }  // namespace dmlbits

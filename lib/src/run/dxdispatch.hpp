@@ -8,6 +8,8 @@
 //   FILE.json       the model (DxDispatch accepts only the lowercase .json extension)
 //   FILE-a.npy      input A (InputTensor of not/popcount, ATensor otherwise)
 //   FILE-b.npy      input B (BTensor), binary operators only
+//   FILE-NAME.npy   an expression's operand NAME (dmlbits eval), one per operand that is no
+//                   literal
 //   FILE-out.npy    the output, written by DxDispatch (relative to the directory it runs in, or
 //                   its --output_path), never by dmlbits
 // The model names the .npy files without a directory: DxDispatch resolves input paths relative
@@ -21,6 +23,7 @@
 
 #include "dmlbits/request.hpp"
 #include "dmlbits/tensor.hpp"
+#include "graph.hpp"
 #include "validate.hpp"
 
 namespace dmlbits {
@@ -35,6 +38,21 @@ namespace dmlbits {
 // names.
 nlohmann::json dxdispatch_model(const ValidatedOp& op, const std::vector<std::string>& input_npy_names,
                                 const std::string& output_npy_name);
+
+// The DxDispatch model of an expression's graph, node by node: DxDispatch on master has no model
+// of a hand-written DML_GRAPH_DESC (it parses every other dispatchable type as one operator), so
+// the graph is written as what CompileGraph would be given piecewise. Resources: one per input,
+// named as the expression names it and initialised from `input_npy_names` (per
+// graph.inputs()); "const:I" per constant, initialised inline from `constants` (per
+// graph.constants(); a float's bit pattern as the unsigned type of its width, which JSON
+// numbers cannot carry exactly: NaN payloads, -0.0); "node:K", zero-filled, per node's output.
+// Each buffer holds its data and the TotalTensorSizeInBytes of every tensor bound to it,
+// rounded up to 4 bytes. Dispatchables: "node:K" per node, its operator desc as for one
+// operator. Commands: a dispatch per node in graph order, then writeFile of the last node's
+// resource to `output_npy_name` with the output's dimensions. The "dmlbits" note records the
+// expression, each node's text and the feature level. Throws as dxdispatch_model.
+nlohmann::json dxdispatch_graph_model(const ValidatedGraph& graph, const std::vector<std::string>& input_npy_names,
+                                      const std::vector<TensorView>& constants, const std::string& output_npy_name);
 
 // Writes FILE-a.npy[, FILE-b.npy] (each `inputs[i]` as .npy) and then FILE.json, all prepared
 // before any takes its name, and returns their names: prepare_dxdispatch_model (front_end.hpp)

@@ -110,6 +110,8 @@ BoundExpression bind_expression(const OperationRequest& r) {
   return bound;
 }
 
+Tensor read_expression_literal(const std::string& text, DType dtype) { return read_literal(text, dtype); }
+
 std::vector<std::uint64_t> dims_of(const Shape& s) { return {s.dims().begin(), s.dims().end()}; }
 
 std::string graph_explain_json(const ValidatedGraph& g) {

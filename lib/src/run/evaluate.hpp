@@ -45,6 +45,10 @@ BoundExpression bind_expression(const OperationRequest& r);
 // Errc::unsupported when the backend cannot run the graph. Laps "read", "backend", "validate".
 void start_expression_run(const PreparedRequest& p, LoadMode mode, BackendCache* backends, StartedRun& run);
 
+// A literal of the expression read as `dtype`, as start_expression_run() reads it: the value of
+// a constant of the graph. Throws Error as load_operands() for a text that is no such value.
+Tensor read_expression_literal(const std::string& text, DType dtype);
+
 // The graph as --explain prints it: its expression, its nodes (each its DirectML operator
 // description and where its operands come from), its inputs and constants. Indented by 2, with
 // a final newline.
