@@ -248,16 +248,13 @@ void bench_tiles(benchmark::State& state, Expr e, unsigned threads) {
   const std::span<const void* const> used(inputs.data(), e == Expr::shr_and ? 1 : 2);
   std::vector<std::string> names;
   std::vector<std::unique_ptr<FusedRunner>> runners;
-  const auto add = [&](std::size_t kib, bool stream) {
-    runners.push_back(std::make_unique<FusedRunner>(
-        program(e), best_isa(), true,
-        FusedOptions{
-            .tile_bytes = kib << 10,
-            .stream_min_bytes = stream ? KernelParams{}.stream_min_bytes : std::numeric_limits<std::size_t>::max()}));
-    names.push_back(std::to_string(kib) + "KiB" + (stream ? "_nt" : "_cached"));
+  const auto add = [&](bool register_path, std::size_t tile) {
+    runners.push_back(std::make_unique<FusedRunner>(program(e), best_isa(), true,
+                                                    FusedOptions{.tile_bytes = tile, .register_path = register_path}));
+    names.push_back(register_path ? std::string("registers") : "tiles_" + std::to_string(tile >> 10) + "KiB");
   };
-  for (const std::size_t kib : {1, 2, 4, 8, 16, 32, 1024}) add(kib, true);
-  add(8, false);
+  for (const std::size_t kib : {1, 8, 32}) add(false, kib << 10);
+  add(true, kFusedTileBytes);
   std::vector<std::function<void()>> variants;
   for (const auto& r : runners) variants.push_back([&, p = r.get()] { p->run(kElems, used, buf.out.data(), threads); });
   const Medians m = interleave(state, variants);

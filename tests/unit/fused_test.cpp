@@ -201,16 +201,25 @@ std::string describe(const FusedProgram& p) {
   return s;
 }
 
-// Sizes around the tile, its multiples and the 64-element thread split, and odd ones.
+// Sizes around the tile, its multiples and the 64-element thread split, around the register
+// path's blocks (256 bytes: 32 to 256 elements) and a head of up to 63 elements before an aligned
+// output, and odd ones.
 std::vector<std::uint64_t> sizes_for(std::uint64_t t) {
-  return {0, 1, 63, 64, 65, 127, t - 1, t, t + 1, 2 * t - 1, 2 * t + 3, 3 * t + 1, 3 * t + 65, 6 * t + 5, 777};
+  return {0,   1,     31, 32,    33,        63,        64,        65,         127,       255, 256,  257, 319,
+          513, t - 1, t,  t + 1, 2 * t - 1, 2 * t + 3, 3 * t + 1, 3 * t + 65, 6 * t + 5, 777, 1000, 4099};
 }
 
-// The runners a program is checked with: each set this CPU runs on its own kernels, and the
-// widest with the per-operation choice, as CpuBackend picks them.
+// The runners a program is checked with: each set this CPU runs on its own kernels, with the
+// register path and on the tiles alone, and the widest with the per-operation choice, as
+// CpuBackend picks them.
 std::vector<FusedRunner> runners_for(const FusedProgram& p, FusedOptions options) {
   std::vector<FusedRunner> runners;
-  for (const Isa isa : supported_isas()) runners.emplace_back(p, isa, false, options);
+  for (const Isa isa : supported_isas()) {
+    runners.emplace_back(p, isa, false, options);
+    FusedOptions tiles = options;
+    tiles.register_path = false;
+    if (runners.back().register_path()) runners.emplace_back(p, isa, false, tiles);
+  }
   runners.emplace_back(p, host_isa(), true, options);
   return runners;
 }
@@ -305,17 +314,57 @@ TEST(FusedTest, IssueExpressionsMatchPlainOperators) {
   byte.nodes = {{OpKind::shr, 4, 4, {Kind::input, 0, 0}, {Kind::constant, 0, 3}},
                 {OpKind::bit_and, 4, 4, {Kind::node, 0, 0}, {Kind::constant, 0, 0xff}}};
 
-  for (const unsigned threads : {1u, 2u}) {
-    std::vector<std::uint8_t> counts(n);
-    FusedRunner(pop, best_isa(), true).run(n, ab, counts.data(), threads);
-    std::vector<std::uint32_t> r1(n), r2(n);
-    FusedRunner(andnot, best_isa(), true).run(n, ab, r1.data(), threads);
-    FusedRunner(byte, best_isa(), true).run(n, a_only, r2.data(), threads);
-    for (std::uint64_t i = 0; i < n; ++i) {
-      ASSERT_EQ(counts[i], std::popcount(a[i] ^ b[i])) << i;
-      ASSERT_EQ(r1[i], a[i] & ~b[i]) << i;
-      ASSERT_EQ(r2[i], (a[i] >> 3) & 0xffu) << i;
+  // Every set with and without the register path, which the SIMD sets take for all three.
+  const std::vector<FusedRunner> pops = runners_for(pop, {}), andnots = runners_for(andnot, {}),
+                                 bytes = runners_for(byte, {});
+  for (std::size_t r = 0; r < pops.size(); ++r) {
+    SCOPED_TRACE("runner " + std::to_string(r));
+    if (r == 0) {
+      EXPECT_FALSE(pops[r].register_path());  // scalar
+    } else if (r % 2 == 1 || r + 1 == pops.size()) {
+      EXPECT_TRUE(pops[r].register_path());
+      EXPECT_TRUE(andnots[r].register_path());
+      EXPECT_TRUE(bytes[r].register_path());
     }
+    for (const unsigned threads : {1u, 2u}) {
+      std::vector<std::uint8_t> counts(n);
+      pops[r].run(n, ab, counts.data(), threads);
+      std::vector<std::uint32_t> r1(n), r2(n);
+      andnots[r].run(n, ab, r1.data(), threads);
+      bytes[r].run(n, a_only, r2.data(), threads);
+      for (std::uint64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(counts[i], std::popcount(a[i] ^ b[i])) << i;
+        ASSERT_EQ(r1[i], a[i] & ~b[i]) << i;
+        ASSERT_EQ(r2[i], (a[i] >> 3) & 0xffu) << i;
+      }
+    }
+  }
+}
+
+// The register path takes programs whose nodes are all of one width, the last perhaps a popcount
+// into uint8 or uint32, on the SIMD sets; the rest run on the tiles alone.
+TEST(FusedTest, TheRegisterPathTakesProgramsOfOneWidth) {
+  FusedProgram p;
+  p.input_widths = {2, 2};
+  p.input_is_scalar = {false, true};
+  p.nodes = {{OpKind::shl, 2, 2, {Kind::input, 0, 0}, {Kind::input, 1, 0}},
+             {OpKind::bit_or, 2, 2, {Kind::node, 0, 0}, {Kind::constant, 0, 7}},
+             {OpKind::popcount, 2, 4, {Kind::node, 1, 0}, {}}};
+  for (const Isa isa : supported_isas()) {
+    SCOPED_TRACE(std::string(isa_name(isa)));
+    const bool simd = isa != Isa::scalar;
+    EXPECT_EQ(FusedRunner(p, isa, false).register_path(), simd);
+    EXPECT_FALSE(FusedRunner(p, isa, false, {.register_path = false}).register_path());
+    FusedProgram q = p;  // a popcount into uint16: no popcount kernel writes it
+    q.nodes[2].out_width = 2;
+    EXPECT_FALSE(FusedRunner(q, isa, false).register_path());
+    q = p;  // a popcount before the last node
+    q.nodes.push_back({OpKind::bit_not, 4, 4, {Kind::node, 2, 0}, {}});
+    EXPECT_FALSE(FusedRunner(q, isa, false).register_path());
+    q = p;  // no popcount: every node of the one width
+    q.nodes[2].out_width = 2;
+    q.nodes[2].op = OpKind::bit_not;
+    EXPECT_EQ(FusedRunner(q, isa, false).register_path(), simd);
   }
 }
 
