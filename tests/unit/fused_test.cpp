@@ -224,23 +224,24 @@ std::vector<FusedRunner> runners_for(const FusedProgram& p, FusedOptions options
   return runners;
 }
 
-void check_random_programs(int programs, std::uint64_t seed, FusedOptions options,
-                           const std::vector<std::uint64_t>& extra_sizes = {}) {
+void check_program(const FusedProgram& p, FusedOptions options, std::mt19937_64& rng) {
+  SCOPED_TRACE(describe(p));
+  const std::vector<FusedRunner> runners = runners_for(p, options);
+  for (const std::uint64_t n : sizes_for(runners.front().tile_elements())) {
+    const Inputs in = random_inputs(p, n, rng);
+    const Bytes expected = expected_output(p, n, in.pointers);
+    for (std::size_t r = 0; r < runners.size(); ++r)
+      for (const unsigned threads : {1u, 2u, 3u})
+        ASSERT_TRUE(runs_as_expected(runners[r], n, in, expected, threads, rng() % 8))
+            << "n " << n << ", runner " << r << ", " << threads << " threads, tile " << runners[r].tile_elements();
+  }
+}
+
+void check_random_programs(int programs, std::uint64_t seed, FusedOptions options) {
   std::mt19937_64 rng(seed);
   for (int k = 0; k < programs; ++k) {
-    const FusedProgram p = random_program(rng);
-    SCOPED_TRACE(describe(p));
-    const std::vector<FusedRunner> runners = runners_for(p, options);
-    std::vector<std::uint64_t> sizes = sizes_for(runners.front().tile_elements());
-    sizes.insert(sizes.end(), extra_sizes.begin(), extra_sizes.end());
-    for (const std::uint64_t n : sizes) {
-      const Inputs in = random_inputs(p, n, rng);
-      const Bytes expected = expected_output(p, n, in.pointers);
-      for (std::size_t r = 0; r < runners.size(); ++r)
-        for (const unsigned threads : {1u, 2u, 3u})
-          ASSERT_TRUE(runs_as_expected(runners[r], n, in, expected, threads, rng() % 8))
-              << "n " << n << ", runner " << r << ", " << threads << " threads, tile " << runners[r].tile_elements();
-    }
+    check_program(random_program(rng), options, rng);
+    if (::testing::Test::HasFatalFailure()) return;
   }
 }
 
@@ -337,6 +338,37 @@ TEST(FusedTest, IssueExpressionsMatchPlainOperators) {
         ASSERT_EQ(r1[i], a[i] & ~b[i]) << i;
         ASSERT_EQ(r2[i], (a[i] >> 3) & 0xffu) << i;
       }
+    }
+  }
+}
+
+// The register path runs x & ~y as one and_not where ~y has no other reader and y is an input
+// or a constant: those shapes, and the ones it must leave alone (~y read twice, y a node).
+TEST(FusedTest, AndNotShapesMatchTheReference) {
+  std::mt19937_64 rng(6);
+  for (const unsigned w : kWidths) {
+    const auto W = static_cast<std::uint8_t>(w);
+    FusedProgram p;
+    p.input_widths = {W, W, W};
+    p.input_is_scalar = {false, false, true};
+    const FusedValue a{Kind::input, 0, 0}, b{Kind::input, 1, 0}, s{Kind::input, 2, 0};
+    const auto node = [](std::uint32_t k) { return FusedValue{Kind::node, k, 0}; };
+    const std::vector<std::vector<FusedNode>> shapes{
+        {{OpKind::bit_not, W, W, b, {}}, {OpKind::bit_and, W, W, a, node(0)}},  // a & ~b
+        {{OpKind::bit_not, W, W, b, {}}, {OpKind::bit_and, W, W, node(0), a}},  // ~b & a
+        {{OpKind::bit_not, W, W, s, {}}, {OpKind::bit_xor, W, W, a, b}, {OpKind::bit_and, W, W, node(1), node(0)}},
+        {{OpKind::bit_not, W, W, {Kind::constant, 0, 5}, {}},
+         {OpKind::bit_and, W, W, a, b},  // a folded not
+         {OpKind::bit_and, W, W, node(1), node(0)}},
+        {{OpKind::bit_not, W, W, b, {}}, {OpKind::bit_and, W, W, a, node(0)}, {OpKind::bit_or, W, W, node(1), node(0)}},
+        {{OpKind::bit_xor, W, W, a, b}, {OpKind::bit_not, W, W, node(0), {}}, {OpKind::bit_and, W, W, a, node(1)}},
+        {{OpKind::bit_not, W, W, b, {}}, {OpKind::bit_and, W, W, a, node(0)}, {OpKind::popcount, W, 1, node(1), {}}},
+    };
+    for (const auto& nodes : shapes) {
+      p.nodes = nodes;
+      check_program(p, {.tile_bytes = 512}, rng);
+      check_program(p, {.tile_bytes = 1024, .stream_min_bytes = 0}, rng);
+      if (HasFatalFailure()) return;
     }
   }
 }

@@ -86,7 +86,8 @@ struct FusedRunner::Plan {
   // The register path (fused_loops.hpp), where the program has one: whole blocks of `block`
   // elements through `loop`, the rest of a part through the tiles.
   cpu::FusedLoopFn loop = nullptr;
-  std::vector<cpu::FusedCode> codes;  // each step's
+  std::vector<cpu::FusedCode> codes;                // each step's
+  std::vector<std::pair<Source, Source>> operands;  // each step's: its own, but for and_not
   std::size_t block = 0;
   std::size_t splats = 0;  // uniform operands of the steps: a block each per thread
 };
@@ -168,9 +169,39 @@ void FusedRunner::choose_loop(Plan& p, Isa isa) {
   p.block = cpu::kFusedBlockBytes / width;
   for (const Step& s : p.steps) {
     p.codes.push_back(fused_code(s.op, s.params.shift_overflow));
-    for (const Source* src : {&s.a, &s.b})
-      if (src->kind == Source::Kind::uniform && !(s.unary && src == &s.b)) ++p.splats;
+    p.operands.emplace_back(s.a, s.unary ? s.a : s.b);
   }
+  // x & ~y, where ~y is read by that `and` alone and y is a run or uniform (so still there when
+  // the `and` runs): one and_not, the `not` skipped, so ~y never goes through a block buffer.
+  std::vector<std::size_t> writer(p.buffers, 0), readers(p.steps.size(), 0);
+  std::vector<std::array<std::size_t, 2>> producers(p.steps.size(), {last + 1, last + 1});
+  for (std::size_t k = 0; k < p.steps.size(); ++k) {
+    const Step& s = p.steps[k];
+    for (int o = 0; o < (s.unary ? 1 : 2); ++o) {
+      const Source& src = o == 0 ? s.a : s.b;
+      if (src.kind != Source::Kind::buffer) continue;
+      producers[k][o] = writer[src.index];
+      ++readers[writer[src.index]];
+    }
+    if (k < last) writer[s.buffer] = k;
+  }
+  for (std::size_t k = 0; k < p.steps.size(); ++k) {
+    if (p.steps[k].op != OpKind::bit_and) continue;
+    for (int o = 0; o < 2; ++o) {
+      const std::size_t r = producers[k][o];
+      if (r > last || p.steps[r].op != OpKind::bit_not || readers[r] != 1 || p.steps[r].a.kind == Source::Kind::buffer)
+        continue;
+      const Step& s = p.steps[k];
+      p.operands[k] = {o == 0 ? s.b : s.a, p.steps[r].a};
+      p.codes[k] = cpu::FusedCode::and_not;
+      p.codes[r] = cpu::FusedCode::skip;
+      break;
+    }
+  }
+  for (std::size_t k = 0; k < p.steps.size(); ++k)
+    if (p.codes[k] != cpu::FusedCode::skip)
+      for (const Source* src : {&p.operands[k].first, &p.operands[k].second})
+        if (src->kind == Source::Kind::uniform) ++p.splats;
 }
 
 FusedRunner::FusedRunner(FusedProgram program, Isa isa, bool per_operation_choice, FusedOptions options)
@@ -480,8 +511,9 @@ void FusedRunner::run(std::uint64_t n, std::span<const void* const> inputs, void
     for (std::size_t k = 0; k < p.steps.size(); ++k) {
       const Step& s = p.steps[k];
       steps[k].code = p.codes[k];
-      steps[k].a = operand(s.a, s.width);
-      steps[k].b = s.unary ? steps[k].a : operand(s.b, s.width);
+      if (p.codes[k] == cpu::FusedCode::skip) continue;
+      steps[k].a = operand(p.operands[k].first, s.width);
+      steps[k].b = s.unary ? steps[k].a : operand(p.operands[k].second, s.width);
       steps[k].dst = blocks + s.buffer * cpu::kFusedBlockBytes;
     }
     p.loop({.steps = steps.data(),

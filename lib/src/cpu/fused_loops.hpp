@@ -34,6 +34,7 @@ DMLBITS_TARGET inline typename V::reg fused_apply(typename V::reg x, typename V:
   else if constexpr (C == FusedCode::bit_or) return OrOp<V, T, Mode::zero>::apply(x, y);
   else if constexpr (C == FusedCode::bit_xor) return XorOp<V, T, Mode::zero>::apply(x, y);
   else if constexpr (C == FusedCode::bit_not) return V::bit_not(x);
+  else if constexpr (C == FusedCode::and_not) return AndOp<V, T, Mode::zero>::apply(x, V::bit_not(y));
   else if constexpr (C == FusedCode::shl_zero) return V::template shift<true, T, Mode::zero>(x, y);
   else if constexpr (C == FusedCode::shl_wrap) return V::template shift<true, T, Mode::wrap>(x, y);
   else if constexpr (C == FusedCode::shl_directml) return V::template shift<true, T, Mode::directml>(x, y);
@@ -75,8 +76,11 @@ DMLBITS_TARGET inline void fused_node(FusedCode code, const std::byte* a, const 
       return fused_each<V, T, S, FusedCode::shr_wrap>(a, b, dst);
     case FusedCode::shr_directml:
       return fused_each<V, T, S, FusedCode::shr_directml>(a, b, dst);
-    case FusedCode::popcount:
-      break;  // only as the last node, in fused_blocks
+    case FusedCode::and_not:
+      return fused_each<V, T, S, FusedCode::and_not>(a, b, dst);
+    case FusedCode::popcount:  // only as the last node, in fused_blocks
+    case FusedCode::skip:
+      break;
   }
 }
 

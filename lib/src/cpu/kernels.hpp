@@ -68,6 +68,8 @@ enum class FusedCode : std::uint8_t {
   shr_wrap,
   shr_directml,
   popcount,  // the last node only
+  and_not,   // a & ~b
+  skip,      // nothing: a `not` that an and_not does instead
 };
 inline constexpr std::size_t kFusedBlockBytes = 256;
 
