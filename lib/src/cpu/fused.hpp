@@ -79,7 +79,8 @@ class FusedRunner {
   // reference function per element. The register path, where the program has one, is `isa`'s
   // (AVX2 or AVX-512, its popcount with the extensions this CPU has) whatever the choice.
   // Nodes whose operands are all constants are computed here with their reference functions and
-  // become constants; nodes the result does not use are dropped. Throws Errc::internal for a malformed program (see the file comment).
+  // become constants; nodes the result does not use are dropped. Throws Errc::internal for a
+  // malformed program (see the file comment).
   FusedRunner(FusedProgram program, Isa isa, bool per_operation_choice, FusedOptions options = {});
   ~FusedRunner();
   FusedRunner(FusedRunner&&) noexcept;
