@@ -9,9 +9,9 @@
 // temporaries not counted, so that the three compare as rates of the same work), "fused_x_xor"
 // (fused time over one xor's: the target is at most 1.0 for popcount(a ^ b), 1.1 for the
 // others) and "chain_x_fused" (the chain's time over the fused one's: at least 1.3).
-// The "tiles" benchmarks time the fused expressions at tile sizes from 1 KiB to 1 MiB per
-// buffer (of the widest value), and at 8 KiB without non-temporal stores for the output
-// ("_cached"), in turns the same way.
+// The "tiles" benchmarks time the fused expressions on the tiles alone (the register path off)
+// at 1, 8 and 32 KiB per tile buffer (of the widest value), and on the register path
+// ("registers"), in turns the same way.
 //
 //   build/tests/bench/dmlbits_fused_bench --benchmark_repetitions=3
 #include <benchmark/benchmark.h>
@@ -240,8 +240,7 @@ void bench_targets(benchmark::State& state, Expr e, unsigned threads, std::uint6
   state.SetLabel(device_text(backend.device_description()));
 }
 
-// Tile sizes of 1 to 32 KiB (per buffer of the widest value), each with the output streamed
-// (non-temporal stores, as at the default bound) and not.
+// The tiles alone at 1, 8 and 32 KiB (per buffer of the widest value), and the register path.
 void bench_tiles(benchmark::State& state, Expr e, unsigned threads) {
   Buffers& buf = buffers();
   const std::vector<const void*> inputs{buf.a.data(), buf.b.data()};
