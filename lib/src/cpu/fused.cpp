@@ -98,10 +98,6 @@ namespace {
   throw Error(Errc::internal, fmt::format("fused program: node {}: {}", node, what));
 }
 
-}  // namespace
-
-namespace {
-
 cpu::FusedCode fused_code(OpKind op, ShiftOverflow mode) {
   const bool left = op == OpKind::shl;
   switch (op) {

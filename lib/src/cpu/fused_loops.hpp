@@ -9,9 +9,9 @@
 // (CPU)"). Here every node runs on a block of 256 bytes of the program's width before the next
 // block, so the inputs are read at an even pace, and the output is stored once (non-temporal
 // for large outputs), as one kernel reads and writes memory. No software prefetch: on the AMD
-// host every distance from 512 B to 4 KiB was slower than the hardware prefetchers alone
-// (testdata/benchmarks.md, "Fused expressions (CPU)"). The ops are the kernels' own (AndOp, V::shift, FusedPopcnt...),
-// so the results are the kernels' bit for bit.
+// host every distance from 512 B to 4 KiB was slower than the hardware prefetchers alone (the
+// same section). The ops are the kernels' own (AndOp, V::shift, FusedPopcnt, ...), so the
+// results are the kernels' bit for bit; and_not is AndOp and V::bit_not together.
 #pragma once
 
 #include <cstddef>
