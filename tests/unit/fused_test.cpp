@@ -210,10 +210,11 @@ std::vector<std::uint64_t> sizes_for(std::uint64_t t) {
 }
 
 // The runners a program is checked with: each set this CPU runs on its own kernels, with the
-// register path and on the tiles alone, and the widest with the per-operation choice, as
-// CpuBackend picks them.
+// register path (at every size) and on the tiles alone, and the widest with the per-operation
+// choice, as CpuBackend picks them.
 std::vector<FusedRunner> runners_for(const FusedProgram& p, FusedOptions options) {
   std::vector<FusedRunner> runners;
+  options.register_min_bytes = 0;
   for (const Isa isa : supported_isas()) {
     runners.emplace_back(p, isa, false, options);
     FusedOptions tiles = options;

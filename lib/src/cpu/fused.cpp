@@ -90,6 +90,7 @@ struct FusedRunner::Plan {
   std::vector<std::pair<Source, Source>> operands;  // each step's: its own, but for and_not
   std::size_t block = 0;
   std::size_t splats = 0;  // uniform operands of the steps: a block each per thread
+  std::size_t register_min_bytes = 0;
 };
 
 namespace {
@@ -364,6 +365,7 @@ FusedRunner::FusedRunner(FusedProgram program, Isa isa, bool per_operation_choic
   }
   p.buffers = buffers;
   if (options.register_path) choose_loop(p, isa);
+  p.register_min_bytes = options.register_min_bytes;
 
   // The tile: tile_bytes of the widest value the steps read or write.
   unsigned widest = 1;
@@ -471,9 +473,10 @@ void FusedRunner::run(std::uint64_t n, std::span<const void* const> inputs, void
   // block, through the tiles).
   const bool stream = n * p.out_width >= p.stream_min_bytes;
   const std::size_t tile_scratch = p.buffers * p.buffer_bytes;
-  const auto run_range = [&p, &c, &run_part, stream, tile_scratch](std::byte* scratch, std::uint64_t begin,
-                                                                   std::uint64_t end) {
-    if (!p.loop) return run_part(scratch, begin, end);
+  const bool registers = p.loop && n * p.out_width >= p.register_min_bytes;
+  const auto run_range = [&p, &c, &run_part, stream, registers, tile_scratch](std::byte* scratch, std::uint64_t begin,
+                                                                              std::uint64_t end) {
+    if (!registers) return run_part(scratch, begin, end);
     std::uint64_t head = begin;
     bool aligned = true;
     if (stream) {

@@ -66,9 +66,14 @@ struct FusedOptions {
   // non-temporal stores, as a single operator's kernel writes them (KernelParams). Tests lower it
   // to cover that path.
   std::size_t stream_min_bytes = KernelParams{}.stream_min_bytes;
-  // The register path (see FusedRunner): taken where the program has one; tests and benchmarks
-  // turn it off to run the tiles alone.
+  // The register path (see FusedRunner): taken where the program has one and the output is at
+  // least register_min_bytes (the whole output of a run); tests and benchmarks turn it off to
+  // run the tiles alone, and lower the bound to run it on small outputs. In the caches the
+  // tiles were as fast or faster (the register path pays a dispatch per node per 256-byte
+  // block), in memory the register path 1.3-2x faster (testdata/benchmarks.md, "Fused
+  // expressions (CPU)"), so the bound is the one past which outputs stream.
   bool register_path = true;
+  std::size_t register_min_bytes = KernelParams{}.stream_min_bytes;
 };
 
 class FusedRunner {
@@ -103,7 +108,7 @@ class FusedRunner {
   // Nodes that run per tile (after folding and dropping unused ones), and tile buffers per thread.
   std::size_t kernel_nodes() const;
   std::size_t tile_buffers() const;
-  // Whether whole blocks run on the register path.
+  // Whether whole blocks run on the register path (for outputs of at least register_min_bytes).
   bool register_path() const;
 
  private:
