@@ -9,9 +9,9 @@
 // temporaries not counted, so that the three compare as rates of the same work), "fused_x_xor"
 // (fused time over one xor's: the target is at most 1.0 for popcount(a ^ b), 1.1 for the
 // others) and "chain_x_fused" (the chain's time over the fused one's: at least 1.3).
-// The "tiles" benchmarks time the fused expressions at tile sizes from 1 KiB to 1 MiB per
-// buffer (of the widest value), and at 8 KiB without non-temporal stores for the output
-// ("_cached"), in turns the same way.
+// The "tiles" benchmarks time the fused expressions on the tiles alone (the register path off)
+// at 1, 8 and 32 KiB per tile buffer (of the widest value), and on the register path
+// ("registers"), in turns the same way, at 256 MiB and 256 KiB per operand.
 //
 //   build/tests/bench/dmlbits_fused_bench --benchmark_repetitions=3
 #include <benchmark/benchmark.h>
@@ -240,30 +240,28 @@ void bench_targets(benchmark::State& state, Expr e, unsigned threads, std::uint6
   state.SetLabel(device_text(backend.device_description()));
 }
 
-// Tile sizes of 1 to 32 KiB (per buffer of the widest value), each with the output streamed
-// (non-temporal stores, as at the default bound) and not.
-void bench_tiles(benchmark::State& state, Expr e, unsigned threads) {
+// The tiles alone at 1, 8 and 32 KiB (per buffer of the widest value), and the register path
+// (at any size: in the caches too, where the default bound would give the tiles).
+void bench_tiles(benchmark::State& state, Expr e, unsigned threads, std::uint64_t n) {
   Buffers& buf = buffers();
   const std::vector<const void*> inputs{buf.a.data(), buf.b.data()};
   const std::span<const void* const> used(inputs.data(), e == Expr::shr_and ? 1 : 2);
   std::vector<std::string> names;
   std::vector<std::unique_ptr<FusedRunner>> runners;
-  const auto add = [&](std::size_t kib, bool stream) {
+  const auto add = [&](bool register_path, std::size_t tile) {
     runners.push_back(std::make_unique<FusedRunner>(
         program(e), best_isa(), true,
-        FusedOptions{
-            .tile_bytes = kib << 10,
-            .stream_min_bytes = stream ? KernelParams{}.stream_min_bytes : std::numeric_limits<std::size_t>::max()}));
-    names.push_back(std::to_string(kib) + "KiB" + (stream ? "_nt" : "_cached"));
+        FusedOptions{.tile_bytes = tile, .register_path = register_path, .register_min_bytes = 0}));
+    names.push_back(register_path ? std::string("registers") : "tiles_" + std::to_string(tile >> 10) + "KiB");
   };
-  for (const std::size_t kib : {1, 2, 4, 8, 16, 32, 1024}) add(kib, true);
-  add(8, false);
+  for (const std::size_t kib : {1, 8, 32}) add(false, kib << 10);
+  add(true, kFusedTileBytes);
   std::vector<std::function<void()>> variants;
-  for (const auto& r : runners) variants.push_back([&, p = r.get()] { p->run(kElems, used, buf.out.data(), threads); });
-  const Medians m = interleave(state, variants);
+  for (const auto& r : runners) variants.push_back([&, p = r.get()] { p->run(n, used, buf.out.data(), threads); });
+  const Medians m = interleave(state, variants, n * 4 >= (std::size_t{8} << 20) ? 1 : 64);
   const std::vector<double>& s = m.wall;
-  const double moved = static_cast<double>(moved_bytes(e, kElems));
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * moved_bytes(e, kElems)));
+  const double moved = static_cast<double>(moved_bytes(e, n));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * moved_bytes(e, n)));
   for (std::size_t i = 0; i < s.size(); ++i) {
     state.counters[names[i]] = moved / s[i] / 1e9;
     state.counters["cpu_" + names[i]] = moved / m.cpu[i] / 1e9;
@@ -280,13 +278,15 @@ void register_all() {
                                      bench_targets, e, threads, n)
             ->UseManualTime()
             ->Iterations(9);
-  for (const Expr e : {Expr::popcount_xor, Expr::and_not, Expr::shr_and})
-    for (const unsigned threads : {1u, 2u})
-      benchmark::RegisterBenchmark(
-          ("tiles/" + std::string(expr_name(e)) + "/threads:" + std::to_string(threads)).c_str(), bench_tiles, e,
-          threads)
-          ->UseManualTime()
-          ->Iterations(5);
+  for (const std::uint64_t n : {kElems, std::uint64_t{64} << 10})
+    for (const Expr e : {Expr::popcount_xor, Expr::and_not, Expr::shr_and})
+      for (const unsigned threads : {1u, 2u})
+        benchmark::RegisterBenchmark(("tiles/" + std::string(expr_name(e)) + "/" + (n == kElems ? "256MiB" : "256KiB") +
+                                      "/threads:" + std::to_string(threads))
+                                         .c_str(),
+                                     bench_tiles, e, threads, n)
+            ->UseManualTime()
+            ->Iterations(5);
 }
 
 }  // namespace

@@ -201,37 +201,48 @@ std::string describe(const FusedProgram& p) {
   return s;
 }
 
-// Sizes around the tile, its multiples and the 64-element thread split, and odd ones.
+// Sizes around the tile, its multiples and the 64-element thread split, around the register
+// path's blocks (256 bytes: 32 to 256 elements) and a head of up to 63 elements before an aligned
+// output, and odd ones.
 std::vector<std::uint64_t> sizes_for(std::uint64_t t) {
-  return {0, 1, 63, 64, 65, 127, t - 1, t, t + 1, 2 * t - 1, 2 * t + 3, 3 * t + 1, 3 * t + 65, 6 * t + 5, 777};
+  return {0,   1,     31, 32,    33,        63,        64,        65,         127,       255, 256,  257, 319,
+          513, t - 1, t,  t + 1, 2 * t - 1, 2 * t + 3, 3 * t + 1, 3 * t + 65, 6 * t + 5, 777, 1000, 4099};
 }
 
-// The runners a program is checked with: each set this CPU runs on its own kernels, and the
-// widest with the per-operation choice, as CpuBackend picks them.
+// The runners a program is checked with: each set this CPU runs on its own kernels, with the
+// register path (at every size) and on the tiles alone, and the widest with the per-operation
+// choice, as CpuBackend picks them.
 std::vector<FusedRunner> runners_for(const FusedProgram& p, FusedOptions options) {
   std::vector<FusedRunner> runners;
-  for (const Isa isa : supported_isas()) runners.emplace_back(p, isa, false, options);
+  options.register_min_bytes = 0;
+  for (const Isa isa : supported_isas()) {
+    runners.emplace_back(p, isa, false, options);
+    FusedOptions tiles = options;
+    tiles.register_path = false;
+    if (runners.back().register_path()) runners.emplace_back(p, isa, false, tiles);
+  }
   runners.emplace_back(p, host_isa(), true, options);
   return runners;
 }
 
-void check_random_programs(int programs, std::uint64_t seed, FusedOptions options,
-                           const std::vector<std::uint64_t>& extra_sizes = {}) {
+void check_program(const FusedProgram& p, FusedOptions options, std::mt19937_64& rng) {
+  SCOPED_TRACE(describe(p));
+  const std::vector<FusedRunner> runners = runners_for(p, options);
+  for (const std::uint64_t n : sizes_for(runners.front().tile_elements())) {
+    const Inputs in = random_inputs(p, n, rng);
+    const Bytes expected = expected_output(p, n, in.pointers);
+    for (std::size_t r = 0; r < runners.size(); ++r)
+      for (const unsigned threads : {1u, 2u, 3u})
+        ASSERT_TRUE(runs_as_expected(runners[r], n, in, expected, threads, rng() % 8))
+            << "n " << n << ", runner " << r << ", " << threads << " threads, tile " << runners[r].tile_elements();
+  }
+}
+
+void check_random_programs(int programs, std::uint64_t seed, FusedOptions options) {
   std::mt19937_64 rng(seed);
   for (int k = 0; k < programs; ++k) {
-    const FusedProgram p = random_program(rng);
-    SCOPED_TRACE(describe(p));
-    const std::vector<FusedRunner> runners = runners_for(p, options);
-    std::vector<std::uint64_t> sizes = sizes_for(runners.front().tile_elements());
-    sizes.insert(sizes.end(), extra_sizes.begin(), extra_sizes.end());
-    for (const std::uint64_t n : sizes) {
-      const Inputs in = random_inputs(p, n, rng);
-      const Bytes expected = expected_output(p, n, in.pointers);
-      for (std::size_t r = 0; r < runners.size(); ++r)
-        for (const unsigned threads : {1u, 2u, 3u})
-          ASSERT_TRUE(runs_as_expected(runners[r], n, in, expected, threads, rng() % 8))
-              << "n " << n << ", runner " << r << ", " << threads << " threads, tile " << runners[r].tile_elements();
-    }
+    check_program(random_program(rng), options, rng);
+    if (::testing::Test::HasFatalFailure()) return;
   }
 }
 
@@ -305,17 +316,88 @@ TEST(FusedTest, IssueExpressionsMatchPlainOperators) {
   byte.nodes = {{OpKind::shr, 4, 4, {Kind::input, 0, 0}, {Kind::constant, 0, 3}},
                 {OpKind::bit_and, 4, 4, {Kind::node, 0, 0}, {Kind::constant, 0, 0xff}}};
 
-  for (const unsigned threads : {1u, 2u}) {
-    std::vector<std::uint8_t> counts(n);
-    FusedRunner(pop, best_isa(), true).run(n, ab, counts.data(), threads);
-    std::vector<std::uint32_t> r1(n), r2(n);
-    FusedRunner(andnot, best_isa(), true).run(n, ab, r1.data(), threads);
-    FusedRunner(byte, best_isa(), true).run(n, a_only, r2.data(), threads);
-    for (std::uint64_t i = 0; i < n; ++i) {
-      ASSERT_EQ(counts[i], std::popcount(a[i] ^ b[i])) << i;
-      ASSERT_EQ(r1[i], a[i] & ~b[i]) << i;
-      ASSERT_EQ(r2[i], (a[i] >> 3) & 0xffu) << i;
+  // Every set with and without the register path, which the SIMD sets take for all three.
+  const std::vector<FusedRunner> pops = runners_for(pop, {}), andnots = runners_for(andnot, {}),
+                                 bytes = runners_for(byte, {});
+  for (std::size_t r = 0; r < pops.size(); ++r) {
+    SCOPED_TRACE("runner " + std::to_string(r));
+    if (r == 0) {
+      EXPECT_FALSE(pops[r].register_path());  // scalar
+    } else if (r % 2 == 1 || r + 1 == pops.size()) {
+      EXPECT_TRUE(pops[r].register_path());
+      EXPECT_TRUE(andnots[r].register_path());
+      EXPECT_TRUE(bytes[r].register_path());
     }
+    for (const unsigned threads : {1u, 2u}) {
+      std::vector<std::uint8_t> counts(n);
+      pops[r].run(n, ab, counts.data(), threads);
+      std::vector<std::uint32_t> r1(n), r2(n);
+      andnots[r].run(n, ab, r1.data(), threads);
+      bytes[r].run(n, a_only, r2.data(), threads);
+      for (std::uint64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(counts[i], std::popcount(a[i] ^ b[i])) << i;
+        ASSERT_EQ(r1[i], a[i] & ~b[i]) << i;
+        ASSERT_EQ(r2[i], (a[i] >> 3) & 0xffu) << i;
+      }
+    }
+  }
+}
+
+// The register path runs x & ~y as one and_not where ~y has no other reader and y is an input
+// or a constant: those shapes, and the ones it must leave alone (~y read twice, y a node).
+TEST(FusedTest, AndNotShapesMatchTheReference) {
+  std::mt19937_64 rng(6);
+  for (const unsigned w : kWidths) {
+    const auto W = static_cast<std::uint8_t>(w);
+    FusedProgram p;
+    p.input_widths = {W, W, W};
+    p.input_is_scalar = {false, false, true};
+    const FusedValue a{Kind::input, 0, 0}, b{Kind::input, 1, 0}, s{Kind::input, 2, 0};
+    const auto node = [](std::uint32_t k) { return FusedValue{Kind::node, k, 0}; };
+    const std::vector<std::vector<FusedNode>> shapes{
+        {{OpKind::bit_not, W, W, b, {}}, {OpKind::bit_and, W, W, a, node(0)}},  // a & ~b
+        {{OpKind::bit_not, W, W, b, {}}, {OpKind::bit_and, W, W, node(0), a}},  // ~b & a
+        {{OpKind::bit_not, W, W, s, {}}, {OpKind::bit_xor, W, W, a, b}, {OpKind::bit_and, W, W, node(1), node(0)}},
+        {{OpKind::bit_not, W, W, {Kind::constant, 0, 5}, {}},
+         {OpKind::bit_and, W, W, a, b},  // a folded not
+         {OpKind::bit_and, W, W, node(1), node(0)}},
+        {{OpKind::bit_not, W, W, b, {}}, {OpKind::bit_and, W, W, a, node(0)}, {OpKind::bit_or, W, W, node(1), node(0)}},
+        {{OpKind::bit_xor, W, W, a, b}, {OpKind::bit_not, W, W, node(0), {}}, {OpKind::bit_and, W, W, a, node(1)}},
+        {{OpKind::bit_not, W, W, b, {}}, {OpKind::bit_and, W, W, a, node(0)}, {OpKind::popcount, W, 1, node(1), {}}},
+    };
+    for (const auto& nodes : shapes) {
+      p.nodes = nodes;
+      check_program(p, {.tile_bytes = 512}, rng);
+      check_program(p, {.tile_bytes = 1024, .stream_min_bytes = 0}, rng);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// The register path takes programs whose nodes are all of one width, the last perhaps a popcount
+// into uint8 or uint32, on the SIMD sets; the rest run on the tiles alone.
+TEST(FusedTest, TheRegisterPathTakesProgramsOfOneWidth) {
+  FusedProgram p;
+  p.input_widths = {2, 2};
+  p.input_is_scalar = {false, true};
+  p.nodes = {{OpKind::shl, 2, 2, {Kind::input, 0, 0}, {Kind::input, 1, 0}},
+             {OpKind::bit_or, 2, 2, {Kind::node, 0, 0}, {Kind::constant, 0, 7}},
+             {OpKind::popcount, 2, 4, {Kind::node, 1, 0}, {}}};
+  for (const Isa isa : supported_isas()) {
+    SCOPED_TRACE(std::string(isa_name(isa)));
+    const bool simd = isa != Isa::scalar;
+    EXPECT_EQ(FusedRunner(p, isa, false).register_path(), simd);
+    EXPECT_FALSE(FusedRunner(p, isa, false, {.register_path = false}).register_path());
+    FusedProgram q = p;  // a popcount into uint16: no popcount kernel writes it
+    q.nodes[2].out_width = 2;
+    EXPECT_FALSE(FusedRunner(q, isa, false).register_path());
+    q = p;  // a popcount before the last node
+    q.nodes.push_back({OpKind::bit_not, 4, 4, {Kind::node, 2, 0}, {}});
+    EXPECT_FALSE(FusedRunner(q, isa, false).register_path());
+    q = p;  // no popcount: every node of the one width
+    q.nodes[2].out_width = 2;
+    q.nodes[2].op = OpKind::bit_not;
+    EXPECT_EQ(FusedRunner(q, isa, false).register_path(), simd);
   }
 }
 

@@ -1,6 +1,7 @@
 #include "fused.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 #include <functional>
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "dmlbits/error.hpp"
+#include "kernels.hpp"
 
 namespace dmlbits {
 
@@ -81,6 +83,14 @@ struct FusedRunner::Plan {
   std::size_t buffer_bytes = 0;  // bytes of one tile buffer
   std::size_t buffers = 0;       // tile buffers per thread
   std::size_t stream_min_bytes = 0;
+  // The register path (fused_loops.hpp), where the program has one: whole blocks of `block`
+  // elements through `loop`, the rest of a part through the tiles.
+  cpu::FusedLoopFn loop = nullptr;
+  std::vector<cpu::FusedCode> codes;                // each step's
+  std::vector<std::pair<Source, Source>> operands;  // each step's: its own, but for and_not
+  std::size_t block = 0;
+  std::size_t splats = 0;  // uniform operands of the steps: a block each per thread
+  std::size_t register_min_bytes = 0;
 };
 
 namespace {
@@ -89,7 +99,107 @@ namespace {
   throw Error(Errc::internal, fmt::format("fused program: node {}: {}", node, what));
 }
 
+cpu::FusedCode fused_code(OpKind op, ShiftOverflow mode) {
+  const bool left = op == OpKind::shl;
+  switch (op) {
+    case OpKind::bit_and:
+      return cpu::FusedCode::bit_and;
+    case OpKind::bit_or:
+      return cpu::FusedCode::bit_or;
+    case OpKind::bit_xor:
+      return cpu::FusedCode::bit_xor;
+    case OpKind::bit_not:
+      return cpu::FusedCode::bit_not;
+    case OpKind::popcount:
+      return cpu::FusedCode::popcount;
+    case OpKind::shl:
+    case OpKind::shr:
+      break;
+  }
+  switch (mode) {
+    case ShiftOverflow::zero:
+      break;
+    case ShiftOverflow::wrap:
+      return left ? cpu::FusedCode::shl_wrap : cpu::FusedCode::shr_wrap;
+    case ShiftOverflow::directml:
+      return left ? cpu::FusedCode::shl_directml : cpu::FusedCode::shr_directml;
+  }
+  return left ? cpu::FusedCode::shl_zero : cpu::FusedCode::shr_zero;
+}
+
+const cpu::FusedLoopRow* find_loop(std::span<const cpu::FusedLoopRow> rows, unsigned width, unsigned out_width,
+                                   bool popcount) {
+  for (const cpu::FusedLoopRow& r : rows)
+    if (r.width == width && r.out_width == out_width && r.popcount == popcount) return &r;
+  return nullptr;
+}
+
 }  // namespace
+
+// The register path takes programs whose steps are all of one width, the last one perhaps a
+// popcount into a width a popcount kernel writes; the popcount with the set's best counter (the
+// extension's where this CPU has it, as the kernel table prefers them).
+void FusedRunner::choose_loop(Plan& p, Isa isa) {
+  if (isa == Isa::scalar || p.steps.empty()) return;
+  const unsigned width = p.steps.front().width;
+  const std::size_t last = p.steps.size() - 1;
+  for (std::size_t k = 0; k < p.steps.size(); ++k) {
+    const Step& s = p.steps[k];
+    if (s.width != width) return;
+    if (k < last && (s.op == OpKind::popcount || s.out_width != width)) return;
+  }
+  const Step& end = p.steps[last];
+  const bool popcount = end.op == OpKind::popcount;
+  const cpu::FusedLoopRow* row = nullptr;
+  if (isa == Isa::avx512) {
+    const CpuFeatures& f = cpu_features();
+    if (popcount && width >= 4 && f.avx512vpopcntdq)
+      row = find_loop(cpu::avx512_vpopcntdq_fused_loops(), width, end.out_width, popcount);
+    if (popcount && width <= 2 && f.avx512bitalg)
+      row = find_loop(cpu::avx512_bitalg_fused_loops(), width, end.out_width, popcount);
+    if (!row) row = find_loop(cpu::avx512_fused_loops(), width, end.out_width, popcount);
+  } else {
+    row = find_loop(cpu::avx2_fused_loops(), width, end.out_width, popcount);
+  }
+  if (!row) return;
+  p.loop = row->fn;
+  p.block = cpu::kFusedBlockBytes / width;
+  for (const Step& s : p.steps) {
+    p.codes.push_back(fused_code(s.op, s.params.shift_overflow));
+    p.operands.emplace_back(s.a, s.unary ? s.a : s.b);
+  }
+  // x & ~y, where ~y is read by that `and` alone and y is a run or uniform (so still there when
+  // the `and` runs): one and_not, the `not` skipped, so ~y never goes through a block buffer.
+  std::vector<std::size_t> writer(p.buffers, 0), readers(p.steps.size(), 0);
+  std::vector<std::array<std::size_t, 2>> producers(p.steps.size(), {last + 1, last + 1});
+  for (std::size_t k = 0; k < p.steps.size(); ++k) {
+    const Step& s = p.steps[k];
+    for (int o = 0; o < (s.unary ? 1 : 2); ++o) {
+      const Source& src = o == 0 ? s.a : s.b;
+      if (src.kind != Source::Kind::buffer) continue;
+      producers[k][o] = writer[src.index];
+      ++readers[writer[src.index]];
+    }
+    if (k < last) writer[s.buffer] = k;
+  }
+  for (std::size_t k = 0; k < p.steps.size(); ++k) {
+    if (p.steps[k].op != OpKind::bit_and) continue;
+    for (int o = 0; o < 2; ++o) {
+      const std::size_t r = producers[k][o];
+      if (r > last || p.steps[r].op != OpKind::bit_not || readers[r] != 1 || p.steps[r].a.kind == Source::Kind::buffer)
+        continue;
+      const Step& s = p.steps[k];
+      p.operands[k] = {o == 0 ? s.b : s.a, p.steps[r].a};
+      p.codes[k] = cpu::FusedCode::and_not;
+      p.codes[r] = cpu::FusedCode::skip;
+      break;
+    }
+  }
+  for (std::size_t k = 0; k < p.steps.size(); ++k)
+    if (p.codes[k] != cpu::FusedCode::skip)
+      for (const Source* src : {&p.operands[k].first, &p.operands[k].second})
+        if (src->kind == Source::Kind::uniform) ++p.splats;
+}
 
 FusedRunner::FusedRunner(FusedProgram program, Isa isa, bool per_operation_choice, FusedOptions options)
     : plan_(std::make_unique<Plan>()) {
@@ -254,6 +364,8 @@ FusedRunner::FusedRunner(FusedProgram program, Isa isa, bool per_operation_choic
       }
   }
   p.buffers = buffers;
+  if (options.register_path) choose_loop(p, isa);
+  p.register_min_bytes = options.register_min_bytes;
 
   // The tile: tile_bytes of the widest value the steps read or write.
   unsigned widest = 1;
@@ -269,6 +381,7 @@ FusedRunner& FusedRunner::operator=(FusedRunner&&) noexcept = default;
 std::size_t FusedRunner::tile_elements() const { return plan_->tile; }
 std::size_t FusedRunner::kernel_nodes() const { return plan_->steps.size(); }
 std::size_t FusedRunner::tile_buffers() const { return plan_->buffers; }
+bool FusedRunner::register_path() const { return plan_->loop != nullptr; }
 
 namespace {
 
@@ -355,13 +468,70 @@ void FusedRunner::run(std::uint64_t n, std::span<const void* const> inputs, void
     }
   };
 
+  // The register path: whole blocks from the first element whose output address is aligned to
+  // 64 bytes where the output streams (the elements before it, and the rest after the last whole
+  // block, through the tiles).
+  const bool stream = n * p.out_width >= p.stream_min_bytes;
+  const std::size_t tile_scratch = p.buffers * p.buffer_bytes;
+  const bool registers = p.loop && n * p.out_width >= p.register_min_bytes;
+  const auto run_range = [&p, &c, &run_part, stream, registers, tile_scratch](std::byte* scratch, std::uint64_t begin,
+                                                                              std::uint64_t end) {
+    if (!registers) return run_part(scratch, begin, end);
+    std::uint64_t head = begin;
+    bool aligned = true;
+    if (stream) {
+      const auto misalignment = reinterpret_cast<std::uintptr_t>(c.out + begin * p.out_width) % 64;
+      const std::size_t head_bytes = misalignment == 0 ? 0 : 64 - misalignment;
+      aligned = head_bytes % p.out_width == 0;
+      if (aligned) head = std::min<std::uint64_t>(end, begin + head_bytes / p.out_width);
+    }
+    const std::uint64_t body_end = head + (end - head) / p.block * p.block;
+    if (body_end == head) return run_part(scratch, begin, end);
+    if (head > begin) run_part(scratch, begin, head);
+    // Block buffers of the steps, then a block of each uniform operand's value repeated.
+    std::byte* const blocks = scratch + tile_scratch;
+    std::byte* splat = blocks + p.buffers * cpu::kFusedBlockBytes;
+    // On the stack: nothing here allocates, so nothing throws on a worker thread.
+    std::array<cpu::FusedLoopStep, kMaxFusedNodes> steps;
+    const auto operand = [&](const Source& src, unsigned width) -> cpu::FusedOperand {
+      switch (src.kind) {
+        case Source::Kind::run:
+          return {static_cast<const std::byte*>(c.inputs[src.index]), true};
+        case Source::Kind::buffer:
+          return {blocks + src.index * cpu::kFusedBlockBytes, false};
+        case Source::Kind::uniform:
+          break;
+      }
+      for (std::size_t off = 0; off < cpu::kFusedBlockBytes; off += width)
+        std::memcpy(splat + off, c.values + src.index, width);
+      splat += cpu::kFusedBlockBytes;
+      return {splat - cpu::kFusedBlockBytes, false};
+    };
+    for (std::size_t k = 0; k < p.steps.size(); ++k) {
+      const Step& s = p.steps[k];
+      steps[k].code = p.codes[k];
+      if (p.codes[k] == cpu::FusedCode::skip) continue;
+      steps[k].a = operand(p.operands[k].first, s.width);
+      steps[k].b = s.unary ? steps[k].a : operand(p.operands[k].second, s.width);
+      steps[k].dst = blocks + s.buffer * cpu::kFusedBlockBytes;
+    }
+    p.loop({.steps = steps.data(),
+            .step_count = p.steps.size(),
+            .begin = head,
+            .end = body_end,
+            .out = c.out,
+            .stream = stream && aligned});
+    if (body_end < end) run_part(scratch, body_end, end);
+  };
+
   // Parts on 64-element boundaries; empty ones get no thread.
   const unsigned parts = std::max(1u, threads);
   std::vector<std::uint64_t> bounds{0};
   for (unsigned t = 1; t < parts; ++t) bounds.push_back(std::max(bounds.back(), n / parts * t / 64 * 64));
   bounds.push_back(n);
   // Every thread's tile buffers, allocated here so that a failure throws on the calling thread.
-  const std::size_t scratch_bytes = std::max<std::size_t>(p.buffers * p.buffer_bytes, 64);
+  const std::size_t scratch_bytes =
+      std::max<std::size_t>(tile_scratch + (p.loop ? (p.buffers + p.splats) * cpu::kFusedBlockBytes : 0), 64);
   const std::size_t total = scratch_bytes * parts;
   struct Free {
     void operator()(std::byte* q) const { ::operator delete[](q, std::align_val_t{64}); }
@@ -373,12 +543,12 @@ void FusedRunner::run(std::uint64_t n, std::span<const void* const> inputs, void
     if (bounds[t] == bounds[t + 1]) continue;
     std::byte* mine = scratch.get() + t * scratch_bytes;
     try {
-      workers.emplace_back(run_part, mine, bounds[t], bounds[t + 1]);
+      workers.emplace_back(run_range, mine, bounds[t], bounds[t + 1]);
     } catch (const std::system_error&) {
-      run_part(mine, bounds[t], bounds[t + 1]);  // no thread to be had: do its share here
+      run_range(mine, bounds[t], bounds[t + 1]);  // no thread to be had: do its share here
     }
   }
-  run_part(scratch.get(), bounds[0], bounds[1]);
+  run_range(scratch.get(), bounds[0], bounds[1]);
   for (auto& w : workers) w.join();
 }
 

@@ -1,10 +1,14 @@
-// The fused CPU executor (issue #46): a graph of the bitwise operators run in one pass. The
-// output is cut into tiles of a few KiB per thread; on each tile every node's SIMD kernel (the
-// kernel table's, chosen as CpuBackend chooses them) runs in turn, reading the inputs' runs and
-// earlier nodes' tile buffers, which stay in L1/L2, and the last node writes straight into the
-// output. Results are byte for byte those of evaluating the nodes element by element with the
-// operator table's reference functions (OpInfo::reference), which tests/unit/fused_test.cpp
-// checks.
+// The fused CPU executor (issue #46): a graph of the bitwise operators run in one pass, by one
+// of two paths. The register path, for programs whose nodes are all of one width (the last
+// perhaps a popcount into uint8 or uint32) on the SIMD sets: every node runs on a block of 256
+// bytes before the next block, the ops inlined (fused_loops.hpp), so the inputs are read and
+// the output written at one even pace, as a single kernel does. The tiles, for the rest (and
+// the few elements before and after the register path's whole blocks): the output is cut into
+// tiles of a few KiB per thread; on each tile every node's SIMD kernel (the kernel table's,
+// chosen as CpuBackend chooses them) runs in turn, reading the inputs' runs and earlier nodes'
+// tile buffers, which stay in L1/L2, and the last node writes straight into the output. Results
+// are byte for byte those of evaluating the nodes element by element with the operator table's
+// reference functions (OpInfo::reference), which tests/unit/fused_test.cpp checks for both.
 //
 // This is the executor only: a FusedProgram is taken as built by a caller that has validated the
 // graph (the run layer translates a validated graph into one). The constructor refuses, with
@@ -62,6 +66,14 @@ struct FusedOptions {
   // non-temporal stores, as a single operator's kernel writes them (KernelParams). Tests lower it
   // to cover that path.
   std::size_t stream_min_bytes = KernelParams{}.stream_min_bytes;
+  // The register path (see FusedRunner): taken where the program has one and the output is at
+  // least register_min_bytes (the whole output of a run); tests and benchmarks turn it off to
+  // run the tiles alone, and lower the bound to run it on small outputs. In the caches the
+  // tiles were as fast or faster (the register path pays a dispatch per node per 256-byte
+  // block), in memory the register path 1.3-2x faster (testdata/benchmarks.md, "Fused
+  // expressions (CPU)"), so the bound is the one past which outputs stream.
+  bool register_path = true;
+  std::size_t register_min_bytes = KernelParams{}.stream_min_bytes;
 };
 
 class FusedRunner {
@@ -69,9 +81,11 @@ class FusedRunner {
   // Kernels are chosen once for `isa` (throws Errc::unsupported if this CPU cannot run it): with
   // `per_operation_choice` as CpuBackend without a named set (dispatch_kernel), else that set's
   // kernels or narrower ones' (select_kernel); a node with no kernel for its layout runs its
-  // reference function per element. Nodes whose operands are all constants are computed here
-  // with their reference functions and become constants; nodes the result does not use are
-  // dropped. Throws Errc::internal for a malformed program (see the file comment).
+  // reference function per element. The register path, where the program has one, is `isa`'s
+  // (AVX2 or AVX-512, its popcount with the extensions this CPU has) whatever the choice.
+  // Nodes whose operands are all constants are computed here with their reference functions and
+  // become constants; nodes the result does not use are dropped. Throws Errc::internal for a
+  // malformed program (see the file comment).
   FusedRunner(FusedProgram program, Isa isa, bool per_operation_choice, FusedOptions options = {});
   ~FusedRunner();
   FusedRunner(FusedRunner&&) noexcept;
@@ -94,9 +108,12 @@ class FusedRunner {
   // Nodes that run per tile (after folding and dropping unused ones), and tile buffers per thread.
   std::size_t kernel_nodes() const;
   std::size_t tile_buffers() const;
+  // Whether whole blocks run on the register path (for outputs of at least register_min_bytes).
+  bool register_path() const;
 
  private:
   struct Plan;
+  static void choose_loop(Plan& p, Isa isa);
   std::unique_ptr<Plan> plan_;
 };
 

@@ -1,6 +1,7 @@
 // Internal: the rows each kernel file contributes to the kernel table (kernel_table.cpp).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -52,5 +53,60 @@ std::span<const KernelRow> avx2_kernels();
 std::span<const KernelRow> avx512_kernels();
 std::span<const KernelRow> avx512_vpopcntdq_kernels();
 std::span<const KernelRow> avx512_bitalg_kernels();
+
+// The fused executor's register path (fused_loops.hpp): every node of a program on one block of
+// kFusedBlockBytes of the program's width before the next block.
+enum class FusedCode : std::uint8_t {
+  bit_and,
+  bit_or,
+  bit_xor,
+  bit_not,
+  shl_zero,
+  shl_wrap,
+  shl_directml,
+  shr_zero,
+  shr_wrap,
+  shr_directml,
+  popcount,  // the last node only
+  and_not,   // a & ~b
+  skip,      // nothing: a `not` that an and_not does instead
+};
+inline constexpr std::size_t kFusedBlockBytes = 256;
+
+// A node's operand: a run (advancing with the block), or a block that stays (an earlier node's
+// block buffer, or a uniform value repeated over a block).
+struct FusedOperand {
+  const std::byte* base = nullptr;
+  bool advances = false;
+  const std::byte* at(std::uint64_t offset) const { return advances ? base + offset : base; }
+};
+
+struct FusedLoopStep {
+  FusedCode code{};
+  FusedOperand a, b;         // b: a valid block for unary nodes too (read and ignored)
+  std::byte* dst = nullptr;  // a block buffer; unused by the last step, which writes the output
+};
+
+struct FusedLoopArgs {
+  const FusedLoopStep* steps = nullptr;
+  std::size_t step_count = 0;
+  std::uint64_t begin = 0, end = 0;  // elements, whole blocks
+  std::byte* out = nullptr;          // element 0 of the output
+  bool stream = false;               // non-temporal stores: out + begin is aligned to 64 bytes
+};
+using FusedLoopFn = void (*)(const FusedLoopArgs&);
+
+// A loop for programs whose nodes are all `width` bytes wide, the last one a popcount into
+// `out_width` bytes if `popcount`.
+struct FusedLoopRow {
+  std::uint8_t width = 0, out_width = 0;
+  bool popcount = false;
+  FusedLoopFn fn = nullptr;
+};
+
+std::span<const FusedLoopRow> avx2_fused_loops();
+std::span<const FusedLoopRow> avx512_fused_loops();
+std::span<const FusedLoopRow> avx512_vpopcntdq_fused_loops();
+std::span<const FusedLoopRow> avx512_bitalg_fused_loops();
 
 }  // namespace dmlbits::cpu

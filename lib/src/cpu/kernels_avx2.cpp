@@ -296,6 +296,17 @@ struct PopcntOp<std::uint64_t, std::uint32_t> {
   }
 };
 
+template <class T, class Out>
+using FusedPopcnt = PopcntOp<T, Out>;
+
+}  // namespace
+}  // namespace dmlbits::cpu
+
+#include "fused_loops.hpp"
+
+namespace dmlbits::cpu {
+namespace {
+
 constexpr Isa kIsa = Isa::avx2;
 using Policy = Avx2StreamPolicy;
 constexpr const char* kTag = "avx2";
@@ -303,8 +314,24 @@ constexpr const char* kTag = "avx2";
 constexpr std::array kRows{DMLBITS_SET_ROWS};
 static_assert(rows_of_set(kRows, kIsa));
 
+constexpr std::array kFusedRows{
+    DMLBITS_FUSED_ROW(std::uint8_t),
+    DMLBITS_FUSED_ROW(std::uint16_t),
+    DMLBITS_FUSED_ROW(std::uint32_t),
+    DMLBITS_FUSED_ROW(std::uint64_t),
+    DMLBITS_FUSED_POPCOUNT_ROW(std::uint8_t, std::uint8_t),
+    DMLBITS_FUSED_POPCOUNT_ROW(std::uint8_t, std::uint32_t),
+    DMLBITS_FUSED_POPCOUNT_ROW(std::uint16_t, std::uint8_t),
+    DMLBITS_FUSED_POPCOUNT_ROW(std::uint16_t, std::uint32_t),
+    DMLBITS_FUSED_POPCOUNT_ROW(std::uint32_t, std::uint8_t),
+    DMLBITS_FUSED_POPCOUNT_ROW(std::uint32_t, std::uint32_t),
+    DMLBITS_FUSED_POPCOUNT_ROW(std::uint64_t, std::uint8_t),
+    DMLBITS_FUSED_POPCOUNT_ROW(std::uint64_t, std::uint32_t),
+};
+
 }  // namespace
 
 std::span<const KernelRow> avx2_kernels() { return kRows; }
+std::span<const FusedLoopRow> avx2_fused_loops() { return kFusedRows; }
 
 }  // namespace dmlbits::cpu

@@ -18,6 +18,17 @@ struct NativeCounter {
   DMLBITS_TARGET static reg count64(reg v) { return _mm512_popcnt_epi64(v); }
 };
 
+template <class T, class Out>
+using FusedPopcnt = PopcntOp<T, Out, NativeCounter>;
+
+}  // namespace
+}  // namespace dmlbits::cpu
+
+#include "fused_loops.hpp"
+
+namespace dmlbits::cpu {
+namespace {
+
 constexpr const char* kTag = "avx512vpopcntdq";
 
 constexpr std::array kRows{
@@ -28,8 +39,16 @@ constexpr std::array kRows{
 };
 static_assert(rows_of_set(kRows, kIsa));
 
+constexpr std::array kFusedRows{
+    DMLBITS_FUSED_POPCOUNT_ROW(std::uint32_t, std::uint8_t),
+    DMLBITS_FUSED_POPCOUNT_ROW(std::uint32_t, std::uint32_t),
+    DMLBITS_FUSED_POPCOUNT_ROW(std::uint64_t, std::uint8_t),
+    DMLBITS_FUSED_POPCOUNT_ROW(std::uint64_t, std::uint32_t),
+};
+
 }  // namespace
 
 std::span<const KernelRow> avx512_vpopcntdq_kernels() { return kRows; }
+std::span<const FusedLoopRow> avx512_vpopcntdq_fused_loops() { return kFusedRows; }
 
 }  // namespace dmlbits::cpu
