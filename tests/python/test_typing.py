@@ -72,3 +72,19 @@ def test_the_operator_stubs_follow_the_operator_table():
     r = subprocess.run([sys.executable, os.path.join(source, "scripts", "update-python-stubs"), "--check"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("name", sorted(dmlbits.OPERATORS))
+def test_help_names_directmls_operator_the_differences_and_every_keyword(name):
+    import inspect
+    f = dmlbits.OPERATORS[name]
+    row = next(r for r in dmlbits.ops()["ops"] if name in (r["python_name"], r["python_alias"]))
+    doc = inspect.getdoc(f)
+    flat = " ".join(doc.split())
+    assert row["dml_operator"] in flat
+    assert " ".join(row["python_notes"].split()) in flat  # the semantics that differ from NumPy's
+    keywords = [p.name for p in inspect.signature(f).parameters.values()
+                if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    assert "shift_overflow" in keywords if row["shift"] else "shift_overflow" not in keywords
+    for k in keywords:
+        assert f"\n{k}: " in doc, k
