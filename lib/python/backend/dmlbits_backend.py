@@ -129,7 +129,9 @@ def _install_package(build_dir, staging):
     """Builds dmlbits_python in ``build_dir``, installs the component python into ``staging``,
     returns the folder holding the package ``dmlbits``."""
     jobs = str(os.cpu_count() or 2)
-    _run(["cmake", "--build", build_dir, "--target", "dmlbits_python", "-j", jobs])
+    # dmlbits_changelog: the component python installs it too (python3-dmlbits' doc folder, for
+    # the .deb); the wheel takes the package folder only.
+    _run(["cmake", "--build", build_dir, "--target", "dmlbits_python", "dmlbits_changelog", "-j", jobs])
     _run(["cmake", "--install", build_dir, "--component", "python", "--prefix", staging, "--strip"])
     found = [d for d, _, files in os.walk(staging) if os.path.basename(d) == "dmlbits" and "__init__.py" in files]
     if len(found) != 1:
