@@ -1,5 +1,5 @@
 """dmlbits.dask on a real cluster: a LocalCluster of two worker processes (spawned: they import
-the built module through PYTHONPATH, as CTest sets it), Zarr stores in a temporary directory,
+the installed module, as the client does), Zarr stores in a temporary directory,
 every operation compared bit for bit with NumPy (reference.py), errors raised on workers.
 
 One cluster for the whole file (it starts in about 5 s); every test is bounded in time.

@@ -49,7 +49,7 @@ def test_a_ninth_operator_gets_its_function_and_wrapper_from_its_row():
     assert functions["andnot"] is f and wrappers["andnot"] is w
     assert list(inspect.signature(f).parameters)[:2] == ["x1", "x2"]
     assert " ".join(f.__doc__.split()).startswith("bitwise_andnot(x1, x2): the bitwise AND of x1 and the complement of x2, as "
-                                "DirectML's ELEMENT_WISE_BIT_ANDNOT computes it.")
+                                "DirectML's DML_OPERATOR_ELEMENT_WISE_BIT_ANDNOT computes it.")
     assert "``dmlbits andnot``; alias: andnot" in " ".join(f.__doc__.split())
     # The library has no such operator: its index, the row's position, is refused there.
     with pytest.raises(ValueError, match="no such operator"):

@@ -112,10 +112,28 @@ def _operator_doc(row, keywords):
     if "out_dtype" in keywords:
         types = [t.lower() for t in row["tiers"][-1]["output_types"]]
         body.append(f"The result is {types[0]} unless ``out_dtype`` is one of {', '.join(map(repr, types[1:]))}.")
-    body.append(f"The CLI's ``dmlbits {row['verb']}``{'; alias: ' + row['python_alias'] if row['python_alias'] else ''}. "
-                "See ``help(dmlbits)`` for the keywords; ``timing=True`` returns ``(result, timing_dict)``.")
-    head = f"{head}: the {summary}, as DirectML's {row['dml_operator'].replace('DML_OPERATOR_', '')} computes it."
-    return textwrap.fill(head, 96) + "\n\n" + textwrap.fill(" ".join(body), 96)
+    body.append(f"The CLI's ``dmlbits {row['verb']}``{'; alias: ' + row['python_alias'] if row['python_alias'] else ''}.")
+    head = f"{head}: the {summary}, as DirectML's {row['dml_operator']} computes it."
+    # Every keyword the function takes (the table's columns add shift_overflow and out_dtype).
+    described = {
+        "out": "a writeable array of the result's dtype and shape, written and returned",
+        "dtype": "the dtype of literal operands (default: the other operand's)",
+        "shift_overflow": '"directml" (default), "zero" or "wrap": counts at or past the width',
+        "out_dtype": "the result's dtype, " + " or ".join(
+            repr(t.lower()) for t in row["tiers"][-1]["output_types"]) if "out_dtype" in keywords else "",
+        "backend": '"auto" (default), "cpu", "d3d12" or "cpu-reference"',
+        "feature_level": 'DirectML\'s feature level whose rules apply ("6_4", 4.1; default: dmlbits(1)\'s)',
+        "threads": "CPU threads (default: DMLBITS_THREADS, else the library's choice)",
+        "isa": "the CPU instruction set of the kernels (default: the library's choice for this CPU)",
+        "adapter": "the D3D12 adapter (d3d12 backend)",
+        "timing": "True returns ``(result, timing_dict)``, the CLI's --time-json",
+        "repeat": "runs timed (with timing=True)",
+        "warmup": "untimed runs first",
+    }
+    names = ["out", "dtype", *keywords, "backend", "feature_level", "threads", "isa", "adapter", "timing", "repeat",
+             "warmup"]
+    listed = "\n".join(textwrap.fill(f"{k}: {described[k]}.", 96, subsequent_indent="    ") for k in names)
+    return textwrap.fill(head, 96) + "\n\n" + textwrap.fill(" ".join(body), 96) + "\n\nKeywords:\n" + listed
 
 
 def _compiled(source, name, scope, where, module, doc):

@@ -3,6 +3,8 @@
 Kept free of the extension, which imports this module to raise these classes.
 """
 
+from typing import Optional
+
 __all__ = ["Error", "UsageError", "InvalidInputError", "UnsupportedError", "FileError",
            "BackendError", "InternalError", "MismatchError"]
 
@@ -12,8 +14,8 @@ class Error(Exception):
     (as ``dmlbits check`` manifests write it: "invalid-input") and ``exit_status`` the status
     the CLI exits with for it (man dmlbits, EXIT STATUS)."""
 
-    code = None
-    exit_status = None
+    code: Optional[str] = None
+    exit_status: Optional[int] = None
 
 
 class UsageError(Error, ValueError, TypeError):
