@@ -24,7 +24,8 @@ enum class ElementLayout : unsigned char {
 // n * (the wider element size) reaches kParallelMinBytes (4 MiB), split over the threads the
 // backend's thread rule gives that size on the machine's default count, leased from the
 // process's budget shared with the library's other runs. An operator or width without a kernel
-// runs its reference function element by element.
+// runs its reference function element by element. Large outputs are written past the caches, as
+// the backend writes them, except in place (out is a), where they stay cached.
 //
 // The caller's contract: `input` is a dtype op accepts at some feature level (nothing is
 // validated: the widths select the kernel); `output` is `input` or, for an operator with output

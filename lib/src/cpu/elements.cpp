@@ -62,6 +62,10 @@ void run_elements(OpKind op, DType input, DType output, std::size_t n, const voi
   r.out_size = dtype_info(output).size;
   r.bits = dtype_info(input).bits();
   r.params.shift_overflow = overflow;
+  // In place, out's lines are in the cache already, read as a's: streaming stores (which save
+  // reading a line that is only written) would evict what the caller reads next (a reduce's
+  // accumulator, read back on every row).
+  if (out == a) r.params.stream_min_bytes = SIZE_MAX;
   r.a = static_cast<const std::byte*>(a);
   r.b = info.arity == 1 ? nullptr : static_cast<const std::byte*>(b);
   r.out = static_cast<std::byte*>(out);
