@@ -61,7 +61,9 @@ void check(const OpInfo& op, DType in, DType out, std::size_t n, ElementLayout l
       return;
     }
   }
-  if (!in_place && n == 0) EXPECT_EQ(result[0], std::byte{0x5A}) << what << ": n = 0 wrote";
+  if (!in_place && n == 0) {
+    EXPECT_EQ(result[0], std::byte{0x5A}) << what << ": n = 0 wrote";
+  }
 }
 
 TEST(ElementsTest, EveryOperatorTypeAndLayoutAgainstTheReference) {
