@@ -47,6 +47,7 @@ for layer in right_below:  # each layer after those right below it
 public = {
     "core": "error dtype ops timing front_end",
     "io": "tensor",
+    "cpu": "elements",
     "run": "options request plan devices",
     "golden": "check dmlbits",
 }

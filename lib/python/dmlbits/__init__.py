@@ -17,6 +17,8 @@ out= (a writeable array of the result's dtype and shape; it is returned), timing
 
 Expressions of the operators as one graph: evaluate("popcount(a ^ b)", {"a": x, "b": y}).
 
+The operators as NumPy ufuncs (reduce, accumulate, where=, Dask and xarray dispatch): dmlbits.ufunc.
+
 Also: explain, explain_expression, ops, devices, read_tensor, write_tensor, check, and dmlbits.testing.
 Errors raise dmlbits.Error subclasses carrying the CLI's message and exit status.
 Linux only. Every difference from NumPy's functions, with examples: lib/docs/python.md in the
@@ -27,6 +29,7 @@ from ._errors import (Error, UsageError, InvalidInputError, UnsupportedError, Fi
                       BackendError, InternalError, MismatchError, error_for_code as _error_for_code)
 from . import _dmlbits
 from ._core import OPERATORS
+from . import ufunc
 from ._core import explain, evaluate, explain_expression, ops, devices, read_tensor, write_tensor, check, CaseResult, CheckResult
 
 # The operators' functions (bitwise_and, ..., and their aliases), made from the operator table.
@@ -41,7 +44,7 @@ del _code, _status, _description
 
 __all__ = list(OPERATORS) + ["OPERATORS", "explain", "evaluate", "explain_expression", "ops", "devices", "read_tensor", "write_tensor", "check", "CaseResult",
                               "CheckResult", "Error", "UsageError", "InvalidInputError", "UnsupportedError",
-                              "FileError", "BackendError", "InternalError", "MismatchError", "testing"]
+                              "FileError", "BackendError", "InternalError", "MismatchError", "testing", "ufunc"]
 
 
 def __getattr__(name):

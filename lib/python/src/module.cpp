@@ -29,6 +29,7 @@
 #include "dmlbits/devices.hpp"
 #include "dmlbits/request.hpp"
 #include "files.hpp"
+#include "ufuncs.hpp"
 
 namespace dmlbits::python {
 namespace {
@@ -927,4 +928,5 @@ PYBIND11_MODULE(_dmlbits, m) {
       .def_readwrite("jobs", &CheckOptions::jobs)
       .def_readwrite("max_listed", &CheckOptions::max_listed);
   m.def("check", &check);
+  add_ufuncs(m);
 }

@@ -1,0 +1,115 @@
+// run_elements (dmlbits/elements.hpp): CpuBackend::run's kernel choice and thread split for one
+// run the caller lays out itself.
+#include "dmlbits/elements.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "cpu_backend.hpp"
+#include "thread_rule.hpp"
+
+namespace dmlbits {
+namespace {
+
+struct Run {
+  KernelFn fn = nullptr;
+  ReferenceFn reference = nullptr;
+  unsigned bits = 0;
+  KernelParams params;
+  const std::byte* a;
+  const std::byte* b;
+  std::byte* out;
+  std::size_t in_size, out_size;
+  ElementLayout layout;
+};
+
+// Elements [begin, end) of the run.
+void run_part(const Run& r, std::size_t begin, std::size_t end) {
+  if (begin >= end) return;
+  const std::byte* a = r.layout == ElementLayout::a_scalar ? r.a : r.a + begin * r.in_size;
+  const std::byte* b = r.b == nullptr || r.layout == ElementLayout::b_scalar ? r.b : r.b + begin * r.in_size;
+  std::byte* out = r.out + begin * r.out_size;
+  if (r.fn != nullptr) {
+    r.fn(end - begin, a, b, out, r.params);
+    return;
+  }
+  // The reference, on the raw bits zero-extended (little-endian hosts: the low bytes first).
+  const std::size_t a_step = r.layout == ElementLayout::a_scalar ? 0 : r.in_size;
+  const std::size_t b_step = r.layout == ElementLayout::b_scalar ? 0 : r.in_size;
+  for (std::size_t i = 0; i < end - begin; ++i) {
+    std::uint64_t x = 0, y = 0;
+    std::memcpy(&x, a + i * a_step, r.in_size);
+    if (b != nullptr) std::memcpy(&y, b + i * b_step, r.in_size);
+    const std::uint64_t v = r.reference(x, y, r.bits, r.params.shift_overflow);
+    std::memcpy(out + i * r.out_size, &v, r.out_size);
+  }
+}
+
+}  // namespace
+
+void run_elements(OpKind op, DType input, DType output, std::size_t n, const void* a, const void* b, void* out,
+                  ElementLayout layout, ShiftOverflow overflow) {
+  if (n == 0) return;
+  const OpInfo& info = op_info(op);
+  Run r{};
+  r.in_size = dtype_info(input).size;
+  r.out_size = dtype_info(output).size;
+  r.bits = dtype_info(input).bits();
+  r.params.shift_overflow = overflow;
+  // In place, out's lines are in the cache already, read as a's: streaming stores (which save
+  // reading a line that is only written) would evict what the caller reads next (a reduce's
+  // accumulator, read back on every row).
+  if (out == a) r.params.stream_min_bytes = SIZE_MAX;
+  r.a = static_cast<const std::byte*>(a);
+  r.b = info.arity == 1 ? nullptr : static_cast<const std::byte*>(b);
+  r.out = static_cast<std::byte*>(out);
+  r.layout = info.arity == 1 ? ElementLayout::vectors : layout;
+  const Operands operands = r.layout == ElementLayout::a_scalar   ? Operands::a_scalar
+                            : r.layout == ElementLayout::b_scalar ? Operands::b_scalar
+                                                                  : Operands::vectors;
+  // As CpuBackend without a set named: the host's widest set (or force_isa()'s) and, without
+  // an override, the per-operation table.
+  const Isa isa = best_isa();
+  const auto width = static_cast<unsigned>(r.in_size), out_width = static_cast<unsigned>(r.out_size);
+  const KernelInfo* kernel = isa_override() ? select_kernel(op, width, out_width, isa, operands)
+                                            : dispatch_kernel(op, width, out_width, isa, operands);
+  if (kernel != nullptr) r.fn = kernel->fn;
+  r.reference = info.reference;
+
+  const std::uint64_t work_bytes = std::uint64_t{n} * std::max(r.in_size, r.out_size);
+  CpuMachine machine = this_machine();
+  machine.isa = isa;
+  const unsigned wanted = cpu_thread_rule(machine, work_bytes).threads;
+  if (wanted <= 1) {
+    run_part(r, 0, n);
+    return;
+  }
+  const ThreadLease lease(wanted);
+  const unsigned parts = lease.threads();
+  if (parts <= 1) {
+    run_part(r, 0, n);
+    return;
+  }
+  // Split points on 64-element boundaries, so that no cache line of out is written by two threads.
+  std::vector<std::size_t> bounds{0};
+  for (unsigned t = 1; t < parts; ++t) bounds.push_back(std::max(bounds.back(), n / parts * t / 64 * 64));
+  bounds.push_back(n);
+  std::vector<std::thread> workers;
+  for (unsigned t = 1; t < parts; ++t) {
+    try {
+      workers.emplace_back(run_part, std::cref(r), bounds[t], bounds[t + 1]);
+    } catch (const std::system_error&) {
+      run_part(r, bounds[t], bounds[t + 1]);  // no thread to be had: do its share here
+    }
+  }
+  run_part(r, bounds[0], bounds[1]);
+  for (auto& w : workers) w.join();
+}
+
+}  // namespace dmlbits
