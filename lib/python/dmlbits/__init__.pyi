@@ -11,6 +11,7 @@ from typing import Any, Literal, overload
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from . import testing as testing
+from . import ufunc as ufunc
 
 __version__: str
 
@@ -99,7 +100,7 @@ def popcount(__x: _Operand, out: _Out = ..., *, dtype: DTypeLike = ..., out_dtyp
 # END OPS
 __all__ += ["OPERATORS", "explain", "evaluate", "explain_expression", "ops", "devices", "read_tensor", "write_tensor",
             "check", "CaseResult", "CheckResult", "Error", "UsageError", "InvalidInputError", "UnsupportedError",
-            "FileError", "BackendError", "InternalError", "MismatchError", "testing"]
+            "FileError", "BackendError", "InternalError", "MismatchError", "testing", "ufunc"]
 
 def explain(__op: str, __x1: _Operand, __x2: _Operand | None = ..., *, dtype: DTypeLike = ...,
             shift_overflow: _ShiftOverflow | None = ..., out_dtype: _OutDtype | None = ...,
