@@ -126,3 +126,15 @@ DMLBITS_TARGET void fused_loop(const FusedLoopArgs& args) {
   ::dmlbits::cpu::FusedLoopRow { sizeof(T), sizeof(T), false, &::dmlbits::cpu::fused_loop<V, T, T, false> }
 #define DMLBITS_FUSED_POPCOUNT_ROW(T, OUT) \
   ::dmlbits::cpu::FusedLoopRow { sizeof(T), sizeof(OUT), true, &::dmlbits::cpu::fused_loop<V, T, OUT, true> }
+// Every row of a set whose own counter serves every width (AVX2, AVX-512F): programs of each
+// width, plain or ending in a popcount into uint8 or uint32.
+#define DMLBITS_FUSED_ROWS                                                                             \
+  DMLBITS_FUSED_ROW(std::uint8_t), DMLBITS_FUSED_ROW(std::uint16_t), DMLBITS_FUSED_ROW(std::uint32_t), \
+      DMLBITS_FUSED_ROW(std::uint64_t), DMLBITS_FUSED_POPCOUNT_ROW(std::uint8_t, std::uint8_t),        \
+      DMLBITS_FUSED_POPCOUNT_ROW(std::uint8_t, std::uint32_t),                                         \
+      DMLBITS_FUSED_POPCOUNT_ROW(std::uint16_t, std::uint8_t),                                         \
+      DMLBITS_FUSED_POPCOUNT_ROW(std::uint16_t, std::uint32_t),                                        \
+      DMLBITS_FUSED_POPCOUNT_ROW(std::uint32_t, std::uint8_t),                                         \
+      DMLBITS_FUSED_POPCOUNT_ROW(std::uint32_t, std::uint32_t),                                        \
+      DMLBITS_FUSED_POPCOUNT_ROW(std::uint64_t, std::uint8_t),                                         \
+      DMLBITS_FUSED_POPCOUNT_ROW(std::uint64_t, std::uint32_t)

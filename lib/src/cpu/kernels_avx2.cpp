@@ -314,20 +314,7 @@ constexpr const char* kTag = "avx2";
 constexpr std::array kRows{DMLBITS_SET_ROWS};
 static_assert(rows_of_set(kRows, kIsa));
 
-constexpr std::array kFusedRows{
-    DMLBITS_FUSED_ROW(std::uint8_t),
-    DMLBITS_FUSED_ROW(std::uint16_t),
-    DMLBITS_FUSED_ROW(std::uint32_t),
-    DMLBITS_FUSED_ROW(std::uint64_t),
-    DMLBITS_FUSED_POPCOUNT_ROW(std::uint8_t, std::uint8_t),
-    DMLBITS_FUSED_POPCOUNT_ROW(std::uint8_t, std::uint32_t),
-    DMLBITS_FUSED_POPCOUNT_ROW(std::uint16_t, std::uint8_t),
-    DMLBITS_FUSED_POPCOUNT_ROW(std::uint16_t, std::uint32_t),
-    DMLBITS_FUSED_POPCOUNT_ROW(std::uint32_t, std::uint8_t),
-    DMLBITS_FUSED_POPCOUNT_ROW(std::uint32_t, std::uint32_t),
-    DMLBITS_FUSED_POPCOUNT_ROW(std::uint64_t, std::uint8_t),
-    DMLBITS_FUSED_POPCOUNT_ROW(std::uint64_t, std::uint32_t),
-};
+constexpr std::array kFusedRows{DMLBITS_FUSED_ROWS};
 
 }  // namespace
 
