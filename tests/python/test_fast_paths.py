@@ -160,3 +160,37 @@ def test_keywords_kept_by_identity_give_what_their_values_say():
     for level in ("5_0", "5_1", "5_2", "6_0", "6_1", "6_2", "6_3", "6_4") * 3:
         for backend in ("cpu", "cpu-reference", "auto"):
             assert np.array_equal(dmlbits.bitwise_and(a, 5, backend=backend, feature_level=level), a & 5)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (128, 128)])
+def test_expressions_made_again_give_numpys_values_whatever_the_order_of_the_names(shape):
+    # The kept plan takes its inputs in the expression's order; the call's names may come in any.
+    a, b = data("uint32", shape, 1), data("uint32", shape, 2)
+    out = np.zeros(shape, np.uint32)
+    for _ in range(3):
+        assert np.array_equal(dmlbits.evaluate("a & ~b", {"a": a, "b": b}), a & ~b)
+        assert np.array_equal(dmlbits.evaluate("a & ~b", {"b": b, "a": a}), a & ~b)
+        assert np.array_equal(dmlbits.evaluate("a & ~b", {"b": a, "a": b}), b & ~a)
+        assert dmlbits.evaluate("(a >> 3) ^ b", {"b": b, "a": a}, out=out) is out
+        assert np.array_equal(out, (a >> 3) ^ b)
+        assert np.array_equal(dmlbits.evaluate("a & k", {"a": a, "k": 0xff}), a & 0xff)  # a literal: no plan
+        assert np.array_equal(dmlbits.evaluate("a & k", {"a": a, "k": 0x0f}), a & 0x0f)
+    c = data("uint32", shape, 3)
+    assert np.array_equal(dmlbits.evaluate("a & ~b", {"a": c, "b": b}), c & ~b)
+
+
+def test_planned_expressions_are_refused_as_the_full_path_refuses_them():
+    a, b = data("uint32", (4, 4), 1), data("uint32", (4, 4), 2)
+    refusals = [
+        lambda: dmlbits.evaluate("a & b", {"a": a, "b": b.astype(np.int32)}),
+        lambda: dmlbits.evaluate("a & b", {"a": a, "b": b}, out=np.zeros((4, 4), np.int32)),
+        lambda: dmlbits.evaluate("a & b", {"a": a, "b": b, "c": b}),
+        lambda: dmlbits.evaluate("a & b & d", {"a": a, "b": b, "d": b[:3]}),
+    ]
+    first = [message(f) for f in refusals]
+    for _ in range(3):
+        assert np.array_equal(dmlbits.evaluate("a & b", {"a": a, "b": b}), a & b)
+        assert [message(f) for f in refusals] == first
+        # out= overlapping an operand: through a temporary, never the plan's direct write.
+        x = a.copy()
+        assert dmlbits.evaluate("a & b", {"a": x, "b": b}, out=x) is x and np.array_equal(x, a & b)

@@ -195,13 +195,19 @@ def explain(op, x1, x2=None, /, *, dtype=None, shift_overflow=None, out_dtype=No
                             _options(backend, feature_level, shift_overflow, out_dtype, threads, isa, adapter))
 
 
+@functools.lru_cache(maxsize=256)
+def _expression_names(expression):
+    # Parsed once per text (a syntax error is raised, and not kept, every time).
+    return tuple(_dmlbits.expression_names(expression))
+
+
 def _bindings(expression, local_dict, frame):
     """{name: operand} for the expression's names: ``local_dict``'s entries (all of them: one the
     expression does not use is refused by the library, as on the command line), then, for a name
     the dict lacks, the variable of that name in ``frame`` (its locals, then its globals), as
     numexpr looks names up. A name found nowhere is left out: the library refuses it with a
     caret under it. Parses the expression (its syntax refused here, as UsageError)."""
-    names = _dmlbits.expression_names(expression)
+    names = _expression_names(expression) if type(expression) is str else _dmlbits.expression_names(expression)
     bindings = dict(local_dict) if local_dict is not None else {}
     for key in bindings:
         if not isinstance(key, str):

@@ -457,14 +457,16 @@ py::object planned_call(int op_index, py::handle a, py::handle b, py::handle out
   return to_out ? result : numpy_result(std::move(result));
 }
 
-// run(), and a plan for the next call like this one where the call is at most kPlanElements
-// (call_bound) and one a plan runs (`plannable`). `allocate`: RunHooks::allocate_result.
-RunResult run_request(OperationRequest r, bool plannable = false, int op_index = 0,
-                      const CallOptions* options = nullptr,
+// What keeps a plan made for a call (keep_plan under its key).
+using KeepPlan = std::function<void(OperationPlan, const PreparedRequest&)>;
+
+// run(), and a plan for the next call like this one, given to `keep`, where the call is at most
+// kPlanElements (call_bound) and `keep` is set. `allocate`: RunHooks::allocate_result.
+RunResult run_request(OperationRequest r, const KeepPlan& keep = {},
                       std::function<MutableTensorView(DType, const Shape&)> allocate = {}) {
   const std::uint64_t bound = call_bound(r);
   const bool hold = bound <= kHoldGilElements;
-  plannable = plannable && options && bound <= kPlanElements;
+  const bool plannable = keep && bound <= kPlanElements;
   const PreparedRequest p = prepare_request(std::move(r));
   RunHooks hooks;
   hooks.between_chunks = check_signals;
@@ -472,21 +474,63 @@ RunResult run_request(OperationRequest r, bool plannable = false, int op_index =
   const auto run_and_plan = [&] {
     RunResult result = run(p, hooks, &thread_backends());
     if (plannable)
-      if (auto plan = plan_operation(p, thread_backends())) {
-        std::array<BorrowedTensor, 2> operands;  // (plan_operation took only borrowed tensors)
-        const std::size_t n = std::min<std::size_t>(p.request().operands.size(), 2);
-        for (std::size_t i = 0; i < n; ++i) {
-          const auto& t = std::get<BorrowedTensor>(p.request().operands[i]);
-          operands[i].dtype = t.dtype;
-          operands[i].shape = t.shape;
-        }
-        keep_plan(plan_key(op_index, *options, std::span<const BorrowedTensor>(operands.data(), n)), std::move(*plan));
-      }
+      if (auto plan = plan_operation(p, thread_backends())) keep(std::move(*plan), p);
     return result;
   };
   if (hold) return run_and_plan();
   py::gil_scoped_release release;  // (the plans are this thread's: no other touches them)
   return run_and_plan();
+}
+
+// An operator's plan, kept under its PlanKey.
+KeepPlan operator_plan_keeper(int op_index, const CallOptions& options) {
+  return [op_index, &options](OperationPlan plan, const PreparedRequest& p) {
+    std::array<BorrowedTensor, 2> operands;  // (plan_operation took only borrowed tensors)
+    const std::size_t n = std::min<std::size_t>(p.request().operands.size(), 2);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& t = std::get<BorrowedTensor>(p.request().operands[i]);
+      operands[i].dtype = t.dtype;
+      operands[i].shape = t.shape;
+    }
+    keep_plan(plan_key(op_index, options, std::span<const BorrowedTensor>(operands.data(), n)), std::move(plan));
+  };
+}
+
+// An expression's calls made again, as an operator's (PlanKey): the plan an accepted call of the
+// same expression text, names, options and operand dtypes and shapes left on this thread, for
+// calls whose names are all bound to arrays (a name bound to a literal is part of the graph).
+struct ExpressionKey {
+  std::string expression;
+  std::vector<std::string> names;
+  std::uint64_t options = 0;
+  std::vector<std::pair<DType, Shape>> operands;
+  bool operator==(const ExpressionKey&) const = default;
+};
+
+struct ExpressionKeyHash {
+  std::size_t operator()(const ExpressionKey& k) const {
+    std::uint64_t h = std::hash<std::string>()(k.expression) ^ k.options * 0x9E3779B97F4A7C15ull;
+    const auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x100000001B3ull; };
+    for (const auto& name : k.names) mix(std::hash<std::string>()(name));
+    for (const auto& [dtype, shape] : k.operands) {
+      mix(static_cast<std::uint64_t>(dtype));
+      mix(shape.rank());
+      for (const std::uint64_t d : shape.dims()) mix(d);
+    }
+    return static_cast<std::size_t>(h);
+  }
+};
+
+// The plan, and for each of its inputs (the expression's names in order of first appearance,
+// as the library's graph takes them) the position of its operand in the call's names.
+struct ExpressionPlan {
+  OperationPlan plan;
+  std::vector<std::size_t> order;
+};
+using ExpressionPlanMap = std::unordered_map<ExpressionKey, ExpressionPlan, ExpressionKeyHash>;
+ExpressionPlanMap& thread_expression_plans() {
+  thread_local ExpressionPlanMap plans;
+  return plans;
 }
 
 // out=: a writeable ndarray, not masked; its dtype (in either byte order) and shape must be
@@ -686,8 +730,9 @@ py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py
       allocated = transpose ? transposed_result(d, shape) : new_array(d, shape);
       return MutableTensorView{d, shape, reinterpret_cast<std::byte*>(py::detail::array_proxy(allocated.ptr())->data)};
     };
-  RunResult res =
-      run_request(std::move(r), plannable && arrays && !through_temporary, op_index, &options, std::move(allocate));
+  const KeepPlan keep =
+      plannable && arrays && !through_temporary ? operator_plan_keeper(op_index, options) : KeepPlan();
+  RunResult res = run_request(std::move(r), keep, std::move(allocate));
   return call_result(res, to_out ? &out_array : nullptr, through_temporary ? &temporary : nullptr, allocated, in,
                      timing, out);
 }
@@ -698,10 +743,69 @@ py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py
 // as run_call: never in place (the library refuses it for an expression), so out= that overlaps
 // an operand is written through a temporary. `explain_only`: the graph's description (what
 // `dmlbits eval --explain` prints) as a dict, nothing run.
+// An expression's call through a kept plan (ExpressionKey), or a null object where there is none
+// that fits or the call is not one a plan runs (as planned_call: every operand such an array,
+// out= such an array overlapping none); the full path then makes it.
+py::object planned_evaluate(const std::string& expression, const std::vector<std::string>& names,
+                            const py::list& operands, py::handle out, const CallOptions& options) {
+  auto& plans = thread_expression_plans();
+  if (plans.empty() || names.size() != operands.size()) return {};
+  ExpressionKey key{expression, names, options.serial, {}};
+  std::vector<BorrowedTensor> given(operands.size());
+  key.operands.reserve(operands.size());
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    if (!plan_operand(PyList_GET_ITEM(operands.ptr(), static_cast<Py_ssize_t>(i)), given[i])) return {};
+    key.operands.emplace_back(given[i].dtype, given[i].shape);
+  }
+  const bool to_out = !out.is_none();
+  MutableTensorView buffer;
+  if (to_out) {
+    BorrowedTensor o;
+    if (!plan_operand(out.ptr(), o) ||
+        !(py::detail::array_proxy(out.ptr())->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) ||
+        py::detail::array_descriptor_proxy(py::detail::array_proxy(out.ptr())->descr)->kind == 'b')
+      return {};
+    buffer = {o.dtype, o.shape, const_cast<std::byte*>(o.data)};
+    for (const BorrowedTensor& t : given)
+      if (overlaps(buffer.data, buffer.byte_size(), t.data, TensorView{t.dtype, t.shape, t.data}.byte_size()))
+        return {};
+  }
+  const auto kept = plans.find(key);
+  if (kept == plans.end()) return {};
+  const OperationPlan& plan = kept->second.plan;
+  std::vector<BorrowedTensor> inputs;
+  inputs.reserve(given.size());
+  for (const std::size_t i : kept->second.order) inputs.push_back(given[i]);
+  if (!to_out) {
+    buffer.dtype = plan.output_dtype();
+    buffer.shape = plan.output_shape();
+  }
+  OptionVariables variables;
+  try {
+    variables = read_option_variables(options.isa.empty(), !options.threads);
+  } catch (const Error&) {
+    return {};
+  }
+  if (!plan.fits(inputs, buffer, variables)) return {};
+  py::object result =
+      to_out ? py::reinterpret_borrow<py::object>(out) : py::object(new_array(buffer.dtype, buffer.shape));
+  if (!to_out) buffer.data = reinterpret_cast<std::byte*>(py::detail::array_proxy(result.ptr())->data);
+  if (buffer.shape.element_count() <= kHoldGilElements) {
+    plan.run(inputs, buffer);
+  } else {
+    py::gil_scoped_release release;
+    plan.run(inputs, buffer);
+  }
+  return to_out ? result : numpy_result(std::move(result));
+}
+
 py::object evaluate_call(const std::string& expression, const std::vector<std::string>& names, py::list operands,
                          py::handle out, py::handle dtype, py::handle options_capsule, bool timing, int repeat,
                          int warmup, bool explain_only) {
   const CallOptions& options = options_of(options_capsule);
+  const bool plannable = !explain_only && !timing && repeat == 1 && warmup == 0 && dtype.is_none();
+  if (plannable)
+    if (py::object result = planned_evaluate(expression, names, operands, out, options)) return result;
   OperationRequest r = new_request(0, options);
   r.expression = expression;
   r.names = names;
@@ -744,7 +848,26 @@ py::object evaluate_call(const std::string& expression, const std::vector<std::s
       allocated = new_array(d, shape);
       return MutableTensorView{d, shape, reinterpret_cast<std::byte*>(py::detail::array_proxy(allocated.ptr())->data)};
     };
-  RunResult res = run_request(std::move(r), false, 0, nullptr, std::move(allocate));
+  KeepPlan keep;
+  if (plannable && in.keep.size() == r.operands.size() && !through_temporary)
+    keep = [&options](OperationPlan plan, const PreparedRequest& p) {
+      ExpressionKey key{p.request().expression, p.request().names, options.serial, {}};
+      for (const auto& operand : p.request().operands) {
+        const auto& t = std::get<BorrowedTensor>(operand);
+        key.operands.emplace_back(t.dtype, t.shape);
+      }
+      std::vector<std::size_t> order;
+      for (const std::string& name : expression_names(key.expression)) {
+        const auto at = std::find(key.names.begin(), key.names.end(), name);
+        if (at == key.names.end()) return;  // (a name bound to a literal: no plan kept)
+        order.push_back(static_cast<std::size_t>(at - key.names.begin()));
+      }
+      if (order.size() != key.names.size()) return;
+      auto& plans = thread_expression_plans();
+      if (plans.size() >= kPlansPerThread) plans.clear();
+      plans.insert_or_assign(std::move(key), ExpressionPlan{std::move(plan), std::move(order)});
+    };
+  RunResult res = run_request(std::move(r), keep, std::move(allocate));
   return call_result(res, to_out ? &out_array : nullptr, through_temporary ? &temporary : nullptr, allocated, in,
                      timing);
 }
@@ -987,6 +1110,7 @@ PYBIND11_MODULE(_dmlbits, m) {
   // before atexit runs); a device a thread still holds here is never released.
   m.def("_release_devices", [] {
     thread_plans().clear();
+    thread_expression_plans().clear();
     thread_backends().clear();
     py::gil_scoped_release release;
     release_gpu_devices();
