@@ -70,10 +70,12 @@ def _operand(x):
     return x
 
 
-# The extension's run(op, x1, x2, out, dtype, options, timing, repeat, warmup): each operator is
-# one call to it (a 4x4 call costs about a microsecond; every Python function call on the way
-# added a tenth of that). It turns lists and tuples into literals with _operand, and a dtype=
-# other than a name with numpy.dtype(...).name.
+# The extension's run(op, x1, x2, out, dtype, backend, feature_level, shift_overflow, out_dtype,
+# threads, isa, adapter, timing, repeat, warmup): each operator is one call to it (a 4x4 call
+# costs well under a microsecond; every Python function call on the way added a tenth of that).
+# It resolves the seven option keywords through _options (keeping the result for values it has
+# seen), turns lists and tuples into literals with _operand, and a dtype= other than a name with
+# numpy.dtype(...).name.
 _run = _dmlbits.run
 
 # The operators' functions are made from the operator table (``ops()``: the library's one
@@ -83,9 +85,8 @@ _run = _dmlbits.run
 _OPERATOR_SOURCE = """
 def {name}({params}, /, out=None, *, dtype=None{keywords}, backend="auto", feature_level=None, threads=None,
         isa=None, adapter=None, timing=False, repeat=1, warmup=0):
-    return _run({index}, {a}, {b}, out, dtype,
-                _options(backend, feature_level, {shift_overflow}, {out_dtype}, threads, isa, adapter),
-                timing, repeat, warmup)
+    return _run({index}, {a}, {b}, out, dtype, backend, feature_level, {shift_overflow}, {out_dtype}, threads, isa,
+                adapter, timing, repeat, warmup)
 """
 
 
@@ -194,13 +195,19 @@ def explain(op, x1, x2=None, /, *, dtype=None, shift_overflow=None, out_dtype=No
                             _options(backend, feature_level, shift_overflow, out_dtype, threads, isa, adapter))
 
 
+@functools.lru_cache(maxsize=256)
+def _expression_names(expression):
+    # Parsed once per text (a syntax error is raised, and not kept, every time).
+    return tuple(_dmlbits.expression_names(expression))
+
+
 def _bindings(expression, local_dict, frame):
     """{name: operand} for the expression's names: ``local_dict``'s entries (all of them: one the
     expression does not use is refused by the library, as on the command line), then, for a name
     the dict lacks, the variable of that name in ``frame`` (its locals, then its globals), as
     numexpr looks names up. A name found nowhere is left out: the library refuses it with a
     caret under it. Parses the expression (its syntax refused here, as UsageError)."""
-    names = _dmlbits.expression_names(expression)
+    names = _expression_names(expression) if type(expression) is str else _dmlbits.expression_names(expression)
     bindings = dict(local_dict) if local_dict is not None else {}
     for key in bindings:
         if not isinstance(key, str):

@@ -259,19 +259,27 @@ BackendCache& thread_backends() {
 // below a similar size, 500 elements), and no other thread could do much meanwhile.
 constexpr std::uint64_t kHoldGilElements = 4096;
 
-// Whether `r` is such a call: one execution on borrowed C-order arrays and short literals,
-// whose broadcast bound (each axis' largest size; the result's shape when the shapes
-// broadcast) stays under kHoldGilElements. A size guess for the GIL only; the library checks.
-bool holds_gil(const OperationRequest& r) {
-  if (r.repeat + r.warmup > 1) return false;
+// Calls of at most this many elements leave a plan for the next call like them (up to 4 MiB
+// of uint32: under a millisecond of work, so that Ctrl-C, which a planned run does not look
+// for, still stops a loop of them at once). Above kHoldGilElements a planned run releases the
+// GIL as the full path does. At 32 KiB to 1 MiB the full path cost 2-3 us more than a plan.
+constexpr std::uint64_t kPlanElements = std::uint64_t{1} << 20;
+
+// The broadcast bound of `r` (each axis' largest size; the result's shape when the shapes
+// broadcast) where it is one execution on borrowed C-order arrays and short literals, else
+// UINT64_MAX; values above kPlanElements are reported as kPlanElements + 1. A size guess for
+// the GIL and plans only; the library checks.
+std::uint64_t call_bound(const OperationRequest& r) {
+  constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
+  if (r.repeat + r.warmup > 1) return kNone;
   std::array<std::uint64_t, kMaxRank> bound{};  // right-aligned, as NumPy broadcasts
   for (const auto& operand : r.operands) {
     if (const auto* text = std::get_if<std::string>(&operand)) {
-      if (text->size() > 64) return false;  // a long JSON literal takes a while to parse
+      if (text->size() > 64) return kNone;  // a long JSON literal takes a while to parse
       continue;
     }
     const auto& t = std::get<BorrowedTensor>(operand);
-    if (!t.read_in_place()) return false;  // converted as it is read
+    if (!t.read_in_place()) return kNone;  // converted as it is read
     const auto dims = t.shape.dims();
     for (std::size_t i = 0; i < dims.size(); ++i)
       bound[kMaxRank - dims.size() + i] = std::max(bound[kMaxRank - dims.size() + i], dims[i]);
@@ -279,9 +287,9 @@ bool holds_gil(const OperationRequest& r) {
   std::uint64_t n = 1;
   for (const std::uint64_t d : bound) {
     n *= std::max<std::uint64_t>(d, 1);
-    if (n > kHoldGilElements) return false;
+    if (n > kPlanElements) return kPlanElements + 1;
   }
-  return true;
+  return n;
 }
 
 // A small call made again: the OperationPlan (request.hpp) that an accepted call of the same
@@ -393,18 +401,18 @@ py::object planned_call(int op_index, py::handle a, py::handle b, py::handle out
   const auto operands_fit = [&](bool fortran) {
     return plan_operand(a.ptr(), operands[0], fortran) && (n == 1 || plan_operand(b.ptr(), operands[1], fortran));
   };
-  // Fortran-ordered operands without out=: their transposes, as the full path runs them (the
-  // plan it kept is for those), the result Fortran-ordered.
+  // Fortran-ordered operands (and out=, if given, Fortran-ordered too): their transposes, as
+  // the full path runs them (the plan it kept is for those), the result Fortran-ordered.
   bool transposed = false;
   if (!operands_fit(false)) {
-    if (to_out || !operands_fit(true)) return {};
+    if (!operands_fit(true)) return {};
     if (n == 2 && !(operands[0].shape == operands[1].shape)) return {};  // runs_transposed's rule: one shape
     transposed = true;
   }
   MutableTensorView buffer;
   if (to_out) {
     BorrowedTensor o;
-    if (!plan_operand(out.ptr(), o) ||
+    if (!plan_operand(out.ptr(), o, transposed) || (transposed && !(o.shape == operands[0].shape)) ||
         !(py::detail::array_proxy(out.ptr())->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) ||
         py::detail::array_descriptor_proxy(py::detail::array_proxy(out.ptr())->descr)->kind == 'b')
       return {};
@@ -440,37 +448,89 @@ py::object planned_call(int op_index, py::handle a, py::handle b, py::handle out
     result = new_array(buffer.dtype, buffer.shape);
   }
   if (!to_out) buffer.data = reinterpret_cast<std::byte*>(py::detail::array_proxy(result.ptr())->data);
-  plan.run(given, buffer);
+  if (buffer.shape.element_count() <= kHoldGilElements) {
+    plan.run(given, buffer);
+  } else {
+    py::gil_scoped_release release;
+    plan.run(given, buffer);
+  }
   return to_out ? result : numpy_result(std::move(result));
 }
 
-// run(), and a plan for the next call like this one where the call is small (holds_gil) and
-// one a plan runs (`plannable`). `allocate`: RunHooks::allocate_result.
-RunResult run_request(OperationRequest r, bool plannable = false, int op_index = 0,
-                      const CallOptions* options = nullptr,
+// What keeps a plan made for a call (keep_plan under its key).
+using KeepPlan = std::function<void(OperationPlan, const PreparedRequest&)>;
+
+// run(), and a plan for the next call like this one, given to `keep`, where the call is at most
+// kPlanElements (call_bound) and `keep` is set. `allocate`: RunHooks::allocate_result.
+RunResult run_request(OperationRequest r, const KeepPlan& keep = {},
                       std::function<MutableTensorView(DType, const Shape&)> allocate = {}) {
-  const bool hold = holds_gil(r);
+  const std::uint64_t bound = call_bound(r);
+  const bool hold = bound <= kHoldGilElements;
+  const bool plannable = keep && bound <= kPlanElements;
   const PreparedRequest p = prepare_request(std::move(r));
   RunHooks hooks;
   hooks.between_chunks = check_signals;
   hooks.allocate_result = std::move(allocate);
-  if (hold) {
+  const auto run_and_plan = [&] {
     RunResult result = run(p, hooks, &thread_backends());
-    if (plannable && options)
-      if (auto plan = plan_operation(p, thread_backends())) {
-        std::array<BorrowedTensor, 2> operands;  // (plan_operation took only borrowed tensors)
-        const std::size_t n = std::min<std::size_t>(p.request().operands.size(), 2);
-        for (std::size_t i = 0; i < n; ++i) {
-          const auto& t = std::get<BorrowedTensor>(p.request().operands[i]);
-          operands[i].dtype = t.dtype;
-          operands[i].shape = t.shape;
-        }
-        keep_plan(plan_key(op_index, *options, std::span<const BorrowedTensor>(operands.data(), n)), std::move(*plan));
-      }
+    if (plannable)
+      if (auto plan = plan_operation(p, thread_backends())) keep(std::move(*plan), p);
     return result;
+  };
+  if (hold) return run_and_plan();
+  py::gil_scoped_release release;  // (the plans are this thread's: no other touches them)
+  return run_and_plan();
+}
+
+// An operator's plan, kept under its PlanKey.
+KeepPlan operator_plan_keeper(int op_index, const CallOptions& options) {
+  return [op_index, &options](OperationPlan plan, const PreparedRequest& p) {
+    std::array<BorrowedTensor, 2> operands;  // (plan_operation took only borrowed tensors)
+    const std::size_t n = std::min<std::size_t>(p.request().operands.size(), 2);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& t = std::get<BorrowedTensor>(p.request().operands[i]);
+      operands[i].dtype = t.dtype;
+      operands[i].shape = t.shape;
+    }
+    keep_plan(plan_key(op_index, options, std::span<const BorrowedTensor>(operands.data(), n)), std::move(plan));
+  };
+}
+
+// An expression's calls made again, as an operator's (PlanKey): the plan an accepted call of the
+// same expression text, names, options and operand dtypes and shapes left on this thread, for
+// calls whose names are all bound to arrays (a name bound to a literal is part of the graph).
+struct ExpressionKey {
+  std::string expression;
+  std::vector<std::string> names;
+  std::uint64_t options = 0;
+  std::vector<std::pair<DType, Shape>> operands;
+  bool operator==(const ExpressionKey&) const = default;
+};
+
+struct ExpressionKeyHash {
+  std::size_t operator()(const ExpressionKey& k) const {
+    std::uint64_t h = std::hash<std::string>()(k.expression) ^ k.options * 0x9E3779B97F4A7C15ull;
+    const auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x100000001B3ull; };
+    for (const auto& name : k.names) mix(std::hash<std::string>()(name));
+    for (const auto& [dtype, shape] : k.operands) {
+      mix(static_cast<std::uint64_t>(dtype));
+      mix(shape.rank());
+      for (const std::uint64_t d : shape.dims()) mix(d);
+    }
+    return static_cast<std::size_t>(h);
   }
-  py::gil_scoped_release release;
-  return run(p, hooks, &thread_backends());
+};
+
+// The plan, and for each of its inputs (the expression's names in order of first appearance,
+// as the library's graph takes them) the position of its operand in the call's names.
+struct ExpressionPlan {
+  OperationPlan plan;
+  std::vector<std::size_t> order;
+};
+using ExpressionPlanMap = std::unordered_map<ExpressionKey, ExpressionPlan, ExpressionKeyHash>;
+ExpressionPlanMap& thread_expression_plans() {
+  thread_local ExpressionPlanMap plans;
+  return plans;
 }
 
 // out=: a writeable ndarray, not masked; its dtype (in either byte order) and shape must be
@@ -533,8 +593,10 @@ bool fortran_ordered(const py::detail::PyArray_Proxy* x) {
 // at least one; the others Python numbers or 0-d arrays. The transposes are in C order: read
 // in place when contiguous, else converted as read like any strided view. The result, computed
 // in C order for the transposed shape, is the Fortran-ordered array of the operands' shape, as
-// NumPy's order='K' makes it. (Other layouts give a C-ordered result.)
-bool runs_transposed(py::handle a, py::handle b) {
+// NumPy's order='K' makes it. (Other layouts give a C-ordered result.) With `out` (not None):
+// also out a plain ndarray, Fortran-contiguous, of the operands' shape, whose transpose, in C
+// order, is then written directly (another out= is written through a temporary, as before).
+bool runs_transposed(py::handle a, py::handle b, py::handle out = py::none()) {
   auto& api = py::detail::npy_api::get();
   const py::detail::PyArray_Proxy* first = nullptr;
   for (py::handle obj : {a, b}) {
@@ -548,7 +610,13 @@ bool runs_transposed(py::handle a, py::handle b) {
       return false;
     if (!first) first = x;
   }
-  return first != nullptr;
+  if (first == nullptr) return false;
+  if (out.is_none()) return true;
+  if (Py_TYPE(out.ptr()) != reinterpret_cast<PyTypeObject*>(api.PyArray_Type_)) return false;
+  const auto* o = py::detail::array_proxy(out.ptr());
+  return (o->flags & py::detail::npy_api::NPY_ARRAY_F_CONTIGUOUS_) &&
+         !(o->flags & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_) && o->nd == first->nd &&
+         std::equal(o->dimensions, o->dimensions + o->nd, first->dimensions);
 }
 
 py::object transposed(py::handle obj) {
@@ -562,11 +630,12 @@ py::object transposed(py::handle obj) {
 // one-element list literal (float_literal_text): a result of 0-d arrays and numbers stays 0-d,
 // as NumPy's does.
 py::object call_result(RunResult& res, py::array* out, py::array* temporary, py::object& allocated, const Operands& in,
-                       bool timing) {
+                       bool timing, py::handle given_out = py::handle()) {
   py::object result;
   if (out) {
     if (temporary) (*out)[py::ellipsis()] = *temporary;
-    result = *out;
+    // (`out` may be a view of the out= given, `given_out`: its transpose.)
+    result = given_out ? py::reinterpret_borrow<py::object>(given_out) : py::object(*out);
   } else {
     py::array arr =
         allocated ? py::reinterpret_steal<py::array>(allocated.release()) : tensor_array(std::move(*res.result));
@@ -598,19 +667,9 @@ py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py
   py::array out_array, temporary;  // (a default py::array is an empty array, not a null handle)
   bool through_temporary = false;
   const bool to_out = !out.is_none();
-  if (to_out) {
-    if (!py::isinstance<py::array>(out)) throw Error(Errc::usage, "out: expected a numpy.ndarray");
-    out_array = py::reinterpret_borrow<py::array>(out);
-    if (py::isinstance<py::array>(a)) {
-      const auto a0 = py::reinterpret_borrow<py::array>(a);
-      r.in_place = a0.data() == out_array.data() && a0.nbytes() == out_array.nbytes() &&
-                   a0.dtype().equal(out_array.dtype()) && a0.ndim() == out_array.ndim() &&
-                   std::equal(a0.shape(), a0.shape() + a0.ndim(), out_array.shape()) &&
-                   (a0.flags() & py::array::c_style) && is_native(a0.dtype()) && a0.dtype().kind() != 'b';
-    }
-  }
-  // Without out=, all Fortran-ordered: on the transposes (runs_transposed).
-  const bool transpose = !to_out && runs_transposed(a, b);
+  if (to_out && !py::isinstance<py::array>(out)) throw Error(Errc::usage, "out: expected a numpy.ndarray");
+  // All Fortran-ordered (out= too, if given): on the transposes (runs_transposed).
+  const bool transpose = runs_transposed(a, b, out);
   py::object ta, tb;
   if (transpose) {
     ta = transposed(a);
@@ -618,6 +677,18 @@ py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py
     if (!b.is_none()) {
       tb = transposed(b);
       b = tb;
+    }
+  }
+  if (to_out) {
+    // (The transpose of out is a view of it: the result written there is out's.)
+    out_array = transpose ? py::reinterpret_borrow<py::array>(out).attr("T").cast<py::array>()
+                          : py::reinterpret_borrow<py::array>(out);
+    if (py::isinstance<py::array>(a)) {
+      const auto a0 = py::reinterpret_borrow<py::array>(a);
+      r.in_place = a0.data() == out_array.data() && a0.nbytes() == out_array.nbytes() &&
+                   a0.dtype().equal(out_array.dtype()) && a0.ndim() == out_array.ndim() &&
+                   std::equal(a0.shape(), a0.shape() + a0.ndim(), out_array.shape()) &&
+                   (a0.flags() & py::array::c_style) && is_native(a0.dtype()) && a0.dtype().kind() != 'b';
     }
   }
   Operands in = b.is_none() ? add_operands(r, {a}) : add_operands(r, {a, b});
@@ -659,10 +730,11 @@ py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py
       allocated = transpose ? transposed_result(d, shape) : new_array(d, shape);
       return MutableTensorView{d, shape, reinterpret_cast<std::byte*>(py::detail::array_proxy(allocated.ptr())->data)};
     };
-  RunResult res =
-      run_request(std::move(r), plannable && arrays && !through_temporary, op_index, &options, std::move(allocate));
+  const KeepPlan keep =
+      plannable && arrays && !through_temporary ? operator_plan_keeper(op_index, options) : KeepPlan();
+  RunResult res = run_request(std::move(r), keep, std::move(allocate));
   return call_result(res, to_out ? &out_array : nullptr, through_temporary ? &temporary : nullptr, allocated, in,
-                     timing);
+                     timing, out);
 }
 
 // dmlbits.evaluate: `expression` with names[i] bound to operands[i] (arrays, or Python's
@@ -671,10 +743,69 @@ py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py
 // as run_call: never in place (the library refuses it for an expression), so out= that overlaps
 // an operand is written through a temporary. `explain_only`: the graph's description (what
 // `dmlbits eval --explain` prints) as a dict, nothing run.
+// An expression's call through a kept plan (ExpressionKey), or a null object where there is none
+// that fits or the call is not one a plan runs (as planned_call: every operand such an array,
+// out= such an array overlapping none); the full path then makes it.
+py::object planned_evaluate(const std::string& expression, const std::vector<std::string>& names,
+                            const py::list& operands, py::handle out, const CallOptions& options) {
+  auto& plans = thread_expression_plans();
+  if (plans.empty() || names.size() != operands.size()) return {};
+  ExpressionKey key{expression, names, options.serial, {}};
+  std::vector<BorrowedTensor> given(operands.size());
+  key.operands.reserve(operands.size());
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    if (!plan_operand(PyList_GET_ITEM(operands.ptr(), static_cast<Py_ssize_t>(i)), given[i])) return {};
+    key.operands.emplace_back(given[i].dtype, given[i].shape);
+  }
+  const bool to_out = !out.is_none();
+  MutableTensorView buffer;
+  if (to_out) {
+    BorrowedTensor o;
+    if (!plan_operand(out.ptr(), o) ||
+        !(py::detail::array_proxy(out.ptr())->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) ||
+        py::detail::array_descriptor_proxy(py::detail::array_proxy(out.ptr())->descr)->kind == 'b')
+      return {};
+    buffer = {o.dtype, o.shape, const_cast<std::byte*>(o.data)};
+    for (const BorrowedTensor& t : given)
+      if (overlaps(buffer.data, buffer.byte_size(), t.data, TensorView{t.dtype, t.shape, t.data}.byte_size()))
+        return {};
+  }
+  const auto kept = plans.find(key);
+  if (kept == plans.end()) return {};
+  const OperationPlan& plan = kept->second.plan;
+  std::vector<BorrowedTensor> inputs;
+  inputs.reserve(given.size());
+  for (const std::size_t i : kept->second.order) inputs.push_back(given[i]);
+  if (!to_out) {
+    buffer.dtype = plan.output_dtype();
+    buffer.shape = plan.output_shape();
+  }
+  OptionVariables variables;
+  try {
+    variables = read_option_variables(options.isa.empty(), !options.threads);
+  } catch (const Error&) {
+    return {};
+  }
+  if (!plan.fits(inputs, buffer, variables)) return {};
+  py::object result =
+      to_out ? py::reinterpret_borrow<py::object>(out) : py::object(new_array(buffer.dtype, buffer.shape));
+  if (!to_out) buffer.data = reinterpret_cast<std::byte*>(py::detail::array_proxy(result.ptr())->data);
+  if (buffer.shape.element_count() <= kHoldGilElements) {
+    plan.run(inputs, buffer);
+  } else {
+    py::gil_scoped_release release;
+    plan.run(inputs, buffer);
+  }
+  return to_out ? result : numpy_result(std::move(result));
+}
+
 py::object evaluate_call(const std::string& expression, const std::vector<std::string>& names, py::list operands,
                          py::handle out, py::handle dtype, py::handle options_capsule, bool timing, int repeat,
                          int warmup, bool explain_only) {
   const CallOptions& options = options_of(options_capsule);
+  const bool plannable = !explain_only && !timing && repeat == 1 && warmup == 0 && dtype.is_none();
+  if (plannable)
+    if (py::object result = planned_evaluate(expression, names, operands, out, options)) return result;
   OperationRequest r = new_request(0, options);
   r.expression = expression;
   r.names = names;
@@ -717,18 +848,97 @@ py::object evaluate_call(const std::string& expression, const std::vector<std::s
       allocated = new_array(d, shape);
       return MutableTensorView{d, shape, reinterpret_cast<std::byte*>(py::detail::array_proxy(allocated.ptr())->data)};
     };
-  RunResult res = run_request(std::move(r), false, 0, nullptr, std::move(allocate));
+  KeepPlan keep;
+  if (plannable && in.keep.size() == r.operands.size() && !through_temporary)
+    keep = [&options](OperationPlan plan, const PreparedRequest& p) {
+      ExpressionKey key{p.request().expression, p.request().names, options.serial, {}};
+      for (const auto& operand : p.request().operands) {
+        const auto& t = std::get<BorrowedTensor>(operand);
+        key.operands.emplace_back(t.dtype, t.shape);
+      }
+      std::vector<std::size_t> order;
+      for (const std::string& name : expression_names(key.expression)) {
+        const auto at = std::find(key.names.begin(), key.names.end(), name);
+        if (at == key.names.end()) return;  // (a name bound to a literal: no plan kept)
+        order.push_back(static_cast<std::size_t>(at - key.names.begin()));
+      }
+      if (order.size() != key.names.size()) return;
+      auto& plans = thread_expression_plans();
+      if (plans.size() >= kPlansPerThread) plans.clear();
+      plans.insert_or_assign(std::move(key), ExpressionPlan{std::move(plan), std::move(order)});
+    };
+  RunResult res = run_request(std::move(r), keep, std::move(allocate));
   return call_result(res, to_out ? &out_array : nullptr, through_temporary ? &temporary : nullptr, allocated, in,
                      timing);
 }
 
-// run(op, x1, x2, out, dtype, options, timing, repeat, warmup) as a METH_FASTCALL function:
-// pybind11's dispatcher (argument casters, the type lookup of the options) cost about a tenth
-// of a small call. Exceptions are translated as pybind11's dispatcher translates them.
+// Whether a keyword's value can stand for itself in KeywordCache: None, and values that cannot
+// change once made (str, int, bool, float, NumPy's dtypes, built-in types such as numpy.uint8).
+bool immutable_keyword(PyObject* v) {
+  if (v == Py_None || PyUnicode_CheckExact(v) || PyLong_CheckExact(v) || PyBool_Check(v) || PyFloat_CheckExact(v))
+    return true;
+  if (PyType_Check(v)) return !(reinterpret_cast<PyTypeObject*>(v)->tp_flags & Py_TPFLAGS_HEAPTYPE);
+  return PyObject_TypeCheck(v, reinterpret_cast<PyTypeObject*>(py::detail::npy_api::get().PyArrayDescr_Type_));
+}
+
+// The options of the keywords backend, feature_level, shift_overflow, out_dtype, threads, isa
+// and adapter as given, by the identity of the values: a call passes the same objects again
+// (its defaults, its literals), and comparing seven pointers costs nothing beside even
+// dmlbits._core._options' functools.lru_cache (a tenth of a 4x4 call). The values are held, so
+// that an identity is never reused while it is a key; only immutable ones are kept
+// (immutable_keyword). A miss, or a refusal, goes to _options, which parses them. Under the GIL.
+class KeywordCache {
+ public:
+  static constexpr std::size_t kKeywords = 7;
+
+  py::handle options(PyObject* const* values) {
+    for (Entry& e : entries_)
+      if (e.options && std::equal(values, values + kKeywords, e.values.begin())) return e.options;
+    static const py::handle parse = py::object(py::module_::import("dmlbits._core").attr("_options")).release();
+    py::object made = py::reinterpret_steal<py::object>(PyObject_Vectorcall(parse.ptr(), values, kKeywords, nullptr));
+    if (!made) throw py::error_already_set();
+    if (!std::all_of(values, values + kKeywords, immutable_keyword)) return remember(std::move(made));
+    Entry& e = entries_[next_++ % entries_.size()];
+    e.clear();
+    for (std::size_t i = 0; i < kKeywords; ++i) e.values[i] = Py_NewRef(values[i]);
+    e.options = made.release().ptr();
+    return e.options;
+  }
+
+ private:
+  struct Entry {
+    std::array<PyObject*, kKeywords> values{};
+    PyObject* options = nullptr;
+    void clear() {
+      for (PyObject*& v : values) Py_CLEAR(v);
+      Py_CLEAR(options);
+    }
+  };
+  // One not kept: alive until the next such call (the caller borrows it for this call).
+  py::handle remember(py::object made) {
+    last_ = std::move(made);
+    return last_;
+  }
+  std::array<Entry, 16> entries_{};
+  std::size_t next_ = 0;
+  py::object last_;
+};
+
+// Never destroyed (Python objects outlive no interpreter).
+KeywordCache& keyword_cache() {
+  static auto* cache = new KeywordCache();
+  return *cache;
+}
+
+// run(op, x1, x2, out, dtype, backend, feature_level, shift_overflow, out_dtype, threads, isa,
+// adapter, timing, repeat, warmup) as a METH_FASTCALL function: pybind11's dispatcher (argument
+// casters, the type lookup of the options) cost about a tenth of a small call, and so did
+// resolving the keywords in Python (KeywordCache). Exceptions are translated as pybind11's
+// dispatcher translates them.
 PyObject* run_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   try {
-    if (nargs != 9) {
-      PyErr_Format(PyExc_TypeError, "run() takes 9 arguments (%zd given)", nargs);
+    if (nargs != 15) {
+      PyErr_Format(PyExc_TypeError, "run() takes 15 arguments (%zd given)", nargs);
       return nullptr;
     }
     const long op_index = PyLong_AsLong(args[0]);
@@ -737,18 +947,19 @@ PyObject* run_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       PyErr_SetString(PyExc_ValueError, "run(): no such operator");
       return nullptr;
     }
-    const int timing = PyObject_IsTrue(args[6]);
+    const py::handle options = keyword_cache().options(args + 5);
+    const int timing = PyObject_IsTrue(args[12]);
     if (timing < 0) return nullptr;
-    const long repeat = PyLong_AsLong(args[7]);
+    const long repeat = PyLong_AsLong(args[13]);
     if (repeat == -1 && PyErr_Occurred()) return nullptr;
-    const long warmup = PyLong_AsLong(args[8]);
+    const long warmup = PyLong_AsLong(args[14]);
     if (warmup == -1 && PyErr_Occurred()) return nullptr;
     constexpr long kMax = std::numeric_limits<int>::max(), kMin = std::numeric_limits<int>::min();
     if (repeat > kMax || repeat < kMin || warmup > kMax || warmup < kMin) {
       PyErr_SetString(PyExc_OverflowError, "repeat and warmup must fit a C int");
       return nullptr;
     }
-    return run_call(static_cast<int>(op_index), args[1], args[2], args[3], args[4], options_of(args[5]), timing != 0,
+    return run_call(static_cast<int>(op_index), args[1], args[2], args[3], args[4], options_of(options), timing != 0,
                     static_cast<int>(repeat), static_cast<int>(warmup))
         .release()
         .ptr();
@@ -764,8 +975,10 @@ PyObject* run_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
 }
 
-PyMethodDef run_fast_def = {"run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&run_fast)),
-                            METH_FASTCALL, "run(op, x1, x2, out, dtype, options, timing, repeat, warmup)"};
+PyMethodDef run_fast_def = {
+    "run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&run_fast)), METH_FASTCALL,
+    "run(op, x1, x2, out, dtype, backend, feature_level, shift_overflow, out_dtype, threads, isa, adapter, timing, "
+    "repeat, warmup)"};
 
 py::object explain(int op_index, py::object a, py::object b, py::handle dtype, py::handle options) {
   OperationRequest r = new_request(op_index, options_of(options));
@@ -897,6 +1110,7 @@ PYBIND11_MODULE(_dmlbits, m) {
   // before atexit runs); a device a thread still holds here is never released.
   m.def("_release_devices", [] {
     thread_plans().clear();
+    thread_expression_plans().clear();
     thread_backends().clear();
     py::gil_scoped_release release;
     release_gpu_devices();

@@ -83,6 +83,10 @@ void run_elements(OpKind op, DType input, DType output, std::size_t n, const voi
   r.reference = info.reference;
 
   const std::uint64_t work_bytes = std::uint64_t{n} * std::max(r.in_size, r.out_size);
+  if (work_bytes < kParallelMinBytes) {  // one thread whatever the machine (the rule's floor)
+    run_part(r, 0, n);
+    return;
+  }
   CpuMachine machine = this_machine();
   machine.isa = isa;
   const unsigned wanted = cpu_thread_rule(machine, work_bytes).threads;

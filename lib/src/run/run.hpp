@@ -118,7 +118,8 @@ std::unique_ptr<Backend> make_operation_backend(const PreparedRequest& request,
 // run_graph_once runs `graph` on `backend` once: a graph of one node as its operator
 // (Backend::run), any other by Backend::run_graph (fused where the backend fuses).
 // execute_graph runs it once as well; with between_chunks, a flat graph in chunks of about kInMemoryChunkBytes read and
-// written, the hook called between them, so that a face sees an interruption promptly.
+// written (each chunk's output at least an eighth of that), the hook called between them, so that a face sees an
+// interruption promptly.
 void run_graph_once(Backend& backend, const ValidatedGraph& graph, const GraphBuffers& buffers);
 void execute_graph(Backend& backend, const ValidatedGraph& graph, const GraphBuffers& buffers,
                    const std::function<void()>& between_chunks = {});
