@@ -389,6 +389,20 @@ py::array transposed_result(DType dtype, const Shape& shape) {
   return new_array(dtype, dims, true);
 }
 
+// Whether a kept plan runs this call (OperationPlan::fits). DMLBITS_ISA and DMLBITS_THREADS,
+// where the keywords leave them, are read on every call (a change applies to the next call:
+// lib/docs/python.md); a value refused is refused the full way.
+bool plan_fits(const OperationPlan& plan, std::span<const BorrowedTensor> operands, const MutableTensorView& buffer,
+               const CallOptions& options) {
+  OptionVariables variables;
+  try {
+    variables = read_option_variables(options.isa.empty(), !options.threads);
+  } catch (const Error&) {
+    return false;
+  }
+  return plan.fits(operands, buffer, variables);
+}
+
 // The call through a kept plan, or a null object when there is none that fits (or the call is
 // not one a plan runs: operands other than such arrays, out= that is not such an array or
 // overlaps an operand, dtype=); the full path then makes it.
@@ -430,15 +444,7 @@ py::object planned_call(int op_index, py::handle a, py::handle b, py::handle out
     buffer.dtype = plan.output_dtype();
     buffer.shape = plan.output_shape();
   }
-  // DMLBITS_ISA and DMLBITS_THREADS, where the keywords leave them, read on every call (a change
-  // applies to the next call: lib/docs/python.md); a value refused is refused the full way.
-  OptionVariables variables;
-  try {
-    variables = read_option_variables(options.isa.empty(), !options.threads);
-  } catch (const Error&) {
-    return {};
-  }
-  if (!plan.fits(given, buffer, variables)) return {};
+  if (!plan_fits(plan, given, buffer, options)) return {};
   py::object result;
   if (to_out) {
     result = py::reinterpret_borrow<py::object>(out);
@@ -780,13 +786,7 @@ py::object planned_evaluate(const std::string& expression, const std::vector<std
     buffer.dtype = plan.output_dtype();
     buffer.shape = plan.output_shape();
   }
-  OptionVariables variables;
-  try {
-    variables = read_option_variables(options.isa.empty(), !options.threads);
-  } catch (const Error&) {
-    return {};
-  }
-  if (!plan.fits(inputs, buffer, variables)) return {};
+  if (!plan_fits(plan, inputs, buffer, options)) return {};
   py::object result =
       to_out ? py::reinterpret_borrow<py::object>(out) : py::object(new_array(buffer.dtype, buffer.shape));
   if (!to_out) buffer.data = reinterpret_cast<std::byte*>(py::detail::array_proxy(result.ptr())->data);
