@@ -57,21 +57,25 @@ Backend& operation_backend(const PreparedRequest& p, const std::vector<LoadedOpe
   return *cache.back().backend;
 }
 
+std::span<const std::byte> flat_cut(std::span<const std::byte> bytes, DType dtype, const Shape& shape,
+                                    const Shape& output, std::uint64_t first, std::uint64_t count) {
+  const std::size_t size = dtype_info(dtype).size;
+  return shape == output ? bytes.subspan(first * size, count * size) : bytes;
+}
+
 namespace {
 
 // Elements [first, first + count) of a flat graph's buffers: a run of the output's shape is cut,
 // a one-element operand is the same element.
 GraphBuffers flat_part(const ValidatedGraph& g, const GraphBuffers& b, std::uint64_t first, std::uint64_t count) {
   const Shape& out = g.output_shape();
-  const auto cut = [&](std::span<const std::byte> bytes, const OperandInfo& info) {
-    const std::size_t size = dtype_info(info.dtype).size;
-    return info.shape == out ? bytes.subspan(first * size, count * size) : bytes;
-  };
   GraphBuffers part;
   part.inputs.reserve(b.inputs.size());
-  for (std::size_t i = 0; i < b.inputs.size(); ++i) part.inputs.push_back(cut(b.inputs[i], g.inputs()[i]));
+  for (std::size_t i = 0; i < b.inputs.size(); ++i)
+    part.inputs.push_back(flat_cut(b.inputs[i], g.inputs()[i].dtype, g.inputs()[i].shape, out, first, count));
   for (std::size_t i = 0; i < b.constants.size(); ++i)
-    part.constants.push_back(cut(b.constants[i], {g.constants()[i].dtype, g.constants()[i].shape}));
+    part.constants.push_back(
+        flat_cut(b.constants[i], g.constants()[i].dtype, g.constants()[i].shape, out, first, count));
   const std::size_t out_size = dtype_info(g.output_dtype()).size;
   part.output = b.output.subspan(first * out_size, count * out_size);
   return part;

@@ -115,6 +115,12 @@ RunResult run_operation(const PreparedRequest& request, const RunHooks& hooks = 
 std::unique_ptr<Backend> make_operation_backend(const PreparedRequest& request,
                                                 const std::vector<LoadedOperand>& inputs);
 
+// Elements [first, first + count) of an operand (an input or a constant) of a flat graph whose
+// output has the shape `output`: cut where the operand has that shape, the same one element
+// where it has one (is_flat_streamable).
+std::span<const std::byte> flat_cut(std::span<const std::byte> bytes, DType dtype, const Shape& shape,
+                                    const Shape& output, std::uint64_t first, std::uint64_t count);
+
 // run_graph_once runs `graph` on `backend` once: a graph of one node as its operator
 // (Backend::run), any other by Backend::run_graph (fused where the backend fuses).
 // execute_graph runs it once as well; with between_chunks, a flat graph in chunks of about kInMemoryChunkBytes read and

@@ -426,14 +426,8 @@ class ChunkWriter {
       const auto bytes = inputs_[i].chunk(first, slot.n, slot.in[i]);
       buffers.inputs.push_back({bytes.data(), bytes.size()});
     }
-    // A constant of the output's shape is cut like a full-size input; one of one element is
-    // the same element.
-    for (std::size_t i = 0; i < constants_.size(); ++i) {
-      const auto bytes = constants_[i].view().bytes();
-      const std::size_t size = dtype_info(constants_[i].dtype()).size;
-      buffers.constants.push_back(
-          constants_[i].shape() == v_.output_shape() ? bytes.subspan(first * size, slot.n * size) : bytes);
-    }
+    for (const Tensor& c : constants_)
+      buffers.constants.push_back(flat_cut(c.view().bytes(), c.dtype(), c.shape(), v_.output_shape(), first, slot.n));
     slot.read_s += watch.lap();
     buffers.output = {slot.out, slot.n * out_size_};
     run_graph_once(backend_, slot.n == chunk_ ? full_ : v_.flat_chunk(slot.n), buffers);
