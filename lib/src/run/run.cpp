@@ -95,8 +95,11 @@ void run_graph_once(Backend& backend, const ValidatedGraph& graph, const GraphBu
   if (graph.nodes().size() == 1) {
     // One operator: its own path on every backend (kernels, DirectML's compiled operator), its
     // operands the inputs and constants it names (`a & a` names one input twice).
+    // (Reused: a small call through a kept plan allocates nothing. Backend::run never comes back
+    // here before it returns.)
+    thread_local ExecuteBuffers e;
+    e.inputs.clear();
     const GraphNode& node = graph.output_node();
-    ExecuteBuffers e;
     for (int i = 0; i < node.op.op().arity; ++i) {
       const GraphValue& v = node.args[static_cast<std::size_t>(i)];
       e.inputs.push_back(v.kind == GraphValue::Kind::input ? buffers.inputs[v.index] : buffers.constants[v.index]);
