@@ -426,8 +426,9 @@ class ChunkWriter {
       const auto bytes = inputs_[i].chunk(first, slot.n, slot.in[i]);
       buffers.inputs.push_back({bytes.data(), bytes.size()});
     }
-    for (const Tensor& c : constants_)
-      buffers.constants.push_back(flat_cut(c.view().bytes(), c.dtype(), c.shape(), v_.output_shape(), first, slot.n));
+    for (const Tensor& constant : constants_)
+      buffers.constants.push_back(
+          flat_cut(constant.view().bytes(), constant.dtype(), constant.shape(), v_.output_shape(), first, slot.n));
     slot.read_s += watch.lap();
     buffers.output = {slot.out, slot.n * out_size_};
     run_graph_once(backend_, slot.n == chunk_ ? full_ : v_.flat_chunk(slot.n), buffers);
