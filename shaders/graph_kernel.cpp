@@ -120,14 +120,12 @@ class GraphWriter {
   }
 
  private:
-  static constexpr unsigned kThreadsWord = 1, kCountWord = 0;
-
   // units = ceil(count / per_unit), computed without count + per_unit - 1 overflowing.
   void unit_units() {
     ProgramBuilder::Scope s(b_);
     const Reg partial = b_.scalar();
-    b_.ushr(units_, constant(kCountWord), imm(log2u(per_unit_)));
-    b_.and_(partial, constant(kCountWord), imm(per_unit_ - 1));
+    b_.ushr(units_, constant(shader::kCountWord), imm(log2u(per_unit_)));
+    b_.and_(partial, constant(shader::kCountWord), imm(per_unit_ - 1));
     b_.movc(partial, partial, imm(1), imm(0));
     b_.iadd(units_, units_, partial);
   }

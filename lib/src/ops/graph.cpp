@@ -15,8 +15,8 @@ using expr::NodeKind;
 
 class GraphBuilder {
  public:
-  GraphBuilder(const GraphRequest& request, ValidatedGraph& graph)
-      : r_(request), e_(*request.expression), g_(graph), natural_(e_.nodes.size()), known_(e_.nodes.size()) {}
+  explicit GraphBuilder(const GraphRequest& request)
+      : r_(request), e_(*request.expression), natural_(e_.nodes.size()), known_(e_.nodes.size()) {}
 
   GraphValue build(std::int32_t i, std::optional<DType> expected);
   std::vector<GraphConstant>& constants() { return constants_; }
@@ -32,7 +32,6 @@ class GraphBuilder {
 
   const GraphRequest& r_;
   const expr::Expression& e_;
-  ValidatedGraph& g_;
   // The dtype a node has whatever its context: an operand's, an operator's over such operands,
   // popcount's output; nullopt where only the context decides (a literal, ~ of a literal).
   std::vector<std::optional<DType>> natural_;
@@ -218,7 +217,7 @@ ValidatedGraph validate_graph(const GraphRequest& r) {
   g.expression_ = r.expression;
   g.inputs_ = r.inputs;
   g.level_ = r.level;
-  GraphBuilder builder(r, g);
+  GraphBuilder builder(r);
   builder.build(e.root, std::nullopt);
   g.constants_ = std::move(builder.constants());
   g.nodes_ = std::move(builder.nodes());
