@@ -143,12 +143,23 @@ def _apply(verb, operands, options):
     # (Each block would otherwise get the whole literal.) A number stays a literal.
     arrays = [da.from_array(_core.bitwise_or(x, 0, dtype=_tensor_dtype(described, "ATensor")))
               if _is_literal(x) and _literal_shape(x) != () else x for x in arrays]
-    # NumPy's broadcast of the full shapes (the stand-ins checked the ranks and dtypes).
+    out_ind, args, blocks = _blockwise_layout(verb, arrays)
+    ndim = len(out_ind)
+    fn = functools.partial(_block, verb, options, blocks, _tasks_per_host())
+    return da.blockwise(fn, out_ind, *args, dtype=out_dtype, meta=np.empty((0,) * ndim, out_dtype),
+                        align_arrays=True, concatenate=True,
+                        name=f"dmlbits-{verb}-" + _token(verb, arrays, options))
+
+
+def _blockwise_layout(verb, arrays):
+    """da.blockwise's output index, its (array, index) arguments (a literal: (value, None)) and the
+    most blocks of any array, for the operands of an operator or an expression. NumPy's broadcast
+    of the full shapes (the stand-ins checked the ranks and dtypes); blocks of unknown sizes cannot
+    be paired with another array's."""
     shapes = [x.shape for x in arrays if not _is_literal(x)]
     out_shape = _broadcast_shape(verb, shapes)
     unknown = [x for x in arrays if not _is_literal(x) and any(math.isnan(n) for n in x.shape)]
     if unknown and len(shapes) > 1:
-        # Blocks of unknown sizes cannot be paired with another array's.
         raise _core._usage(f"dmlbits.dask: {verb}: shapes {' and '.join(map(str, shapes))}: an operand's chunk "
                            f"sizes are unknown (nan, as after boolean indexing); call .compute_chunk_sizes() on "
                            f"it first")
@@ -156,15 +167,9 @@ def _apply(verb, operands, options):
     out_ind = tuple(range(ndim))
     args = []
     for x in arrays:
-        if _is_literal(x):
-            args += [x, None]
-        else:
-            args += [x, out_ind[ndim - x.ndim:]]
+        args += [x, None] if _is_literal(x) else [x, out_ind[ndim - x.ndim:]]
     blocks = max([x.npartitions for x in arrays if not _is_literal(x)], default=1)
-    fn = functools.partial(_block, verb, options, blocks, _tasks_per_host())
-    return da.blockwise(fn, out_ind, *args, dtype=out_dtype, meta=np.empty((0,) * ndim, out_dtype),
-                        align_arrays=True, concatenate=True,
-                        name=f"dmlbits-{verb}-" + _token(verb, arrays, options))
+    return out_ind, args, blocks
 
 
 def _threads_per_task(machine_threads, concurrent):
@@ -279,19 +284,8 @@ def _apply_expression(expression, bindings, options):
                                f"{len(dtypes) or 'no'} dtypes; give it as an array")
         dt = _numpy_dtypes()["DML_TENSOR_DATA_TYPE_" + dtypes.pop()]
         arrays[i] = da.from_array(_core.bitwise_or(x, 0, dtype=dt))
-    shapes = [x.shape for x in arrays if not _is_literal(x)]
-    out_shape = _broadcast_shape("evaluate", shapes)
-    unknown = [x for x in arrays if not _is_literal(x) and any(math.isnan(n) for n in x.shape)]
-    if unknown and len(shapes) > 1:
-        raise _core._usage(f"dmlbits.dask: evaluate: shapes {' and '.join(map(str, shapes))}: an operand's chunk "
-                           f"sizes are unknown (nan, as after boolean indexing); call .compute_chunk_sizes() on "
-                           f"it first")
-    ndim = len(out_shape)
-    out_ind = tuple(range(ndim))
-    args = []
-    for x in arrays:
-        args += [x, None] if _is_literal(x) else [x, out_ind[ndim - x.ndim:]]
-    blocks = max([x.npartitions for x in arrays if not _is_literal(x)], default=1)
+    out_ind, args, blocks = _blockwise_layout("evaluate", arrays)
+    ndim = len(out_ind)
     fn = functools.partial(_expression_block, expression, tuple(names), options, blocks, _tasks_per_host())
     return da.blockwise(fn, out_ind, *args, dtype=out_dtype, meta=np.empty((0,) * ndim, out_dtype),
                         align_arrays=True, concatenate=True,

@@ -66,6 +66,34 @@ std::string dxdispatch_level_argument(FeatureLevel level) {
   return fmt::format("{}.{}", level.major(), level.minor());
 }
 
+// The command that writes `resource` to `path` as an .npy of `shape`. DxDispatch writes an .npy of
+// a 0-d tensor as 1-d when given no dimensions (all of the padded buffer); [1] at least keeps the
+// element count.
+nlohmann::json write_file_command(const std::string& resource, const std::string& path, const Shape& shape) {
+  nlohmann::json dimensions = nlohmann::json::array();
+  for (auto d : shape.dims()) dimensions.push_back(d);
+  if (dimensions.empty()) dimensions.push_back(1);
+  return {{"type", "writeFile"}, {"resource", resource}, {"targetPath", path}, {"dimensions", dimensions}};
+}
+
+// The note's "output": what a person comparing the result needs to know of it.
+nlohmann::json output_note(const std::string& path, DType dtype, const Shape& shape) {
+  return {{"path", path},
+          {"dtype", dtype_info(dtype).numpy_name},
+          {"shape", std::vector<std::uint64_t>(shape.dims().begin(), shape.dims().end())}};
+}
+
+// The model: DxDispatch reads its first three members; "dmlbits" is the note, not part of its format.
+nlohmann::json model_of(nlohmann::json resources, nlohmann::json dispatchables, nlohmann::json commands,
+                        nlohmann::json note) {
+  nlohmann::json model = nlohmann::json::object();
+  model["resources"] = std::move(resources);
+  model["dispatchables"] = std::move(dispatchables);
+  model["commands"] = std::move(commands);
+  model["dmlbits"] = std::move(note);
+  return model;
+}
+
 }  // namespace
 
 DxDispatchFiles dxdispatch_file_names(const std::string& file, const std::vector<std::string>& input_names) {
@@ -158,16 +186,9 @@ nlohmann::json dxdispatch_model(const ValidatedOp& op, const std::vector<std::st
        }},
   };
 
-  // DxDispatch writes an .npy of a 0-d tensor as 1-d when given no dimensions (all of the
-  // padded buffer); [1] at least keeps the element count.
-  nlohmann::json dimensions = nlohmann::json::array();
-  for (auto d : op.output_shape().dims()) dimensions.push_back(d);
-  if (dimensions.empty()) dimensions.push_back(1);
-
   nlohmann::json commands = nlohmann::json::array();
   commands.push_back({{"type", "dispatch"}, {"dispatchable", dispatchable}, {"bindings", bindings}});
-  commands.push_back(
-      {{"type", "writeFile"}, {"resource", out_resource}, {"targetPath", output_npy_name}, {"dimensions", dimensions}});
+  commands.push_back(write_file_command(out_resource, output_npy_name, op.output_shape()));
 
   // Not part of DxDispatch's format (it reads only the three members above): what a person
   // comparing the result needs to know.
@@ -176,19 +197,10 @@ nlohmann::json dxdispatch_model(const ValidatedOp& op, const std::vector<std::st
       {"verb", info.verb},
       {"feature_level", op.level().enum_name()},
       {"dxdispatch_arguments", {"--dml_feature_level", dxdispatch_level_argument(op.level())}},
-      {"output",
-       {{"path", output_npy_name},
-        {"dtype", dtype_info(out.dtype).numpy_name},
-        {"shape", std::vector<std::uint64_t>(op.output_shape().dims().begin(), op.output_shape().dims().end())}}},
+      {"output", output_note(output_npy_name, out.dtype, op.output_shape())},
   };
   if (info.shift) note["shift_overflow"] = shift_overflow_name(op.shift_overflow());
-
-  nlohmann::json model = nlohmann::json::object();
-  model["resources"] = resources;
-  model["dispatchables"] = dispatchables;
-  model["commands"] = commands;
-  model["dmlbits"] = note;
-  return model;
+  return model_of(std::move(resources), std::move(dispatchables), std::move(commands), std::move(note));
 }
 
 namespace {
@@ -315,13 +327,9 @@ nlohmann::json dxdispatch_graph_model(const ValidatedGraph& g, const std::vector
         {{"dispatchable", name}, {"text", std::string(e.node_text(n.expr_node))}, {"column", e.column(n.expr_node)}});
   }
 
-  nlohmann::json dimensions = nlohmann::json::array();
-  for (auto d : g.output_shape().dims()) dimensions.push_back(d);
-  if (dimensions.empty()) dimensions.push_back(1);  // as dxdispatch_model
   const std::string out_resource =
       resource_name(g, {GraphValue::Kind::node, static_cast<std::uint32_t>(g.nodes().size() - 1)});
-  commands.push_back(
-      {{"type", "writeFile"}, {"resource", out_resource}, {"targetPath", output_npy_name}, {"dimensions", dimensions}});
+  commands.push_back(write_file_command(out_resource, output_npy_name, g.output_shape()));
 
   nlohmann::json inputs = nlohmann::json::object();
   for (std::size_t i = 0; i < g.inputs().size(); ++i) inputs[e.names[i]] = input_npy_names[i];
@@ -333,19 +341,10 @@ nlohmann::json dxdispatch_graph_model(const ValidatedGraph& g, const std::vector
       {"inputs", inputs},
       {"feature_level", g.level().enum_name()},
       {"dxdispatch_arguments", {"--dml_feature_level", dxdispatch_level_argument(g.level())}},
-      {"output",
-       {{"path", output_npy_name},
-        {"dtype", dtype_info(g.output_dtype()).numpy_name},
-        {"shape", std::vector<std::uint64_t>(g.output_shape().dims().begin(), g.output_shape().dims().end())}}},
+      {"output", output_note(output_npy_name, g.output_dtype(), g.output_shape())},
   };
   if (shift_overflow) note["shift_overflow"] = shift_overflow_name(*shift_overflow);
-
-  nlohmann::json model = nlohmann::json::object();
-  model["resources"] = resources;
-  model["dispatchables"] = dispatchables;
-  model["commands"] = commands;
-  model["dmlbits"] = note;
-  return model;
+  return model_of(std::move(resources), std::move(dispatchables), std::move(commands), std::move(note));
 }
 
 namespace {
