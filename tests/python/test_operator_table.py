@@ -6,6 +6,7 @@ import copy
 import inspect
 import pickle
 
+import numpy as np
 import pytest
 
 import dmlbits
@@ -64,3 +65,57 @@ def test_a_row_without_a_usable_python_name_is_refused():
     rows[0]["python_name"] = "not a name"
     with pytest.raises(ImportError, match="has no usable Python name"):
         _core._operator_functions(rows)
+
+
+# The functions are built-in functions parsing their arguments in C (lib/python/src/functions.hpp):
+# a call that does not fit the signature inspect shows is refused with the TypeError a ``def``
+# of that signature raises, word for word; one that fits reaches the operator with each value
+# where it was given.
+BAD_CALLS = [((), {}), (("a",), {}), (("a", "b", "c", "d"), {}), (("a", "b", "c"), {"out": 1}),
+             (("a",), {"x2": 1}), (("a", "b"), {"x1": 1}), (("a", "b"), {"bogus": 1}), (("a",), {"x": 1}),
+             (("a", "b"), {"shift_overflow": "zero"}), (("a", "b"), {"out_dtype": "uint8"}), ((), {"x": 1}),
+             (("a", "b", "c", "d"), {"bogus": 1}), (("a", "b"), {"out": 1, "dtype": 2, "out_dtype": 3})]
+
+
+@pytest.mark.parametrize("row", OPS, ids=[o["verb"] for o in OPS])
+def test_a_call_that_does_not_fit_is_refused_as_a_def_refuses_it(row):
+    f = getattr(dmlbits, row["python_name"])
+    namespace = {}
+    exec(f"def {row['python_name']}{inspect.signature(f)}: return 'bound'", {}, namespace)
+    model = namespace[row["python_name"]]
+    refused = 0
+    for args, kwargs in BAD_CALLS:
+        try:
+            model(*args, **kwargs)
+        except TypeError as e:
+            with pytest.raises(TypeError) as got:
+                f(*args, **kwargs)
+            assert str(got.value) == str(e), (args, kwargs)
+            refused += 1
+    assert refused >= len(BAD_CALLS) - 2  # (the shifts take shift_overflow=, bitwise_count out_dtype=)
+
+
+def test_each_keyword_reaches_the_operator():
+    a = np.array([1, 2, 0x80000000], np.uint32)
+    shifts = np.array([1, 33, 1], np.uint32)
+    assert dmlbits.left_shift(a, shifts, shift_overflow="zero").tolist() == [2, 0, 0]
+    assert dmlbits.left_shift(a, shifts, shift_overflow="wrap").tolist() == [2, 4, 0]
+    assert dmlbits.bitwise_count(a, out_dtype="uint32").dtype == np.uint32
+    out = np.zeros(3, np.uint32)
+    assert dmlbits.bitwise_and(a, 3, out) is out and out.tolist() == [1, 2, 0]
+    assert dmlbits.bitwise_or(a, 1, out=out) is out and out.tolist() == [1, 3, 0x80000001]
+    r, timing = dmlbits.bitwise_xor(a, [1, 1, 1], timing=True, repeat=2, warmup=1, backend="cpu", threads=1)
+    assert r.tolist() == [0, 3, 0x80000001] and timing["execute_runs"] == 2 and timing["execute"]["warmup"] == 1
+    assert timing["device"].endswith(", 1 thread")
+    assert dmlbits.bitwise_and(5, 3, dtype="uint8", backend="cpu-reference").dtype == np.uint8  # (a NumPy scalar)
+    with pytest.raises(dmlbits.InvalidInputError, match="needs DML_FEATURE_LEVEL_3_0 or later"):
+        dmlbits.bitwise_and(a, a, feature_level="1_0")
+    with pytest.raises(dmlbits.UsageError):
+        dmlbits.bitwise_and(a, a, isa="neon")
+    with pytest.raises(dmlbits.UsageError):
+        dmlbits.bitwise_and(a, a, adapter="no such adapter", backend="d3d12")
+
+
+def test_the_functions_are_made_once_per_row():
+    again = _core._operator_functions(OPS)
+    assert all(again[name] is getattr(dmlbits, name) for name in again)

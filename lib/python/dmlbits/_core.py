@@ -1,7 +1,8 @@
-"""The operators and the rest of the tool, as plain Python functions over the extension.
+"""The operators and the rest of the tool, as Python functions over the extension.
 
-Plain ``def``s, so that they pickle by reference (``dmlbits.bitwise_and``) and can be shipped
-to worker processes; pybind11 2.10's own functions cannot be pickled.
+The operators' functions are built-in functions the extension makes from the operator table,
+the others plain ``def``s: all pickle by reference (``dmlbits.bitwise_and``) and can be shipped
+to worker processes (pybind11 2.10's own functions cannot be pickled).
 """
 
 import dataclasses
@@ -70,24 +71,17 @@ def _operand(x):
     return x
 
 
-# The extension's run(op, x1, x2, out, dtype, backend, feature_level, shift_overflow, out_dtype,
-# threads, isa, adapter, timing, repeat, warmup): each operator is one call to it (a 4x4 call
-# costs well under a microsecond; every Python function call on the way added a tenth of that).
-# It resolves the seven option keywords through _options (keeping the result for values it has
-# seen), turns lists and tuples into literals with _operand, and a dtype= other than a name with
-# numpy.dtype(...).name.
-_run = _dmlbits.run
-
 # The operators' functions are made from the operator table (``ops()``: the library's one
 # table), so that an operator added there has its Python function, docstring, keywords, alias
-# and Dask wrapper without a line here. Each is a plain ``def`` (compiled from the text below),
-# as fast as a written one and pickled by reference.
-_OPERATOR_SOURCE = """
-def {name}({params}, /, out=None, *, dtype=None{keywords}, backend="auto", feature_level=None, threads=None,
-        isa=None, adapter=None, timing=False, repeat=1, warmup=0):
-    return _run({index}, {a}, {b}, out, dtype, backend, feature_level, {shift_overflow}, {out_dtype}, threads, isa,
-                adapter, timing, repeat, warmup)
-"""
+# and Dask wrapper without a line here. Each is a built-in function of the extension
+# (``_dmlbits.operator_function``, lib/python/src/functions.hpp): Python's call parsed in C
+# straight into the extension's run(op, x1, x2, out, dtype, backend, feature_level,
+# shift_overflow, out_dtype, threads, isa, adapter, timing, repeat, warmup), with no Python frame
+# on the way (a ``def`` wrapper cost a third of a 4x4 call). It has the signature of the ``def``
+# it replaces (inspect and help() show it), Python's own TypeErrors for calls that do not fit,
+# and pickles by reference as a ``def`` does. run() resolves the seven option keywords through
+# _options (keeping the result for the objects it has seen), turns lists and tuples into literals
+# as _operand does, and a dtype= other than a name with numpy.dtype(...).name.
 
 
 def _params(row):
@@ -155,14 +149,8 @@ def _operator_functions(rows, module="dmlbits"):
         name, keywords = row["python_name"], _operator_keywords(row)
         if not name.isidentifier() or name in functions:
             raise ImportError(f"dmlbits: operator '{row['verb']}' has no usable Python name ({name!r})")
-        params = _params(row)
-        source = _OPERATOR_SOURCE.format(
-            name=name, params=", ".join(params), index=index, a=params[0], b=params[1] if len(params) > 1 else "None",
-            keywords="".join(f", {k}=None" for k in keywords),
-            shift_overflow="shift_overflow" if "shift_overflow" in keywords else "None",
-            out_dtype="out_dtype" if "out_dtype" in keywords else "None")
-        f = _compiled(source, name, globals(), f"<dmlbits operator {row['verb']}>", module,
-                      _operator_doc(row, keywords))
+        f = _dmlbits.operator_function(index, name, module, row["arity"], "shift_overflow" in keywords,
+                                       "out_dtype" in keywords, _operator_doc(row, keywords))
         functions[name] = f
         if row["python_alias"]:
             functions[row["python_alias"]] = f

@@ -26,7 +26,7 @@ and returns a Dask array; nothing runs until it is computed. What it does, and w
   are: their chunks are aligned (unified) and size-1 dimensions broadcast as NumPy does, so
   operands of different chunkings pair the right elements. (``map_blocks`` pairs blocks by
   position.)
-- Each block runs ``dmlbits.<op>`` on a worker: a plain Python function that pickles by
+- Each block runs ``dmlbits.<op>`` on a worker: a built-in function that pickles by
   reference; its exceptions pickle too, so an error on a worker reaches the caller as the same
   exception type with the same message.
 - Tasks share the cores: unless ``threads=`` (or ``DMLBITS_THREADS``) is given, a block runs on

@@ -1,7 +1,8 @@
 // _dmlbits: the extension under the `dmlbits` package (lib/python/dmlbits). Python code calls
-// it only through the package's plain functions, which give the names, keywords and
-// docstrings; this file turns Python objects into the library's types and back, releases the
-// GIL while an operation runs, and looks for Ctrl-C between its chunks.
+// it only through the package's functions (the operators' are built-in functions made here
+// from the table, functions.hpp), which give the names, keywords and docstrings; this file
+// turns Python objects into the library's types and back, releases the GIL while an operation
+// runs, and looks for Ctrl-C between its chunks.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -29,6 +30,7 @@
 #include "dmlbits/devices.hpp"
 #include "dmlbits/request.hpp"
 #include "files.hpp"
+#include "functions.hpp"
 #include "ufuncs.hpp"
 
 namespace dmlbits::python {
@@ -653,7 +655,7 @@ py::object call_result(RunResult& res, py::array* out, py::array* temporary, py:
   return py::make_tuple(result, from_json_text(timing_json(res)));
 }
 
-// An operator's call as dmlbits/_core.py makes it: the operands and keywords as given (lists,
+// An operator function's call (functions.hpp): the operands and keywords as given (lists,
 // tuples and a dtype= other than a name are turned into the request's terms here, so that the
 // Python function is a single call), `options` made by run_options.
 py::object run_call(int op_index, py::handle a, py::handle b, py::handle out, py::handle dtype,
@@ -931,36 +933,33 @@ KeywordCache& keyword_cache() {
 }
 
 // run(op, x1, x2, out, dtype, backend, feature_level, shift_overflow, out_dtype, threads, isa,
-// adapter, timing, repeat, warmup) as a METH_FASTCALL function: pybind11's dispatcher (argument
-// casters, the type lookup of the options) cost about a tenth of a small call, and so did
-// resolving the keywords in Python (KeywordCache). Exceptions are translated as pybind11's
+// adapter, timing, repeat, warmup), its kRunArguments values borrowed (functions.hpp): what each
+// operator function calls, and the extension's `run`. Without pybind11's dispatcher (argument
+// casters, the type lookup of the options cost about a tenth of a small call), and with the
+// keywords' options kept by identity (KeywordCache). Exceptions are translated as pybind11's
 // dispatcher translates them.
-PyObject* run_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+PyObject* run_values(PyObject* const* args) {
   try {
-    if (nargs != 15) {
-      PyErr_Format(PyExc_TypeError, "run() takes 15 arguments (%zd given)", nargs);
-      return nullptr;
-    }
-    const long op_index = PyLong_AsLong(args[0]);
+    const long op_index = PyLong_AsLong(args[kRunOp]);
     if (op_index == -1 && PyErr_Occurred()) return nullptr;
     if (op_index < 0 || static_cast<std::size_t>(op_index) >= op_table().size()) {
       PyErr_SetString(PyExc_ValueError, "run(): no such operator");
       return nullptr;
     }
-    const py::handle options = keyword_cache().options(args + 5);
-    const int timing = PyObject_IsTrue(args[12]);
+    const py::handle options = keyword_cache().options(args + kRunBackend);
+    const int timing = PyObject_IsTrue(args[kRunTiming]);
     if (timing < 0) return nullptr;
-    const long repeat = PyLong_AsLong(args[13]);
+    const long repeat = PyLong_AsLong(args[kRunRepeat]);
     if (repeat == -1 && PyErr_Occurred()) return nullptr;
-    const long warmup = PyLong_AsLong(args[14]);
+    const long warmup = PyLong_AsLong(args[kRunWarmup]);
     if (warmup == -1 && PyErr_Occurred()) return nullptr;
     constexpr long kMax = std::numeric_limits<int>::max(), kMin = std::numeric_limits<int>::min();
     if (repeat > kMax || repeat < kMin || warmup > kMax || warmup < kMin) {
       PyErr_SetString(PyExc_OverflowError, "repeat and warmup must fit a C int");
       return nullptr;
     }
-    return run_call(static_cast<int>(op_index), args[1], args[2], args[3], args[4], options_of(options), timing != 0,
-                    static_cast<int>(repeat), static_cast<int>(warmup))
+    return run_call(static_cast<int>(op_index), args[kRunX1], args[kRunX2], args[kRunOut], args[kRunDtype],
+                    options_of(options), timing != 0, static_cast<int>(repeat), static_cast<int>(warmup))
         .release()
         .ptr();
   } catch (py::error_already_set& e) {
@@ -973,6 +972,14 @@ PyObject* run_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     PyErr_SetString(PyExc_SystemError, "dmlbits: an exception escaped the translators");
     return nullptr;
   }
+}
+
+PyObject* run_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != kRunArguments) {
+    PyErr_Format(PyExc_TypeError, "run() takes %d arguments (%zd given)", static_cast<int>(kRunArguments), nargs);
+    return nullptr;
+  }
+  return run_values(args);
 }
 
 PyMethodDef run_fast_def = {
@@ -1090,6 +1097,7 @@ PYBIND11_MODULE(_dmlbits, m) {
   m.def("backend_uses_cpu", [](const std::string& name) { return backend_uses_cpu(parse_backend_option(name)); });
   m.add_object("run",
                py::reinterpret_steal<py::object>(PyCFunction_NewEx(&run_fast_def, nullptr, m.attr("__name__").ptr())));
+  add_operator_functions(m, &run_values);
   m.def("explain", &explain);
   m.def("evaluate", &evaluate_call);
   // The names an expression binds, in order of first appearance (its syntax refused as
