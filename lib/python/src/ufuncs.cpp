@@ -252,8 +252,9 @@ std::string doc_of(const OpInfo& info) {
       "ints take the array's dtype where they fit, mixed integer dtypes are promoted; float loops take operands "
       "of their own dtype only), broadcasting, out=, where=, casting=, dtype=, order=, the methods (reduce, "
       "accumulate, reduceat, outer, at) and __array_ufunc__ dispatch (Dask, xarray). bool is computed as uint8 "
-      "and gives uint8. It runs the CPU kernels; backend=, feature_level=, timing= and the other keywords of "
-      "dmlbits' functions are theirs alone.";
+      "and gives uint8. It runs the CPU kernels, chosen once, when the ufuncs are made (at import): this CPU's "
+      "widest instruction set with the per-operation choice (DMLBITS_ISA and DMLBITS_THREADS do not apply); "
+      "backend=, feature_level=, timing= and the other keywords of dmlbits' functions are theirs alone.";
   return doc;
 }
 
