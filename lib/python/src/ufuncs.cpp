@@ -3,8 +3,8 @@
 // where=, reduce, accumulate, reduceat, outer, at, __array_ufunc__) drives the library's kernels.
 //
 // NumPy calls a loop with n elements, a pointer and a byte step per operand. The loop runs
-// - the kernel directly (run_elements: threads for long runs) when the output is contiguous and
-//   each input is contiguous or one repeated element;
+// - the kernel directly (the loop's ElementKernel, chosen when the ufuncs are made: threads for
+//   long runs) when the output is contiguous and each input is contiguous or one repeated element;
 // - the kernel over 1024-element chunks gathered into and scattered from buffers for other steps;
 // - an element at a time, in order, where the output overlaps an input other than exactly (the
 //   patterns accumulate and reduce make: each element reads the one written before it), except
@@ -43,6 +43,11 @@ struct Loop {
   bool in_place;     // the kernel may write over input a
   bool commutative;  // and, or, xor: a and b may swap
   bool folds;        // and, or, xor: reduce folds words
+  // The kernels of the three layouts, in ElementLayout's order, chosen when the ufuncs are made
+  // (a loop call of 16 elements would otherwise spend more choosing its kernel than running it).
+  std::array<ElementKernel, 3> kernels;
+
+  const ElementKernel& kernel(ElementLayout layout) const { return kernels[static_cast<std::size_t>(layout)]; }
 };
 
 // One element by the reference function, from and to memory of the loop's sizes.
@@ -156,12 +161,13 @@ void run(const Loop& l, npy_intp n, const char* a, npy_intp sa, const char* b, n
                                           : ElementLayout::vectors;
   const bool alias_ok = !alias_b && (!alias_a || (l.in_place && !a_scalar));
   if (so == os && a_run && b_run && alias_ok) {
-    run_elements(l.op, l.in, l.out, static_cast<std::size_t>(n), a, b, out, layout);
+    l.kernel(layout).run(static_cast<std::size_t>(n), a, b, out);
     return;
   }
   // Chunks: each input read (in place or gathered) before its chunk of out is written.
   alignas(64) std::array<char, kChunk * 8> buf_a, buf_b, buf_out;
   const bool out_direct = so == os && !alias_a && !alias_b;
+  const ElementKernel& kernel = l.kernel(layout);
   for (npy_intp start = 0; start < n; start += kChunk) {
     const npy_intp m = std::min(kChunk, n - start);
     const char* pa = a + (a_scalar ? 0 : start * sa);
@@ -175,12 +181,12 @@ void run(const Loop& l, npy_intp n, const char* a, npy_intp sa, const char* b, n
       pb = buf_b.data();
     }
     char* po = out_direct ? out + start * so : buf_out.data();
-    run_elements(l.op, l.in, l.out, static_cast<std::size_t>(m), pa, pb, po, layout);
+    kernel.run(static_cast<std::size_t>(m), pa, pb, po);
     if (!out_direct) scatter(out + start * so, so, buf_out.data(), m, l.out_size);
   }
 }
 
-// NumPy's loop signatures. Nothing here throws (run_elements throws only std::bad_alloc, for
+// NumPy's loop signatures. Nothing here throws (ElementKernel::run throws only std::bad_alloc, for
 // the few words its threads need, which is then an out-of-memory abort as in NumPy's own loops).
 void binary_loop(char** args, const npy_intp* dims, const npy_intp* steps, void* data) {
   run(*static_cast<const Loop*>(data), dims[0], args[0], steps[0], args[1], steps[1], args[2], steps[2]);
@@ -246,8 +252,9 @@ std::string doc_of(const OpInfo& info) {
       "ints take the array's dtype where they fit, mixed integer dtypes are promoted; float loops take operands "
       "of their own dtype only), broadcasting, out=, where=, casting=, dtype=, order=, the methods (reduce, "
       "accumulate, reduceat, outer, at) and __array_ufunc__ dispatch (Dask, xarray). bool is computed as uint8 "
-      "and gives uint8. It runs the CPU kernels; backend=, feature_level=, timing= and the other keywords of "
-      "dmlbits' functions are theirs alone.";
+      "and gives uint8. It runs the CPU kernels, chosen once, when the ufuncs are made (at import): this CPU's "
+      "widest instruction set with the per-operation choice (DMLBITS_ISA and DMLBITS_THREADS do not apply); "
+      "backend=, feature_level=, timing= and the other keywords of dmlbits' functions are theirs alone.";
   return doc;
 }
 
@@ -275,8 +282,19 @@ py::list make_ufuncs(py::object all_ones) {
       std::stable_partition(outs.begin(), outs.end(),
                             [&](DType d) { return d == info.default_output_dtype(in.dtype); });
       for (DType out : outs) {
-        loops.push_back(Loop{info.kind, in.dtype, out, in.size, dtype_info(out).size, in.bits(), info.reference,
-                             info.allows_in_place(), folds, folds});
+        const auto kernel = [&](ElementLayout layout) { return ElementKernel(info.kind, in.dtype, out, layout); };
+        loops.push_back(
+            Loop{info.kind,
+                 in.dtype,
+                 out,
+                 in.size,
+                 dtype_info(out).size,
+                 in.bits(),
+                 info.reference,
+                 info.allows_in_place(),
+                 folds,
+                 folds,
+                 {kernel(ElementLayout::vectors), kernel(ElementLayout::b_scalar), kernel(ElementLayout::a_scalar)}});
         t.functions.push_back(info.arity == 1 ? &unary_loop : &binary_loop);
         t.data.push_back(&loops.back());
         for (int k = 0; k < info.arity; ++k) t.types.push_back(static_cast<char>(numpy_dtype(in.dtype).num()));

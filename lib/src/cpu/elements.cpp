@@ -1,12 +1,11 @@
-// run_elements (dmlbits/elements.hpp): CpuBackend::run's kernel choice and thread split for one
-// run the caller lays out itself.
+// ElementKernel and run_elements (dmlbits/elements.hpp): CpuBackend::run's kernel choice, made
+// once, and its thread split for runs the caller lays out itself.
 #include "dmlbits/elements.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <functional>
-#include <optional>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -51,42 +50,19 @@ void run_part(const Run& r, std::size_t begin, std::size_t end) {
   }
 }
 
-}  // namespace
+// In place, out's lines are in the cache already, read as a's: streaming stores (which save
+// reading a line that is only written) would evict what the caller reads next (a reduce's
+// accumulator, read back on every row).
+KernelParams params_for(ShiftOverflow overflow, const void* a, const void* out) {
+  KernelParams params;
+  params.shift_overflow = overflow;
+  if (out == a) params.stream_min_bytes = SIZE_MAX;
+  return params;
+}
 
-void run_elements(OpKind op, DType input, DType output, std::size_t n, const void* a, const void* b, void* out,
-                  ElementLayout layout, ShiftOverflow overflow) {
-  if (n == 0) return;
-  const OpInfo& info = op_info(op);
-  Run r{};
-  r.in_size = dtype_info(input).size;
-  r.out_size = dtype_info(output).size;
-  r.bits = dtype_info(input).bits();
-  r.params.shift_overflow = overflow;
-  // In place, out's lines are in the cache already, read as a's: streaming stores (which save
-  // reading a line that is only written) would evict what the caller reads next (a reduce's
-  // accumulator, read back on every row).
-  if (out == a) r.params.stream_min_bytes = SIZE_MAX;
-  r.a = static_cast<const std::byte*>(a);
-  r.b = info.arity == 1 ? nullptr : static_cast<const std::byte*>(b);
-  r.out = static_cast<std::byte*>(out);
-  r.layout = info.arity == 1 ? ElementLayout::vectors : layout;
-  const Operands operands = r.layout == ElementLayout::a_scalar   ? Operands::a_scalar
-                            : r.layout == ElementLayout::b_scalar ? Operands::b_scalar
-                                                                  : Operands::vectors;
-  // As CpuBackend without a set named: the host's widest set (or force_isa()'s) and, without
-  // an override, the per-operation table.
-  const Isa isa = best_isa();
-  const auto width = static_cast<unsigned>(r.in_size), out_width = static_cast<unsigned>(r.out_size);
-  const KernelInfo* kernel = isa_override() ? select_kernel(op, width, out_width, isa, operands)
-                                            : dispatch_kernel(op, width, out_width, isa, operands);
-  if (kernel != nullptr) r.fn = kernel->fn;
-  r.reference = info.reference;
-
+// A run of kParallelMinBytes or more: on the threads the rule gives its size, or on this one.
+void run_split(const Run& r, std::size_t n, Isa isa) {
   const std::uint64_t work_bytes = std::uint64_t{n} * std::max(r.in_size, r.out_size);
-  if (work_bytes < kParallelMinBytes) {  // one thread whatever the machine (the rule's floor)
-    run_part(r, 0, n);
-    return;
-  }
   CpuMachine machine = this_machine();
   machine.isa = isa;
   const unsigned wanted = cpu_thread_rule(machine, work_bytes).threads;
@@ -114,6 +90,60 @@ void run_elements(OpKind op, DType input, DType output, std::size_t n, const voi
   }
   run_part(r, bounds[0], bounds[1]);
   for (auto& w : workers) w.join();
+}
+
+}  // namespace
+
+ElementKernel::ElementKernel(OpKind op, DType input, DType output, ElementLayout layout, ShiftOverflow overflow)
+    : kernel_(nullptr),
+      reference_(op_info(op).reference),
+      overflow_(overflow),
+      layout_(op_info(op).arity == 1 ? ElementLayout::vectors : layout),
+      binary_(op_info(op).arity == 2),
+      in_size_(static_cast<unsigned char>(dtype_info(input).size)),
+      out_size_(static_cast<unsigned char>(dtype_info(output).size)),
+      isa_(0) {
+  const Operands operands = layout_ == ElementLayout::a_scalar   ? Operands::a_scalar
+                            : layout_ == ElementLayout::b_scalar ? Operands::b_scalar
+                                                                 : Operands::vectors;
+  // As CpuBackend without a set named: the host's widest set (or force_isa()'s) and, without
+  // an override, the per-operation table.
+  const Isa isa = best_isa();
+  isa_ = static_cast<std::uint8_t>(isa);
+  kernel_ = isa_override() ? select_kernel(op, in_size_, out_size_, isa, operands)
+                           : dispatch_kernel(op, in_size_, out_size_, isa, operands);
+}
+
+void ElementKernel::run(std::size_t n, const void* a, const void* b, void* out) const {
+  if (n == 0) return;
+  if (std::uint64_t{n} * std::max(in_size_, out_size_) < kParallelMinBytes && kernel_ != nullptr) {
+    // The short run's whole cost: one call (the thread rule's floor is one thread on any machine).
+    kernel_->fn(n, a, binary_ ? b : nullptr, out, params_for(overflow_, a, out));
+    return;
+  }
+  Run r{};
+  r.fn = kernel_ == nullptr ? nullptr : kernel_->fn;
+  r.reference = reference_;
+  r.bits = in_size_ * 8u;
+  r.params = params_for(overflow_, a, out);
+  r.a = static_cast<const std::byte*>(a);
+  r.b = binary_ ? static_cast<const std::byte*>(b) : nullptr;
+  r.out = static_cast<std::byte*>(out);
+  r.in_size = in_size_;
+  r.out_size = out_size_;
+  r.layout = layout_;
+  if (std::uint64_t{n} * std::max(r.in_size, r.out_size) < kParallelMinBytes) run_part(r, 0, n);
+  else run_split(r, n, static_cast<Isa>(isa_));
+}
+
+std::string ElementKernel::kernel_name() const {
+  return kernel_ == nullptr ? std::string("reference") : dmlbits::kernel_name(*kernel_);
+}
+
+void run_elements(OpKind op, DType input, DType output, std::size_t n, const void* a, const void* b, void* out,
+                  ElementLayout layout, ShiftOverflow overflow) {
+  if (n == 0) return;
+  ElementKernel(op, input, output, layout, overflow).run(n, a, b, out);
 }
 
 }  // namespace dmlbits
