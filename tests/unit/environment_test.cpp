@@ -37,6 +37,16 @@ TEST(EnvironmentTest, FindsEachNamesFirstEntryInABlock) {
   EXPECT_STREQ(values[1], "");  // set, to nothing
   EXPECT_EQ(values[2], nullptr);
 
+  // One-letter names, whose second byte is the '=', and a name of nothing, which names none.
+  const char* const short_names[] = {"AB=2", "A=1", "=x", "==y", nullptr};
+  const std::array<std::string_view, 3> letters{"B", "A", ""};
+  values = {"stale", "stale", "stale"};
+  find_in_environment_block(short_names, letters, values);
+  EXPECT_EQ(values[0], nullptr);
+  ASSERT_NE(values[1], nullptr);
+  EXPECT_STREQ(values[1], "1");
+  EXPECT_EQ(values[2], nullptr);
+
   const char* const empty[] = {nullptr};
   values = {"stale", "stale", "stale"};
   find_in_environment_block(empty, names, values);

@@ -26,7 +26,8 @@ bool environment_has(std::span<const std::string_view> names, std::span<const st
 // environ): values[i] points at the value of the first entry named names[i] (the one getenv
 // finds), nullptr where there is none. One pass over the block; nothing is copied, so the
 // pointers are valid as long as the block's strings. `values` has the size of `names`; a name
-// contains no '='.
+// contains no '=' (an empty one is found nowhere); every entry has two bytes at least (its
+// first two are read at once, as glibc's getenv reads them).
 void find_in_environment_block(const char* const* block, std::span<const std::string_view> names,
                                std::span<const char*> values);
 
