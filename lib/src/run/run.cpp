@@ -470,6 +470,9 @@ struct OperationPlan::Impl {
   std::shared_ptr<const ValidatedGraph> graph;  // what runs (a graph of one node for an operator)
   std::vector<Tensor> constants;                // an expression's literals as read
   std::vector<std::pair<DType, Shape>> operands;
+  // The graph's output, kept here: read on every call (fits), where the graph's is a few pointers away.
+  DType output_dtype{};
+  Shape output_shape;
   std::uint64_t output_bytes = 0;
   // The variables the request left the choice to, and what prepare_request read of them.
   bool isa_left = false, threads_left = false;
@@ -500,8 +503,8 @@ OperationPlan& OperationPlan::operator=(OperationPlan&&) noexcept = default;
 OperationPlan::~OperationPlan() = default;
 
 Operation OperationPlan::op() const { return impl_->operation; }
-DType OperationPlan::output_dtype() const { return impl_->graph->output_dtype(); }
-const Shape& OperationPlan::output_shape() const { return impl_->graph->output_shape(); }
+DType OperationPlan::output_dtype() const { return impl_->output_dtype; }
+const Shape& OperationPlan::output_shape() const { return impl_->output_shape; }
 
 bool OperationPlan::fits(std::span<const BorrowedTensor> operands, const MutableTensorView& out,
                          const OptionVariables& variables) const {
@@ -539,8 +542,7 @@ bool OperationPlan::fits(std::span<const BorrowedTensor> operands, const Mutable
 
 bool OperationPlan::operands_fit(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const {
   const Impl& p = *impl_;
-  if (operands.size() != p.operands.size() || out.dtype != p.graph->output_dtype() ||
-      !(out.shape == p.graph->output_shape()))
+  if (operands.size() != p.operands.size() || out.dtype != p.output_dtype || !(out.shape == p.output_shape))
     return false;
   for (std::size_t i = 0; i < operands.size(); ++i)
     if (operands[i].dtype != p.operands[i].first || !(operands[i].shape == p.operands[i].second) ||
@@ -586,7 +588,9 @@ std::optional<OperationPlan> plan_operation(const PreparedRequest& prepared, Bac
   plan->constants = std::move(s.constants);
   for (const Tensor& c : plan->constants) plan->buffers.constants.push_back(c.view().bytes());
   for (const auto& in : s.inputs) plan->operands.emplace_back(in.dtype(), in.shape());
-  plan->output_bytes = plan->graph->output_shape().byte_size(dtype_info(plan->graph->output_dtype()).size);
+  plan->output_dtype = plan->graph->output_dtype();
+  plan->output_shape = plan->graph->output_shape();
+  plan->output_bytes = plan->output_shape.byte_size(dtype_info(plan->output_dtype).size);
   plan->isa_left = r.isa.empty();
   plan->threads_left = !r.threads;
   if (plan->isa_left) plan->variables.isa = prepared.isa();
