@@ -45,6 +45,36 @@ def test_calls_past_4096_elements_made_again_give_numpys_values(shape):
     assert np.array_equal(dmlbits.bitwise_xor(a, c), np.bitwise_xor(a, c))
 
 
+def test_calls_alternating_between_kept_plans_give_numpys_values():
+    # A thread finds its last plan again without the map: calls that alternate between operators,
+    # dtypes, shapes, operand counts and keywords each find their own plan, also after the
+    # plans are dropped (at exit, _release_devices; also when 256 are kept) and made again.
+    a, b = data("uint32", (4, 4), 4), data("uint32", (4, 4), 5)
+    h, w = data("uint16", (4, 4), 6), data("uint32", (2, 8), 7)
+    calls = [
+        (lambda: dmlbits.bitwise_and(a, b), np.bitwise_and(a, b)),
+        (lambda: dmlbits.bitwise_or(a, b), np.bitwise_or(a, b)),
+        (lambda: dmlbits.bitwise_and(h, h[::-1].copy()), np.bitwise_and(h, h[::-1])),
+        (lambda: dmlbits.bitwise_and(w, w[::-1].copy()), np.bitwise_and(w, w[::-1])),
+        (lambda: dmlbits.invert(a), np.invert(a)),
+        (lambda: dmlbits.bitwise_and(a, b[0]), np.bitwise_and(a, b[0])),
+        (lambda: dmlbits.left_shift(a, b & 31, shift_overflow="wrap"), np.left_shift(a, b & 31)),
+        (lambda: dmlbits.bitwise_and(a, b, threads=1), np.bitwise_and(a, b)),
+    ]
+    for r in range(3):
+        for i, (call, want) in enumerate(calls):
+            for _ in range(2):
+                got = call()
+                assert got.dtype == want.dtype and np.array_equal(got, want), (r, i)
+        if r == 1:
+            dmlbits._dmlbits._release_devices()
+    for n in range(1, 301):  # past 256 kept plans, all dropped at once
+        assert np.array_equal(dmlbits.bitwise_xor(a[:1], b[:1]), a[:1] ^ b[:1])
+        x = np.arange(n, dtype=np.uint32)
+        assert np.array_equal(dmlbits.bitwise_xor(x, x[::-1].copy()), x ^ x[::-1])
+    assert np.array_equal(dmlbits.bitwise_and(a, b), np.bitwise_and(a, b))
+
+
 def test_planned_medium_calls_are_refused_as_the_full_path_refuses_them():
     shape = (256, 256)
     a, b = data("uint32", shape, 1), data("uint32", shape, 2)

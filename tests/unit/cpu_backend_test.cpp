@@ -909,6 +909,71 @@ TEST(CpuBackendTest, MatchesReferenceOnBroadcastDescriptors) {
   }
 }
 
+// A prepared run (a kept plan's: the layout plan and kernel chosen once) computes what run()
+// does, on every case's descriptors and every set, called again on new memory; the reference
+// backend is the oracle, as above. Buffers start one byte past an aligned address.
+TEST(CpuBackendTest, PreparedRunsMatchTheReference) {
+  std::mt19937_64 rng(11);
+  CpuReferenceBackend reference;
+  for (const Isa isa : supported_isas()) {
+    const CpuBackend backend(isa, {.threads = 1});
+    for (const Case& c : backend_cases()) {
+      if (c.in_place) continue;  // (plans are never in place)
+      SCOPED_TRACE(describe(c) + " on " + std::string(isa_name(isa)));
+      OpRequest r;
+      r.op = c.op;
+      r.inputs.push_back({c.dtype, c.a});
+      if (op_info(c.op).arity == 2) r.inputs.push_back({c.dtype, c.b});
+      r.out_dtype = c.out_dtype;
+      r.shift_overflow = c.mode;
+      const ValidatedOp v = validate(r);
+      const std::unique_ptr<PreparedRun> prepared = backend.prepare_run(v);
+      const std::uint64_t n = v.output_shape().element_count();
+      if (n == 0) {
+        EXPECT_EQ(prepared, nullptr);  // nothing to run: run() returns at once
+        continue;
+      }
+      ASSERT_NE(prepared, nullptr);  // every operator has kernels for validate()'s layouts
+      const unsigned width = static_cast<unsigned>(dtype_info(c.dtype).size);
+      const std::size_t out_bytes = n * dtype_info(v.output_dtype()).size;
+      for (int call = 0; call < 2; ++call) {
+        std::vector<Bytes> in;
+        for (std::size_t i = 0; i < r.inputs.size(); ++i) {
+          in.push_back(random_elements(r.inputs[i].shape.element_count(), width, op_info(c.op).shift && i == 1, rng));
+          in.back().insert(in.back().begin(), std::byte{0});
+        }
+        ExecuteBuffers buffers;
+        std::vector<const std::byte*> pointers;
+        for (const auto& x : in) {
+          buffers.inputs.push_back({x.data() + 1, x.size() - 1});
+          pointers.push_back(x.data() + 1);
+        }
+        Bytes expect(out_bytes, std::byte{0x5A}), got(out_bytes + 1, std::byte{0x5A});
+        buffers.output = expect;
+        reference.run(v, buffers);
+        prepared->run(pointers, got.data() + 1);
+        EXPECT_TRUE(std::equal(expect.begin(), expect.end(), got.begin() + 1)) << "call " << call;
+      }
+    }
+  }
+}
+
+// Where run() would take threads for the size (or has nothing to run), no prepared run: the
+// caller keeps run(), whose lease shares the process's threads.
+TEST(CpuBackendTest, PreparesOnlyRunsOnTheCallingThread) {
+  OpRequest r;
+  r.op = OpKind::bit_xor;
+  r.inputs = {{DType::uint32, Shape{64}}, {DType::uint32, Shape{64}}};
+  const ValidatedOp small = validate(r);
+  EXPECT_NE(CpuBackend(std::nullopt, {.threads = 2}).prepare_run(small), nullptr);
+  EXPECT_EQ(CpuBackend(std::nullopt, {.threads = 2, .parallel_min_bytes = 1}).prepare_run(small), nullptr);
+  EXPECT_NE(CpuBackend(std::nullopt, {.threads = 1, .parallel_min_bytes = 1}).prepare_run(small), nullptr);
+  r.inputs = {{DType::uint32, Shape{kParallelMinBytes / 4}}, {DType::uint32, Shape{}}};  // 4 MiB of output
+  EXPECT_EQ(CpuBackend(std::nullopt, {.threads = 2}).prepare_run(validate(r)), nullptr);
+  r.inputs = {{DType::uint32, Shape{0, 4}}, {DType::uint32, Shape{4}}};
+  EXPECT_EQ(CpuBackend().prepare_run(validate(r)), nullptr);
+}
+
 TEST(CpuBackendTest, SplitsWorkAcrossThreads) {
   // A threshold of 1 byte splits every tensor, however small, including splits inside an inner
   // run and runs shorter than the split alignment.

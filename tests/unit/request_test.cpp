@@ -344,6 +344,67 @@ TEST(RequestPlan, RunsWhatRunRunsOnOperandsLikeTheFirst) {
   EXPECT_FALSE(plan->fits(std::vector{swapped, borrowed(b, Shape{2, 4})}, to, now));
 }
 
+// A kept plan's run with its kernel and loop chosen when it was made: broadcast operands (B one
+// row repeated, B one element), a unary operator, and an expression whose literal is a
+// constant of its one node, each run twice on new operands. Expected values by hand.
+TEST(RequestPlan, PreparedRunsOfBroadcastsUnaryOperatorsAndLiterals) {
+  BackendCache cache;
+  const auto planned = [&](OperationRequest r) {
+    const PreparedRequest p = prepare_request(std::move(r));
+    (void)run(p, {}, &cache);
+    std::optional<OperationPlan> plan = plan_operation(p, cache);
+    EXPECT_TRUE(plan);
+    return plan;
+  };
+  const std::vector<std::uint8_t> a{1, 2, 3, 0xff, 5, 6, 7, 8}, row{0x0f, 0xf0, 0x33, 0x01};
+  std::vector<std::uint8_t> out(8, 0);
+  const MutableTensorView to{DType::uint8, Shape{2, 4}, reinterpret_cast<std::byte*>(out.data())};
+
+  OperationRequest rows = plannable_and(a, row, Shape{2, 4});
+  std::get<BorrowedTensor>(rows.operands[1]).shape = Shape{4};
+  const auto by_row = planned(std::move(rows));
+  ASSERT_TRUE(by_row);
+  for (const int k : {0, 0x10}) {
+    std::vector<std::uint8_t> c = a;
+    for (auto& x : c) x = static_cast<std::uint8_t>(x + k);
+    const std::vector<BorrowedTensor> operands{borrowed(c, Shape{2, 4}), borrowed(row, Shape{4})};
+    ASSERT_TRUE(by_row->fits(operands, to));
+    by_row->run(operands, to);
+    for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(out[i], c[i] & row[i % 4]) << i;
+  }
+
+  OperationRequest one = plannable_and(a, row, Shape{2, 4});
+  one.op = OpKind::bit_or;
+  std::get<BorrowedTensor>(one.operands[1]).shape = Shape{};
+  const auto by_one = planned(std::move(one));
+  ASSERT_TRUE(by_one);
+  const std::vector<std::uint8_t> forty{0x40};
+  const std::vector<BorrowedTensor> with_forty{borrowed(a, Shape{2, 4}), borrowed(forty, Shape{})};
+  ASSERT_TRUE(by_one->fits(with_forty, to));
+  by_one->run(with_forty, to);
+  EXPECT_EQ(out, (std::vector<std::uint8_t>{0x41, 0x42, 0x43, 0xff, 0x45, 0x46, 0x47, 0x48}));
+
+  OperationRequest inverted = plannable_and(a, row, Shape{2, 4});
+  inverted.op = OpKind::bit_not;
+  inverted.operands.pop_back();
+  const auto inverting = planned(std::move(inverted));
+  ASSERT_TRUE(inverting);
+  const std::vector<BorrowedTensor> just_a{borrowed(a, Shape{2, 4})};
+  ASSERT_TRUE(inverting->fits(just_a, to));
+  inverting->run(just_a, to);
+  EXPECT_EQ(out, (std::vector<std::uint8_t>{0xfe, 0xfd, 0xfc, 0x00, 0xfa, 0xf9, 0xf8, 0xf7}));
+
+  OperationRequest literal = plannable_and(a, row, Shape{2, 4});
+  literal.expression = "x ^ 0x0f";
+  literal.names = {"x"};
+  literal.operands.pop_back();
+  const auto xoring = planned(std::move(literal));
+  ASSERT_TRUE(xoring);
+  ASSERT_TRUE(xoring->fits(just_a, to));
+  xoring->run(just_a, to);
+  EXPECT_EQ(out, (std::vector<std::uint8_t>{0x0e, 0x0d, 0x0c, 0xf0, 0x0a, 0x09, 0x08, 0x07}));
+}
+
 // Requests a plan does not cover get none: run() is their only path.
 TEST(RequestPlan, OnlyForSmallInMemoryRunsOfBorrowedTensors) {
   const std::vector<std::uint8_t> a(8, 3), b(8, 5);
@@ -474,6 +535,69 @@ TEST_F(RequestEnvironment, AChangedVariableIsHonouredByTheNextRequest) {
               "usage: DMLBITS_THREADS: '0' is not a thread count from 1 to 256");
   }
   EXPECT_EQ(read_option_variables(true, false), OptionVariables{});  // a variable not asked for is not read
+}
+
+// fits(operands, out) reads the variables its request left on every call: a change makes it
+// refuse at once (no run with the choices of another value), a value refused is false (for
+// run() to word), and a text that means the same fits. The text found to fit is compared in
+// place on the next calls: the full read (option_variable_reads) only for a text not seen.
+TEST_F(RequestEnvironment, APlanChecksTheVariablesOnEveryCall) {
+  const std::vector<std::uint8_t> a(8, 3), b(8, 5);
+  std::vector<std::uint8_t> out(8, 0);
+  const MutableTensorView to{DType::uint8, Shape{8}, reinterpret_cast<std::byte*>(out.data())};
+  const std::vector<BorrowedTensor> operands{borrowed(a, Shape{8}), borrowed(b, Shape{8})};
+  BackendCache cache;
+  OperationRequest r = plannable_and(a, b, Shape{8});
+  r.threads.reset();
+  const PreparedRequest p = prepare_request(std::move(r));
+  (void)run(p, {}, &cache);
+  const std::optional<OperationPlan> plan = plan_operation(p, cache);
+  ASSERT_TRUE(plan);
+
+  std::uint64_t reads = option_variable_reads();
+  EXPECT_TRUE(plan->fits(operands, to));  // the first check reads them the full way
+  EXPECT_EQ(option_variable_reads(), reads + 1);
+  EXPECT_TRUE(plan->fits(operands, to));
+  EXPECT_TRUE(plan->fits(operands, to));
+  EXPECT_EQ(option_variable_reads(), reads + 1);  // then compares their text in place
+
+  ::setenv("DMLBITS_THREADS", "1", 1);
+  EXPECT_FALSE(plan->fits(operands, to));  // 1 thread is not the machine's count
+  ::setenv("DMLBITS_THREADS", "0", 1);
+  EXPECT_FALSE(plan->fits(operands, to));  // refused: not thrown here, worded by run()
+  ::unsetenv("DMLBITS_THREADS");
+  ::setenv("DMLBITS_ISA", "scalar", 1);
+  EXPECT_FALSE(plan->fits(operands, to));
+  ::setenv("DMLBITS_ISA", "bogus", 1);
+  EXPECT_FALSE(plan->fits(operands, to));
+  ::unsetenv("DMLBITS_ISA");
+  EXPECT_TRUE(plan->fits(operands, to));
+
+  ::setenv("DMLBITS_THREADS", "", 1);  // set to nothing: unset's meaning, another text
+  reads = option_variable_reads();
+  EXPECT_TRUE(plan->fits(operands, to));
+  EXPECT_TRUE(plan->fits(operands, to));
+  EXPECT_EQ(option_variable_reads(), reads + 1);
+  plan->run(operands, to);
+  EXPECT_EQ(out, std::vector<std::uint8_t>(8, 3 & 5));
+  ::unsetenv("DMLBITS_THREADS");
+  EXPECT_TRUE(plan->fits(operands, to));
+  EXPECT_FALSE(plan->fits(std::vector{borrowed(a, Shape{8})}, to));  // the operands as the other overload
+
+  // A plan whose request named both options reads neither.
+  OperationRequest named = plannable_and(a, b, Shape{8});
+  named.threads = 1;
+  named.isa = "scalar";
+  const PreparedRequest q = prepare_request(std::move(named));
+  (void)run(q, {}, &cache);
+  const std::optional<OperationPlan> scalar = plan_operation(q, cache);
+  ASSERT_TRUE(scalar);
+  ::setenv("DMLBITS_THREADS", "0", 1);
+  ::setenv("DMLBITS_ISA", "bogus", 1);
+  reads = option_variable_reads();
+  EXPECT_TRUE(scalar->fits(operands, to));
+  EXPECT_EQ(option_variable_reads(), reads);
+  EXPECT_FALSE(plan->fits(operands, to));
 }
 
 // What prepare_request read is the run's: the variables changed (even to values it would refuse)

@@ -49,14 +49,21 @@ class BackendCache {
 //   an output other than memory or buffer, in place, repeat + warmup above 1, timing,
 //   explain_only or keep_result. A planned run is not split into chunks and calls no hook:
 //   keep plans for small operations (the Python module: results of at most 4096 elements).
-// - fits() says whether run() computes what run(request) would for these operands and output:
-//   the operands the plan was made for in number, dtype and shape (C order, native) and `out` of
-//   the result's dtype and shape, and `variables` (read_option_variables(), of the variables its
-//   request left to them) what prepare_request() read for the plan's request. Anything else (a
-//   refusal to word) is run()'s. The plan keeps the options its request resolved and reads no
-//   environment: the caller reads the variables, once per call (the Python module does, so that
-//   a change applies to its next call).
-// - run() writes the result of `operands` (which fits() accepted) into `out`. The plan shares
+// - fits(operands, out, variables) says whether run() computes what run(request) would for
+//   these operands and output: the operands the plan was made for in number, dtype and shape (C
+//   order, native) and `out` of the result's dtype and shape, and `variables`
+//   (read_option_variables(), of the variables its request left to them) what
+//   prepare_request() read for the plan's request. Anything else (a refusal to word) is run()'s.
+//   The plan keeps the options its request resolved; this overload reads no environment.
+// - fits(operands, out) is the same with the variables read now, as a face that reads them on
+//   every call needs (the Python module: a change applies to its next call), and cheaper than
+//   read_option_variables(): the text of each is compared in place with the text last found to
+//   fit, in one pass over the environment, and a text not yet seen is read the full way (a
+//   value refused: false, for run() to word). The variables are read only where the plan's
+//   request left them; the plan remembers the text found, so it is not for two threads at once.
+// - run() writes the result of `operands` (which fits() accepted) into `out`, with everything
+//   that depends only on the plan decided when it was made (for the CPU backend: the kernel,
+//   its loop over the layout and the thread count of its size: one thread). The plan shares
 //   its backend with `backends`: use it on the thread that uses that cache, one run at a time.
 class OperationPlan {
  public:
@@ -69,12 +76,14 @@ class OperationPlan {
   const Shape& output_shape() const;
   bool fits(std::span<const BorrowedTensor> operands, const MutableTensorView& out,
             const OptionVariables& variables) const;
+  bool fits(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const;
   void run(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const;
 
  private:
   struct Impl;
   friend std::optional<OperationPlan> plan_operation(const PreparedRequest& request, BackendCache& backends);
   explicit OperationPlan(std::unique_ptr<Impl> impl);
+  bool operands_fit(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const;
   std::unique_ptr<Impl> impl_;
 };
 

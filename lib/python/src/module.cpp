@@ -329,11 +329,31 @@ PlanKey plan_key(int op_index, const CallOptions& options, std::span<const Borro
   return k;
 }
 
-// (A plan holds its backend and operation by shared_ptr: the order in which the thread's
-// thread_locals are destroyed does not matter.)
-using PlanMap = std::unordered_map<PlanKey, OperationPlan, PlanKeyHash>;
-PlanMap& thread_plans() {
-  thread_local PlanMap plans;
+// Whether `k` is the key plan_key() would make of these: planned_call's check of the last plan,
+// without copying the shapes or hashing.
+bool same_key(const PlanKey& k, int op_index, const CallOptions& options, std::span<const BorrowedTensor> operands) {
+  if (k.op_index != op_index || k.options != options.serial || k.count != operands.size()) return false;
+  for (std::size_t i = 0; i < operands.size() && i < 2; ++i)
+    if (k.dtypes[i] != operands[i].dtype || !(k.shapes[i] == operands[i].shape)) return false;
+  return true;
+}
+
+// A thread's kept plans, and the entry its last planned call used, which a loop of the same call
+// finds again with a comparison instead of copying a key and hashing it (an unordered_map's
+// entries stay where they are until erased: clear() forgets the last one with them). (A plan
+// holds its backend and operation by shared_ptr: the order in which the thread's thread_locals
+// are destroyed does not matter.)
+struct KeptPlans {
+  std::unordered_map<PlanKey, OperationPlan, PlanKeyHash> map;
+  const std::pair<const PlanKey, OperationPlan>* last = nullptr;
+  bool empty() const { return map.empty(); }
+  void clear() {
+    map.clear();
+    last = nullptr;
+  }
+};
+KeptPlans& thread_plans() {
+  thread_local KeptPlans plans;
   return plans;
 }
 
@@ -344,8 +364,8 @@ constexpr std::size_t kPlansPerThread = 256;
 
 void keep_plan(PlanKey key, OperationPlan plan) {
   auto& plans = thread_plans();
-  if (plans.size() >= kPlansPerThread) plans.clear();
-  plans.insert_or_assign(std::move(key), std::move(plan));
+  if (plans.map.size() >= kPlansPerThread) plans.clear();
+  plans.map.insert_or_assign(std::move(key), std::move(plan));
 }
 
 // `obj` as an operand for a plan: a C-contiguous, aligned, native-endian ndarray (not a
@@ -393,16 +413,12 @@ py::array transposed_result(DType dtype, const Shape& shape) {
 
 // Whether a kept plan runs this call (OperationPlan::fits). DMLBITS_ISA and DMLBITS_THREADS,
 // where the keywords leave them, are read on every call (a change applies to the next call:
-// lib/docs/python.md); a value refused is refused the full way.
+// lib/docs/python.md), by the plan, in one pass over the environment; a value refused is
+// refused the full way.
 bool plan_fits(const OperationPlan& plan, std::span<const BorrowedTensor> operands, const MutableTensorView& buffer,
                const CallOptions& options) {
-  OptionVariables variables;
-  try {
-    variables = read_option_variables(options.isa.empty(), !options.threads);
-  } catch (const Error&) {
-    return false;
-  }
-  return plan.fits(operands, buffer, variables);
+  (void)options;  // (the plan was made for these options: it knows which variables they leave)
+  return plan.fits(operands, buffer);
 }
 
 // The call through a kept plan, or a null object when there is none that fits (or the call is
@@ -439,9 +455,12 @@ py::object planned_call(int op_index, py::handle a, py::handle b, py::handle out
         return {};
   }
   const std::span<const BorrowedTensor> given(operands.data(), n);
-  const auto kept = plans.find(plan_key(op_index, options, given));
-  if (kept == plans.end()) return {};
-  const OperationPlan& plan = kept->second;
+  if (!plans.last || !same_key(plans.last->first, op_index, options, given)) {
+    const auto kept = plans.map.find(plan_key(op_index, options, given));
+    if (kept == plans.map.end()) return {};
+    plans.last = &*kept;
+  }
+  const OperationPlan& plan = plans.last->second;
   if (!to_out) {
     buffer.dtype = plan.output_dtype();
     buffer.shape = plan.output_shape();

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 #include <array>
+#include <memory>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -162,6 +163,96 @@ DeviceDescription CpuBackend::device_description_for(const ValidatedOp& op, unsi
   return d;
 }
 
+namespace {
+
+// What run() decides from the operation alone: the loop over its layout and the kernel (nullptr:
+// the reference runs it).
+struct Choice {
+  Plan plan;
+  const KernelInfo* kernel = nullptr;
+  std::size_t in_size = 0, out_size = 0;  // bytes per element
+};
+
+Choice choose(const DmlOperatorDesc& d, std::size_t in_size, std::size_t out_size, Isa isa, bool per_operation_choice) {
+  Choice c{make_plan(d), nullptr, in_size, out_size};
+  const Plan& plan = c.plan;
+  const std::size_t inner_dim = plan.rank - 1;
+  const bool single = plan.sizes[inner_dim] == 1;
+  // Each input's inner run must be contiguous or one repeated element, and the output packed;
+  // other layouts (never produced by validate()) take the reference's general loop.
+  bool vector_layout = d.output.is_packed();
+  std::array<bool, 2> repeated{};
+  for (std::size_t i = 0; i < d.inputs.size(); ++i) {
+    const std::uint64_t s = plan.strides[i + 1][inner_dim];
+    vector_layout = vector_layout && (single || s <= 1);
+    repeated[i] = !single && s == 0;
+  }
+  if (repeated[0] && (d.inputs.size() == 1 || repeated[1])) vector_layout = false;
+  const Operands operands = repeated[0] ? Operands::a_scalar : repeated[1] ? Operands::b_scalar : Operands::vectors;
+  // An operator without kernels for this layout (SIMD kernels are optional) runs as the reference.
+  const auto width = static_cast<unsigned>(in_size);
+  const auto out_width = static_cast<unsigned>(out_size);
+  c.kernel = !vector_layout         ? nullptr
+             : per_operation_choice ? dispatch_kernel(d.op, width, out_width, isa, operands)
+                                    : select_kernel(d.op, width, out_width, isa, operands);
+  return c;
+}
+
+Job job_of(const Choice& c, const DmlOperatorDesc& d, const std::byte* const* inputs, std::byte* output) {
+  Job job{};
+  job.plan = &c.plan;
+  job.fn = c.kernel->fn;
+  job.params.shift_overflow = d.shift_overflow;
+  for (std::size_t i = 0; i < d.inputs.size(); ++i) job.in[i] = inputs[i];
+  job.in_size = c.in_size;
+  job.out = output;
+  job.out_size = c.out_size;
+  return job;
+}
+
+// run() on the calling thread with its choice made: a kept plan's call (prepare_run).
+class CpuPreparedRun final : public PreparedRun {
+ public:
+  CpuPreparedRun(Choice choice, const DmlOperatorDesc& d, std::uint64_t total)
+      : choice_(std::move(choice)), inputs_(d.inputs.size()), total_(total) {
+    job_ = job_of(choice_, d, std::array<const std::byte*, 2>{}.data(), nullptr);
+  }
+  CpuPreparedRun(const CpuPreparedRun&) = delete;  // job_ points into choice_
+  CpuPreparedRun& operator=(const CpuPreparedRun&) = delete;
+  void run(std::span<const std::byte* const> inputs, std::byte* output) const override {
+    // One inner run (whatever the operands' layout: a vector's stride is 1, a repeated
+    // element's 0) is one kernel call from the buffers' starts, as run_range makes it.
+    if (choice_.plan.rank == 1) {
+      job_.fn(static_cast<std::size_t>(total_), inputs[0], inputs_ > 1 ? inputs[1] : nullptr, output, job_.params);
+      return;
+    }
+    Job job = job_;
+    for (std::size_t i = 0; i < inputs_; ++i) job.in[i] = inputs[i];
+    job.out = output;
+    run_range(job, 0, total_);
+  }
+
+ private:
+  Choice choice_;
+  std::size_t inputs_;
+  std::uint64_t total_;
+  Job job_{};  // the buffers' pointers left empty
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedRun> CpuBackend::prepare_run(const ValidatedOp& op) const {
+  const DmlOperatorDesc& d = op.desc();
+  if (d.empty) return nullptr;
+  const std::size_t in_size = dtype_info(op.input_dtype()).size;
+  const std::size_t out_size = dtype_info(op.output_dtype()).size;
+  Choice c = choose(d, in_size, out_size, isa_, per_operation_choice_);
+  const std::uint64_t total = d.output.element_count();
+  // Runs on several threads (their lease is taken per run) and the reference's stay run()'s.
+  if (!c.kernel || total == 0 || thread_count(total * std::max(in_size, out_size)).threads > 1) return nullptr;
+  return std::make_unique<CpuPreparedRun>(std::move(c), d, total);
+}
+
 void CpuBackend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {
   const DmlOperatorDesc& d = op.desc();
   if (d.empty) return;
@@ -179,39 +270,14 @@ void CpuBackend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {
     throw Error(Errc::internal, fmt::format("cpu backend: the output has {} bytes, the result needs {}",
                                             buffers.output.size(), total * out_size));
 
-  const Plan plan = make_plan(d);
-  const std::size_t inner_dim = plan.rank - 1;
-  const bool single = plan.sizes[inner_dim] == 1;
-  // Each input's inner run must be contiguous or one repeated element, and the output packed;
-  // other layouts (never produced by validate()) take the reference's general loop.
-  bool vector_layout = d.output.is_packed();
-  std::array<bool, 2> repeated{};
-  for (std::size_t i = 0; i < d.inputs.size(); ++i) {
-    const std::uint64_t s = plan.strides[i + 1][inner_dim];
-    vector_layout = vector_layout && (single || s <= 1);
-    repeated[i] = !single && s == 0;
-  }
-  if (repeated[0] && (d.inputs.size() == 1 || repeated[1])) vector_layout = false;
-  const Operands operands = repeated[0] ? Operands::a_scalar : repeated[1] ? Operands::b_scalar : Operands::vectors;
-  // An operator without kernels for this layout (SIMD kernels are optional) runs as the reference.
-  const auto width = static_cast<unsigned>(in_size);
-  const auto out_width = static_cast<unsigned>(out_size);
-  const KernelInfo* kernel = !vector_layout          ? nullptr
-                             : per_operation_choice_ ? dispatch_kernel(d.op, width, out_width, isa_, operands)
-                                                     : select_kernel(d.op, width, out_width, isa_, operands);
-  if (!kernel) {
+  const Choice choice = choose(d, in_size, out_size, isa_, per_operation_choice_);
+  if (!choice.kernel) {
     CpuReferenceBackend().run(op, buffers);
     return;
   }
-
-  Job job{};
-  job.plan = &plan;
-  job.fn = kernel->fn;
-  job.params.shift_overflow = d.shift_overflow;
-  for (std::size_t i = 0; i < d.inputs.size(); ++i) job.in[i] = buffers.inputs[i].data();
-  job.in_size = in_size;
-  job.out = buffers.output.data();
-  job.out_size = out_size;
+  std::array<const std::byte*, 2> inputs{};
+  for (std::size_t i = 0; i < d.inputs.size(); ++i) inputs[i] = buffers.inputs[i].data();
+  const Job job = job_of(choice, d, inputs.data(), buffers.output.data());
 
   const std::uint64_t work_bytes = total * std::max(in_size, out_size);
   const unsigned wanted = thread_count(work_bytes).threads;

@@ -163,6 +163,9 @@ class CpuBackend final : public Backend {
   // is contiguous or one broadcast element, which picks the kernel. Other layouts (never made
   // by validate()) go through the reference backend.
   void run(const ValidatedOp& op, const ExecuteBuffers& buffers) override;
+  // run()'s layout plan and kernel for `op`, chosen once, for runs on the calling thread: none
+  // (nullptr) where run() would use threads for its size or the reference.
+  std::unique_ptr<PreparedRun> prepare_run(const ValidatedOp& op) const override;
   // A flat graph of two or more nodes (fuses()) in one pass over tiles that stay in the caches
   // (fused.hpp), on the threads run() would take for the graph's bytes; any other graph node
   // by node through run() (cpu_graph.cpp).

@@ -35,6 +35,19 @@ struct GraphBuffers {
   std::span<std::byte> output;
 };
 
+// One operation's run with every choice that depends on the operation alone made once (for the
+// CPU backend: its loop over the layout, its kernel, its thread count), for a caller that runs
+// the same operation again and again on new memory (a kept plan, plan.hpp): run() then only
+// computes. It holds nothing of the backend that made it.
+class PreparedRun {
+ public:
+  virtual ~PreparedRun() = default;
+  // What Backend::run(op, buffers) computes, for the op it was prepared for: inputs[i] and
+  // output point at buffers the op's descriptors fit, as Backend::run requires (unchecked: the
+  // caller's plan has checked the shapes and dtypes once for all).
+  virtual void run(std::span<const std::byte* const> inputs, std::byte* output) const = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -59,6 +72,12 @@ class Backend {
   virtual std::optional<std::string> unsupported_reason(const ValidatedOp& op) const = 0;
   // Computes the output. Throws Errc::backend on a device failure.
   virtual void run(const ValidatedOp& op, const ExecuteBuffers& buffers) = 0;
+  // A PreparedRun of `op` (which unsupported_reason() accepts), or nullptr where the backend
+  // makes none for it (the caller then uses run()). The same results and errors as run().
+  virtual std::unique_ptr<PreparedRun> prepare_run(const ValidatedOp& op) const {
+    (void)op;
+    return nullptr;
+  }
   // nullopt if run_graph() can execute `graph`: every node's operator (unsupported_reason of each).
   virtual std::optional<std::string> unsupported_graph_reason(const ValidatedGraph& graph) const {
     for (const GraphNode& n : graph.nodes())

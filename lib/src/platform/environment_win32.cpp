@@ -21,6 +21,14 @@ std::optional<std::string> environment_variable(const std::string& name) {
   return win32::narrow(value);
 }
 
+// (Each name read as environment_variable reads it, in its wide form: the C runtime's narrow
+// block is in the ANSI code page, and values set with SetEnvironmentVariableW are not in it.)
+bool environment_has(std::span<const std::string_view> names, std::span<const std::optional<std::string>> values) {
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (environment_variable(std::string(names[i])) != values[i]) return false;
+  return true;
+}
+
 void set_environment_default(const std::string& name, const std::string& value) {
   if (environment_variable(name)) return;
   ::SetEnvironmentVariableW(win32::widen(name).c_str(), win32::widen(value).c_str());

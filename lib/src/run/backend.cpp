@@ -75,6 +75,7 @@ class ChosenBackend final : public Backend {
     return inner_->unsupported_reason(op);
   }
   void run(const ValidatedOp& op, const ExecuteBuffers& buffers) override { inner_->run(op, buffers); }
+  std::unique_ptr<PreparedRun> prepare_run(const ValidatedOp& op) const override { return inner_->prepare_run(op); }
   // A graph as the chosen backend runs it (fused where it fuses), not node by node through run().
   std::optional<std::string> unsupported_graph_reason(const ValidatedGraph& graph) const override {
     return inner_->unsupported_graph_reason(graph);

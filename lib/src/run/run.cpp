@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "dmlbits/error.hpp"
+#include "environment.hpp"
 #include "evaluate.hpp"
 #include "io.hpp"
 #include "memory.hpp"
@@ -469,10 +470,31 @@ struct OperationPlan::Impl {
   std::shared_ptr<const ValidatedGraph> graph;  // what runs (a graph of one node for an operator)
   std::vector<Tensor> constants;                // an expression's literals as read
   std::vector<std::pair<DType, Shape>> operands;
+  // The graph's output, kept here: read on every call (fits), where the graph's is a few pointers away.
+  DType output_dtype{};
+  Shape output_shape;
+  std::uint64_t output_bytes = 0;
   // The variables the request left the choice to, and what prepare_request read of them.
   bool isa_left = false, threads_left = false;
   OptionVariables variables;
   mutable GraphBuffers buffers;  // reused: a run allocates nothing
+  // A graph of one node whose backend prepares its run (Backend::prepare_run: the CPU backend's
+  // kernel and loop chosen once), and where each of the node's operands is: run() calls it
+  // directly. Null: run() goes through run_graph_once as run(request) does.
+  std::unique_ptr<PreparedRun> prepared;
+  struct Arg {
+    bool input;  // else a constant
+    std::size_t index;
+  };
+  std::array<Arg, 2> args{};
+  std::size_t arg_count = 0;
+  // fits(operands, out): the names of the variables left to the environment, and their text
+  // last found to fit (read_option_variables() gave `variables` for it), compared in place on
+  // each call; a text not yet seen to fit is parsed the full way. Per plan, and so per thread.
+  std::array<std::string_view, 2> variable_names{};
+  std::size_t variable_count = 0;
+  mutable std::array<std::optional<std::string>, 2> fitting_texts{};
+  mutable bool fitting_texts_known = false;
 };
 
 OperationPlan::OperationPlan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -481,29 +503,67 @@ OperationPlan& OperationPlan::operator=(OperationPlan&&) noexcept = default;
 OperationPlan::~OperationPlan() = default;
 
 Operation OperationPlan::op() const { return impl_->operation; }
-DType OperationPlan::output_dtype() const { return impl_->graph->output_dtype(); }
-const Shape& OperationPlan::output_shape() const { return impl_->graph->output_shape(); }
+DType OperationPlan::output_dtype() const { return impl_->output_dtype; }
+const Shape& OperationPlan::output_shape() const { return impl_->output_shape; }
 
 bool OperationPlan::fits(std::span<const BorrowedTensor> operands, const MutableTensorView& out,
                          const OptionVariables& variables) const {
   const Impl& p = *impl_;
-  if (operands.size() != p.operands.size() || out.dtype != p.graph->output_dtype() ||
-      !(out.shape == p.graph->output_shape()))
+  if (!operands_fit(operands, out)) return false;
+  return (!p.isa_left || variables.isa == p.variables.isa) &&
+         (!p.threads_left || variables.threads == p.variables.threads);
+}
+
+bool OperationPlan::fits(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const {
+  const Impl& p = *impl_;
+  if (!operands_fit(operands, out)) return false;
+  if (p.variable_count == 0) return true;
+  const std::span<const std::string_view> names(p.variable_names.data(), p.variable_count);
+  const std::span<const std::optional<std::string>> texts(p.fitting_texts.data(), p.variable_count);
+  // The same text parses to the same choice (the CPU it is checked against does not change),
+  // so only a text not yet seen to fit is read the full way, which refuses what a new request
+  // would refuse (the full path then words it).
+  if (p.fitting_texts_known && environment_has(names, texts)) return true;
+  std::array<std::optional<std::string>, 2> now{};
+  for (std::size_t i = 0; i < p.variable_count; ++i) now[i] = environment_variable(std::string(names[i]));
+  OptionVariables read;
+  try {
+    read = read_option_variables(p.isa_left, p.threads_left);
+  } catch (const Error&) {
+    return false;
+  }
+  if ((p.isa_left && read.isa != p.variables.isa) || (p.threads_left && read.threads != p.variables.threads))
+    return false;
+  // (Read just before the parse, so that what is kept is a text that fitted.)
+  p.fitting_texts = std::move(now);
+  p.fitting_texts_known = true;
+  return true;
+}
+
+bool OperationPlan::operands_fit(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const {
+  const Impl& p = *impl_;
+  if (operands.size() != p.operands.size() || out.dtype != p.output_dtype || !(out.shape == p.output_shape))
     return false;
   for (std::size_t i = 0; i < operands.size(); ++i)
     if (operands[i].dtype != p.operands[i].first || !(operands[i].shape == p.operands[i].second) ||
         !operands[i].strides.empty() || operands[i].byte_swapped)
       return false;
-  return (!p.isa_left || variables.isa == p.variables.isa) &&
-         (!p.threads_left || variables.threads == p.variables.threads);
+  return true;
 }
 
 void OperationPlan::run(std::span<const BorrowedTensor> operands, const MutableTensorView& out) const {
   const Impl& p = *impl_;
+  if (p.prepared) {
+    std::array<const std::byte*, 2> in{};
+    for (std::size_t i = 0; i < p.arg_count; ++i)
+      in[i] = p.args[i].input ? operands[p.args[i].index].data : p.buffers.constants[p.args[i].index].data();
+    p.prepared->run(std::span<const std::byte* const>(in.data(), p.arg_count), out.data);
+    return;
+  }
   p.buffers.inputs.resize(operands.size());
   for (std::size_t i = 0; i < operands.size(); ++i)
     p.buffers.inputs[i] = {operands[i].data, operands[i].shape.element_count() * dtype_info(operands[i].dtype).size};
-  p.buffers.output = {out.data, out.byte_size()};
+  p.buffers.output = {out.data, p.output_bytes};
   run_graph_once(*p.backend, *p.graph, p.buffers);
 }
 
@@ -528,10 +588,29 @@ std::optional<OperationPlan> plan_operation(const PreparedRequest& prepared, Bac
   plan->constants = std::move(s.constants);
   for (const Tensor& c : plan->constants) plan->buffers.constants.push_back(c.view().bytes());
   for (const auto& in : s.inputs) plan->operands.emplace_back(in.dtype(), in.shape());
+  plan->output_dtype = plan->graph->output_dtype();
+  plan->output_shape = plan->graph->output_shape();
+  plan->output_bytes = plan->output_shape.byte_size(dtype_info(plan->output_dtype).size);
   plan->isa_left = r.isa.empty();
   plan->threads_left = !r.threads;
   if (plan->isa_left) plan->variables.isa = prepared.isa();
   if (plan->threads_left) plan->variables.threads = prepared.threads();
+  if (plan->isa_left) plan->variable_names[plan->variable_count++] = "DMLBITS_ISA";
+  if (plan->threads_left) plan->variable_names[plan->variable_count++] = "DMLBITS_THREADS";
+  // run_graph_once's path for one node, its operands found once.
+  if (plan->graph->nodes().size() == 1) {
+    const GraphNode& node = plan->graph->output_node();
+    const auto arity = static_cast<std::size_t>(node.op.op().arity);
+    const auto named = [&](std::size_t i) {
+      return node.args[i].kind == GraphValue::Kind::input || node.args[i].kind == GraphValue::Kind::constant;
+    };
+    if (arity <= plan->args.size() && (arity < 1 || named(0)) && (arity < 2 || named(1))) {
+      for (std::size_t i = 0; i < arity; ++i)
+        plan->args[i] = {node.args[i].kind == GraphValue::Kind::input, node.args[i].index};
+      plan->arg_count = arity;
+      plan->prepared = plan->backend->prepare_run(node.op);
+    }
+  }
   return OperationPlan(std::move(plan));
 }
 
