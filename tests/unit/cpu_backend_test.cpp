@@ -170,7 +170,10 @@ TEST_P(KernelTest, MatchesReference) {
       // that path (aligned head, streamed body, tail) at every size. Those passes put the
       // output 0, 4 or 16 bytes past a 64-byte boundary (no head; a head of 4- and 8-byte
       // elements, or longer than one block of a narrowing popcount), or 3 (which cannot align
-      // wider elements, so the kernel must keep to ordinary stores).
+      // wider elements, so the kernel must keep to ordinary stores). Outputs of 4 KiB and more
+      // are stored aligned on the cached path too: its passes put the output 3, 16, 8 or 0
+      // bytes past a boundary (no head where 3 cannot align the elements; a head of every
+      // width; of all but 16-byte elements; none).
       // Streaming passes run once for each plan the kernel has, by CPU maker.
       for (std::size_t pass = 0; pass < (k.isa != Isa::scalar ? 16u : 8u); ++pass) {
         for (const std::optional<CpuVendor> maker : pass >= 8 ? stream_makers : host_only) {
@@ -189,8 +192,8 @@ TEST_P(KernelTest, MatchesReference) {
             std::byte* pb = bbuf.data() + (offset + 1) % 4;
             const auto guard_end = reinterpret_cast<std::uintptr_t>(obuf.data() + kGuard);
             std::byte* const aligned = obuf.data() + kGuard + ((64 - guard_end % 64) % 64);
-            constexpr std::array<std::size_t, 4> kStreamShift{0, 4, 16, 3};
-            std::byte* po = aligned + (stream ? kStreamShift[offset] : 3 - offset);
+            constexpr std::array<std::size_t, 4> kStreamShift{0, 4, 16, 3}, kCachedShift{3, 16, 8, 0};
+            std::byte* po = aligned + (stream ? kStreamShift[offset] : kCachedShift[offset]);
             std::copy(a.begin(), a.end(), pa);
             std::copy(b.begin(), b.end(), pb);
             const void* in_a = pa;

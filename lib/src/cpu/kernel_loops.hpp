@@ -108,6 +108,9 @@ DMLBITS_TARGET inline std::size_t binary_body(const std::byte* a, const std::byt
   return i;
 }
 
+// From this many bytes of output the cached path aligns its stores (binary_loop).
+inline constexpr std::size_t kAlignedStoreMinBytes = 4096;
+
 template <class V, class T, class Op, Operands K, BinaryStream kPlan>
 DMLBITS_TARGET void binary_loop(std::size_t n, const std::byte* a, const std::byte* b, std::byte* out,
                                 std::size_t stream_min_bytes) {
@@ -129,6 +132,16 @@ DMLBITS_TARGET void binary_loop(std::size_t n, const std::byte* a, const std::by
       if (head != 0) binary_partial<V, T, Op, K>(a, b, out, 0, head, ca, cb);
       i = binary_body<V, T, Op, K, true, kPlan.prefetch_bytes>(a, b, out, head, bytes, ca, cb);
       V::fence();
+    }
+  } else if (bytes >= kAlignedStoreMinBytes) {
+    // Cached outputs are stored aligned too: a store that straddles two lines costs more than a
+    // partial head (1 MiB 16 bytes off a line: 5% slower), and operands of one allocator, off
+    // the line alike, then load aligned as well.
+    const std::size_t misalignment = reinterpret_cast<std::uintptr_t>(out) % kStep;
+    const std::size_t head = misalignment == 0 ? 0 : kStep - misalignment;
+    if (head != 0 && head % sizeof(T) == 0 && head + kStep <= bytes) {
+      binary_partial<V, T, Op, K>(a, b, out, 0, head, ca, cb);
+      i = head;
     }
   }
   i = binary_body<V, T, Op, K, false, 0>(a, b, out, i, bytes, ca, cb);
