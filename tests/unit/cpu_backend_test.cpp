@@ -812,8 +812,8 @@ std::string describe(const Case& c) {
 
 // Runs `c` on `backend` and on the reference from the same random inputs; buffers start one
 // byte past an aligned address, so nothing may assume alignment.
-void expect_backend_matches(Backend& backend, const Case& c, std::mt19937_64& rng) {
-  SCOPED_TRACE(describe(c) + " on " + device_text(backend.device_description()));
+// The request of a case.
+OpRequest request_of(const Case& c) {
   OpRequest r;
   r.op = c.op;
   r.inputs.push_back({c.dtype, c.a});
@@ -821,6 +821,12 @@ void expect_backend_matches(Backend& backend, const Case& c, std::mt19937_64& rn
   r.out_dtype = c.out_dtype;
   r.shift_overflow = c.mode;
   r.in_place = c.in_place;
+  return r;
+}
+
+void expect_backend_matches(Backend& backend, const Case& c, std::mt19937_64& rng) {
+  SCOPED_TRACE(describe(c) + " on " + device_text(backend.device_description()));
+  const OpRequest r = request_of(c);
   const ValidatedOp v = validate(r);
   const unsigned width = static_cast<unsigned>(dtype_info(c.dtype).size);
   const bool shift = c.op == OpKind::shl || c.op == OpKind::shr;
@@ -923,12 +929,7 @@ TEST(CpuBackendTest, PreparedRunsMatchTheReference) {
     for (const Case& c : backend_cases()) {
       if (c.in_place) continue;  // (plans are never in place)
       SCOPED_TRACE(describe(c) + " on " + std::string(isa_name(isa)));
-      OpRequest r;
-      r.op = c.op;
-      r.inputs.push_back({c.dtype, c.a});
-      if (op_info(c.op).arity == 2) r.inputs.push_back({c.dtype, c.b});
-      r.out_dtype = c.out_dtype;
-      r.shift_overflow = c.mode;
+      const OpRequest r = request_of(c);
       const ValidatedOp v = validate(r);
       const std::unique_ptr<PreparedRun> prepared = backend.prepare_run(v);
       const std::uint64_t n = v.output_shape().element_count();
