@@ -30,10 +30,18 @@ inline constexpr const char* kLibraryVariable = "DMLBITS_VKD3D_LIBRARY";  // nam
 inline constexpr const char* kHeaders = "vkd3d";
 // vkd3d signals fences through events of its own (vkd3d_create_event and friends).
 inline constexpr bool kEventsFromLibrary = true;
+// (vkd3d's __uuidof expands to GNU typeof, which clang's -Wlanguage-extension-token reports.)
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wlanguage-extension-token"
+#endif
 template <class T>
 const GUID& iid_of() {
   return __uuidof(T);
 }
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 }  // namespace dmlbits::d3d12api
 
 #elif defined(DMLBITS_D3D12_HEADERS_DIRECTX) && defined(_WIN32)
