@@ -411,14 +411,18 @@ py::array transposed_result(DType dtype, const Shape& shape) {
   return new_array(dtype, dims, true);
 }
 
-// Whether a kept plan runs this call (OperationPlan::fits). DMLBITS_ISA and DMLBITS_THREADS,
-// where the keywords leave them, are read on every call (a change applies to the next call:
-// lib/docs/python.md), by the plan, in one pass over the environment; a value refused is
-// refused the full way.
-bool plan_fits(const OperationPlan& plan, std::span<const BorrowedTensor> operands, const MutableTensorView& buffer,
-               const CallOptions& options) {
-  (void)options;  // (the plan was made for these options: it knows which variables they leave)
-  return plan.fits(operands, buffer);
+// A kept plan's run into `out`, which OperationPlan::fits accepted (it reads DMLBITS_ISA and
+// DMLBITS_THREADS, where the keywords leave them, on every call, in one pass over the
+// environment: a change applies to the next call, lib/docs/python.md; a value refused is
+// refused the full way). The GIL is kept for small results, whose run costs less than
+// releasing it, as NumPy's ufuncs keep it.
+void run_plan(const OperationPlan& plan, std::span<const BorrowedTensor> inputs, const MutableTensorView& out) {
+  if (out.shape.element_count() <= kHoldGilElements) {
+    plan.run(inputs, out);
+    return;
+  }
+  py::gil_scoped_release release;
+  plan.run(inputs, out);
 }
 
 // The call through a kept plan, or a null object when there is none that fits (or the call is
@@ -465,7 +469,7 @@ py::object planned_call(int op_index, py::handle a, py::handle b, py::handle out
     buffer.dtype = plan.output_dtype();
     buffer.shape = plan.output_shape();
   }
-  if (!plan_fits(plan, given, buffer, options)) return {};
+  if (!plan.fits(given, buffer)) return {};
   py::object result;
   if (to_out) {
     result = py::reinterpret_borrow<py::object>(out);
@@ -475,12 +479,7 @@ py::object planned_call(int op_index, py::handle a, py::handle b, py::handle out
     result = new_array(buffer.dtype, buffer.shape);
   }
   if (!to_out) buffer.data = reinterpret_cast<std::byte*>(py::detail::array_proxy(result.ptr())->data);
-  if (buffer.shape.element_count() <= kHoldGilElements) {
-    plan.run(given, buffer);
-  } else {
-    py::gil_scoped_release release;
-    plan.run(given, buffer);
-  }
+  run_plan(plan, given, buffer);
   return to_out ? result : numpy_result(std::move(result));
 }
 
@@ -807,16 +806,11 @@ py::object planned_evaluate(const std::string& expression, const std::vector<std
     buffer.dtype = plan.output_dtype();
     buffer.shape = plan.output_shape();
   }
-  if (!plan_fits(plan, inputs, buffer, options)) return {};
+  if (!plan.fits(inputs, buffer)) return {};
   py::object result =
       to_out ? py::reinterpret_borrow<py::object>(out) : py::object(new_array(buffer.dtype, buffer.shape));
   if (!to_out) buffer.data = reinterpret_cast<std::byte*>(py::detail::array_proxy(result.ptr())->data);
-  if (buffer.shape.element_count() <= kHoldGilElements) {
-    plan.run(inputs, buffer);
-  } else {
-    py::gil_scoped_release release;
-    plan.run(inputs, buffer);
-  }
+  run_plan(plan, inputs, buffer);
   return to_out ? result : numpy_result(std::move(result));
 }
 
