@@ -4,10 +4,14 @@
 // expected counts are worked out by hand from the rule as the man page states it (--threads).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "cpu_set.hpp"
 #include "thread_rule.hpp"
@@ -199,3 +203,34 @@ TEST(ThreadLeaseTest, CallsAtOnceShareTheMachinesTeam) {
 
 }  // namespace
 }  // namespace dmlbits
+
+// run_in_parts covers [0, n) exactly once, in parts that start on 64-element boundaries, each
+// part by its own index, part 0 (when not empty) on the calling thread; empty parts are not run.
+TEST(RunInPartsTest, EveryElementOnceOnSixtyFourElementBoundaries) {
+  for (const std::uint64_t n : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{63}, std::uint64_t{64},
+                                std::uint64_t{200}, std::uint64_t{100003}}) {
+    for (const unsigned parts : {0u, 1u, 2u, 3u, 7u}) {
+      SCOPED_TRACE(testing::Message() << "n=" << n << " parts=" << parts);
+      std::vector<std::atomic<int>> seen(n);
+      std::vector<std::atomic<int>> part_runs(std::max(1u, parts));
+      std::atomic<bool> first_here{false};
+      const auto caller = std::this_thread::get_id();
+      dmlbits::run_in_parts(n, parts, [&](unsigned k, std::uint64_t begin, std::uint64_t end) {
+        EXPECT_LT(begin, end);
+        EXPECT_EQ(begin % 64, 0u);
+        if (k == 0) first_here = std::this_thread::get_id() == caller;
+        ++part_runs[k];
+        for (std::uint64_t i = begin; i < end; ++i) ++seen[i];
+      });
+      for (std::uint64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(seen[i], 1) << "element " << i;
+      }
+      for (const auto& r : part_runs) {
+        EXPECT_LE(r, 1);
+      }
+      if (part_runs[0] == 1) {
+        EXPECT_TRUE(first_here);
+      }
+    }
+  }
+}

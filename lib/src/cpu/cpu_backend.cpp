@@ -6,9 +6,6 @@
 #include <functional>
 #include <array>
 #include <memory>
-#include <system_error>
-#include <thread>
-#include <vector>
 
 #include <fmt/format.h>
 
@@ -293,21 +290,7 @@ void CpuBackend::run(const ValidatedOp& op, const ExecuteBuffers& buffers) {
     run_range(job, 0, total);
     return;
   }
-  // Split points on 64-element boundaries, so that no cache line of the output is written by
-  // two threads.
-  std::vector<std::uint64_t> bounds{0};
-  for (unsigned t = 1; t < parts; ++t) bounds.push_back(std::max(bounds.back(), total / parts * t / 64 * 64));
-  bounds.push_back(total);
-  std::vector<std::thread> workers;
-  for (unsigned t = 1; t < parts; ++t) {
-    try {
-      workers.emplace_back(run_range, std::cref(job), bounds[t], bounds[t + 1]);
-    } catch (const std::system_error&) {
-      run_range(job, bounds[t], bounds[t + 1]);  // no thread to be had: do its share here
-    }
-  }
-  run_range(job, bounds[0], bounds[1]);
-  for (auto& w : workers) w.join();
+  run_in_parts(total, parts, [&job](unsigned, std::uint64_t begin, std::uint64_t end) { run_range(job, begin, end); });
 }
 
 }  // namespace dmlbits

@@ -6,9 +6,6 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
-#include <system_error>
-#include <thread>
-#include <vector>
 
 #include "cpu_backend.hpp"
 #include "thread_rule.hpp"
@@ -76,20 +73,7 @@ void run_split(const Run& r, std::size_t n, Isa isa) {
     run_part(r, 0, n);
     return;
   }
-  // Split points on 64-element boundaries, so that no cache line of out is written by two threads.
-  std::vector<std::size_t> bounds{0};
-  for (unsigned t = 1; t < parts; ++t) bounds.push_back(std::max(bounds.back(), n / parts * t / 64 * 64));
-  bounds.push_back(n);
-  std::vector<std::thread> workers;
-  for (unsigned t = 1; t < parts; ++t) {
-    try {
-      workers.emplace_back(run_part, std::cref(r), bounds[t], bounds[t + 1]);
-    } catch (const std::system_error&) {
-      run_part(r, bounds[t], bounds[t + 1]);  // no thread to be had: do its share here
-    }
-  }
-  run_part(r, bounds[0], bounds[1]);
-  for (auto& w : workers) w.join();
+  run_in_parts(n, parts, [&r](unsigned, std::uint64_t begin, std::uint64_t end) { run_part(r, begin, end); });
 }
 
 }  // namespace

@@ -7,8 +7,6 @@
 #include <functional>
 #include <limits>
 #include <new>
-#include <system_error>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -524,11 +522,8 @@ void FusedRunner::run(std::uint64_t n, std::span<const void* const> inputs, void
     if (body_end < end) run_part(scratch, body_end, end);
   };
 
-  // Parts on 64-element boundaries; empty ones get no thread.
+  // Parts on 64-element boundaries (run_in_parts); empty ones get no thread.
   const unsigned parts = std::max(1u, threads);
-  std::vector<std::uint64_t> bounds{0};
-  for (unsigned t = 1; t < parts; ++t) bounds.push_back(std::max(bounds.back(), n / parts * t / 64 * 64));
-  bounds.push_back(n);
   // Every thread's tile buffers, allocated here so that a failure throws on the calling thread.
   const std::size_t scratch_bytes =
       std::max<std::size_t>(tile_scratch + (p.loop ? (p.buffers + p.splats) * cpu::kFusedBlockBytes : 0), 64);
@@ -538,18 +533,9 @@ void FusedRunner::run(std::uint64_t n, std::span<const void* const> inputs, void
   };
   const std::unique_ptr<std::byte, Free> scratch(
       static_cast<std::byte*>(::operator new[](total, std::align_val_t{64})));
-  std::vector<std::thread> workers;
-  for (unsigned t = 1; t < parts; ++t) {
-    if (bounds[t] == bounds[t + 1]) continue;
-    std::byte* mine = scratch.get() + t * scratch_bytes;
-    try {
-      workers.emplace_back(run_range, mine, bounds[t], bounds[t + 1]);
-    } catch (const std::system_error&) {
-      run_range(mine, bounds[t], bounds[t + 1]);  // no thread to be had: do its share here
-    }
-  }
-  run_range(scratch.get(), bounds[0], bounds[1]);
-  for (auto& w : workers) w.join();
+  run_in_parts(n, parts, [&](unsigned t, std::uint64_t begin, std::uint64_t end) {
+    run_range(scratch.get() + t * scratch_bytes, begin, end);
+  });
 }
 
 }  // namespace dmlbits

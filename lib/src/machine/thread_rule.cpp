@@ -5,6 +5,9 @@
 #include <charconv>
 #include <cmath>
 #include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -113,5 +116,24 @@ ThreadLease::ThreadLease(unsigned wanted) {
 ThreadLease::~ThreadLease() { g_leased.fetch_sub(threads_, std::memory_order_acq_rel); }
 
 unsigned leased_threads() { return g_leased.load(); }
+
+void run_in_parts(std::uint64_t n, unsigned parts,
+                  const std::function<void(unsigned part, std::uint64_t begin, std::uint64_t end)>& part) {
+  parts = std::max(1u, parts);
+  std::vector<std::uint64_t> bounds{0};
+  for (unsigned t = 1; t < parts; ++t) bounds.push_back(std::max(bounds.back(), n / parts * t / 64 * 64));
+  bounds.push_back(n);
+  std::vector<std::thread> workers;
+  for (unsigned t = 1; t < parts; ++t) {
+    if (bounds[t] == bounds[t + 1]) continue;
+    try {
+      workers.emplace_back(part, t, bounds[t], bounds[t + 1]);
+    } catch (const std::system_error&) {
+      part(t, bounds[t], bounds[t + 1]);  // no thread to be had: do its share here
+    }
+  }
+  if (bounds[0] < bounds[1]) part(0, bounds[0], bounds[1]);
+  for (auto& w : workers) w.join();
+}
 
 }  // namespace dmlbits

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -90,5 +91,13 @@ class ThreadLease {
 
 // Threads leased now, in this process (for tests).
 unsigned leased_threads();
+
+// Runs elements [0, n) in `parts` parts split on 64-element boundaries (so that no cache line of
+// an output is written by two threads): part(k, begin, end) for each non-empty part k, part 0 on
+// the calling thread, the others each on a thread of its own (one that cannot be started runs
+// on the calling thread instead); returns when all have. `parts` 0 counts as 1. The threads'
+// count is the caller's (a ThreadLease's, or one asked for).
+void run_in_parts(std::uint64_t n, unsigned parts,
+                  const std::function<void(unsigned part, std::uint64_t begin, std::uint64_t end)>& part);
 
 }  // namespace dmlbits
